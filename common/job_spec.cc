@@ -1,0 +1,1 @@
+#include "common/job_spec.h"

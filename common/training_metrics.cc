@@ -1,0 +1,75 @@
+#include "common/training_metrics.h"
+
+#include <nlohmann/json.hpp>
+
+namespace lmtrain {
+namespace {
+
+// The single table of metric fields: JSON name <-> member.
+template <typename Fn>
+void ForEachField(TrainingMetrics& m, Fn&& fn) {
+  fn("step", m.step);
+  fn("max_steps", m.max_steps);
+  fn("loss", m.loss);
+  fn("learning_rate", m.learning_rate);
+  fn("eval_loss", m.eval_loss);
+  fn("perplexity", m.perplexity);
+  fn("tokens_per_second", m.tokens_per_second);
+  fn("epoch", m.epoch);
+  fn("grad_norm", m.grad_norm);
+}
+
+}  // namespace
+
+void TrainingMetrics::MergeFrom(const TrainingMetrics& newer) {
+  auto merge = [](auto& dst, const auto& src) {
+    if (src.has_value()) dst = src;
+  };
+  merge(step, newer.step);
+  merge(max_steps, newer.max_steps);
+  merge(loss, newer.loss);
+  merge(learning_rate, newer.learning_rate);
+  merge(eval_loss, newer.eval_loss);
+  merge(perplexity, newer.perplexity);
+  merge(tokens_per_second, newer.tokens_per_second);
+  merge(epoch, newer.epoch);
+  merge(grad_norm, newer.grad_norm);
+}
+
+bool TrainingMetrics::operator==(const TrainingMetrics& o) const {
+  return step == o.step && max_steps == o.max_steps && loss == o.loss &&
+         learning_rate == o.learning_rate && eval_loss == o.eval_loss &&
+         perplexity == o.perplexity && tokens_per_second == o.tokens_per_second &&
+         epoch == o.epoch && grad_norm == o.grad_norm;
+}
+
+std::string MetricsToJson(const TrainingMetrics& m) {
+  nlohmann::json j = nlohmann::json::object();
+  TrainingMetrics copy = m;
+  ForEachField(copy, [&](const char* name, auto& field) {
+    if (field.has_value()) j[name] = *field;
+  });
+  return j.dump();
+}
+
+absl::StatusOr<TrainingMetrics> MetricsFromJson(std::string_view json) {
+  nlohmann::json j = nlohmann::json::parse(json, nullptr, /*allow_exceptions=*/false);
+  if (j.is_discarded() || !j.is_object()) {
+    return absl::InvalidArgumentError("metrics: not a JSON object");
+  }
+  TrainingMetrics m;
+  absl::Status status;
+  ForEachField(m, [&](const char* name, auto& field) {
+    auto it = j.find(name);
+    if (it == j.end() || it->is_null()) return;
+    if (!it->is_number()) {
+      status = absl::InvalidArgumentError(std::string("metrics: '") + name + "' is not a number");
+      return;
+    }
+    field = it->template get<typename std::decay_t<decltype(field)>::value_type>();
+  });
+  if (!status.ok()) return status;
+  return m;
+}
+
+}  // namespace lmtrain

@@ -1,0 +1,33 @@
+// Training metrics as reported by lm-train: every field optional, merged "latest wins".
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+
+#include "absl/status/statusor.h"
+
+namespace lmtrain {
+
+struct TrainingMetrics {
+  std::optional<int64_t> step;
+  std::optional<int64_t> max_steps;
+  std::optional<double> loss;
+  std::optional<double> learning_rate;
+  std::optional<double> eval_loss;
+  std::optional<double> perplexity;
+  std::optional<double> tokens_per_second;
+  std::optional<double> epoch;
+  std::optional<double> grad_norm;
+
+  // Copies every field that `newer` has into *this.
+  void MergeFrom(const TrainingMetrics& newer);
+  bool operator==(const TrainingMetrics& o) const;
+};
+
+// JSON object with only the fields that are set, e.g. {"step":10,"loss":3.2}.
+std::string MetricsToJson(const TrainingMetrics& m);
+// Inverse of MetricsToJson; unknown keys are ignored, wrong types are an error.
+absl::StatusOr<TrainingMetrics> MetricsFromJson(std::string_view json);
+
+}  // namespace lmtrain

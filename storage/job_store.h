@@ -1,0 +1,125 @@
+// JobStore: durable job records and per-job event logs. No protobuf or gRPC types here.
+//
+// Implementations: SqliteJobStore (sqlite_job_store.h, the real one) and InMemoryJobStore
+// (in_memory_job_store.h, a fake for tests). Both pass tests/storage/job_store_contract_test.
+// Thread-safe: every method may be called from any thread. Times are Unix milliseconds,
+// supplied by the caller (the store reads no clock).
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <variant>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "common/job_state.h"
+#include "common/training_metrics.h"
+
+namespace lmtrain {
+
+struct CheckpointRecord {
+  int64_t step = 0;
+  std::string path;
+  int64_t created_at_ms = 0;
+  bool operator==(const CheckpointRecord& o) const {
+    return step == o.step && path == o.path && created_at_ms == o.created_at_ms;
+  }
+};
+
+struct JobRecord {
+  std::string id;  // Decimal string of a positive integer, assigned by the store: "1", "2", ...
+  std::string name;
+  std::string task;
+  JobState state = JobState::kQueued;
+  std::string spec_yaml;
+  int priority = 0;
+  std::string request_id;
+  std::string output_dir;
+  int64_t created_at_ms = 0;
+  int64_t started_at_ms = 0;   // 0: not started.
+  int64_t finished_at_ms = 0;  // 0: not finished.
+  std::string error;
+  std::string worker_id;
+  std::optional<int> exit_code;
+  TrainingMetrics metrics;                    // Latest value of each metric.
+  std::vector<CheckpointRecord> checkpoints;  // Ascending by step.
+};
+
+struct NewJob {
+  std::string name;
+  std::string task;
+  std::string spec_yaml;
+  int priority = 0;
+  std::string request_id;  // Optional idempotency key; unique when non-empty.
+  int64_t created_at_ms = 0;
+};
+
+// A state change and the fields that go with it, applied atomically.
+struct JobTransition {
+  JobState to = JobState::kQueued;
+  std::string reason;                   // Stored in the StateChange event.
+  int64_t time_ms = 0;                  // Event time; also started_at (RUNNING) or finished_at.
+  std::optional<std::string> worker_id;
+  std::optional<std::string> output_dir;
+  std::optional<std::string> error;
+  std::optional<int> exit_code;
+};
+
+struct StateChangeEvent {
+  JobState state = JobState::kQueued;
+  std::string reason;
+};
+struct LogEvent {
+  std::string stream;  // "stdout" | "stderr" | "server"
+  std::string text;
+};
+using EventPayload = std::variant<StateChangeEvent, TrainingMetrics, CheckpointRecord, LogEvent>;
+
+struct EventRecord {
+  int64_t seq = 0;  // Per job, 1, 2, 3, ... without gaps.
+  std::string job_id;
+  int64_t time_ms = 0;
+  EventPayload payload;
+};
+
+struct JobFilter {
+  std::vector<JobState> states;  // Empty: any state.
+  int limit = 100;               // Newest first.
+};
+
+class JobStore {
+ public:
+  virtual ~JobStore() = default;
+
+  // Inserts a QUEUED job and its first StateChange(QUEUED, "submitted") event; returns its id.
+  // If new_job.request_id is non-empty and a job with that request id exists, returns that
+  // job's id and changes nothing.
+  virtual absl::StatusOr<std::string> CreateJob(const NewJob& new_job) = 0;
+
+  // NotFound if there is no such job.
+  virtual absl::StatusOr<JobRecord> GetJob(const std::string& id) = 0;
+
+  virtual absl::StatusOr<std::vector<JobRecord>> ListJobs(const JobFilter& filter) = 0;
+
+  // Moves the job to t.to if CanTransition(current, t.to), setting the given fields and
+  // started_at_ms (to RUNNING) or finished_at_ms (to a terminal state) = t.time_ms, and
+  // appends a StateChange event. Returns the updated record.
+  // NotFound: no such job. FailedPrecondition: the transition is not allowed (nothing changes).
+  virtual absl::StatusOr<JobRecord> TransitionJob(const std::string& id,
+                                                  const JobTransition& t) = 0;
+
+  // Appends events (in one transaction) and returns the seq of the last one. Metrics events
+  // are merged into the job's latest metrics; CheckpointRecord events are added to its
+  // checkpoints. StateChangeEvent is rejected here (InvalidArgument): use TransitionJob.
+  // NotFound if there is no such job.
+  virtual absl::StatusOr<int64_t> AppendEvents(const std::string& job_id, int64_t time_ms,
+                                               const std::vector<EventPayload>& events) = 0;
+
+  // Events with seq > after_seq, ascending, at most `limit`. NotFound if no such job.
+  virtual absl::StatusOr<std::vector<EventRecord>> ListEvents(const std::string& job_id,
+                                                              int64_t after_seq,
+                                                              int limit) = 0;
+};
+
+}  // namespace lmtrain
