@@ -1,0 +1,119 @@
+#include "client/job_client.h"
+
+#include <chrono>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+#include <thread>
+
+#include <grpcpp/grpcpp.h>
+
+#include "absl/strings/str_cat.h"
+#include "common/job_spec.h"
+#include "common/status_macros.h"
+
+namespace lmtrain {
+namespace fs = std::filesystem;
+namespace {
+
+absl::Status FromGrpc(const grpc::Status& s, const std::string& what) {
+  if (s.ok()) return absl::OkStatus();
+  std::string message = s.error_message();
+  if (s.error_code() == grpc::StatusCode::UNAVAILABLE) {
+    message = absl::StrCat("server unavailable (", message, ")");
+  }
+  return absl::Status(static_cast<absl::StatusCode>(s.error_code()),
+                      what.empty() ? message : absl::StrCat(what, ": ", message));
+}
+
+void SetDeadline(grpc::ClientContext* ctx, int ms) {
+  ctx->set_deadline(std::chrono::system_clock::now() + std::chrono::milliseconds(ms));
+}
+
+}  // namespace
+
+JobClient::JobClient(const std::string& target, int rpc_timeout_ms)
+    : channel_(grpc::CreateChannel(target, grpc::InsecureChannelCredentials())),
+      stub_(v1::JobService::NewStub(channel_)),
+      rpc_timeout_ms_(rpc_timeout_ms) {}
+
+absl::StatusOr<std::string> JobClient::Submit(const std::string& job_file,
+                                              const std::string& request_id) {
+  std::ifstream in(job_file, std::ios::binary);
+  if (!in) return absl::NotFoundError(absl::StrCat(job_file, ": cannot open file"));
+  std::stringstream text;
+  text << in.rdbuf();
+  const fs::path path = fs::absolute(job_file).lexically_normal();
+  ParseOptions options;
+  options.source_name = job_file;
+  options.base_dir = path.parent_path().string();
+  RETURN_IF_ERROR(ParseJobSpec(text.str(), options).status());
+
+  v1::SubmitJobRequest req;
+  req.set_spec_yaml(text.str());
+  req.set_source_name(job_file);
+  req.set_base_dir(options.base_dir);
+  req.set_request_id(request_id);
+  v1::SubmitJobResponse resp;
+  grpc::ClientContext ctx;
+  SetDeadline(&ctx, rpc_timeout_ms_);
+  RETURN_IF_ERROR(FromGrpc(stub_->SubmitJob(&ctx, req, &resp), "submit"));
+  return resp.job_id();
+}
+
+absl::StatusOr<v1::Job> JobClient::Get(const std::string& id) {
+  v1::GetJobRequest req;
+  req.set_job_id(id);
+  v1::Job job;
+  grpc::ClientContext ctx;
+  SetDeadline(&ctx, rpc_timeout_ms_);
+  RETURN_IF_ERROR(FromGrpc(stub_->GetJob(&ctx, req, &job), ""));
+  return job;
+}
+
+absl::StatusOr<std::vector<v1::Job>> JobClient::List(int limit) {
+  v1::ListJobsRequest req;
+  req.set_limit(limit);
+  v1::ListJobsResponse resp;
+  grpc::ClientContext ctx;
+  SetDeadline(&ctx, rpc_timeout_ms_);
+  RETURN_IF_ERROR(FromGrpc(stub_->ListJobs(&ctx, req, &resp), ""));
+  return std::vector<v1::Job>(resp.jobs().begin(), resp.jobs().end());
+}
+
+absl::StatusOr<v1::JobState> JobClient::Cancel(const std::string& id) {
+  v1::CancelJobRequest req;
+  req.set_job_id(id);
+  v1::CancelJobResponse resp;
+  grpc::ClientContext ctx;
+  SetDeadline(&ctx, rpc_timeout_ms_);
+  RETURN_IF_ERROR(FromGrpc(stub_->CancelJob(&ctx, req, &resp), ""));
+  return resp.state();
+}
+
+absl::Status JobClient::Watch(const std::string& id, int64_t after_seq,
+                              const std::function<void(const v1::JobEvent&)>& on_event,
+                              int reconnect_ms) {
+  auto broken_since = std::chrono::steady_clock::now();
+  while (true) {
+    grpc::ClientContext ctx;
+    v1::WatchJobRequest req;
+    req.set_job_id(id);
+    req.set_after_seq(after_seq);
+    auto reader = stub_->WatchJob(&ctx, req);
+    v1::JobEvent event;
+    while (reader->Read(&event)) {
+      broken_since = std::chrono::steady_clock::now();
+      after_seq = event.seq();
+      on_event(event);
+    }
+    grpc::Status s = reader->Finish();
+    if (s.ok()) return absl::OkStatus();
+    if (s.error_code() != grpc::StatusCode::UNAVAILABLE) return FromGrpc(s, "watch");
+    auto now = std::chrono::steady_clock::now();
+    if (now - broken_since > std::chrono::milliseconds(reconnect_ms)) return FromGrpc(s, "watch");
+    std::this_thread::sleep_for(std::chrono::milliseconds(500));
+  }
+}
+
+}  // namespace lmtrain

@@ -1,0 +1,40 @@
+// JobClient: lmctl's view of lm-server's JobService (the CLI is a thin layer over it).
+// Submit() validates the job file locally first (same parser as the server) and sends its
+// text with the file's folder, so relative paths resolve where the user wrote them.
+// Not thread-safe for concurrent Watch() on one instance; other calls are.
+#pragma once
+
+#include <functional>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "lmtrain/v1/jobs.grpc.pb.h"
+
+namespace lmtrain {
+
+class JobClient {
+ public:
+  // `target` "host:port"; calls time out after rpc_timeout_ms (Watch excepted).
+  explicit JobClient(const std::string& target, int rpc_timeout_ms = 10000);
+
+  // Reads and validates job_file, submits it; returns the job id.
+  absl::StatusOr<std::string> Submit(const std::string& job_file, const std::string& request_id);
+  absl::StatusOr<v1::Job> Get(const std::string& id);
+  absl::StatusOr<std::vector<v1::Job>> List(int limit);
+  absl::StatusOr<v1::JobState> Cancel(const std::string& id);
+  // Streams events after after_seq to on_event until the job ends; reconnects (from the last
+  // seq seen, so nothing is repeated or lost) if the stream breaks while the server is
+  // reachable again within reconnect_ms.
+  absl::Status Watch(const std::string& id, int64_t after_seq,
+                     const std::function<void(const v1::JobEvent&)>& on_event,
+                     int reconnect_ms = 30000);
+
+ private:
+  std::shared_ptr<grpc::Channel> channel_;
+  std::unique_ptr<v1::JobService::Stub> stub_;
+  int rpc_timeout_ms_;
+};
+
+}  // namespace lmtrain

@@ -1,0 +1,141 @@
+// lmctl: the lmtrain command line.
+//   lmctl [--server HOST:PORT] submit FILE | list | get ID [-o json] | watch ID | cancel ID
+// The server address also comes from $LMCTL_SERVER (default 127.0.0.1:50051).
+#include <cstdlib>
+#include <functional>
+#include <iostream>
+#include <map>
+
+#include "absl/strings/str_cat.h"
+#include "client/job_client.h"
+#include "client/job_format.h"
+#include "common/command_line.h"
+
+namespace lmtrain {
+namespace {
+
+struct Context {
+  JobClient* client;
+  std::vector<std::string> args;  // After the command name.
+  std::string output;             // "text" | "json"
+  std::string request_id;
+  bool logs = false;
+  int64_t limit = 100;
+};
+
+int Fail(const absl::Status& s) {
+  std::cerr << "lmctl: " << s.message() << "\n";
+  return 1;
+}
+
+int Submit(Context& c) {
+  auto id = c.client->Submit(c.args[0], c.request_id);
+  if (!id.ok()) return Fail(id.status());
+  std::cerr << "submitted " << c.args[0] << " as job " << *id << "\n";
+  std::cout << *id << std::endl;
+  return 0;
+}
+
+int List(Context& c) {
+  auto jobs = c.client->List(static_cast<int>(c.limit));
+  if (!jobs.ok()) return Fail(jobs.status());
+  if (c.output == "json") {
+    nlohmann::json all = nlohmann::json::array();
+    for (const auto& job : *jobs) all.push_back(JobToJson(job));
+    std::cout << all.dump(2) << std::endl;
+  } else {
+    std::cout << JobsToTable(*jobs);
+  }
+  return 0;
+}
+
+int Get(Context& c) {
+  auto job = c.client->Get(c.args[0]);
+  if (!job.ok()) return Fail(job.status());
+  std::cout << (c.output == "json" ? JobToJson(*job).dump(2) + "\n" : JobToText(*job));
+  return 0;
+}
+
+int Watch(Context& c) {
+  auto status = c.client->Watch(c.args[0], 0, [&](const v1::JobEvent& e) {
+    const std::string line = EventToLine(e, c.logs);
+    if (!line.empty()) std::cout << line << std::endl;
+  });
+  if (!status.ok()) return Fail(status);
+  auto job = c.client->Get(c.args[0]);
+  if (!job.ok()) return Fail(job.status());
+  std::cout << "job " << job->id() << " " << v1::JobState_Name(job->state());
+  if (!job->error().empty()) std::cout << ": " << job->error();
+  std::cout << std::endl;
+  return job->state() == v1::SUCCEEDED ? 0 : 1;
+}
+
+int Cancel(Context& c) {
+  auto state = c.client->Cancel(c.args[0]);
+  if (!state.ok()) return Fail(state.status());
+  std::cout << "job " << c.args[0] << " "
+            << (*state == v1::RUNNING ? "cancelling" : v1::JobState_Name(*state)) << std::endl;
+  return 0;
+}
+
+struct Command {
+  size_t nargs;
+  const char* usage;
+  std::function<int(Context&)> run;
+};
+
+const std::map<std::string, Command>& Commands() {
+  static const auto* commands = new std::map<std::string, Command>{
+      {"submit", {1, "submit FILE      validate and submit a job file; prints the job id", Submit}},
+      {"list", {0, "list             jobs, newest first", List}},
+      {"get", {1, "get ID [-o json] one job", Get}},
+      {"watch", {1, "watch ID         stream events until the job ends (exit 0 if SUCCEEDED)",
+                 Watch}},
+      {"cancel", {1, "cancel ID        cancel a queued or running job", Cancel}},
+  };
+  return *commands;
+}
+
+}  // namespace
+}  // namespace lmtrain
+
+int main(int argc, char** argv) {
+  using namespace lmtrain;
+  const char* env_server = std::getenv("LMCTL_SERVER");
+  std::string server = env_server != nullptr ? env_server : "127.0.0.1:50051";
+  Context c{nullptr, {}, "text", "", false, 100};
+  CommandLine cl("lmctl", "the lmtrain command line");
+  cl.AddString("server", &server, "lm-server address (env LMCTL_SERVER)");
+  cl.AddString("output", &c.output, "text | json (also -o)");
+  cl.AddString("request-id", &c.request_id, "submit: idempotency key");
+  cl.AddBool("logs", &c.logs, "watch: also print the trainer's log lines");
+  cl.AddInt("limit", &c.limit, "list: at most this many jobs");
+  std::vector<std::string> args(argv + 1, argv + argc);
+  for (std::string& a : args) {
+    if (a == "-o") a = "--output";
+  }
+  auto positional = cl.Parse(args);
+  std::string usage = cl.Usage() + "\nCommands:\n";
+  for (const auto& [name, cmd] : Commands()) absl::StrAppend(&usage, "  ", cmd.usage, "\n");
+  if (!positional.ok()) {
+    std::cerr << (IsHelpRequest(positional.status()) ? usage : std::string(positional.status().message())) << "\n";
+    return IsHelpRequest(positional.status()) ? 0 : 2;
+  }
+  if (positional->empty() || !Commands().count(positional->front())) {
+    std::cerr << usage;
+    return 2;
+  }
+  const Command& cmd = Commands().at(positional->front());
+  c.args.assign(positional->begin() + 1, positional->end());
+  if (c.args.size() != cmd.nargs) {
+    std::cerr << "usage: lmctl " << cmd.usage << "\n";
+    return 2;
+  }
+  if (c.output != "text" && c.output != "json") {
+    std::cerr << "lmctl: -o must be text or json (got '" << c.output << "')\n";
+    return 2;
+  }
+  JobClient client(server);
+  c.client = &client;
+  return cmd.run(c);
+}

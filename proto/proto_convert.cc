@@ -1,0 +1,59 @@
+#include "proto_convert.h"
+
+namespace lmtrain {
+
+v1::JobState ToProto(JobState state) {
+  switch (state) {
+    case JobState::kQueued: return v1::QUEUED;
+    case JobState::kRunning: return v1::RUNNING;
+    case JobState::kSucceeded: return v1::SUCCEEDED;
+    case JobState::kFailed: return v1::FAILED;
+    case JobState::kCancelled: return v1::CANCELLED;
+  }
+  return v1::JOB_STATE_UNSPECIFIED;
+}
+
+JobState FromProto(v1::JobState state) {
+  switch (state) {
+    case v1::RUNNING: return JobState::kRunning;
+    case v1::SUCCEEDED: return JobState::kSucceeded;
+    case v1::FAILED: return JobState::kFailed;
+    case v1::CANCELLED: return JobState::kCancelled;
+    default: return JobState::kQueued;
+  }
+}
+
+// One table for both directions: (core member, proto has_/getter/setter).
+#define LMTRAIN_METRIC_FIELDS(X) \
+  X(step) X(max_steps) X(loss) X(learning_rate) X(eval_loss) X(perplexity) \
+  X(tokens_per_second) X(epoch) X(grad_norm)
+
+void ToProto(const TrainingMetrics& m, v1::Metrics* out) {
+  out->Clear();
+#define X(f) \
+  if (m.f.has_value()) out->set_##f(*m.f);
+  LMTRAIN_METRIC_FIELDS(X)
+#undef X
+}
+
+TrainingMetrics FromProto(const v1::Metrics& p) {
+  TrainingMetrics m;
+#define X(f) \
+  if (p.has_##f()) m.f = p.f();
+  LMTRAIN_METRIC_FIELDS(X)
+#undef X
+  return m;
+}
+
+void ToProtoTime(int64_t ms, google::protobuf::Timestamp* out) {
+  out->Clear();
+  if (ms == 0) return;
+  out->set_seconds(ms / 1000);
+  out->set_nanos(static_cast<int32_t>((ms % 1000) * 1000000));
+}
+
+int64_t FromProtoTime(const google::protobuf::Timestamp& ts) {
+  return ts.seconds() * 1000 + ts.nanos() / 1000000;
+}
+
+}  // namespace lmtrain

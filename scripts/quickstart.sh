@@ -1,0 +1,24 @@
+#!/usr/bin/env bash
+# The README's quickstart: set up, build, start lm-server with an embedded worker on a fresh
+# data folder, submit examples/tiny-gpt2/job.yaml, stream its metrics until it ends, print the
+# job as JSON, and stop the server.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+scripts/setup.sh
+scripts/build.sh
+export PATH="$PWD/build/bin:$PATH"
+DATA="${LMTRAIN_DATA:-$PWD/.quickstart}"
+PORT="${LMTRAIN_PORT:-50051}"
+export LMCTL_SERVER="127.0.0.1:$PORT"
+rm -rf "$DATA"
+lm-server --listen "127.0.0.1:$PORT" --data-dir "$DATA" --local-worker 1 > "$DATA.server.log" 2>&1 &
+SERVER_PID=$!
+trap 'kill $SERVER_PID 2>/dev/null; wait $SERVER_PID 2>/dev/null || true' EXIT
+for _ in $(seq 50); do lmctl list > /dev/null 2>&1 && break; sleep 0.2; done
+JOB=$(lmctl submit examples/tiny-gpt2/job.yaml | tail -n1)
+echo "job $JOB submitted; streaming its events (lmctl watch $JOB):"
+STATUS=0
+lmctl watch "$JOB" || STATUS=$?
+lmctl get "$JOB" -o json
+echo "server log: $DATA.server.log; artifacts: $DATA/artifacts/jobs/$JOB"
+exit $STATUS

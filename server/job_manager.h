@@ -1,0 +1,57 @@
+// JobManager: the user-facing job operations of lm-server (submit, get, list, cancel, watch),
+// independent of gRPC. The gRPC JobService is a thin adapter over it.
+//
+// Submit validates the job file again (the client validated it too), stores the normalised
+// spec, and wakes the dispatcher. A rejected submit stores nothing.
+//
+// Thread-safe: stateless apart from the collaborators given at construction (not owned).
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "absl/time/time.h"
+#include "common/clock.h"
+#include "server/dispatcher.h"
+#include "server/event_hub.h"
+#include "storage/job_store.h"
+
+namespace lmtrain {
+
+struct SubmitRequest {
+  std::string spec_yaml;
+  std::string source_name = "job.yaml";
+  std::string base_dir;  // Absolute.
+  std::string request_id;
+};
+
+class JobManager {
+ public:
+  JobManager(JobStore* store, Clock* clock, EventHub* hub, Dispatcher* dispatcher);
+  JobManager(const JobManager&) = delete;
+  JobManager& operator=(const JobManager&) = delete;
+
+  // InvalidArgument (spec errors with file:line), or the new job's id.
+  absl::StatusOr<std::string> Submit(const SubmitRequest& request);
+  absl::StatusOr<JobRecord> Get(const std::string& id);
+  absl::StatusOr<std::vector<JobRecord>> List(const JobFilter& filter);
+  // QUEUED -> CANCELLED at once; RUNNING -> asks the worker (state stays RUNNING until the
+  // trainer has exited). Returns the state after the call. FailedPrecondition if terminal.
+  absl::StatusOr<JobState> Cancel(const std::string& id, const std::string& reason);
+
+  // Watch support: events after `after_seq` (at most `limit`).
+  absl::StatusOr<std::vector<EventRecord>> EventsAfter(const std::string& id, int64_t after_seq,
+                                                       int limit);
+  // Snapshot of the job's change version, then wait for a change after it.
+  uint64_t EventVersion(const std::string& id);
+  bool WaitForEvents(const std::string& id, uint64_t seen, absl::Duration timeout);
+
+ private:
+  JobStore* const store_;
+  Clock* const clock_;
+  EventHub* const hub_;
+  Dispatcher* const dispatcher_;
+};
+
+}  // namespace lmtrain

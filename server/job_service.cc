@@ -1,0 +1,126 @@
+#include "server/job_service.h"
+
+#include "proto_convert.h"
+#include "server/grpc_status.h"
+
+namespace lmtrain {
+namespace {
+
+constexpr int kWatchBatch = 500;
+constexpr absl::Duration kWatchPoll = absl::Seconds(1);
+
+void CheckpointToProto(const CheckpointRecord& c, v1::Checkpoint* out) {
+  out->set_step(c.step);
+  out->set_path(c.path);
+  ToProtoTime(c.created_at_ms, out->mutable_created_at());
+}
+
+bool IsTerminalEvent(const EventRecord& e) {
+  auto* s = std::get_if<StateChangeEvent>(&e.payload);
+  return s != nullptr && IsTerminal(s->state);
+}
+
+}  // namespace
+
+void JobToProto(const JobRecord& job, v1::Job* out) {
+  out->set_id(job.id);
+  out->set_name(job.name);
+  out->set_task(job.task);
+  out->set_state(ToProto(job.state));
+  out->set_spec_yaml(job.spec_yaml);
+  out->set_priority(job.priority);
+  ToProtoTime(job.created_at_ms, out->mutable_created_at());
+  if (job.started_at_ms) ToProtoTime(job.started_at_ms, out->mutable_started_at());
+  if (job.finished_at_ms) ToProtoTime(job.finished_at_ms, out->mutable_finished_at());
+  ToProto(job.metrics, out->mutable_metrics());
+  for (const CheckpointRecord& c : job.checkpoints) CheckpointToProto(c, out->add_checkpoints());
+  out->set_error(job.error);
+  out->set_worker_id(job.worker_id);
+  if (job.exit_code.has_value()) out->set_exit_code(*job.exit_code);
+  out->set_output_dir(job.output_dir);
+}
+
+void EventToProto(const EventRecord& e, v1::JobEvent* out) {
+  out->set_seq(e.seq);
+  out->set_job_id(e.job_id);
+  ToProtoTime(e.time_ms, out->mutable_time());
+  if (auto* s = std::get_if<StateChangeEvent>(&e.payload)) {
+    out->mutable_state_changed()->set_state(ToProto(s->state));
+    out->mutable_state_changed()->set_reason(s->reason);
+  } else if (auto* m = std::get_if<TrainingMetrics>(&e.payload)) {
+    ToProto(*m, out->mutable_metrics());
+  } else if (auto* c = std::get_if<CheckpointRecord>(&e.payload)) {
+    CheckpointToProto(*c, out->mutable_checkpoint());
+  } else if (auto* l = std::get_if<LogEvent>(&e.payload)) {
+    out->mutable_log()->set_stream(l->stream);
+    out->mutable_log()->set_text(l->text);
+  }
+}
+
+grpc::Status JobServiceImpl::SubmitJob(grpc::ServerContext*, const v1::SubmitJobRequest* req,
+                                       v1::SubmitJobResponse* resp) {
+  SubmitRequest r{req->spec_yaml(), req->source_name(), req->base_dir(), req->request_id()};
+  if (r.source_name.empty()) r.source_name = "job.yaml";
+  auto id = manager_->Submit(r);
+  if (!id.ok()) return ToGrpcStatus(id.status());
+  resp->set_job_id(*id);
+  return grpc::Status::OK;
+}
+
+grpc::Status JobServiceImpl::GetJob(grpc::ServerContext*, const v1::GetJobRequest* req,
+                                    v1::Job* resp) {
+  auto job = manager_->Get(req->job_id());
+  if (!job.ok()) return ToGrpcStatus(job.status());
+  JobToProto(*job, resp);
+  return grpc::Status::OK;
+}
+
+grpc::Status JobServiceImpl::ListJobs(grpc::ServerContext*, const v1::ListJobsRequest* req,
+                                      v1::ListJobsResponse* resp) {
+  JobFilter filter;
+  for (int s : req->states()) filter.states.push_back(FromProto(static_cast<v1::JobState>(s)));
+  filter.limit = req->limit() > 0 ? std::min(req->limit(), 10000) : 100;
+  auto jobs = manager_->List(filter);
+  if (!jobs.ok()) return ToGrpcStatus(jobs.status());
+  for (const JobRecord& job : *jobs) JobToProto(job, resp->add_jobs());
+  return grpc::Status::OK;
+}
+
+grpc::Status JobServiceImpl::CancelJob(grpc::ServerContext*, const v1::CancelJobRequest* req,
+                                       v1::CancelJobResponse* resp) {
+  auto state = manager_->Cancel(req->job_id(), req->reason());
+  if (!state.ok()) return ToGrpcStatus(state.status());
+  resp->set_state(ToProto(*state));
+  return grpc::Status::OK;
+}
+
+grpc::Status JobServiceImpl::WatchJob(grpc::ServerContext* ctx, const v1::WatchJobRequest* req,
+                                      grpc::ServerWriter<v1::JobEvent>* writer) {
+  const std::string& id = req->job_id();
+  int64_t cursor = req->after_seq();
+  while (!ctx->IsCancelled()) {
+    const uint64_t version = manager_->EventVersion(id);
+    auto events = manager_->EventsAfter(id, cursor, kWatchBatch);
+    if (!events.ok()) return ToGrpcStatus(events.status());
+    for (const EventRecord& e : *events) {
+      v1::JobEvent msg;
+      EventToProto(e, &msg);
+      if (!writer->Write(msg)) return grpc::Status::CANCELLED;
+      cursor = e.seq;
+      if (IsTerminalEvent(e)) return grpc::Status::OK;
+    }
+    if (!events->empty()) continue;
+    auto job = manager_->Get(id);
+    if (!job.ok()) return ToGrpcStatus(job.status());
+    if (IsTerminal(job->state)) {
+      // It may have ended between the two reads: deliver what is left, then stop.
+      auto rest = manager_->EventsAfter(id, cursor, 1);
+      if (rest.ok() && rest->empty()) return grpc::Status::OK;
+      continue;
+    }
+    manager_->WaitForEvents(id, version, kWatchPoll);
+  }
+  return grpc::Status::CANCELLED;
+}
+
+}  // namespace lmtrain

@@ -1,0 +1,32 @@
+// JobServiceImpl: the public lmtrain.v1.JobService over gRPC's sync API. A thin adapter:
+// unpack, call JobManager, pack. WatchJob holds its handler thread while it streams.
+#pragma once
+
+#include "lmtrain/v1/jobs.grpc.pb.h"
+#include "server/job_manager.h"
+
+namespace lmtrain {
+
+class JobServiceImpl final : public v1::JobService::Service {
+ public:
+  explicit JobServiceImpl(JobManager* manager) : manager_(manager) {}
+
+  grpc::Status SubmitJob(grpc::ServerContext*, const v1::SubmitJobRequest* req,
+                         v1::SubmitJobResponse* resp) override;
+  grpc::Status GetJob(grpc::ServerContext*, const v1::GetJobRequest* req, v1::Job* resp) override;
+  grpc::Status ListJobs(grpc::ServerContext*, const v1::ListJobsRequest* req,
+                        v1::ListJobsResponse* resp) override;
+  grpc::Status CancelJob(grpc::ServerContext*, const v1::CancelJobRequest* req,
+                         v1::CancelJobResponse* resp) override;
+  grpc::Status WatchJob(grpc::ServerContext* ctx, const v1::WatchJobRequest* req,
+                        grpc::ServerWriter<v1::JobEvent>* writer) override;
+
+ private:
+  JobManager* const manager_;
+};
+
+// Record -> message mappings used by the service (exposed for tests).
+void JobToProto(const JobRecord& job, v1::Job* out);
+void EventToProto(const EventRecord& event, v1::JobEvent* out);
+
+}  // namespace lmtrain

@@ -1,0 +1,77 @@
+// Server: lm-server wired together. Owns, in dependency order: the SQLite store, the event
+// hub, the dispatcher, the job manager, the gRPC services (JobService, WorkerService, the
+// standard health service), a lease-expiry thread, and optionally in-process worker agents
+// (`--local-worker N`: the embedded default, one command for a working system).
+//
+//   Start() -> serving -> Shutdown() (SIGTERM) -> Wait() returns
+//
+// Thread-safe: Shutdown() may be called from any thread, once or more.
+#pragma once
+
+#include <memory>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include <grpcpp/grpcpp.h>
+
+#include "absl/status/statusor.h"
+#include "absl/synchronization/notification.h"
+#include "server/dispatcher.h"
+#include "server/event_hub.h"
+#include "server/job_manager.h"
+#include "server/job_service.h"
+#include "server/worker_service.h"
+#include "storage/job_store.h"
+#include "worker/agent/process_launcher.h"
+#include "worker/agent/server_client.h"
+#include "worker/agent/worker_agent.h"
+
+namespace lmtrain {
+
+class Server {
+ public:
+  struct Options {
+    std::string listen = "127.0.0.1:50051";  // Port 0 picks a free port (see port()).
+    std::string data_dir = "./lmtrain-data";   // SQLite at data_dir/lm.db.
+    std::string artifacts_dir;                 // Default: data_dir/artifacts.
+    int local_worker_slots = 0;                // >0: run an in-process worker agent.
+    std::string trainer_path;                  // For the local worker; default next to us.
+    int64_t lease_timeout_ms = 15000;
+    absl::Duration kill_grace = absl::Seconds(10);
+  };
+
+  // Opens the store, recovers running jobs, starts serving. Errors name the file or address.
+  static absl::StatusOr<std::unique_ptr<Server>> Start(Options options);
+  ~Server();
+
+  int port() const { return port_; }
+  const Options& options() const { return options_; }
+  void Shutdown();
+  void Wait();  // Until Shutdown() has completed.
+
+ private:
+  explicit Server(Options options) : options_(std::move(options)) {}
+  absl::Status Init();
+  void ExpiryLoop();
+
+  Options options_;
+  std::unique_ptr<JobStore> store_;
+  EventHub hub_;
+  std::unique_ptr<Dispatcher> dispatcher_;
+  std::unique_ptr<JobManager> manager_;
+  std::unique_ptr<JobServiceImpl> job_service_;
+  std::unique_ptr<WorkerServiceImpl> worker_service_;
+  std::unique_ptr<grpc::Server> grpc_server_;
+  int port_ = 0;
+  absl::Notification stop_;
+  absl::Notification stopped_;
+  std::thread expiry_thread_;
+  // The embedded local worker.
+  std::unique_ptr<GrpcServerClient> local_client_;
+  PosixProcessLauncher local_launcher_;
+  std::unique_ptr<WorkerAgent> local_agent_;
+  std::thread local_thread_;
+};
+
+}  // namespace lmtrain

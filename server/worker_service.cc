@@ -1,0 +1,89 @@
+#include "server/worker_service.h"
+
+#include <algorithm>
+
+#include "proto_convert.h"
+#include "server/grpc_status.h"
+
+namespace lmtrain {
+namespace {
+
+constexpr int kMaxWaitMs = 30000;
+constexpr int kHeartbeatIntervalMs = 1000;
+
+WorkerReport FromProto(const v1::WorkerJobEvent& e) {
+  switch (e.kind_case()) {
+    case v1::WorkerJobEvent::kStarted:
+      return JobStartedReport{e.started().pid()};
+    case v1::WorkerJobEvent::kMetrics:
+      return lmtrain::FromProto(e.metrics());
+    case v1::WorkerJobEvent::kCheckpoint:
+      return CheckpointRecord{e.checkpoint().step(), e.checkpoint().path(),
+                              FromProtoTime(e.checkpoint().created_at())};
+    case v1::WorkerJobEvent::kExited:
+      return JobExitedReport{e.exited().exit_code(), e.exited().signal(), e.exited().error(),
+                             e.exited().cancelled()};
+    case v1::WorkerJobEvent::kLog:
+    default:
+      return LogEvent{e.log().stream(), e.log().text()};
+  }
+}
+
+}  // namespace
+
+grpc::Status WorkerServiceImpl::RegisterWorker(grpc::ServerContext*,
+                                               const v1::RegisterWorkerRequest* req,
+                                               v1::RegisterWorkerResponse* resp) {
+  if (req->slots() <= 0) {
+    return grpc::Status(grpc::StatusCode::INVALID_ARGUMENT, "slots must be > 0");
+  }
+  WorkerInfo info{req->name(), req->hostname(), req->slots(), {}};
+  for (const v1::Device& d : req->devices()) info.devices.push_back({d.type(), d.index(), d.name()});
+  std::vector<std::string> running(req->running_job_ids().begin(), req->running_job_ids().end());
+  resp->set_worker_id(dispatcher_->RegisterWorker(info, running));
+  resp->set_heartbeat_interval_ms(kHeartbeatIntervalMs);
+  return grpc::Status::OK;
+}
+
+grpc::Status WorkerServiceImpl::Sync(grpc::ServerContext* ctx, const v1::SyncRequest* req,
+                                     v1::SyncResponse* resp) {
+  std::vector<std::string> running(req->running_job_ids().begin(), req->running_job_ids().end());
+  const absl::Time deadline =
+      absl::Now() + absl::Milliseconds(std::clamp(req->wait_ms(), 0, kMaxWaitMs));
+  absl::StatusOr<SyncResult> result;
+  while (true) {
+    const uint64_t version = hub_->Version(EventHub::kWorkKey);
+    result = dispatcher_->Sync(req->worker_id(), running, req->free_slots());
+    if (!result.ok()) return ToGrpcStatus(result.status());
+    const absl::Time now = absl::Now();
+    if (!result->empty() || now >= deadline || ctx->IsCancelled()) break;
+    if (!hub_->WaitForChange(EventHub::kWorkKey, version, deadline - now) &&
+        absl::Now() < deadline) {
+      break;  // Shutting down.
+    }
+  }
+  for (const JobAssignment& a : result->assignments) {
+    v1::Assignment* out = resp->add_assignments();
+    out->set_job_id(a.job_id);
+    out->set_spec_yaml(a.spec_yaml);
+    out->set_output_dir(a.output_dir);
+    out->set_attempt(a.attempt);
+  }
+  for (const std::string& id : result->cancel_job_ids) resp->add_cancel_job_ids(id);
+  resp->set_reregister(result->reregister);
+  return grpc::Status::OK;
+}
+
+grpc::Status WorkerServiceImpl::ReportJobEvents(grpc::ServerContext*,
+                                                const v1::ReportJobEventsRequest* req,
+                                                v1::ReportJobEventsResponse* resp) {
+  std::vector<WorkerReport> reports;
+  reports.reserve(req->events_size());
+  for (const v1::WorkerJobEvent& e : req->events()) reports.push_back(FromProto(e));
+  auto cancel = dispatcher_->ReportEvents(req->worker_id(), req->job_id(), reports);
+  if (!cancel.ok()) return ToGrpcStatus(cancel.status());
+  resp->set_cancel(*cancel);
+  return grpc::Status::OK;
+}
+
+}  // namespace lmtrain

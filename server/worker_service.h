@@ -1,0 +1,28 @@
+// WorkerServiceImpl: the internal lmtrain.v1.WorkerService over gRPC's sync API; a thin
+// adapter over Dispatcher. Sync long-polls: it holds the handler thread until the worker
+// has work (an assignment or a cancel) or wait_ms (capped at 30 s) has passed.
+#pragma once
+
+#include "lmtrain/v1/worker.grpc.pb.h"
+#include "server/dispatcher.h"
+#include "server/event_hub.h"
+
+namespace lmtrain {
+
+class WorkerServiceImpl final : public v1::WorkerService::Service {
+ public:
+  WorkerServiceImpl(Dispatcher* dispatcher, EventHub* hub) : dispatcher_(dispatcher), hub_(hub) {}
+
+  grpc::Status RegisterWorker(grpc::ServerContext*, const v1::RegisterWorkerRequest* req,
+                              v1::RegisterWorkerResponse* resp) override;
+  grpc::Status Sync(grpc::ServerContext* ctx, const v1::SyncRequest* req,
+                    v1::SyncResponse* resp) override;
+  grpc::Status ReportJobEvents(grpc::ServerContext*, const v1::ReportJobEventsRequest* req,
+                               v1::ReportJobEventsResponse* resp) override;
+
+ private:
+  Dispatcher* const dispatcher_;
+  EventHub* const hub_;
+};
+
+}  // namespace lmtrain

@@ -1,0 +1,96 @@
+#include "server/job_manager.h"
+
+#include <gtest/gtest.h>
+
+#include <thread>
+
+#include "storage/in_memory_job_store.h"
+#include "tests/server/fake_clock.h"
+#include "tests/server/server_test_util.h"
+
+namespace lmtrain {
+namespace {
+
+class JobManagerTest : public ::testing::Test {
+ protected:
+  JobManagerTest()
+      : dispatcher_(&store_, &clock_, &hub_, {"/artifacts", 10000}),
+        manager_(&store_, &clock_, &hub_, &dispatcher_) {}
+
+  size_t JobCount() { return store_.ListJobs({})->size(); }
+
+  InMemoryJobStore store_;
+  FakeClock clock_;
+  EventHub hub_;
+  Dispatcher dispatcher_;
+  JobManager manager_;
+  testing::JobFolder folder_;
+};
+
+TEST_F(JobManagerTest, SubmitStoresNormalisedSpecWithAbsolutePaths) {
+  auto id = manager_.Submit(folder_.Request());
+  ASSERT_TRUE(id.ok()) << id.status();
+  auto job = manager_.Get(*id);
+  ASSERT_TRUE(job.ok());
+  EXPECT_EQ(job->state, JobState::kQueued);
+  EXPECT_EQ(job->task, "clm");
+  EXPECT_NE(job->spec_yaml.find((folder_.dir() / "train.txt").string()), std::string::npos);
+  EXPECT_EQ(job->created_at_ms, clock_.NowMs());
+}
+
+TEST_F(JobManagerTest, BadSpecsStoreNothing) {
+  struct Case {
+    std::string yaml, expect;
+  } cases[] = {
+      {"name: x\ntask: [unclosed\n", "invalid YAML"},
+      {"name: x\ntask: translate\n", "translate"},
+      {"name: x\ntask: clm\nmodel:\n  config: {model_type: gpt2}\ntokenizer:\n  train: {}\n"
+       "data:\n  train_file: missing.txt\n",
+       "missing.txt"},
+  };
+  for (const Case& c : cases) {
+    auto id = manager_.Submit({c.yaml, "job.yaml", folder_.dir().string(), ""});
+    ASSERT_FALSE(id.ok()) << c.yaml;
+    EXPECT_EQ(id.status().code(), absl::StatusCode::kInvalidArgument);
+    EXPECT_NE(id.status().message().find(c.expect), std::string::npos) << id.status();
+  }
+  EXPECT_EQ(JobCount(), 0u);
+}
+
+TEST_F(JobManagerTest, RelativeBaseDirIsRejected) {
+  SubmitRequest r = folder_.Request();
+  r.base_dir = "relative/dir";
+  EXPECT_EQ(manager_.Submit(r).status().code(), absl::StatusCode::kInvalidArgument);
+}
+
+TEST_F(JobManagerTest, RequestIdMakesSubmitIdempotent) {
+  auto a = manager_.Submit(folder_.Request("req-1"));
+  auto b = manager_.Submit(folder_.Request("req-1"));
+  ASSERT_TRUE(a.ok() && b.ok());
+  EXPECT_EQ(*a, *b);
+  EXPECT_EQ(JobCount(), 1u);
+}
+
+TEST_F(JobManagerTest, UnknownJobIsNotFound) {
+  EXPECT_EQ(manager_.Get("999").status().code(), absl::StatusCode::kNotFound);
+  EXPECT_EQ(manager_.Cancel("999", "").status().code(), absl::StatusCode::kNotFound);
+}
+
+TEST_F(JobManagerTest, WaitForEventsWakesOnNewEvent) {
+  auto id = manager_.Submit(folder_.Request());
+  ASSERT_TRUE(id.ok());
+  const uint64_t v = manager_.EventVersion(*id);
+  std::thread canceller([&] { manager_.Cancel(*id, "bye").IgnoreError(); });
+  EXPECT_TRUE(manager_.WaitForEvents(*id, v, absl::Seconds(10)));
+  canceller.join();
+  auto events = manager_.EventsAfter(*id, 0, 100);
+  ASSERT_TRUE(events.ok());
+  ASSERT_EQ(events->size(), 2u);
+  auto* last = std::get_if<StateChangeEvent>(&events->back().payload);
+  ASSERT_NE(last, nullptr);
+  EXPECT_EQ(last->state, JobState::kCancelled);
+  EXPECT_EQ(last->reason, "bye");
+}
+
+}  // namespace
+}  // namespace lmtrain

@@ -1,0 +1,222 @@
+#include "worker/agent/job_runner.h"
+
+#include <poll.h>
+#include <signal.h>
+#include <unistd.h>
+
+#include <deque>
+#include <filesystem>
+#include <fstream>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "common/trainer_events.h"
+#include "proto_convert.h"
+
+namespace lmtrain {
+namespace fs = std::filesystem;
+
+namespace {
+constexpr size_t kMaxPending = 10000;
+constexpr size_t kStderrTail = 20;
+constexpr size_t kMaxLine = 64 * 1024;
+}  // namespace
+
+// Turns the child's output into WorkerJobEvents and sends them in batches.
+class JobRunner::Relay {
+ public:
+  Relay(JobRunner* runner, const std::string& log_path)
+      : runner_(runner), log_(log_path, std::ios::app) {}
+
+  void Add(v1::WorkerJobEvent event) {
+    if (pending_.size() >= kMaxPending && pending_.front().has_log()) pending_.pop_front();
+    pending_.push_back(std::move(event));
+  }
+
+  void OnOutputLine(const std::string& stream, const std::string& line) {
+    log_ << line << '\n';
+    if (stream == "stderr") {
+      stderr_tail_.push_back(line);
+      if (stderr_tail_.size() > kStderrTail) stderr_tail_.pop_front();
+    }
+    v1::WorkerJobEvent e;
+    e.mutable_log()->set_stream(stream);
+    e.mutable_log()->set_text(line);
+    Add(std::move(e));
+  }
+
+  void OnEventLine(const std::string& line) {
+    auto decoded = DecodeTrainerEvent(line);
+    if (!decoded.ok()) {
+      OnOutputLine("stderr", absl::StrCat("[worker] bad trainer event: ", line));
+      return;
+    }
+    v1::WorkerJobEvent e;
+    switch (decoded->type) {
+      case TrainerEvent::Type::kMetrics:
+        ToProto(decoded->metrics, e.mutable_metrics());
+        break;
+      case TrainerEvent::Type::kCheckpoint:
+        e.mutable_checkpoint()->set_step(decoded->step);
+        e.mutable_checkpoint()->set_path(decoded->path);
+        ToProtoTime(absl::ToUnixMillis(absl::Now()), e.mutable_checkpoint()->mutable_created_at());
+        break;
+      case TrainerEvent::Type::kError:
+        trainer_error_ = decoded->message;
+        return;
+    }
+    Add(std::move(e));
+  }
+
+  std::string ErrorText() const {
+    if (!trainer_error_.empty()) return trainer_error_;
+    return absl::StrJoin(stderr_tail_, "\n");
+  }
+
+  // Sends what is pending; true when the server took it (or there was nothing).
+  bool Flush() {
+    log_.flush();
+    if (pending_.empty()) return true;
+    v1::ReportJobEventsRequest req;
+    req.set_worker_id(runner_->worker_id_());
+    req.set_job_id(runner_->job_id());
+    for (v1::WorkerJobEvent& e : pending_) *req.add_events() = e;
+    auto resp = runner_->client_->Report(req);
+    if (!resp.ok()) return false;
+    pending_.clear();
+    if (resp->cancel()) runner_->Cancel();
+    return true;
+  }
+
+ private:
+  JobRunner* const runner_;
+  std::ofstream log_;
+  std::deque<v1::WorkerJobEvent> pending_;
+  std::deque<std::string> stderr_tail_;
+  std::string trainer_error_;
+};
+
+JobRunner::JobRunner(v1::Assignment assignment, std::function<std::string()> worker_id,
+                     ServerClient* client, ProcessLauncher* launcher, Options options)
+    : assignment_(std::move(assignment)),
+      worker_id_(std::move(worker_id)),
+      client_(client),
+      launcher_(launcher),
+      options_(std::move(options)) {}
+
+JobRunner::~JobRunner() {
+  Shutdown();
+  if (thread_.joinable()) thread_.join();
+}
+
+void JobRunner::Start() { thread_ = std::thread([this] { Run(); }); }
+
+void JobRunner::Shutdown() { shutdown_.store(true); }
+
+absl::StatusOr<std::unique_ptr<ChildProcess>> JobRunner::Launch() {
+  const fs::path job_dir = fs::path(options_.work_dir) / "jobs" / job_id();
+  std::error_code ec;
+  fs::create_directories(job_dir, ec);
+  if (!ec) fs::create_directories(fs::path(assignment_.output_dir()) / "logs", ec);
+  if (ec) return absl::InternalError(absl::StrCat("cannot create ", job_dir.string(), ": ",
+                                                  ec.message()));
+  const fs::path spec_path = job_dir / "job.yaml";
+  std::ofstream(spec_path) << assignment_.spec_yaml();
+  LaunchSpec spec;
+  spec.argv = {options_.trainer_path, spec_path.string(), "--output-dir",
+               assignment_.output_dir(), "--events-fd", "3"};
+  spec.cwd = job_dir.string();
+  return launcher_->Launch(spec);
+}
+
+void JobRunner::Run() {
+  std::error_code ec;  // A failure here surfaces as Launch()'s error.
+  fs::create_directories(fs::path(assignment_.output_dir()) / "logs", ec);
+  Relay relay(this, (fs::path(assignment_.output_dir()) / "logs" / "lm-train.log").string());
+  v1::WorkerJobEvent exited;
+  auto child = Launch();
+  if (!child.ok()) {
+    exited.mutable_exited()->set_exit_code(127);
+    exited.mutable_exited()->set_error(std::string(child.status().message()));
+  } else {
+    v1::WorkerJobEvent started;
+    started.mutable_started()->set_pid((*child)->pid());
+    relay.Add(std::move(started));
+    Supervise(child->get(), &relay);
+    const ExitStatus status = (*child)->Wait();
+    exited.mutable_exited()->set_exit_code(status.exit_code);
+    exited.mutable_exited()->set_signal(status.signal);
+    exited.mutable_exited()->set_cancelled(cancel_requested_.load());
+    if (status.exit_code != 0 && !cancel_requested_.load()) {
+      exited.mutable_exited()->set_error(relay.ErrorText());
+    }
+  }
+  relay.Add(std::move(exited));
+  // The exit must reach the server: retry with backoff until it does or we shut down.
+  absl::Duration backoff = absl::Milliseconds(100);
+  while (!relay.Flush() && !shutdown_.load()) {
+    absl::SleepFor(backoff);
+    backoff = std::min(backoff * 2, absl::Seconds(5));
+  }
+  done_.store(true);
+}
+
+void JobRunner::Supervise(ChildProcess* child, Relay* relay) {
+  struct Stream {
+    int fd;
+    std::string name;
+    std::string buffer;
+    bool open = true;
+  };
+  std::vector<Stream> streams = {{child->stdout_fd(), "stdout"},
+                                 {child->stderr_fd(), "stderr"},
+                                 {child->events_fd(), "events"}};
+  absl::Time next_flush = absl::Now() + options_.flush_interval;
+  absl::Time term_sent = absl::InfiniteFuture();
+  auto on_line = [&](const Stream& s, const std::string& line) {
+    if (s.name == "events") {
+      relay->OnEventLine(line);
+    } else {
+      relay->OnOutputLine(s.name, line);
+    }
+  };
+  while (std::any_of(streams.begin(), streams.end(), [](const Stream& s) { return s.open; })) {
+    if ((cancel_requested_.load() || shutdown_.load()) && term_sent == absl::InfiniteFuture()) {
+      child->Signal(SIGTERM);
+      term_sent = absl::Now();
+    }
+    if (absl::Now() - term_sent > options_.kill_grace) child->Signal(SIGKILL);
+    std::vector<pollfd> fds;
+    for (const Stream& s : streams) fds.push_back({s.open ? s.fd : -1, POLLIN, 0});
+    poll(fds.data(), fds.size(), 50);
+    for (size_t i = 0; i < streams.size(); ++i) {
+      Stream& s = streams[i];
+      if (!s.open || fds[i].revents == 0) continue;
+      char buf[65536];
+      const ssize_t n = read(s.fd, buf, sizeof buf);
+      if (n <= 0) {
+        if (n < 0 && errno == EINTR) continue;
+        if (!s.buffer.empty()) on_line(s, s.buffer);
+        s.open = false;
+        continue;
+      }
+      s.buffer.append(buf, n);
+      size_t start = 0, nl;
+      while ((nl = s.buffer.find('\n', start)) != std::string::npos) {
+        on_line(s, s.buffer.substr(start, nl - start));
+        start = nl + 1;
+      }
+      s.buffer.erase(0, start);
+      if (s.buffer.size() > kMaxLine) {
+        on_line(s, s.buffer);
+        s.buffer.clear();
+      }
+    }
+    if (absl::Now() >= next_flush) {
+      relay->Flush();
+      next_flush = absl::Now() + options_.flush_interval;
+    }
+  }
+}
+
+}  // namespace lmtrain

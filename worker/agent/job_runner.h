@@ -1,0 +1,69 @@
+// JobRunner: runs one job's lm-train child for the worker agent and relays what it says.
+//
+//   Start() --> [launch] --> RUNNING --(child exits / all pipes closed)--> [report exit] --> done
+//                              |  Cancel(): SIGTERM to the child's group,
+//                              |  SIGKILL after kill_grace if it is still there.
+//
+// The runner's own thread reads the child's stdout/stderr (log lines) and events pipe
+// (metrics, checkpoints, error), batches them and sends them with ServerClient::Report;
+// the exit report is retried until the server takes it (or the agent shuts down).
+// Files: WORK_DIR/jobs/ID/job.yaml (the spec) and OUTPUT_DIR/logs/lm-train.log (all output).
+// Thread-safe: Cancel(), done() and Shutdown() may be called from any thread.
+#pragma once
+
+#include <atomic>
+#include <functional>
+#include <memory>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "absl/time/time.h"
+#include "lmtrain/v1/worker.pb.h"
+#include "worker/agent/process_launcher.h"
+#include "worker/agent/server_client.h"
+
+namespace lmtrain {
+
+class JobRunner {
+ public:
+  struct Options {
+    std::string trainer_path;  // lm-train executable.
+    std::string work_dir;
+    absl::Duration kill_grace = absl::Seconds(10);
+    absl::Duration flush_interval = absl::Milliseconds(200);
+  };
+
+  // worker_id() is read for every report (the id changes if the agent re-registers).
+  JobRunner(v1::Assignment assignment, std::function<std::string()> worker_id,
+            ServerClient* client, ProcessLauncher* launcher, Options options);
+  ~JobRunner();  // Joins the thread (kills the child first if still running).
+  JobRunner(const JobRunner&) = delete;
+  JobRunner& operator=(const JobRunner&) = delete;
+
+  void Start();
+  void Cancel() { cancel_requested_.store(true); }
+  // Stop without a cancel (agent shutting down): the child gets SIGTERM then SIGKILL.
+  void Shutdown();
+  bool done() const { return done_.load(); }
+  const std::string& job_id() const { return assignment_.job_id(); }
+
+ private:
+  class Relay;  // Line splitting, batching and reporting (job_runner.cc).
+
+  void Run();
+  absl::StatusOr<std::unique_ptr<ChildProcess>> Launch();
+  void Supervise(ChildProcess* child, Relay* relay);
+
+  const v1::Assignment assignment_;
+  const std::function<std::string()> worker_id_;
+  ServerClient* const client_;
+  ProcessLauncher* const launcher_;
+  const Options options_;
+  std::atomic<bool> cancel_requested_{false};
+  std::atomic<bool> shutdown_{false};
+  std::atomic<bool> done_{false};
+  std::thread thread_;
+};
+
+}  // namespace lmtrain

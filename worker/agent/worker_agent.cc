@@ -1,0 +1,109 @@
+#include "worker/agent/worker_agent.h"
+
+#include <unistd.h>
+
+#include <filesystem>
+#include <thread>
+
+#include "absl/strings/str_cat.h"
+#include "absl/time/clock.h"
+
+namespace lmtrain {
+
+WorkerAgent::WorkerAgent(ServerClient* client, ProcessLauncher* launcher, Options options)
+    : client_(client), launcher_(launcher), options_(std::move(options)) {}
+
+std::string WorkerAgent::worker_id() const {
+  absl::MutexLock lock(&id_mu_);
+  return worker_id_;
+}
+
+bool WorkerAgent::Register() {
+  v1::RegisterWorkerRequest req;
+  char host[256] = {0};
+  gethostname(host, sizeof host - 1);
+  req.set_hostname(host);
+  req.set_name(options_.name.empty() ? host : options_.name);
+  req.set_slots(options_.slots);
+  v1::Device* cpu = req.add_devices();
+  cpu->set_type("cpu");
+  cpu->set_name(absl::StrCat(std::thread::hardware_concurrency(), " cores"));
+  for (const auto& [id, runner] : runners_) {
+    if (!runner->done()) req.add_running_job_ids(id);
+  }
+  auto resp = client_->Register(req);
+  if (!resp.ok()) return false;
+  absl::MutexLock lock(&id_mu_);
+  worker_id_ = resp->worker_id();
+  return true;
+}
+
+void WorkerAgent::Reap() {
+  for (auto it = runners_.begin(); it != runners_.end();) {
+    it = it->second->done() ? runners_.erase(it) : std::next(it);
+  }
+}
+
+void WorkerAgent::Apply(const v1::SyncResponse& resp) {
+  for (const std::string& id : resp.cancel_job_ids()) {
+    auto it = runners_.find(id);
+    if (it != runners_.end()) it->second->Cancel();
+  }
+  for (const v1::Assignment& a : resp.assignments()) {
+    if (runners_.count(a.job_id())) continue;
+    JobRunner::Options o{options_.trainer_path, options_.work_dir, options_.kill_grace};
+    auto runner = std::make_unique<JobRunner>(
+        a, [this] { return worker_id(); }, client_, launcher_, o);
+    runner->Start();
+    runners_.emplace(a.job_id(), std::move(runner));
+  }
+}
+
+void WorkerAgent::Run() {
+  absl::Duration backoff = absl::Milliseconds(100);
+  auto wait = [&] {
+    absl::SleepFor(backoff);
+    backoff = std::min(backoff * 2, absl::Seconds(2));
+  };
+  while (!stop_.load()) {
+    Reap();
+    if (worker_id().empty() && !Register()) {
+      wait();
+      continue;
+    }
+    v1::SyncRequest req;
+    req.set_worker_id(worker_id());
+    int running = 0;
+    for (const auto& [id, runner] : runners_) {
+      if (!runner->done()) {
+        req.add_running_job_ids(id);
+        ++running;
+      }
+    }
+    req.set_free_slots(options_.slots - running);
+    req.set_wait_ms(options_.sync_wait_ms);
+    auto resp = client_->Sync(req);
+    if (!resp.ok()) {
+      wait();
+      continue;
+    }
+    backoff = absl::Milliseconds(100);
+    if (resp->reregister()) {
+      absl::MutexLock lock(&id_mu_);
+      worker_id_.clear();
+      continue;
+    }
+    Apply(*resp);
+  }
+  for (auto& [id, runner] : runners_) runner->Shutdown();
+  runners_.clear();  // Joins each runner after its child is gone.
+}
+
+std::string DefaultTrainerPath() {
+  std::error_code ec;
+  auto self = std::filesystem::read_symlink("/proc/self/exe", ec);
+  if (ec) return "lm-train";
+  return (self.parent_path() / "lm-train").string();
+}
+
+}  // namespace lmtrain

@@ -1,0 +1,61 @@
+// WorkerAgent: the lm-worker main loop. Registers with lm-server, then long-polls Sync()
+// (which doubles as its heartbeat), starts a JobRunner per assignment and forwards cancels.
+//
+//   Run(): [register] -> loop { Sync -> start/cancel runners -> reap finished } -> Stop()
+//          ^  server restarted ("reregister") or unreachable: register again, listing the
+//          |  jobs still running so the server re-attaches them.
+//
+// Threads: Run() owns the agent thread; each JobRunner has its own. Stop() may be called
+// from any thread (e.g. a signal-watching thread) and makes Run() return after shutting the
+// children down (SIGTERM, then SIGKILL after kill_grace).
+#pragma once
+
+#include <atomic>
+#include <map>
+#include <memory>
+#include <string>
+
+#include "absl/synchronization/mutex.h"
+#include "worker/agent/job_runner.h"
+#include "worker/agent/process_launcher.h"
+#include "worker/agent/server_client.h"
+
+namespace lmtrain {
+
+class WorkerAgent {
+ public:
+  struct Options {
+    std::string name;           // Shown by the server; default: hostname.
+    int slots = 1;              // Jobs run at once.
+    std::string work_dir;       // Scratch space: jobs/ID/job.yaml.
+    std::string trainer_path;   // lm-train executable.
+    absl::Duration kill_grace = absl::Seconds(10);
+    int sync_wait_ms = 1000;    // Long-poll length (also the heartbeat period).
+  };
+
+  WorkerAgent(ServerClient* client, ProcessLauncher* launcher, Options options);
+  WorkerAgent(const WorkerAgent&) = delete;
+  WorkerAgent& operator=(const WorkerAgent&) = delete;
+
+  void Run();
+  void Stop() { stop_.store(true); }
+  std::string worker_id() const;
+
+ private:
+  bool Register();
+  void Reap();
+  void Apply(const v1::SyncResponse& resp);
+
+  ServerClient* const client_;
+  ProcessLauncher* const launcher_;
+  const Options options_;
+  std::atomic<bool> stop_{false};
+  mutable absl::Mutex id_mu_;
+  std::string worker_id_ ABSL_GUARDED_BY(id_mu_);
+  std::map<std::string, std::unique_ptr<JobRunner>> runners_;  // Agent thread only.
+};
+
+// Default trainer path: lm-train next to the running executable.
+std::string DefaultTrainerPath();
+
+}  // namespace lmtrain
