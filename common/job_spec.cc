@@ -1,1 +1,361 @@
 #include "common/job_spec.h"
+
+#include <yaml-cpp/yaml.h>
+
+#include <algorithm>
+#include <filesystem>
+#include <system_error>
+#include <vector>
+
+#include "absl/strings/ascii.h"
+#include "absl/strings/str_cat.h"
+#include "common/internal/model_config.h"
+#include "common/internal/yaml_reader.h"
+
+namespace lmtrain {
+namespace {
+
+namespace fs = std::filesystem;
+using internal::BoolField;
+using internal::ChoiceField;
+using internal::Field;
+using internal::FieldTable;
+using internal::NumberField;
+using internal::Range;
+using internal::StringField;
+using internal::YamlReader;
+
+// ---- The tables: every key of the job file, how to read it and how to write it back. ----
+
+const FieldTable<TrainingSpec>& TrainingFields() {
+  using T = TrainingSpec;
+  static const auto* table = new FieldTable<T>{
+      NumberField("learning_rate", &T::learning_rate, Range::Above(0)),
+      NumberField("per_device_train_batch_size", &T::per_device_train_batch_size, Range::Above(0)),
+      NumberField("per_device_eval_batch_size", &T::per_device_eval_batch_size, Range::Above(0)),
+      NumberField("gradient_accumulation_steps", &T::gradient_accumulation_steps, Range::Above(0)),
+      NumberField("max_steps", &T::max_steps, Range::AtLeast(-1)),
+      NumberField("num_train_epochs", &T::num_train_epochs, Range::Above(0)),
+      NumberField("warmup_steps", &T::warmup_steps, Range::AtLeast(0)),
+      NumberField("warmup_ratio", &T::warmup_ratio, Range::HalfOpen(0, 1)),
+      ChoiceField("lr_scheduler_type", &T::lr_scheduler_type,
+                  {"linear", "cosine", "constant", "constant_with_warmup"}),
+      NumberField("weight_decay", &T::weight_decay, Range::AtLeast(0)),
+      NumberField("adam_beta1", &T::adam_beta1, Range::HalfOpen(0, 1)),
+      NumberField("adam_beta2", &T::adam_beta2, Range::HalfOpen(0, 1)),
+      NumberField("adam_epsilon", &T::adam_epsilon, Range::Above(0)),
+      NumberField("max_grad_norm", &T::max_grad_norm, Range::AtLeast(0)),
+      NumberField("logging_steps", &T::logging_steps, Range::Above(0)),
+      NumberField("eval_steps", &T::eval_steps, Range::AtLeast(0)),
+      NumberField("save_steps", &T::save_steps, Range::AtLeast(0)),
+      NumberField("save_total_limit", &T::save_total_limit, Range::AtLeast(0)),
+      NumberField("seed", &T::seed),
+      BoolField("bf16", &T::bf16),
+      NumberField("max_eval_samples", &T::max_eval_samples, Range::AtLeast(0)),
+      BoolField("do_train", &T::do_train),
+      BoolField("do_eval", &T::do_eval),
+      BoolField("eval_on_start", &T::eval_on_start),
+  };
+  return *table;
+}
+
+const FieldTable<ResourcesSpec>& ResourcesFields() {
+  static const auto* table = new FieldTable<ResourcesSpec>{
+      NumberField("devices", &ResourcesSpec::devices, Range::AtLeast(0)),
+      NumberField("priority", &ResourcesSpec::priority),
+  };
+  return *table;
+}
+
+const FieldTable<DataSpec>& DataFields() {
+  using D = DataSpec;
+  static const auto* table = new FieldTable<D>{
+      StringField("train_file", &D::train_file),
+      StringField("validation_file", &D::validation_file),
+      NumberField("validation_split_percentage", &D::validation_split_percentage,
+                  Range::HalfOpen(0, 100)),
+      NumberField("block_size", &D::block_size, Range::AtLeast(0)),
+      BoolField("line_by_line", &D::line_by_line),
+  };
+  return *table;
+}
+
+const FieldTable<TokenizerTrainSpec>& TokenizerTrainFields() {
+  static const auto* table = new FieldTable<TokenizerTrainSpec>{
+      ChoiceField("type", &TokenizerTrainSpec::type, {"bpe", "unigram"}),
+      NumberField("vocab_size", &TokenizerTrainSpec::vocab_size, Range::Above(0)),
+  };
+  return *table;
+}
+
+// A nested mapping read and written through its own table.
+template <typename S, typename M>
+Field<S> SectionField(std::string_view key, M S::*member, const FieldTable<M>& table) {
+  return {key,
+          [member, &table](YamlReader& r, const YAML::Node& v, const std::string& path, S& out) {
+            internal::ReadTable(r, v, path, table, out.*member);
+          },
+          [member, &table](YAML::Emitter& e, const S& s) {
+            e << YAML::BeginMap;
+            internal::WriteTable(e, table, s.*member);
+            e << YAML::EndMap;
+          }};
+}
+
+// model: name_or_path or config. Which one is set is checked later, from the keys seen.
+Field<JobSpec> ModelField() {
+  auto read = [](YamlReader& r, const YAML::Node& v, const std::string& path, JobSpec& out) {
+    r.VisitMapping(v, path, {"name_or_path", "config"},
+                   [&](const std::string& key, const YAML::Node& value, const std::string& child) {
+                     if (key == "config") {
+                       out.model.config = internal::ReadModelConfig(r, value, child);
+                     } else if (auto s = r.ReadString(value, child)) {
+                       out.model.name_or_path = *s;
+                     }
+                   });
+  };
+  auto write = [](YAML::Emitter& e, const JobSpec& s) {
+    e << YAML::BeginMap;
+    if (!s.model.name_or_path.empty()) {
+      e << YAML::Key << "name_or_path" << YAML::Value << s.model.name_or_path;
+    }
+    if (!s.model.config.is_null()) {
+      e << YAML::Key << "config" << YAML::Value;
+      internal::WriteJsonAsYaml(e, s.model.config);
+    }
+    e << YAML::EndMap;
+  };
+  return {"model", read, write};
+}
+
+// tokenizer: path or train. A null `train:` trains with the defaults.
+Field<JobSpec> TokenizerField() {
+  auto read = [](YamlReader& r, const YAML::Node& v, const std::string& path, JobSpec& out) {
+    r.VisitMapping(v, path, {"path", "train"},
+                   [&](const std::string& key, const YAML::Node& value, const std::string& child) {
+                     if (key == "train") {
+                       internal::ReadTable(r, value, child, TokenizerTrainFields(),
+                                           out.tokenizer.train.emplace());
+                     } else if (auto s = r.ReadString(value, child)) {
+                       out.tokenizer.path = *s;
+                     }
+                   });
+  };
+  auto write = [](YAML::Emitter& e, const JobSpec& s) {
+    e << YAML::BeginMap;
+    if (!s.tokenizer.path.empty()) {
+      e << YAML::Key << "path" << YAML::Value << s.tokenizer.path;
+    }
+    if (s.tokenizer.train) {
+      e << YAML::Key << "train" << YAML::Value << YAML::BeginMap;
+      internal::WriteTable(e, TokenizerTrainFields(), *s.tokenizer.train);
+      e << YAML::EndMap;
+    }
+    e << YAML::EndMap;
+  };
+  return {"tokenizer", read, write};
+}
+
+const FieldTable<JobSpec>& TopLevelFields() {
+  static const auto* table = new FieldTable<JobSpec>{
+      StringField("name", &JobSpec::name),
+      StringField("task", &JobSpec::task),
+      ModelField(),
+      TokenizerField(),
+      SectionField("data", &JobSpec::data, DataFields()),
+      SectionField("training", &JobSpec::training, TrainingFields()),
+      SectionField("resources", &JobSpec::resources, ResourcesFields()),
+  };
+  return *table;
+}
+
+// ---- Checks that span keys or look at the file system, made after reading. ----
+
+// Makes the path `value` (at key `key`) absolute and lexically normal.
+void ResolvePath(YamlReader& r, const ParseOptions& options, const std::string& key,
+                 std::string& value) {
+  if (value.empty()) return;
+  fs::path path(value);
+  if (path.is_relative()) {
+    if (!fs::path(options.base_dir).is_absolute()) {
+      r.ReportAt(key, absl::StrCat(key, ": relative path '", value,
+                                   "' needs an absolute base directory (ParseOptions.base_dir is '",
+                                   options.base_dir, "')"));
+      return;
+    }
+    path = fs::path(options.base_dir) / path;
+  }
+  std::string normal = path.lexically_normal().string();
+  if (normal.size() > 1 && normal.back() == '/') normal.pop_back();
+  value = normal;
+}
+
+enum class Expect { kFile, kDirectory, kAny };
+
+// Reports when the path `value` (at key `key`) does not exist as expected.
+void CheckExists(YamlReader& r, const std::string& key, const std::string& value, Expect expect) {
+  std::error_code ec;
+  fs::file_status status = fs::status(value, ec);
+  if (!fs::exists(status)) {
+    std::string what = expect == Expect::kFile        ? "file"
+                       : expect == Expect::kDirectory ? "directory"
+                                                      : "path";
+    r.ReportAt(key, absl::StrCat(key, ": ", what, " not found: ", value));
+  } else if (expect == Expect::kFile && fs::is_directory(status)) {
+    r.ReportAt(key, absl::StrCat(key, ": expected a file, found a directory: ", value));
+  } else if (expect == Expect::kDirectory && !fs::is_directory(status)) {
+    r.ReportAt(key, absl::StrCat(key, ": expected a directory, found a file: ", value));
+  }
+}
+
+// Resolves the path at `key`, then checks it when the options ask for it.
+void CheckPath(YamlReader& r, const ParseOptions& options, const std::string& key,
+               std::string& value, Expect expect) {
+  ResolvePath(r, options, key, value);
+  if (options.check_files && !value.empty() && fs::path(value).is_absolute()) {
+    CheckExists(r, key, value, expect);
+  }
+}
+
+void CheckName(YamlReader& r, const std::string& name) {
+  if (r.HasProblem("name")) return;
+  if (name.empty()) return r.ReportAt("name", "name is required (e.g. name: gpt2-tiny-austen)");
+  bool valid = name.size() <= 128 && std::all_of(name.begin(), name.end(), [](char c) {
+    return absl::ascii_isalnum(c) || c == '.' || c == '_' || c == '-';
+  });
+  if (!valid) {
+    r.ReportAt("name",
+               absl::StrCat("name '", name, "' is invalid: use 1 to 128 of A-Z a-z 0-9 . _ -"));
+  }
+}
+
+bool Contains(const std::string_view* begin, const std::string_view* end, std::string_view s) {
+  return std::find(begin, end, s) != end;
+}
+
+void CheckTask(YamlReader& r, const std::string& task) {
+  if (r.HasProblem("task")) return;
+  if (task.empty()) {
+    return r.ReportAt("task", absl::StrCat("task is required (supported: ",
+                                           internal::JoinNames(kSupportedTasks), ")"));
+  }
+  if (!Contains(std::begin(kKnownTasks), std::end(kKnownTasks), task)) {
+    r.ReportAt("task", absl::StrCat("task '", task, "' is unknown (known: ",
+                                    internal::JoinNames(kKnownTasks), ")"));
+  } else if (!Contains(std::begin(kSupportedTasks), std::end(kSupportedTasks), task)) {
+    r.ReportAt("task", absl::StrCat("task '", task, "' is not supported yet (supported: ",
+                                    internal::JoinNames(kSupportedTasks), ")"));
+  }
+}
+
+// Checks the model section; returns the model's n_positions when it is known.
+std::optional<int64_t> CheckModel(YamlReader& r, const ParseOptions& options, ModelSpec& model) {
+  if (r.HasProblem("model")) return std::nullopt;
+  bool has_path = r.Seen("model.name_or_path");
+  bool has_config = r.Seen("model.config");
+  if (has_path == has_config) {
+    r.ReportAt(has_config ? "model.config" : "model",
+               has_config ? "model: set only one of model.name_or_path and model.config"
+                          : "model: set one of model.name_or_path (a pretrained model directory) "
+                            "or model.config (a new architecture)");
+    return std::nullopt;
+  }
+  if (has_config) return internal::ModelNPositions(model.config);
+  const std::string key = "model.name_or_path";
+  if (r.HasProblem(key)) return std::nullopt;
+  if (model.name_or_path.empty()) {
+    r.ReportAt(key, key + " must not be empty");
+    return std::nullopt;
+  }
+  CheckPath(r, options, key, model.name_or_path, Expect::kDirectory);
+  if (!fs::path(model.name_or_path).is_absolute()) return std::nullopt;
+  std::string config_file = model.name_or_path + "/config.json";
+  std::error_code ec;
+  if (options.check_files && fs::is_directory(model.name_or_path, ec) &&
+      !fs::is_regular_file(config_file, ec)) {
+    r.ReportAt(key, absl::StrCat(key, ": no config.json in ", model.name_or_path));
+  }
+  return internal::ReadPretrainedNPositions(r, model.name_or_path, key);
+}
+
+void CheckTokenizer(YamlReader& r, const ParseOptions& options, TokenizerSpec& tokenizer) {
+  if (r.HasProblem("tokenizer")) return;
+  bool has_path = r.Seen("tokenizer.path");
+  bool has_train = r.Seen("tokenizer.train");
+  if (has_path == has_train) {
+    r.ReportAt(has_train ? "tokenizer.train" : "tokenizer",
+               has_train ? "tokenizer: set only one of tokenizer.path and tokenizer.train"
+                         : "tokenizer: set one of tokenizer.path (an existing tokenizer) or "
+                           "tokenizer.train (train one on data.train_file)");
+    return;
+  }
+  if (has_train || r.HasProblem("tokenizer.path")) return;
+  if (tokenizer.path.empty()) {
+    return r.ReportAt("tokenizer.path", "tokenizer.path must not be empty");
+  }
+  CheckPath(r, options, "tokenizer.path", tokenizer.path, Expect::kAny);
+}
+
+void CheckData(YamlReader& r, const ParseOptions& options, DataSpec& data,
+               std::optional<int64_t> n_positions) {
+  if (data.train_file.empty() && !r.HasProblem("data.train_file") && !r.HasProblem("data")) {
+    r.ReportAt("data.train_file", "data.train_file is required");
+  }
+  CheckPath(r, options, "data.train_file", data.train_file, Expect::kFile);
+  CheckPath(r, options, "data.validation_file", data.validation_file, Expect::kFile);
+  if (n_positions && data.block_size > *n_positions) {
+    r.ReportAt("data.block_size",
+               absl::StrCat("data.block_size must be <= ", *n_positions,
+                            ", the model's n_positions (got ", data.block_size, ")"));
+  }
+}
+
+// The document's root mapping, or a null node after reporting why there is none.
+YAML::Node LoadRoot(YamlReader& r, std::string_view yaml) {
+  std::vector<YAML::Node> documents;
+  try {
+    documents = YAML::LoadAll(std::string(yaml));
+  } catch (const YAML::Exception& e) {
+    r.Report(e.mark.line + 1, absl::StrCat("invalid YAML: ", e.msg));
+    return YAML::Node();
+  }
+  if (documents.empty() || documents[0].IsNull()) {
+    r.Report(1,
+             "the job file is empty (expected a mapping with name, task, model, tokenizer, "
+             "data)");
+    return YAML::Node();
+  }
+  if (documents.size() > 1 && !documents[1].IsNull()) {
+    r.Report(internal::NodeLine(documents[1]),
+             "expected one YAML document, found several (remove the second '---')");
+  }
+  r.SetLine("", internal::NodeLine(documents[0]));
+  return documents[0];
+}
+
+}  // namespace
+
+absl::StatusOr<JobSpec> ParseJobSpec(std::string_view yaml, const ParseOptions& options) {
+  YamlReader reader(options.source_name);
+  JobSpec spec;
+  YAML::Node root = LoadRoot(reader, yaml);
+  if (!reader.ok()) return reader.Finish();
+  if (!internal::ReadTable(reader, root, "", TopLevelFields(), spec)) return reader.Finish();
+  CheckName(reader, spec.name);
+  CheckTask(reader, spec.task);
+  std::optional<int64_t> n_positions = CheckModel(reader, options, spec.model);
+  CheckTokenizer(reader, options, spec.tokenizer);
+  CheckData(reader, options, spec.data, n_positions);
+  if (!reader.ok()) return reader.Finish();
+  return spec;
+}
+
+std::string JobSpecToYaml(const JobSpec& spec) {
+  YAML::Emitter out;
+  out << YAML::BeginMap;
+  internal::WriteTable(out, TopLevelFields(), spec);
+  out << YAML::EndMap;
+  return std::string(out.c_str()) + "\n";
+}
+
+}  // namespace lmtrain

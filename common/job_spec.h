@@ -74,6 +74,9 @@ struct TrainingSpec {
   int64_t seed = 42;
   bool bf16 = false;                        // bf16 autocast (CPU and CUDA)
   int64_t max_eval_samples = 0;             // > 0 caps the evaluation set (in blocks)
+  bool do_train = true;                     // false: evaluate the model only
+  bool do_eval = true;                      // evaluate (needs validation data)
+  bool eval_on_start = false;               // also evaluate at step 0, before training
 };
 
 struct ResourcesSpec {

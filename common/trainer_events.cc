@@ -1,8 +1,18 @@
 #include "common/trainer_events.h"
 
+#include <limits>
 #include <nlohmann/json.hpp>
 
 namespace lmtrain {
+namespace {
+
+// A checkpoint step: an integer in [0, INT64_MAX].
+bool IsStep(const nlohmann::json& j) {
+  if (j.is_number_unsigned()) return j.get<uint64_t>() <= std::numeric_limits<int64_t>::max();
+  return j.is_number_integer() && j.get<int64_t>() >= 0;
+}
+
+}  // namespace
 
 std::string EncodeTrainerEvent(const TrainerEvent& event) {
   nlohmann::json j;
@@ -21,7 +31,9 @@ std::string EncodeTrainerEvent(const TrainerEvent& event) {
       j["message"] = event.message;
       break;
   }
-  return j.dump();
+  // Replace invalid UTF-8 (a path or an exception text can hold any bytes) instead of letting
+  // dump() throw: the event must still reach the worker.
+  return j.dump(-1, ' ', /*ensure_ascii=*/false, nlohmann::json::error_handler_t::replace);
 }
 
 absl::StatusOr<TrainerEvent> DecodeTrainerEvent(std::string_view line) {
@@ -38,7 +50,7 @@ absl::StatusOr<TrainerEvent> DecodeTrainerEvent(std::string_view line) {
     event.type = TrainerEvent::Type::kMetrics;
     event.metrics = *m;
   } else if (type == "checkpoint") {
-    if (!j.contains("step") || !j["step"].is_number_integer() || !j.contains("path") ||
+    if (!j.contains("step") || !IsStep(j["step"]) || !j.contains("path") ||
         !j["path"].is_string()) {
       return absl::InvalidArgumentError("trainer event: checkpoint needs step and path");
     }
@@ -46,8 +58,12 @@ absl::StatusOr<TrainerEvent> DecodeTrainerEvent(std::string_view line) {
     event.step = j["step"];
     event.path = j["path"];
   } else if (type == "error") {
+    // j.value() would throw on a non-string message.
+    if (!j.contains("message") || !j["message"].is_string()) {
+      return absl::InvalidArgumentError("trainer event: error needs a string message");
+    }
     event.type = TrainerEvent::Type::kError;
-    event.message = j.value("message", "");
+    event.message = j["message"];
   } else {
     return absl::InvalidArgumentError("trainer event: unknown type '" + type + "'");
   }

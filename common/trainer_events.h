@@ -25,7 +25,8 @@ struct TrainerEvent {
   std::string message;      // kError
 };
 
-// One line of JSON, without the trailing newline.
+// One line of JSON, without the trailing newline. Invalid UTF-8 in path or message is replaced
+// by U+FFFD; never throws.
 std::string EncodeTrainerEvent(const TrainerEvent& event);
 // Parses one line; InvalidArgument for anything that is not a well-formed event.
 absl::StatusOr<TrainerEvent> DecodeTrainerEvent(std::string_view line);

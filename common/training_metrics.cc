@@ -1,5 +1,7 @@
 #include "common/training_metrics.h"
 
+#include <cmath>
+#include <limits>
 #include <nlohmann/json.hpp>
 
 namespace lmtrain {
@@ -17,6 +19,45 @@ void ForEachField(TrainingMetrics& m, Fn&& fn) {
   fn("tokens_per_second", m.tokens_per_second);
   fn("epoch", m.epoch);
   fn("grad_norm", m.grad_norm);
+}
+
+// JSON has no NaN or infinities (nlohmann writes them as null, which reads back as "not set"),
+// so they travel as the strings "NaN", "Infinity" and "-Infinity": a NaN loss must still arrive.
+nlohmann::json FieldToJson(int64_t v) { return v; }
+nlohmann::json FieldToJson(double v) {
+  if (std::isnan(v)) return "NaN";
+  if (std::isinf(v)) return v > 0 ? "Infinity" : "-Infinity";
+  return v;
+}
+
+const char* KindName(const std::optional<int64_t>&) { return "an integer"; }
+const char* KindName(const std::optional<double>&) { return "a number"; }
+
+// Reads one field's JSON value; false when its type does not fit the field.
+bool ReadField(const nlohmann::json& j, std::optional<int64_t>& field) {
+  if (!j.is_number_integer()) return false;  // 1.5 or 1e30 are not steps
+  if (j.is_number_unsigned() && j.get<uint64_t>() > std::numeric_limits<int64_t>::max()) {
+    return false;
+  }
+  field = j.get<int64_t>();
+  return true;
+}
+
+bool ReadField(const nlohmann::json& j, std::optional<double>& field) {
+  if (j.is_number()) {
+    field = j.get<double>();
+    return true;
+  }
+  if (!j.is_string()) return false;
+  const std::string& s = j.get_ref<const std::string&>();
+  if (s == "NaN") {
+    field = std::numeric_limits<double>::quiet_NaN();
+  } else if (s == "Infinity" || s == "-Infinity") {
+    field = (s[0] == '-' ? -1 : 1) * std::numeric_limits<double>::infinity();
+  } else {
+    return false;
+  }
+  return true;
 }
 
 }  // namespace
@@ -47,7 +88,7 @@ std::string MetricsToJson(const TrainingMetrics& m) {
   nlohmann::json j = nlohmann::json::object();
   TrainingMetrics copy = m;
   ForEachField(copy, [&](const char* name, auto& field) {
-    if (field.has_value()) j[name] = *field;
+    if (field.has_value()) j[name] = FieldToJson(*field);
   });
   return j.dump();
 }
@@ -62,11 +103,10 @@ absl::StatusOr<TrainingMetrics> MetricsFromJson(std::string_view json) {
   ForEachField(m, [&](const char* name, auto& field) {
     auto it = j.find(name);
     if (it == j.end() || it->is_null()) return;
-    if (!it->is_number()) {
-      status = absl::InvalidArgumentError(std::string("metrics: '") + name + "' is not a number");
-      return;
+    if (!ReadField(*it, field) && status.ok()) {
+      status = absl::InvalidArgumentError(std::string("metrics: '") + name + "' is not " +
+                                          KindName(field) + ": " + it->dump());
     }
-    field = it->template get<typename std::decay_t<decltype(field)>::value_type>();
   });
   if (!status.ok()) return status;
   return m;

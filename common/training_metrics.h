@@ -25,9 +25,12 @@ struct TrainingMetrics {
   bool operator==(const TrainingMetrics& o) const;
 };
 
-// JSON object with only the fields that are set, e.g. {"step":10,"loss":3.2}.
+// JSON object with only the fields that are set, e.g. {"step":10,"loss":3.2}. JSON has no NaN
+// or infinity: such values are written as the strings "NaN", "Infinity" and "-Infinity".
 std::string MetricsToJson(const TrainingMetrics& m);
-// Inverse of MetricsToJson; unknown keys are ignored, wrong types are an error.
+// Inverse of MetricsToJson; unknown keys are ignored and null means "not set". Wrong types are
+// InvalidArgument: a non-integer (1.5) for step or max_steps, a string other than the three
+// above for the others.
 absl::StatusOr<TrainingMetrics> MetricsFromJson(std::string_view json);
 
 }  // namespace lmtrain

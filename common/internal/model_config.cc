@@ -1,0 +1,235 @@
+#include "common/internal/model_config.h"
+
+#include <fstream>
+#include <sstream>
+#include <vector>
+
+#include "absl/strings/numbers.h"
+#include "absl/strings/str_cat.h"
+
+namespace lmtrain::internal {
+namespace {
+
+enum class Kind { kInt, kNumber, kBool, kString };
+
+// One key of an HF config class, with the type and range lm-train accepts for it.
+struct ConfigKey {
+  std::string_view key;
+  Kind kind;
+  Range range = Range::Any();
+  bool nullable = false;
+};
+
+// transformers.GPT2Config's fields (those that shape or initialise the model).
+const std::vector<ConfigKey>& Gpt2Keys() {
+  static const auto* keys = new std::vector<ConfigKey>{
+      {"model_type", Kind::kString},
+      {"vocab_size", Kind::kInt, Range::Above(0)},
+      {"n_positions", Kind::kInt, Range::Above(0)},
+      {"n_embd", Kind::kInt, Range::Above(0)},
+      {"n_layer", Kind::kInt, Range::Above(0)},
+      {"n_head", Kind::kInt, Range::Above(0)},
+      {"n_inner", Kind::kInt, Range::Above(0), /*nullable=*/true},
+      {"activation_function", Kind::kString},
+      {"resid_pdrop", Kind::kNumber, Range::HalfOpen(0, 1)},
+      {"embd_pdrop", Kind::kNumber, Range::HalfOpen(0, 1)},
+      {"attn_pdrop", Kind::kNumber, Range::HalfOpen(0, 1)},
+      {"layer_norm_epsilon", Kind::kNumber, Range::Above(0)},
+      {"initializer_range", Kind::kNumber, Range::AtLeast(0)},
+      {"bos_token_id", Kind::kInt, Range::AtLeast(0), /*nullable=*/true},
+      {"eos_token_id", Kind::kInt, Range::AtLeast(0), /*nullable=*/true},
+      {"scale_attn_weights", Kind::kBool},
+      {"use_cache", Kind::kBool},
+      {"tie_word_embeddings", Kind::kBool},
+  };
+  return *keys;
+}
+
+constexpr int64_t kGpt2NPositions = 1024;
+constexpr int64_t kGpt2NEmbd = 768;
+constexpr int64_t kGpt2NHead = 12;
+
+bool IsSupported(std::string_view model_type) {
+  for (std::string_view t : kSupportedModelTypes) {
+    if (t == model_type) return true;
+  }
+  return false;
+}
+
+std::string SupportedList() { return JoinNames(kSupportedModelTypes); }
+
+// A scalar's JSON value by how it looks (see ReadModelConfig).
+nlohmann::json ScalarToJson(const YAML::Node& node) {
+  if (node.IsNull()) return nullptr;
+  const std::string& text = node.Scalar();
+  if (node.Tag() != "?") return text;  // quoted or explicitly tagged: keep the text
+  if (text == "~" || text == "null" || text == "Null" || text == "NULL") return nullptr;
+  if (std::optional<bool> b = ParseYamlBool(text)) return *b;
+  int64_t i = 0;
+  if (text.find_first_of(".eE") == std::string::npos && absl::SimpleAtoi(text, &i)) return i;
+  double d = 0;
+  if (absl::SimpleAtod(text, &d) && text.find_first_of("0123456789") != std::string::npos) {
+    return d;
+  }
+  return text;
+}
+
+nlohmann::json NodeToJson(const YAML::Node& node) {
+  if (node.IsSequence()) {
+    nlohmann::json array = nlohmann::json::array();
+    for (const YAML::Node& item : node) array.push_back(NodeToJson(item));
+    return array;
+  }
+  if (node.IsMap()) {
+    nlohmann::json object = nlohmann::json::object();
+    for (const auto& entry : node) object[entry.first.Scalar()] = NodeToJson(entry.second);
+    return object;
+  }
+  return ScalarToJson(node);
+}
+
+// Type- and range-checks one known key's value; reports through `reader`.
+void CheckValue(YamlReader& reader, const ConfigKey& key, const YAML::Node& node,
+                const std::string& path) {
+  if (key.nullable && node.IsNull()) return;
+  switch (key.kind) {
+    case Kind::kInt:
+      reader.ReadInt(node, path, key.range);
+      break;
+    case Kind::kNumber:
+      reader.ReadDouble(node, path, key.range);
+      break;
+    case Kind::kBool:
+      reader.ReadBool(node, path);
+      break;
+    case Kind::kString:
+      if (node.IsScalar()) break;
+      reader.ReportAt(path, absl::StrCat(path, " must be a string (got ",
+                                         node.IsNull() ? "null" : "a collection", ")"));
+      break;
+  }
+}
+
+int64_t IntOr(const nlohmann::json& config, const char* key, int64_t fallback) {
+  auto it = config.find(key);
+  return it != config.end() && it->is_number_integer() ? it->get<int64_t>() : fallback;
+}
+
+// Cross-key rules of GPT2Config, checked with HF defaults for absent keys.
+void CheckGpt2(YamlReader& reader, const nlohmann::json& config, const std::string& path) {
+  int64_t n_embd = IntOr(config, "n_embd", kGpt2NEmbd);
+  int64_t n_head = IntOr(config, "n_head", kGpt2NHead);
+  if (n_embd > 0 && n_head > 0 && n_embd % n_head != 0) {
+    std::string key = JoinPath(path, config.contains("n_embd") ? "n_embd" : "n_head");
+    reader.ReportAt(key,
+                    absl::StrCat(JoinPath(path, "n_embd"), " (", n_embd, ") must be divisible by ",
+                                 JoinPath(path, "n_head"), " (", n_head, ")"));
+  }
+}
+
+// The model_type scalar of the mapping, or "" after reporting it missing or invalid.
+std::string ModelType(YamlReader& reader, const YAML::Node& node, const std::string& path) {
+  std::string key = JoinPath(path, "model_type");
+  for (const auto& entry : node) {
+    if (!entry.first.IsScalar() || entry.first.Scalar() != "model_type") continue;
+    std::optional<std::string> type = reader.ReadString(entry.second, key);
+    if (!type) return "";
+    if (!IsSupported(*type)) {
+      reader.Report(NodeLine(entry.first),
+                    absl::StrCat(key, " '", *type,
+                                 "' is not supported yet (supported: ", SupportedList(), ")"));
+      return "";
+    }
+    return *type;
+  }
+  reader.ReportAt(path, absl::StrCat(key, " is required (supported: ", SupportedList(), ")"));
+  return "";
+}
+
+}  // namespace
+
+nlohmann::json ReadModelConfig(YamlReader& reader, const YAML::Node& node,
+                               const std::string& path) {
+  if (!node.IsMap() && !node.IsNull()) {
+    reader.ReportAt(path, absl::StrCat(path, " must be a mapping of HF config keys (got ",
+                                       DescribeNode(node), ")"));
+    return nullptr;
+  }
+  nlohmann::json config = node.IsNull() ? nlohmann::json::object() : NodeToJson(node);
+  std::string model_type = ModelType(reader, node, path);
+  if (model_type.empty()) return config;              // no schema to check the keys against
+  const std::vector<ConfigKey>& schema = Gpt2Keys();  // the only supported type so far
+  std::vector<std::string_view> known;
+  for (const ConfigKey& k : schema) known.push_back(k.key);
+  reader.VisitMapping(
+      node, path, known,
+      [&](const std::string& key, const YAML::Node& value, const std::string& child) {
+        for (const ConfigKey& k : schema) {
+          if (k.key == key) CheckValue(reader, k, value, child);
+        }
+      });
+  CheckGpt2(reader, config, path);
+  return config;
+}
+
+std::optional<int64_t> ModelNPositions(const nlohmann::json& config) {
+  if (!config.is_object()) return std::nullopt;
+  for (const char* key : {"n_positions", "max_position_embeddings"}) {
+    auto it = config.find(key);
+    if (it != config.end() && it->is_number_integer()) return it->get<int64_t>();
+  }
+  auto type = config.find("model_type");
+  if (type != config.end() && *type == "gpt2") return kGpt2NPositions;
+  return std::nullopt;
+}
+
+std::optional<int64_t> ReadPretrainedNPositions(YamlReader& reader, const std::string& dir,
+                                                const std::string& path) {
+  std::string file = dir + "/config.json";
+  std::ifstream in(file);
+  if (!in) return std::nullopt;
+  std::stringstream text;
+  text << in.rdbuf();
+  nlohmann::json config = nlohmann::json::parse(text.str(), nullptr, /*allow_exceptions=*/false);
+  if (config.is_discarded() || !config.is_object()) {
+    reader.ReportAt(path, absl::StrCat(path, ": ", file, " is not a JSON object"));
+    return std::nullopt;
+  }
+  auto type = config.find("model_type");
+  if (type != config.end() && type->is_string() && !IsSupported(type->get<std::string>())) {
+    reader.ReportAt(path,
+                    absl::StrCat(path, ": model_type '", type->get<std::string>(), "' in ", file,
+                                 " is not supported yet (supported: ", SupportedList(), ")"));
+    return std::nullopt;
+  }
+  return ModelNPositions(config);
+}
+
+void WriteJsonAsYaml(YAML::Emitter& out, const nlohmann::json& value) {
+  if (value.is_object()) {
+    out << YAML::BeginMap;
+    for (const auto& [key, item] : value.items()) {
+      out << YAML::Key << key << YAML::Value;
+      WriteJsonAsYaml(out, item);
+    }
+    out << YAML::EndMap;
+  } else if (value.is_array()) {
+    out << YAML::Flow << YAML::BeginSeq;
+    for (const auto& item : value) WriteJsonAsYaml(out, item);
+    out << YAML::EndSeq;
+  } else if (value.is_string()) {
+    out << YAML::DoubleQuoted << value.get<std::string>();
+  } else if (value.is_boolean()) {
+    out << (value.get<bool>() ? "true" : "false");
+  } else if (value.is_number_unsigned()) {
+    out << value.get<uint64_t>();
+  } else if (value.is_number_integer()) {
+    out << static_cast<long long>(value.get<int64_t>());
+  } else if (value.is_number_float()) {
+    out << FormatDouble(value.get<double>());
+  } else {
+    out << YAML::Null;
+  }
+}
+
+}  // namespace lmtrain::internal
