@@ -11,7 +11,7 @@ PACKAGES=(
   libgrpc++-dev protobuf-compiler-grpc libprotobuf-dev protobuf-compiler libabsl-dev
   libsqlite3-dev libyaml-cpp-dev nlohmann-json3-dev
   # trainer
-  libtorch-dev libgloo-dev libopenblas0-pthread libsentencepiece-dev
+  libtorch-dev libgloo-dev libopenblas0-pthread libsentencepiece-dev libicu-dev
   # tests
   libgtest-dev libgmock-dev
 )
