@@ -1,0 +1,121 @@
+#include "storage/in_memory_job_store.h"
+
+#include <algorithm>
+#include <optional>
+#include <utility>
+#include <variant>
+
+#include "absl/strings/str_cat.h"
+#include "common/status_macros.h"
+#include "storage/internal/job_store_rules.h"
+
+namespace lmtrain {
+namespace {
+
+bool Matches(const JobFilter& filter, const JobRecord& job) {
+  return filter.states.empty() ||
+         std::find(filter.states.begin(), filter.states.end(), job.state) != filter.states.end();
+}
+
+}  // namespace
+
+InMemoryJobStore::Job* InMemoryJobStore::FindLocked(const std::string& id) {
+  std::optional<int64_t> key = storage_internal::ParseJobId(id);
+  if (!key.has_value()) return nullptr;
+  auto it = jobs_.find(*key);
+  return it == jobs_.end() ? nullptr : &it->second;
+}
+
+void InMemoryJobStore::AppendLocked(Job& job, int64_t time_ms, EventPayload payload) {
+  const int64_t seq = static_cast<int64_t>(job.events.size()) + 1;
+  job.events.push_back(EventRecord{seq, job.record.id, time_ms, std::move(payload)});
+}
+
+absl::StatusOr<std::string> InMemoryJobStore::CreateJob(const NewJob& new_job) {
+  absl::MutexLock lock(&mu_);
+  if (!new_job.request_id.empty()) {
+    auto it = by_request_id_.find(new_job.request_id);
+    if (it != by_request_id_.end()) return absl::StrCat(it->second);
+  }
+  const int64_t id = ++last_id_;
+  if (!new_job.request_id.empty()) by_request_id_[new_job.request_id] = id;
+  Job& job = jobs_[id];
+  job.record.id = absl::StrCat(id);
+  job.record.name = new_job.name;
+  job.record.task = new_job.task;
+  job.record.state = JobState::kQueued;
+  job.record.spec_yaml = new_job.spec_yaml;
+  job.record.priority = new_job.priority;
+  job.record.request_id = new_job.request_id;
+  job.record.created_at_ms = new_job.created_at_ms;
+  AppendLocked(job, new_job.created_at_ms,
+               StateChangeEvent{JobState::kQueued, storage_internal::kSubmittedReason});
+  return job.record.id;
+}
+
+absl::StatusOr<JobRecord> InMemoryJobStore::GetJob(const std::string& id) {
+  absl::MutexLock lock(&mu_);
+  const Job* job = FindLocked(id);
+  if (job == nullptr) return storage_internal::JobNotFoundError(id);
+  return job->record;
+}
+
+absl::StatusOr<std::vector<JobRecord>> InMemoryJobStore::ListJobs(const JobFilter& filter) {
+  RETURN_IF_ERROR(storage_internal::CheckLimit(filter.limit, "JobFilter.limit"));
+  absl::MutexLock lock(&mu_);
+  std::vector<JobRecord> jobs;
+  for (auto it = jobs_.rbegin(); it != jobs_.rend(); ++it) {  // Newest first.
+    if (static_cast<int>(jobs.size()) == filter.limit) break;
+    if (Matches(filter, it->second.record)) jobs.push_back(it->second.record);
+  }
+  return jobs;
+}
+
+absl::StatusOr<JobRecord> InMemoryJobStore::TransitionJob(const std::string& id,
+                                                          const JobTransition& t) {
+  absl::MutexLock lock(&mu_);
+  Job* job = FindLocked(id);
+  if (job == nullptr) return storage_internal::JobNotFoundError(id);
+  ASSIGN_OR_RETURN(job->record, storage_internal::ApplyTransition(job->record, t));
+  AppendLocked(*job, t.time_ms, StateChangeEvent{t.to, t.reason});
+  return job->record;
+}
+
+absl::StatusOr<int64_t> InMemoryJobStore::AppendEvents(const std::string& job_id, int64_t time_ms,
+                                                       const std::vector<EventPayload>& events) {
+  if (!storage_internal::ParseJobId(job_id).has_value()) {
+    return storage_internal::JobNotFoundError(job_id);
+  }
+  RETURN_IF_ERROR(storage_internal::CheckAppendable(events));
+  absl::MutexLock lock(&mu_);
+  Job* job = FindLocked(job_id);
+  if (job == nullptr) return storage_internal::JobNotFoundError(job_id);
+  for (const EventPayload& event : events) {
+    if (const auto* metrics = std::get_if<TrainingMetrics>(&event)) {
+      job->record.metrics.MergeFrom(*metrics);
+    } else if (const auto* checkpoint = std::get_if<CheckpointRecord>(&event)) {
+      storage_internal::AddCheckpoint(*checkpoint, job->record.checkpoints);
+    }
+    AppendLocked(*job, time_ms, event);
+  }
+  return static_cast<int64_t>(job->events.size());
+}
+
+absl::StatusOr<std::vector<EventRecord>> InMemoryJobStore::ListEvents(const std::string& job_id,
+                                                                      int64_t after_seq,
+                                                                      int limit) {
+  if (!storage_internal::ParseJobId(job_id).has_value()) {
+    return storage_internal::JobNotFoundError(job_id);
+  }
+  RETURN_IF_ERROR(storage_internal::CheckLimit(limit, "ListEvents limit"));
+  absl::MutexLock lock(&mu_);
+  const Job* job = FindLocked(job_id);
+  if (job == nullptr) return storage_internal::JobNotFoundError(job_id);
+  // events[i].seq == i + 1, so seq > after_seq starts at index after_seq.
+  const int64_t total = static_cast<int64_t>(job->events.size());
+  const int64_t begin = std::clamp<int64_t>(after_seq, 0, total);
+  const int64_t end = std::min<int64_t>(total, begin + limit);
+  return std::vector<EventRecord>(job->events.begin() + begin, job->events.begin() + end);
+}
+
+}  // namespace lmtrain

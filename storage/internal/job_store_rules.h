@@ -1,0 +1,42 @@
+// The parts of the JobStore contract (storage/job_store.h) that do not depend on how records
+// are kept, shared by SqliteJobStore and InMemoryJobStore so that both decide alike, with the
+// same error codes and messages. Thread-safe (pure functions).
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "absl/strings/string_view.h"
+#include "storage/job_store.h"
+
+namespace lmtrain::storage_internal {
+
+// The reason of the StateChange(QUEUED) event that CreateJob appends.
+inline constexpr char kSubmittedReason[] = "submitted";
+
+// The number in a job id: only the canonical decimal form of a positive integer ("7", not
+// "07", "+7", " 7", "0" or "-7"); nullopt for anything else.
+std::optional<int64_t> ParseJobId(absl::string_view id);
+
+// NotFound: "job 'ID' not found".
+absl::Status JobNotFoundError(absl::string_view id);
+
+// `record` after TransitionJob(t): state, the optional fields that `t` sets, started_at_ms
+// (to RUNNING) or finished_at_ms (to a terminal state). FailedPrecondition when
+// CanTransition(record.state, t.to) is false.
+absl::StatusOr<JobRecord> ApplyTransition(JobRecord record, const JobTransition& t);
+
+// InvalidArgument if `events` holds a StateChangeEvent (those come only from TransitionJob).
+absl::Status CheckAppendable(const std::vector<EventPayload>& events);
+
+// InvalidArgument unless limit > 0. `what` names the argument in the message.
+absl::Status CheckLimit(int limit, absl::string_view what);
+
+// Adds `checkpoint` to `checkpoints` (ascending by step). A checkpoint for a step that is
+// already there replaces it: a step names one checkpoint directory.
+void AddCheckpoint(const CheckpointRecord& checkpoint, std::vector<CheckpointRecord>& checkpoints);
+
+}  // namespace lmtrain::storage_internal

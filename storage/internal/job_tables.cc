@@ -1,0 +1,251 @@
+#include "storage/internal/job_tables.h"
+
+#include <nlohmann/json.hpp>
+#include <string>
+#include <utility>
+
+#include "absl/strings/str_cat.h"
+#include "common/status_macros.h"
+#include "storage/internal/event_codec.h"
+#include "storage/internal/job_store_rules.h"
+
+namespace lmtrain::storage_internal {
+namespace {
+
+// String-literal concatenation keeps each query one constant (the statement cache key).
+#define LMTRAIN_JOB_COLUMNS                                                             \
+  "id, name, task, state, spec_yaml, priority, request_id, output_dir, created_at_ms, " \
+  "started_at_ms, finished_at_ms, error, worker_id, exit_code, metrics_json"
+
+constexpr char kFindByRequestId[] = "SELECT id FROM jobs WHERE request_id = ?1";
+constexpr char kInsertJob[] =
+    "INSERT INTO jobs (name, task, state, spec_yaml, priority, request_id, created_at_ms) "
+    "VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7) RETURNING id";
+constexpr char kSelectJob[] = "SELECT " LMTRAIN_JOB_COLUMNS " FROM jobs WHERE id = ?1";
+constexpr char kSelectAllJobs[] =
+    "SELECT " LMTRAIN_JOB_COLUMNS " FROM jobs ORDER BY id DESC LIMIT ?1";
+// ?1 is a JSON array of state names, so one cached statement serves any set of states.
+constexpr char kSelectJobsInStates[] =
+    "SELECT " LMTRAIN_JOB_COLUMNS
+    " FROM jobs WHERE state IN (SELECT value FROM json_each(?1)) "
+    "ORDER BY id DESC LIMIT ?2";
+constexpr char kJobExists[] = "SELECT 1 FROM jobs WHERE id = ?1";
+constexpr char kUpdateLifecycle[] =
+    "UPDATE jobs SET state = ?2, started_at_ms = ?3, finished_at_ms = ?4, worker_id = ?5, "
+    "output_dir = ?6, error = ?7, exit_code = ?8 WHERE id = ?1";
+constexpr char kSelectMetrics[] = "SELECT metrics_json FROM jobs WHERE id = ?1";
+constexpr char kUpdateMetrics[] = "UPDATE jobs SET metrics_json = ?2 WHERE id = ?1";
+constexpr char kLastEventSeq[] = "SELECT COALESCE(MAX(seq), 0) FROM events WHERE job_id = ?1";
+constexpr char kInsertEvent[] =
+    "INSERT INTO events (job_id, seq, time_ms, kind, payload) VALUES (?1, ?2, ?3, ?4, ?5)";
+constexpr char kSelectEvents[] =
+    "SELECT seq, time_ms, kind, payload FROM events WHERE job_id = ?1 AND seq > ?2 "
+    "ORDER BY seq LIMIT ?3";
+constexpr char kUpsertCheckpoint[] =
+    "INSERT INTO checkpoints (job_id, step, path, created_at_ms) VALUES (?1, ?2, ?3, ?4) "
+    "ON CONFLICT (job_id, step) DO UPDATE SET path = excluded.path, "
+    "created_at_ms = excluded.created_at_ms";
+constexpr char kSelectCheckpoints[] =
+    "SELECT step, path, created_at_ms FROM checkpoints WHERE job_id = ?1 ORDER BY step";
+
+#undef LMTRAIN_JOB_COLUMNS
+
+// Column positions in LMTRAIN_JOB_COLUMNS order.
+enum JobColumn {
+  kId,
+  kName,
+  kTask,
+  kState,
+  kSpecYaml,
+  kPriority,
+  kRequestId,
+  kOutputDir,
+  kCreatedAt,
+  kStartedAt,
+  kFinishedAt,
+  kError,
+  kWorkerId,
+  kExitCode,
+  kMetricsJson,
+};
+
+absl::StatusOr<TrainingMetrics> DecodeMetrics(int64_t id, const std::string& json) {
+  absl::StatusOr<TrainingMetrics> metrics = MetricsFromJson(json);
+  if (!metrics.ok()) {
+    return absl::DataLossError(
+        absl::StrCat("job ", id, ": stored metrics ", json, ": ", metrics.status().message()));
+  }
+  return metrics;
+}
+
+absl::StatusOr<JobRecord> JobFromRow(const Statement& row) {
+  JobRecord job;
+  const int64_t id = row.ColumnInt64(kId);
+  job.id = absl::StrCat(id);
+  job.name = row.ColumnText(kName);
+  job.task = row.ColumnText(kTask);
+  const std::string state = row.ColumnText(kState);
+  std::optional<JobState> parsed = ParseJobState(state);
+  if (!parsed.has_value()) {
+    return absl::DataLossError(absl::StrCat("job ", id, ": unknown stored state '", state, "'"));
+  }
+  job.state = *parsed;
+  job.spec_yaml = row.ColumnText(kSpecYaml);
+  job.priority = static_cast<int>(row.ColumnInt64(kPriority));
+  job.request_id = row.ColumnText(kRequestId);
+  job.output_dir = row.ColumnText(kOutputDir);
+  job.created_at_ms = row.ColumnInt64(kCreatedAt);
+  job.started_at_ms = row.ColumnInt64(kStartedAt);
+  job.finished_at_ms = row.ColumnInt64(kFinishedAt);
+  job.error = row.ColumnText(kError);
+  job.worker_id = row.ColumnText(kWorkerId);
+  if (!row.ColumnIsNull(kExitCode)) job.exit_code = static_cast<int>(row.ColumnInt64(kExitCode));
+  ASSIGN_OR_RETURN(job.metrics, DecodeMetrics(id, row.ColumnText(kMetricsJson)));
+  return job;
+}
+
+absl::StatusOr<std::vector<CheckpointRecord>> SelectCheckpoints(Connection& db, int64_t job_id) {
+  ASSIGN_OR_RETURN(CachedStatement stmt, db.Prepare(kSelectCheckpoints));
+  RETURN_IF_ERROR(stmt->BindAll(job_id));
+  std::vector<CheckpointRecord> checkpoints;
+  for (;;) {
+    ASSIGN_OR_RETURN(bool has_row, stmt->Step());
+    if (!has_row) return checkpoints;
+    checkpoints.push_back({stmt->ColumnInt64(0), stmt->ColumnText(1), stmt->ColumnInt64(2)});
+  }
+}
+
+// Reads every row of a prepared, bound jobs query, then attaches each job's checkpoints
+// (after the jobs query has finished, so that only one cursor is open at a time).
+absl::StatusOr<std::vector<JobRecord>> ReadJobs(Connection& db, CachedStatement stmt) {
+  std::vector<JobRecord> jobs;
+  std::vector<int64_t> ids;
+  for (;;) {
+    ASSIGN_OR_RETURN(bool has_row, stmt->Step());
+    if (!has_row) break;
+    ids.push_back(stmt->ColumnInt64(kId));
+    ASSIGN_OR_RETURN(jobs.emplace_back(), JobFromRow(*stmt));
+  }
+  stmt->Reset();
+  for (size_t i = 0; i < jobs.size(); ++i) {
+    ASSIGN_OR_RETURN(jobs[i].checkpoints, SelectCheckpoints(db, ids[i]));
+  }
+  return jobs;
+}
+
+std::string StateNamesJson(const std::vector<JobState>& states) {
+  nlohmann::json names = nlohmann::json::array();
+  for (JobState state : states) names.push_back(std::string(JobStateName(state)));
+  return names.dump();
+}
+
+}  // namespace
+
+absl::StatusOr<std::optional<int64_t>> FindJobByRequestId(Connection& db,
+                                                          absl::string_view request_id) {
+  ASSIGN_OR_RETURN(CachedStatement stmt, db.Prepare(kFindByRequestId));
+  RETURN_IF_ERROR(stmt->BindAll(request_id));
+  ASSIGN_OR_RETURN(bool has_row, stmt->Step());
+  if (!has_row) return std::nullopt;
+  return stmt->ColumnInt64(0);
+}
+
+absl::StatusOr<int64_t> InsertJob(Connection& db, const NewJob& job) {
+  ASSIGN_OR_RETURN(CachedStatement stmt, db.Prepare(kInsertJob));
+  // An absent request id is NULL, which UNIQUE never matches against another NULL.
+  std::optional<absl::string_view> request_id;
+  if (!job.request_id.empty()) request_id = job.request_id;
+  RETURN_IF_ERROR(stmt->BindAll(job.name, job.task, std::string(JobStateName(JobState::kQueued)),
+                                job.spec_yaml, job.priority, request_id, job.created_at_ms));
+  ASSIGN_OR_RETURN(bool has_row, stmt->Step());
+  if (!has_row) return absl::InternalError("INSERT INTO jobs returned no id");
+  return stmt->ColumnInt64(0);
+}
+
+absl::StatusOr<std::optional<JobRecord>> SelectJob(Connection& db, int64_t id) {
+  ASSIGN_OR_RETURN(CachedStatement stmt, db.Prepare(kSelectJob));
+  RETURN_IF_ERROR(stmt->BindAll(id));
+  ASSIGN_OR_RETURN(std::vector<JobRecord> jobs, ReadJobs(db, std::move(stmt)));
+  if (jobs.empty()) return std::nullopt;
+  return std::move(jobs.front());
+}
+
+absl::StatusOr<std::vector<JobRecord>> SelectJobs(Connection& db, const JobFilter& filter) {
+  if (filter.states.empty()) {
+    ASSIGN_OR_RETURN(CachedStatement stmt, db.Prepare(kSelectAllJobs));
+    RETURN_IF_ERROR(stmt->BindAll(filter.limit));
+    return ReadJobs(db, std::move(stmt));
+  }
+  ASSIGN_OR_RETURN(CachedStatement stmt, db.Prepare(kSelectJobsInStates));
+  RETURN_IF_ERROR(stmt->BindAll(StateNamesJson(filter.states), filter.limit));
+  return ReadJobs(db, std::move(stmt));
+}
+
+absl::StatusOr<bool> JobExists(Connection& db, int64_t id) {
+  ASSIGN_OR_RETURN(CachedStatement stmt, db.Prepare(kJobExists));
+  RETURN_IF_ERROR(stmt->BindAll(id));
+  return stmt->Step();
+}
+
+absl::Status UpdateJobLifecycle(Connection& db, int64_t id, const JobRecord& record) {
+  ASSIGN_OR_RETURN(CachedStatement stmt, db.Prepare(kUpdateLifecycle));
+  RETURN_IF_ERROR(stmt->BindAll(id, std::string(JobStateName(record.state)), record.started_at_ms,
+                                record.finished_at_ms, record.worker_id, record.output_dir,
+                                record.error, record.exit_code));
+  return stmt->Run();
+}
+
+absl::StatusOr<TrainingMetrics> SelectMetrics(Connection& db, int64_t id) {
+  ASSIGN_OR_RETURN(CachedStatement stmt, db.Prepare(kSelectMetrics));
+  RETURN_IF_ERROR(stmt->BindAll(id));
+  ASSIGN_OR_RETURN(bool has_row, stmt->Step());
+  if (!has_row) return JobNotFoundError(absl::StrCat(id));
+  return DecodeMetrics(id, stmt->ColumnText(0));
+}
+
+absl::Status UpdateMetrics(Connection& db, int64_t id, const TrainingMetrics& metrics) {
+  ASSIGN_OR_RETURN(CachedStatement stmt, db.Prepare(kUpdateMetrics));
+  RETURN_IF_ERROR(stmt->BindAll(id, MetricsToJson(metrics)));
+  return stmt->Run();
+}
+
+absl::StatusOr<int64_t> LastEventSeq(Connection& db, int64_t job_id) {
+  ASSIGN_OR_RETURN(CachedStatement stmt, db.Prepare(kLastEventSeq));
+  RETURN_IF_ERROR(stmt->BindAll(job_id));
+  ASSIGN_OR_RETURN(bool has_row, stmt->Step());
+  if (!has_row) return absl::InternalError("MAX(seq) returned no row");
+  return stmt->ColumnInt64(0);
+}
+
+absl::Status InsertEvent(Connection& db, int64_t job_id, int64_t seq, int64_t time_ms,
+                         const EventPayload& payload) {
+  ASSIGN_OR_RETURN(CachedStatement stmt, db.Prepare(kInsertEvent));
+  RETURN_IF_ERROR(
+      stmt->BindAll(job_id, seq, time_ms, EventKind(payload), EncodeEventPayload(payload)));
+  return stmt->Run();
+}
+
+absl::StatusOr<std::vector<EventRecord>> SelectEvents(Connection& db, int64_t job_id,
+                                                      int64_t after_seq, int limit) {
+  ASSIGN_OR_RETURN(CachedStatement stmt, db.Prepare(kSelectEvents));
+  RETURN_IF_ERROR(stmt->BindAll(job_id, after_seq, limit));
+  std::vector<EventRecord> events;
+  for (;;) {
+    ASSIGN_OR_RETURN(bool has_row, stmt->Step());
+    if (!has_row) return events;
+    EventRecord& event = events.emplace_back();
+    event.seq = stmt->ColumnInt64(0);
+    event.job_id = absl::StrCat(job_id);
+    event.time_ms = stmt->ColumnInt64(1);
+    ASSIGN_OR_RETURN(event.payload, DecodeEventPayload(stmt->ColumnText(2), stmt->ColumnText(3)));
+  }
+}
+
+absl::Status UpsertCheckpoint(Connection& db, int64_t job_id, const CheckpointRecord& checkpoint) {
+  ASSIGN_OR_RETURN(CachedStatement stmt, db.Prepare(kUpsertCheckpoint));
+  RETURN_IF_ERROR(
+      stmt->BindAll(job_id, checkpoint.step, checkpoint.path, checkpoint.created_at_ms));
+  return stmt->Run();
+}
+
+}  // namespace lmtrain::storage_internal

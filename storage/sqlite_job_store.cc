@@ -1,0 +1,188 @@
+#include "storage/sqlite_job_store.h"
+
+#include <optional>
+#include <string>
+#include <utility>
+#include <variant>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "common/status_macros.h"
+#include "storage/internal/job_store_rules.h"
+#include "storage/internal/job_tables.h"
+#include "storage/internal/sqlite_connection.h"
+#include "storage/internal/sqlite_schema.h"
+#include "storage/internal/sqlite_transaction.h"
+
+namespace lmtrain {
+namespace {
+
+using storage_internal::Connection;
+using storage_internal::Transaction;
+
+// Rewrites a DataLoss from the first reads of the file into advice for the operator. Nothing
+// has been written at that point (the schema check comes before any pragma that writes).
+absl::Status DescribeUnreadable(const Connection& db, const absl::Status& status) {
+  if (status.code() != absl::StatusCode::kDataLoss) return status;
+  return absl::DataLossError(absl::StrCat(
+      db.path(), " is not an SQLite database or is damaged (", status.message(),
+      "); the file was left unchanged: restore it from a backup, or move it aside to start "
+      "an empty job store"));
+}
+
+absl::Status QuickCheck(Connection& db) {
+  ASSIGN_OR_RETURN(std::string result, db.QueryText("PRAGMA quick_check"));
+  if (result == "ok") return absl::OkStatus();
+  return absl::DataLossError(absl::StrCat("integrity check failed: ", result));
+}
+
+// Everything that reads the file before the first write: is it a database we can use?
+absl::Status CheckFile(Connection& db, bool check_integrity) {
+  ASSIGN_OR_RETURN(int version, storage_internal::ReadSchemaVersion(db));
+  RETURN_IF_ERROR(storage_internal::CheckSchemaVersionKnown(
+      db, version, storage_internal::JobStoreMigrations()));
+  if (check_integrity) RETURN_IF_ERROR(QuickCheck(db));
+  return absl::OkStatus();
+}
+
+absl::Status Configure(Connection& db) {
+  ASSIGN_OR_RETURN(std::string mode, db.QueryText("PRAGMA journal_mode = WAL"));
+  if (mode != "wal") {
+    return absl::FailedPreconditionError(
+        absl::StrCat(db.path(), ": cannot use WAL mode (journal_mode is '", mode,
+                     "'); put the job database on a local file system"));
+  }
+  RETURN_IF_ERROR(db.Exec("PRAGMA synchronous = NORMAL"));
+  return db.Exec("PRAGMA foreign_keys = ON");
+}
+
+// Merges the metrics events of a batch into the job's latest metrics, in batch order.
+absl::Status MergeMetrics(Connection& db, int64_t job_id, const std::vector<EventPayload>& events) {
+  std::optional<TrainingMetrics> merged;
+  for (const EventPayload& event : events) {
+    const auto* metrics = std::get_if<TrainingMetrics>(&event);
+    if (metrics == nullptr) continue;
+    if (!merged.has_value()) {
+      ASSIGN_OR_RETURN(merged, storage_internal::SelectMetrics(db, job_id));
+    }
+    merged->MergeFrom(*metrics);
+  }
+  if (!merged.has_value()) return absl::OkStatus();
+  return storage_internal::UpdateMetrics(db, job_id, *merged);
+}
+
+// Appends `events` after the job's last event; returns the new last seq.
+absl::StatusOr<int64_t> InsertEvents(Connection& db, int64_t job_id, int64_t time_ms,
+                                     const std::vector<EventPayload>& events) {
+  ASSIGN_OR_RETURN(int64_t seq, storage_internal::LastEventSeq(db, job_id));
+  for (const EventPayload& event : events) {
+    RETURN_IF_ERROR(storage_internal::InsertEvent(db, job_id, ++seq, time_ms, event));
+    if (const auto* checkpoint = std::get_if<CheckpointRecord>(&event)) {
+      RETURN_IF_ERROR(storage_internal::UpsertCheckpoint(db, job_id, *checkpoint));
+    }
+  }
+  RETURN_IF_ERROR(MergeMetrics(db, job_id, events));
+  return seq;
+}
+
+}  // namespace
+
+absl::StatusOr<std::unique_ptr<SqliteJobStore>> SqliteJobStore::Open(const Options& options) {
+  if (options.path.empty()) {
+    return absl::InvalidArgumentError("SqliteJobStore: Options.path must name the database file");
+  }
+  ASSIGN_OR_RETURN(std::unique_ptr<Connection> db,
+                   Connection::Open(options.path, options.busy_timeout_ms));
+  RETURN_IF_ERROR(DescribeUnreadable(*db, CheckFile(*db, options.check_integrity)));
+  RETURN_IF_ERROR(Configure(*db));
+  RETURN_IF_ERROR(storage_internal::Migrate(*db, storage_internal::JobStoreMigrations()));
+  return std::unique_ptr<SqliteJobStore>(new SqliteJobStore(std::move(db)));
+}
+
+SqliteJobStore::SqliteJobStore(std::unique_ptr<Connection> db) : db_(std::move(db)) {}
+
+SqliteJobStore::~SqliteJobStore() = default;
+
+absl::StatusOr<std::string> SqliteJobStore::CreateJob(const NewJob& new_job) {
+  absl::MutexLock lock(&mu_);
+  ASSIGN_OR_RETURN(Transaction txn, Transaction::Begin(*db_, Transaction::Mode::kWrite));
+  if (!new_job.request_id.empty()) {
+    ASSIGN_OR_RETURN(std::optional<int64_t> existing,
+                     storage_internal::FindJobByRequestId(*db_, new_job.request_id));
+    if (existing.has_value()) return absl::StrCat(*existing);  // Rolls back an empty txn.
+  }
+  ASSIGN_OR_RETURN(int64_t id, storage_internal::InsertJob(*db_, new_job));
+  const StateChangeEvent submitted{JobState::kQueued, storage_internal::kSubmittedReason};
+  RETURN_IF_ERROR(
+      storage_internal::InsertEvent(*db_, id, /*seq=*/1, new_job.created_at_ms, submitted));
+  RETURN_IF_ERROR(txn.Commit());
+  return absl::StrCat(id);
+}
+
+absl::StatusOr<JobRecord> SqliteJobStore::GetJob(const std::string& id) {
+  std::optional<int64_t> key = storage_internal::ParseJobId(id);
+  if (!key.has_value()) return storage_internal::JobNotFoundError(id);
+  absl::MutexLock lock(&mu_);
+  ASSIGN_OR_RETURN(Transaction txn, Transaction::Begin(*db_, Transaction::Mode::kRead));
+  ASSIGN_OR_RETURN(std::optional<JobRecord> job, storage_internal::SelectJob(*db_, *key));
+  if (!job.has_value()) return storage_internal::JobNotFoundError(id);
+  RETURN_IF_ERROR(txn.Commit());
+  return *std::move(job);
+}
+
+absl::StatusOr<std::vector<JobRecord>> SqliteJobStore::ListJobs(const JobFilter& filter) {
+  RETURN_IF_ERROR(storage_internal::CheckLimit(filter.limit, "JobFilter.limit"));
+  absl::MutexLock lock(&mu_);
+  ASSIGN_OR_RETURN(Transaction txn, Transaction::Begin(*db_, Transaction::Mode::kRead));
+  ASSIGN_OR_RETURN(std::vector<JobRecord> jobs, storage_internal::SelectJobs(*db_, filter));
+  RETURN_IF_ERROR(txn.Commit());
+  return jobs;
+}
+
+absl::StatusOr<JobRecord> SqliteJobStore::TransitionJob(const std::string& id,
+                                                        const JobTransition& t) {
+  std::optional<int64_t> key = storage_internal::ParseJobId(id);
+  if (!key.has_value()) return storage_internal::JobNotFoundError(id);
+  absl::MutexLock lock(&mu_);
+  ASSIGN_OR_RETURN(Transaction txn, Transaction::Begin(*db_, Transaction::Mode::kWrite));
+  ASSIGN_OR_RETURN(std::optional<JobRecord> job, storage_internal::SelectJob(*db_, *key));
+  if (!job.has_value()) return storage_internal::JobNotFoundError(id);
+  ASSIGN_OR_RETURN(JobRecord updated, storage_internal::ApplyTransition(*std::move(job), t));
+  RETURN_IF_ERROR(storage_internal::UpdateJobLifecycle(*db_, *key, updated));
+  ASSIGN_OR_RETURN(int64_t last_seq, storage_internal::LastEventSeq(*db_, *key));
+  RETURN_IF_ERROR(storage_internal::InsertEvent(*db_, *key, last_seq + 1, t.time_ms,
+                                                StateChangeEvent{t.to, t.reason}));
+  RETURN_IF_ERROR(txn.Commit());
+  return updated;
+}
+
+absl::StatusOr<int64_t> SqliteJobStore::AppendEvents(const std::string& job_id, int64_t time_ms,
+                                                     const std::vector<EventPayload>& events) {
+  std::optional<int64_t> key = storage_internal::ParseJobId(job_id);
+  if (!key.has_value()) return storage_internal::JobNotFoundError(job_id);
+  RETURN_IF_ERROR(storage_internal::CheckAppendable(events));
+  absl::MutexLock lock(&mu_);
+  ASSIGN_OR_RETURN(Transaction txn, Transaction::Begin(*db_, Transaction::Mode::kWrite));
+  ASSIGN_OR_RETURN(bool exists, storage_internal::JobExists(*db_, *key));
+  if (!exists) return storage_internal::JobNotFoundError(job_id);
+  ASSIGN_OR_RETURN(int64_t last_seq, InsertEvents(*db_, *key, time_ms, events));
+  RETURN_IF_ERROR(txn.Commit());
+  return last_seq;
+}
+
+absl::StatusOr<std::vector<EventRecord>> SqliteJobStore::ListEvents(const std::string& job_id,
+                                                                    int64_t after_seq, int limit) {
+  std::optional<int64_t> key = storage_internal::ParseJobId(job_id);
+  if (!key.has_value()) return storage_internal::JobNotFoundError(job_id);
+  RETURN_IF_ERROR(storage_internal::CheckLimit(limit, "ListEvents limit"));
+  absl::MutexLock lock(&mu_);
+  ASSIGN_OR_RETURN(Transaction txn, Transaction::Begin(*db_, Transaction::Mode::kRead));
+  ASSIGN_OR_RETURN(bool exists, storage_internal::JobExists(*db_, *key));
+  if (!exists) return storage_internal::JobNotFoundError(job_id);
+  ASSIGN_OR_RETURN(std::vector<EventRecord> events,
+                   storage_internal::SelectEvents(*db_, *key, after_seq, limit));
+  RETURN_IF_ERROR(txn.Commit());
+  return events;
+}
+
+}  // namespace lmtrain

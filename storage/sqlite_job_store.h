@@ -1,0 +1,88 @@
+// SqliteJobStore: the durable JobStore, one SQLite file in WAL mode.
+//
+//   Open(options) --> [check file, migrate schema] --> ready --> destroyed: connection closed
+//        |
+//        `--> error: nothing written; a corrupt or too-new file is left byte-for-byte as it was
+//
+// Concurrency model: one SQLite connection, used under one absl::Mutex, so calls from any
+// number of threads run one at a time (each is a few indexed statements in one transaction).
+// Write methods run in BEGIN IMMEDIATE transactions and reads in BEGIN DEFERRED ones, so other
+// processes that open the same file stay consistent too (SQLite's file locks and
+// busy_timeout_ms arbitrate); lmtrain itself runs one server per file.
+//
+// Durability: synchronous=NORMAL in WAL mode; a committed call survives a process crash, and
+// an OS crash or power loss may drop the last few commits but never corrupts the file.
+//
+// Semantics beyond storage/job_store.h, shared with InMemoryJobStore
+// (storage/internal/job_store_rules.h):
+//  - ids are canonical decimals ("7"); any other string is NotFound.
+//  - ListJobs orders by id (creation order), not created_at_ms; limit <= 0 is InvalidArgument,
+//    as is ListEvents' limit <= 0. ListEvents with after_seq <= 0 lists from the first event.
+//  - AppendEvents with no events changes nothing and returns the job's last seq.
+//  - a CheckpointRecord for a step already recorded replaces it (one directory per step).
+//  - a batch holding a StateChangeEvent is rejected whole (InvalidArgument, nothing appended).
+// Storage specifics: event text that is not valid UTF-8 is stored with U+FFFD in place of bad
+// bytes (storage/internal/event_codec.h). Errors from SQLite map as in
+// storage/internal/sqlite_status.h (e.g. Unavailable when another process holds the lock past
+// busy_timeout_ms, DataLoss for a corrupt file).
+#pragma once
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "absl/base/thread_annotations.h"
+#include "absl/status/statusor.h"
+#include "absl/synchronization/mutex.h"
+#include "storage/job_store.h"
+
+namespace lmtrain {
+
+namespace storage_internal {
+class Connection;
+}  // namespace storage_internal
+
+class SqliteJobStore : public JobStore {
+ public:
+  struct Options {
+    // The database file; created (with its -wal and -shm companions) if absent. Its directory
+    // must exist. Required.
+    std::string path;
+    // How long a statement waits for a lock held by another connection before the call fails
+    // with Unavailable. Default 5000.
+    int busy_timeout_ms = 5000;
+    // Run `PRAGMA quick_check` on open, which reads the whole file (about a second per few
+    // hundred MB) and refuses a damaged one up front instead of failing later calls with
+    // DataLoss. Default true.
+    bool check_integrity = true;
+  };
+
+  // Opens or creates the store and brings its schema up to date. Errors, each naming the path:
+  //  InvalidArgument: options.path is empty.
+  //  FailedPrecondition: the file cannot be opened (missing directory, permissions), or its
+  //    schema version is newer than this build knows.
+  //  DataLoss: the file is not an SQLite database or is damaged (left unchanged).
+  //  Unavailable: another process held the file locked past busy_timeout_ms.
+  static absl::StatusOr<std::unique_ptr<SqliteJobStore>> Open(const Options& options);
+
+  ~SqliteJobStore() override;
+  SqliteJobStore(const SqliteJobStore&) = delete;
+  SqliteJobStore& operator=(const SqliteJobStore&) = delete;
+
+  absl::StatusOr<std::string> CreateJob(const NewJob& new_job) override;
+  absl::StatusOr<JobRecord> GetJob(const std::string& id) override;
+  absl::StatusOr<std::vector<JobRecord>> ListJobs(const JobFilter& filter) override;
+  absl::StatusOr<JobRecord> TransitionJob(const std::string& id, const JobTransition& t) override;
+  absl::StatusOr<int64_t> AppendEvents(const std::string& job_id, int64_t time_ms,
+                                       const std::vector<EventPayload>& events) override;
+  absl::StatusOr<std::vector<EventRecord>> ListEvents(const std::string& job_id, int64_t after_seq,
+                                                      int limit) override;
+
+ private:
+  explicit SqliteJobStore(std::unique_ptr<storage_internal::Connection> db);
+
+  absl::Mutex mu_;
+  const std::unique_ptr<storage_internal::Connection> db_ ABSL_PT_GUARDED_BY(mu_);
+};
+
+}  // namespace lmtrain

@@ -1,0 +1,202 @@
+// SqliteJobStore specifics: durability across reopen, file format, and refusing bad files.
+#include "storage/sqlite_job_store.h"
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+#include <sqlite3.h>
+
+#include <filesystem>
+#include <memory>
+#include <string>
+
+#include "absl/strings/str_cat.h"
+#include "storage/internal/sqlite_schema.h"
+#include "tests/storage/storage_test_util.h"
+
+namespace lmtrain {
+namespace {
+
+using ::lmtrain::testing::Describe;
+using ::lmtrain::testing::ReadBytes;
+using ::lmtrain::testing::ScratchDir;
+using ::lmtrain::testing::WriteBytes;
+using ::testing::HasSubstr;
+
+absl::StatusOr<std::unique_ptr<SqliteJobStore>> OpenStore(const std::string& path) {
+  SqliteJobStore::Options options;
+  options.path = path;
+  return SqliteJobStore::Open(options);
+}
+
+// Runs one statement on `path` with the raw SQLite API (independent of the store's code) and
+// returns column 0 of its first row as text ("" when there is none).
+std::string RawQuery(const std::string& path, const std::string& sql) {
+  sqlite3* db = nullptr;
+  EXPECT_EQ(sqlite3_open_v2(path.c_str(), &db, SQLITE_OPEN_READWRITE, nullptr), SQLITE_OK);
+  sqlite3_stmt* stmt = nullptr;
+  std::string result;
+  EXPECT_EQ(sqlite3_prepare_v2(db, sql.c_str(), -1, &stmt, nullptr), SQLITE_OK)
+      << sqlite3_errmsg(db);
+  if (stmt != nullptr && sqlite3_step(stmt) == SQLITE_ROW && sqlite3_column_text(stmt, 0)) {
+    result = reinterpret_cast<const char*>(sqlite3_column_text(stmt, 0));
+  }
+  sqlite3_finalize(stmt);
+  sqlite3_close(db);
+  return result;
+}
+
+NewJob MakeJob(const std::string& name) {
+  NewJob job;
+  job.name = name;
+  job.task = "mlm";
+  job.spec_yaml = "model: tiny-bert\n";
+  job.created_at_ms = 1000;
+  return job;
+}
+
+// A closed store file holding `jobs` jobs with a few events each (several pages).
+void FillStore(const std::string& path, int jobs) {
+  ASSERT_OK_AND_ASSIGN(std::unique_ptr<SqliteJobStore> store, OpenStore(path));
+  for (int i = 0; i < jobs; ++i) {
+    ASSERT_OK_AND_ASSIGN(std::string id, store->CreateJob(MakeJob(absl::StrCat("job-", i))));
+    ASSERT_OK(store->AppendEvents(id, 2000, {LogEvent{"stdout", std::string(200, 'x')}}));
+  }
+}
+
+TEST(SqliteJobStoreTest, DataSurvivesCloseAndReopen) {
+  ScratchDir dir;
+  const std::string path = dir.File("jobs.db");
+  std::string id;
+  std::string record;
+  std::vector<std::string> events;
+  {
+    ASSERT_OK_AND_ASSIGN(std::unique_ptr<SqliteJobStore> store, OpenStore(path));
+    ASSERT_OK_AND_ASSIGN(id, store->CreateJob(MakeJob("durable")));
+    JobTransition run;
+    run.to = JobState::kRunning;
+    run.time_ms = 2000;
+    run.worker_id = "w1";
+    ASSERT_OK(store->TransitionJob(id, run));
+    TrainingMetrics metrics;
+    metrics.step = 7;
+    metrics.loss = 1.5;
+    ASSERT_OK(store->AppendEvents(
+        id, 2500, {metrics, CheckpointRecord{7, "/o/c-7", 2500}, LogEvent{"stderr", "warning"}}));
+    ASSERT_OK_AND_ASSIGN(JobRecord job, store->GetJob(id));
+    record = Describe(job);
+    ASSERT_OK_AND_ASSIGN(std::vector<EventRecord> list, store->ListEvents(id, 0, 100));
+    events = Describe(list);
+  }
+  ASSERT_OK_AND_ASSIGN(std::unique_ptr<SqliteJobStore> reopened, OpenStore(path));
+  ASSERT_OK_AND_ASSIGN(JobRecord job, reopened->GetJob(id));
+  EXPECT_EQ(Describe(job), record);
+  ASSERT_OK_AND_ASSIGN(std::vector<EventRecord> list, reopened->ListEvents(id, 0, 100));
+  EXPECT_EQ(Describe(list), events);
+  ASSERT_OK_AND_ASSIGN(std::string next, reopened->CreateJob(MakeJob("next")));
+  EXPECT_EQ(next, "2");
+}
+
+TEST(SqliteJobStoreTest, UsesWalModeAndLatestSchemaVersion) {
+  ScratchDir dir;
+  const std::string path = dir.File("jobs.db");
+  { ASSERT_OK(OpenStore(path)); }
+  EXPECT_EQ(RawQuery(path, "PRAGMA journal_mode"), "wal");
+  EXPECT_EQ(RawQuery(path, "PRAGMA user_version"),
+            absl::StrCat(storage_internal::LatestSchemaVersion()));
+  EXPECT_EQ(RawQuery(path,
+                     "SELECT group_concat(name, ',') FROM (SELECT name FROM sqlite_master "
+                     "WHERE type = 'table' AND name NOT LIKE 'sqlite_%' ORDER BY name)"),
+            "checkpoints,events,jobs");
+}
+
+TEST(SqliteJobStoreTest, TwoStoresOnOneFileSeeEachOthersWrites) {
+  ScratchDir dir;
+  const std::string path = dir.File("jobs.db");
+  ASSERT_OK_AND_ASSIGN(std::unique_ptr<SqliteJobStore> a, OpenStore(path));
+  ASSERT_OK_AND_ASSIGN(std::unique_ptr<SqliteJobStore> b, OpenStore(path));
+  ASSERT_OK_AND_ASSIGN(std::string id, a->CreateJob(MakeJob("shared")));
+  ASSERT_OK_AND_ASSIGN(int64_t last, b->AppendEvents(id, 2000, {LogEvent{"stdout", "from b"}}));
+  EXPECT_EQ(last, 2);
+  ASSERT_OK_AND_ASSIGN(std::vector<EventRecord> events, a->ListEvents(id, 0, 10));
+  EXPECT_EQ(events.size(), 2u);
+}
+
+// Opening `path` must fail with `code` and a message naming it, and leave it byte-identical.
+void ExpectRefusedAndUntouched(const std::string& path, absl::StatusCode code,
+                               const std::string& why) {
+  const std::string before = ReadBytes(path);
+  absl::StatusOr<std::unique_ptr<SqliteJobStore>> store = OpenStore(path);
+  ASSERT_FALSE(store.ok());
+  const std::string message(store.status().message());
+  EXPECT_EQ(store.status().code(), code) << message;
+  EXPECT_THAT(message, HasSubstr(path));
+  EXPECT_THAT(message, HasSubstr(why));
+  const std::string after = ReadBytes(path);
+  EXPECT_TRUE(after == before) << path << " was modified: "
+                               << ::lmtrain::testing::DescribeDifference(before, after);
+  EXPECT_FALSE(std::filesystem::exists(path + "-wal"));
+  EXPECT_FALSE(std::filesystem::exists(path + "-shm"));
+  EXPECT_FALSE(std::filesystem::exists(path + "-journal"));
+}
+
+TEST(SqliteJobStoreTest, RefusesGarbageFileAndLeavesItUnchanged) {
+  ScratchDir dir;
+  const std::string path = dir.File("jobs.db");
+  std::string garbage;
+  for (int i = 0; i < 300; ++i) garbage += "model: tiny-gpt2  # not a database\n";
+  WriteBytes(path, garbage);
+  ExpectRefusedAndUntouched(path, absl::StatusCode::kDataLoss, "is not an SQLite database");
+}
+
+TEST(SqliteJobStoreTest, RefusesTruncatedDatabaseAndLeavesItUnchanged) {
+  ScratchDir dir;
+  const std::string path = dir.File("jobs.db");
+  FillStore(path, 40);
+  const std::string full = ReadBytes(path);
+  ASSERT_GT(full.size(), 8u * 4096);
+  WriteBytes(path, full.substr(0, full.size() / 2));
+  ExpectRefusedAndUntouched(path, absl::StatusCode::kDataLoss, "is damaged");
+}
+
+TEST(SqliteJobStoreTest, RefusesDamagedPageAndLeavesItUnchanged) {
+  ScratchDir dir;
+  const std::string path = dir.File("jobs.db");
+  FillStore(path, 40);
+  std::string bytes = ReadBytes(path);
+  constexpr size_t kPage = 4096;  // SQLite's default page size.
+  ASSERT_GT(bytes.size(), 8 * kPage);
+  // Page 1 (the header and schema) stays intact, so only the integrity check can tell.
+  const size_t middle = (bytes.size() / 2) / kPage * kPage;
+  bytes.replace(middle, kPage, std::string(kPage, '\x5a'));
+  WriteBytes(path, bytes);
+  ExpectRefusedAndUntouched(path, absl::StatusCode::kDataLoss, "is damaged");
+}
+
+TEST(SqliteJobStoreTest, RefusesSchemaFromNewerVersion) {
+  ScratchDir dir;
+  const std::string path = dir.File("jobs.db");
+  FillStore(path, 1);
+  const int future = storage_internal::LatestSchemaVersion() + 1;
+  RawQuery(path, absl::StrCat("PRAGMA user_version = ", future));
+  // Out of WAL mode, so that switching it back on before the version check would show.
+  ASSERT_EQ(RawQuery(path, "PRAGMA journal_mode = DELETE"), "delete");
+  ExpectRefusedAndUntouched(path, absl::StatusCode::kFailedPrecondition,
+                            absl::StrCat("schema version ", future, " is newer"));
+}
+
+TEST(SqliteJobStoreTest, MissingDirectoryIsAClearError) {
+  ScratchDir dir;
+  const std::string path = dir.File("no-such-dir/jobs.db");
+  absl::StatusOr<std::unique_ptr<SqliteJobStore>> store = OpenStore(path);
+  ASSERT_FALSE(store.ok());
+  EXPECT_EQ(store.status().code(), absl::StatusCode::kFailedPrecondition) << store.status();
+  EXPECT_THAT(std::string(store.status().message()), HasSubstr(path));
+  EXPECT_FALSE(std::filesystem::exists(path));
+}
+
+TEST(SqliteJobStoreTest, EmptyPathIsInvalidArgument) {
+  EXPECT_EQ(OpenStore("").status().code(), absl::StatusCode::kInvalidArgument);
+}
+
+}  // namespace
+}  // namespace lmtrain
