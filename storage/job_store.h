@@ -4,6 +4,14 @@
 // (in_memory_job_store.h, a fake for tests). Both pass tests/storage/job_store_contract_test.
 // Thread-safe: every method may be called from any thread. Times are Unix milliseconds,
 // supplied by the caller (the store reads no clock).
+//
+// Details both implementations share (pinned by the contract test):
+// - Ids are canonical decimals; anything else ("01", " 1", "abc") is NotFound.
+// - "Newest first" means highest id first. limit <= 0 is InvalidArgument.
+// - AppendEvents with no events changes nothing and returns the current last seq; a batch
+//   holding a StateChangeEvent is rejected whole; a checkpoint for an existing step
+//   replaces it; appending to a finished job is allowed (late log lines).
+// - Text should be UTF-8: the SQLite store replaces invalid bytes with U+FFFD.
 #pragma once
 
 #include <cstdint>
