@@ -1,0 +1,153 @@
+// The model registry and HF model directories (config.json + model.safetensors).
+#include "worker/models/pretrained_model.h"
+
+#include <filesystem>
+#include <functional>
+#include <utility>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/string_view.h"
+#include "common/status_macros.h"
+#include "worker/models/gpt2.h"
+#include "worker/models/json_file.h"
+#include "worker/models/safetensors.h"
+
+namespace lmtrain {
+namespace {
+
+namespace fs = std::filesystem;
+
+// The HF version whose file layout this code writes (config.json "transformers_version").
+constexpr absl::string_view kTransformersVersion = "4.31.0";
+constexpr char kConfigFile[] = "config.json";
+constexpr char kWeightsFile[] = "model.safetensors";
+constexpr char kWeightsIndexFile[] = "model.safetensors.index.json";
+constexpr const char* kUnsupportedWeightFiles[] = {
+    "pytorch_model.bin", "pytorch_model.bin.index.json", "tf_model.h5", "flax_model.msgpack"};
+
+using CausalLmFactory =
+    std::function<absl::StatusOr<std::shared_ptr<CausalLmModel>>(const nlohmann::json&)>;
+
+struct Architecture {
+  absl::string_view model_type;
+  CausalLmFactory create;
+};
+
+const Architecture kCausalLms[] = {
+    {"gpt2",
+     [](const nlohmann::json& config) -> absl::StatusOr<std::shared_ptr<CausalLmModel>> {
+       ASSIGN_OR_RETURN(std::shared_ptr<Gpt2LMHeadModel> model, Gpt2LMHeadModel::Create(config));
+       return std::shared_ptr<CausalLmModel>(std::move(model));
+     }},
+};
+
+absl::StatusOr<std::map<std::string, torch::Tensor>> ReadWeights(const fs::path& dir) {
+  const fs::path single = dir / kWeightsFile;
+  if (fs::exists(single)) return ReadSafetensors(single.string());
+  const fs::path index = dir / kWeightsIndexFile;
+  if (fs::exists(index)) return ReadSafetensorsIndex(index.string());
+  for (const char* name : kUnsupportedWeightFiles) {
+    if (fs::exists(dir / name)) {
+      return absl::UnimplementedError(absl::StrCat(
+          (dir / name).string(), ": only safetensors weights are supported, not ", name,
+          ". Convert once in Python: AutoModel.from_pretrained(d).save_pretrained(d, "
+          "safe_serialization=True)"));
+    }
+  }
+  return absl::NotFoundError(absl::StrCat(dir.string(), ": no ", kWeightsFile, " or ",
+                                          kWeightsIndexFile, " in the model directory"));
+}
+
+// A checkpoint that shares no key with the model is a wrong directory, not a fresh start.
+absl::Status CheckSomethingLoaded(const PretrainedModel& model, const LoadReport& report,
+                                  const std::string& source) {
+  if (report.missing_keys.size() < model.parameters().size()) return absl::OkStatus();
+  return absl::InvalidArgumentError(
+      absl::StrCat(source, ": no tensor matches a parameter of this model (first unexpected key: '",
+                   report.unexpected_keys.empty() ? "" : report.unexpected_keys.front(),
+                   "'); is config.json's model_type right?"));
+}
+
+std::string DtypeName(const NamedTensors& tensors) {
+  for (const auto& [name, tensor] : tensors) {
+    if (!tensor.is_floating_point()) continue;
+    switch (tensor.scalar_type()) {
+      case torch::kFloat16:
+        return "float16";
+      case torch::kBFloat16:
+        return "bfloat16";
+      case torch::kFloat64:
+        return "float64";
+      default:
+        return "float32";
+    }
+  }
+  return "float32";
+}
+
+absl::Status WriteModelDir(const PretrainedModel& model, const fs::path& dir) {
+  NamedTensors tensors = model.HfStateDict();
+  nlohmann::json config = model.HfConfig();
+  // As HF's save_pretrained: the parameters' dtype and the writing library's version.
+  config["torch_dtype"] = DtypeName(tensors);
+  config["transformers_version"] = kTransformersVersion;
+  RETURN_IF_ERROR(WriteTextFile((dir / kConfigFile).string(), FormatHfJson(config)));
+  return WriteSafetensors((dir / kWeightsFile).string(), tensors, {{"format", "pt"}});
+}
+
+}  // namespace
+
+absl::StatusOr<std::shared_ptr<CausalLmModel>> CreateCausalLm(const nlohmann::json& config) {
+  auto model_type = config.find("model_type");  // end() for non-objects too.
+  if (model_type == config.end() || !model_type->is_string()) {
+    return absl::InvalidArgumentError(
+        "model config needs a \"model_type\" string (supported: \"gpt2\")");
+  }
+  for (const Architecture& architecture : kCausalLms) {
+    if (model_type->get_ref<const std::string&>() == architecture.model_type) {
+      return architecture.create(config);
+    }
+  }
+  return absl::InvalidArgumentError(absl::StrCat("model_type '", model_type->get<std::string>(),
+                                                 "' is not supported yet (supported: gpt2)"));
+}
+
+absl::StatusOr<std::shared_ptr<CausalLmModel>> LoadCausalLm(const std::string& dir,
+                                                            LoadReport* report) {
+  const fs::path root(dir);
+  std::error_code error;
+  if (!fs::is_directory(root, error)) {
+    return absl::NotFoundError(absl::StrCat(dir, ": model directory not found"));
+  }
+  const std::string config_path = (root / kConfigFile).string();
+  ASSIGN_OR_RETURN(nlohmann::json config, ReadJsonFile(config_path));
+  absl::StatusOr<std::shared_ptr<CausalLmModel>> model = CreateCausalLm(config);
+  if (!model.ok()) {
+    return absl::Status(model.status().code(),
+                        absl::StrCat(config_path, ": ", model.status().message()));
+  }
+  ASSIGN_OR_RETURN(auto tensors, ReadWeights(root));
+  LoadReport local_report;
+  absl::Status loaded = (*model)->LoadHfStateDict(tensors, &local_report);
+  if (!loaded.ok()) {
+    return absl::Status(loaded.code(), absl::StrCat(dir, ": ", loaded.message()));
+  }
+  RETURN_IF_ERROR(CheckSomethingLoaded(**model, local_report, dir));
+  if (report != nullptr) *report = std::move(local_report);
+  return model;
+}
+
+absl::Status SavePretrained(const PretrainedModel& model, const std::string& dir) {
+  std::error_code error;
+  if (!fs::is_directory(dir, error)) {
+    return absl::FailedPreconditionError(
+        absl::StrCat(dir, ": not a directory (SavePretrained writes into an existing one)"));
+  }
+  try {
+    return WriteModelDir(model, fs::path(dir));
+  } catch (const std::exception& e) {  // c10::Error from moving tensors to the CPU.
+    return absl::InternalError(absl::StrCat(dir, ": saving the model failed: ", e.what()));
+  }
+}
+
+}  // namespace lmtrain
