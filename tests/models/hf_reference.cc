@@ -131,7 +131,8 @@ std::vector<std::string> HfFixtureDirs(const std::string& root, const std::strin
   std::error_code error;
   for (const fs::directory_entry& entry : fs::directory_iterator(root, error)) {
     absl::StatusOr<json> config = ReadJsonFile((entry.path() / "config.json").string());
-    if (config.ok() && config->is_object() && config->value("model_type", "") == model_type) {
+    if (config.ok() && config->is_object() &&
+        (model_type.empty() || config->value("model_type", "") == model_type)) {
       dirs.push_back(entry.path().string());
     }
   }

@@ -44,8 +44,8 @@ absl::StatusOr<HfReference> ReadHfReference(const std::string& path);
 // $LMTRAIN_FIXTURES_DIR, else <source>/../shared/fixtures/hf-tiny.
 std::string HfFixturesRoot();
 
-// Sorted subdirectories of `root` whose config.json has this model_type; empty when `root`
-// does not exist.
+// Sorted subdirectories of `root` whose config.json has this model_type (any model_type when
+// empty); empty when `root` does not exist.
 std::vector<std::string> HfFixtureDirs(const std::string& root, const std::string& model_type);
 
 }  // namespace lmtrain::testing

@@ -39,4 +39,29 @@ nlohmann::json TinyGpt2Config() {
           {"attn_pdrop", 0.0},    {"bos_token_id", 36}, {"eos_token_id", 36}};
 }
 
+nlohmann::json TinyEncoderConfig(const std::string& model_type) {
+  if (model_type == "distilbert") {
+    return {{"model_type", model_type},
+            {"vocab_size", 37},
+            {"max_position_embeddings", 16},
+            {"dim", 16},
+            {"n_heads", 2},
+            {"n_layers", 2},
+            {"hidden_dim", 32},
+            {"dropout", 0.0},
+            {"attention_dropout", 0.0}};
+  }
+  nlohmann::json config = {{"model_type", model_type},
+                           {"vocab_size", 37},
+                           {"max_position_embeddings", model_type == "roberta" ? 18 : 16},
+                           {"hidden_size", 16},
+                           {"num_attention_heads", 2},
+                           {"num_hidden_layers", 2},
+                           {"intermediate_size", 32},
+                           {"hidden_dropout_prob", 0.0},
+                           {"attention_probs_dropout_prob", 0.0}};
+  if (model_type == "albert" || model_type == "electra") config["embedding_size"] = 8;
+  return config;
+}
+
 }  // namespace lmtrain::testing

@@ -29,4 +29,8 @@ void WriteFileBytes(const std::string& path, const std::string& bytes);
 // A tiny GPT-2 HF config: vocab 37, 16 positions, n_embd 16, 2 heads, 2 layers, no dropout.
 nlohmann::json TinyGpt2Config();
 
+// A tiny encoder HF config of `model_type` (bert, roberta, distilbert, albert, electra): vocab
+// 37, 16 positions, hidden 16 (ALBERT/ELECTRA embedding size 8), 2 heads, 2 layers, no dropout.
+nlohmann::json TinyEncoderConfig(const std::string& model_type);
+
 }  // namespace lmtrain::testing

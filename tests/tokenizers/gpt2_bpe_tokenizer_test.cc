@@ -49,6 +49,29 @@ TEST_F(Gpt2BpeTokenizerTest, EndOfTextInTheTextIsTheSpecialToken) {
             "Hello<|endoftext|> world");
 }
 
+TEST_F(Gpt2BpeTokenizerTest, OffsetsSkipSpacesAndSpecialTokensAreWords) {
+  const Encoding e =
+      tokenizer_->EncodeWithOffsets("Hello<|endoftext|> world", true);
+  EXPECT_THAT(e.ids, ElementsAre(15496, kEndOfText, 995));
+  using Offsets = std::vector<std::pair<size_t, size_t>>;
+  EXPECT_EQ(e.offsets, (Offsets{{0, 5}, {5, 18}, {19, 24}}));
+  EXPECT_THAT(e.word_ids, ElementsAre(0, 1, 2));
+  EXPECT_THAT(e.special_tokens_mask, ElementsAre(0, 0, 0));
+  EXPECT_EQ(tokenizer_->UnkId(), kEndOfText);
+}
+
+TEST_F(Gpt2BpeTokenizerTest, PairsAddNoTemplateTokens) {
+  auto pair = tokenizer_->EncodePair("Hello", " world", {}, false);
+  ASSERT_TRUE(pair.ok()) << pair.status();
+  const Encoding& e = (*pair)[0];
+  EXPECT_THAT(e.ids, ElementsAre(15496, 995));
+  EXPECT_THAT(e.type_ids, ElementsAre(0, 1));
+  EXPECT_THAT(e.sequence_ids, ElementsAre(0, 1));
+  // The second sequence's first token keeps its single leading space, as
+  // HF's ByteLevel post-processor (add_prefix_space) does.
+  EXPECT_EQ(e.offsets[1], (std::pair<size_t, size_t>{0, 6}));
+}
+
 TEST_F(Gpt2BpeTokenizerTest, DecodeInvertsEncode) {
   const std::string texts[] = {
       "",

@@ -1,5 +1,6 @@
 #include "worker/tokenizers/sentencepiece_tokenizer.h"
 
+#include <algorithm>
 #include <memory>
 
 #include "gmock/gmock.h"
@@ -53,6 +54,34 @@ TEST(SentencePieceTokenizerTest,
   EXPECT_EQ(tokenizer->IdToToken(tokenizer->VocabSize()), "");
   EXPECT_LE(tokenizer->VocabSize(), 400);
   EXPECT_GT(tokenizer->VocabSize(), 100);
+}
+
+TEST(SentencePieceTokenizerTest, TrainedModelHasAMaskPieceThatEncodesWhole) {
+  ScopedTempDir dir;
+  auto tokenizer = TrainOrDie(dir.File("spiece.model"), SmallOptions());
+  ASSERT_NE(tokenizer, nullptr);
+  EXPECT_EQ(tokenizer->MaskId(), 4);
+  EXPECT_EQ(tokenizer->IdToToken(4), "<mask>");
+  EXPECT_EQ(tokenizer->UnkId(), 1);
+  const std::vector<int32_t> ids = tokenizer->Encode("Emma<mask>rich");
+  EXPECT_EQ(std::count(ids.begin(), ids.end(), 4), 1);
+}
+
+TEST(SentencePieceTokenizerTest, EncodeWithOffsetsAlignsPiecesWithTheText) {
+  ScopedTempDir dir;
+  auto tokenizer = TrainOrDie(dir.File("spiece.model"), SmallOptions());
+  ASSERT_NE(tokenizer, nullptr);
+  const std::string text = "Emma was rich";
+  const Encoding encoding = tokenizer->EncodeWithOffsets(text, true);
+  EXPECT_EQ(encoding.ids, tokenizer->Encode(text));
+  std::string spelled;
+  for (const auto& [begin, end] : encoding.offsets) {
+    ASSERT_LE(begin, end);
+    ASSERT_LE(end, text.size());
+    spelled += text.substr(begin, end - begin);
+  }
+  EXPECT_EQ(spelled, "Emmawasrich");
+  EXPECT_EQ(encoding.word_ids.back(), 2);
 }
 
 TEST(SentencePieceTokenizerTest, DecodeWritesSpecialPiecesAsText) {

@@ -5,9 +5,11 @@
 #include <functional>
 #include <utility>
 
+#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/string_view.h"
 #include "common/status_macros.h"
+#include "worker/models/encoder_models.h"
 #include "worker/models/gpt2.h"
 #include "worker/models/json_file.h"
 #include "worker/models/safetensors.h"
@@ -95,6 +97,79 @@ absl::Status WriteModelDir(const PretrainedModel& model, const fs::path& dir) {
   return WriteSafetensors((dir / kWeightsFile).string(), tensors, {{"format", "pt"}});
 }
 
+template <typename Model>
+absl::StatusOr<std::shared_ptr<Model>> Upcast(absl::StatusOr<std::shared_ptr<Model>> model) {
+  return model;
+}
+
+template <typename Model, typename Derived>
+absl::StatusOr<std::shared_ptr<Model>> Upcast(absl::StatusOr<std::shared_ptr<Derived>> model) {
+  if (!model.ok()) return model.status();
+  return std::shared_ptr<Model>(*std::move(model));
+}
+
+template <typename Model>
+using Factory = std::function<absl::StatusOr<std::shared_ptr<Model>>(const nlohmann::json&)>;
+
+// config.json + weights -> a model of the interface `Model`, built by `create`.
+template <typename Model>
+absl::StatusOr<std::shared_ptr<Model>> LoadModel(const std::string& dir,
+                                                 const Factory<Model>& create, LoadReport* report) {
+  const fs::path root(dir);
+  std::error_code error;
+  if (!fs::is_directory(root, error)) {
+    return absl::NotFoundError(absl::StrCat(dir, ": model directory not found"));
+  }
+  const std::string config_path = (root / kConfigFile).string();
+  ASSIGN_OR_RETURN(nlohmann::json config, ReadJsonFile(config_path));
+  absl::StatusOr<std::shared_ptr<Model>> model = create(config);
+  if (!model.ok()) {
+    return absl::Status(model.status().code(),
+                        absl::StrCat(config_path, ": ", model.status().message()));
+  }
+  ASSIGN_OR_RETURN(auto tensors, ReadWeights(root));
+  LoadReport local_report;
+  absl::Status loaded = (*model)->LoadHfStateDict(tensors, &local_report);
+  if (!loaded.ok()) {
+    return absl::Status(loaded.code(), absl::StrCat(dir, ": ", loaded.message()));
+  }
+  RETURN_IF_ERROR(CheckSomethingLoaded(**model, local_report, dir));
+  if (report != nullptr) *report = std::move(local_report);
+  return model;
+}
+
+std::string FirstArchitecture(const nlohmann::json& config) {
+  auto it = config.find("architectures");
+  if (it == config.end() || !it->is_array() || it->empty() || !(*it)[0].is_string()) return "";
+  return (*it)[0].get<std::string>();
+}
+
+template <typename Model>
+absl::StatusOr<std::shared_ptr<PretrainedModel>> AsPretrained(
+    absl::StatusOr<std::shared_ptr<Model>> model) {
+  if (!model.ok()) return model.status();
+  return std::shared_ptr<PretrainedModel>(*std::move(model));
+}
+
+using Loader = std::function<absl::StatusOr<std::shared_ptr<PretrainedModel>>(const std::string&,
+                                                                              LoadReport*)>;
+
+// By the architecture name's suffix (the prefix is the family, which model_type decides).
+const std::pair<const char*, Loader> kArchitectureLoaders[] = {
+    {"LMHeadModel",
+     [](const std::string& d, LoadReport* r) { return AsPretrained(LoadCausalLm(d, r)); }},
+    {"ForMaskedLM",
+     [](const std::string& d, LoadReport* r) { return AsPretrained(LoadMaskedLm(d, r)); }},
+    {"ForQuestionAnswering",
+     [](const std::string& d, LoadReport* r) { return AsPretrained(LoadQuestionAnswering(d, r)); }},
+    {"ForSequenceClassification",
+     [](const std::string& d, LoadReport* r) {
+       return AsPretrained(LoadSequenceClassification(d, r));
+     }},
+    {"ForPreTraining",
+     [](const std::string& d, LoadReport* r) { return AsPretrained(LoadDiscriminator(d, r)); }},
+};
+
 }  // namespace
 
 absl::StatusOr<std::shared_ptr<CausalLmModel>> CreateCausalLm(const nlohmann::json& config) {
@@ -114,27 +189,59 @@ absl::StatusOr<std::shared_ptr<CausalLmModel>> CreateCausalLm(const nlohmann::js
 
 absl::StatusOr<std::shared_ptr<CausalLmModel>> LoadCausalLm(const std::string& dir,
                                                             LoadReport* report) {
-  const fs::path root(dir);
-  std::error_code error;
-  if (!fs::is_directory(root, error)) {
-    return absl::NotFoundError(absl::StrCat(dir, ": model directory not found"));
+  return LoadModel<CausalLmModel>(dir, CreateCausalLm, report);
+}
+
+absl::StatusOr<std::shared_ptr<MaskedLmModel>> CreateMaskedLm(const nlohmann::json& config) {
+  return Upcast<MaskedLmModel>(EncoderForMaskedLm::Create(config));
+}
+
+absl::StatusOr<std::shared_ptr<QuestionAnsweringModel>> CreateQuestionAnswering(
+    const nlohmann::json& config) {
+  return Upcast<QuestionAnsweringModel>(EncoderForQuestionAnswering::Create(config));
+}
+
+absl::StatusOr<std::shared_ptr<SequenceClassificationModel>> CreateSequenceClassification(
+    const nlohmann::json& config) {
+  return Upcast<SequenceClassificationModel>(EncoderForSequenceClassification::Create(config));
+}
+
+absl::StatusOr<std::shared_ptr<DiscriminatorModel>> CreateDiscriminator(
+    const nlohmann::json& config) {
+  return Upcast<DiscriminatorModel>(ElectraForPreTraining::Create(config));
+}
+
+absl::StatusOr<std::shared_ptr<MaskedLmModel>> LoadMaskedLm(const std::string& dir,
+                                                            LoadReport* report) {
+  return LoadModel<MaskedLmModel>(dir, CreateMaskedLm, report);
+}
+
+absl::StatusOr<std::shared_ptr<QuestionAnsweringModel>> LoadQuestionAnswering(
+    const std::string& dir, LoadReport* report) {
+  return LoadModel<QuestionAnsweringModel>(dir, CreateQuestionAnswering, report);
+}
+
+absl::StatusOr<std::shared_ptr<SequenceClassificationModel>> LoadSequenceClassification(
+    const std::string& dir, LoadReport* report) {
+  return LoadModel<SequenceClassificationModel>(dir, CreateSequenceClassification, report);
+}
+
+absl::StatusOr<std::shared_ptr<DiscriminatorModel>> LoadDiscriminator(const std::string& dir,
+                                                                      LoadReport* report) {
+  return LoadModel<DiscriminatorModel>(dir, CreateDiscriminator, report);
+}
+
+absl::StatusOr<std::shared_ptr<PretrainedModel>> LoadPretrained(const std::string& dir,
+                                                                LoadReport* report) {
+  ASSIGN_OR_RETURN(nlohmann::json config, ReadJsonFile((fs::path(dir) / kConfigFile).string()));
+  const std::string architecture = FirstArchitecture(config);
+  for (const auto& [suffix, load] : kArchitectureLoaders) {
+    if (absl::EndsWith(architecture, suffix)) return load(dir, report);
   }
-  const std::string config_path = (root / kConfigFile).string();
-  ASSIGN_OR_RETURN(nlohmann::json config, ReadJsonFile(config_path));
-  absl::StatusOr<std::shared_ptr<CausalLmModel>> model = CreateCausalLm(config);
-  if (!model.ok()) {
-    return absl::Status(model.status().code(),
-                        absl::StrCat(config_path, ": ", model.status().message()));
-  }
-  ASSIGN_OR_RETURN(auto tensors, ReadWeights(root));
-  LoadReport local_report;
-  absl::Status loaded = (*model)->LoadHfStateDict(tensors, &local_report);
-  if (!loaded.ok()) {
-    return absl::Status(loaded.code(), absl::StrCat(dir, ": ", loaded.message()));
-  }
-  RETURN_IF_ERROR(CheckSomethingLoaded(**model, local_report, dir));
-  if (report != nullptr) *report = std::move(local_report);
-  return model;
+  return absl::InvalidArgumentError(absl::StrCat(
+      dir, "/config.json: architectures[0] '", architecture,
+      "' is not supported (supported: GPT2LMHeadModel and {Bert,Roberta,DistilBert,Albert,"
+      "Electra}For{MaskedLM,QuestionAnswering,SequenceClassification}, ElectraForPreTraining)"));
 }
 
 absl::Status SavePretrained(const PretrainedModel& model, const std::string& dir) {

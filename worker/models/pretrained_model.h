@@ -2,17 +2,20 @@
 //
 // A model is built from an HF config (from scratch, initialised like HF) or loaded from an HF
 // model directory (config.json + model.safetensors), and saved back in the exact layout HF
-// transformers 4.31 `save_pretrained(safe_serialization=True)` writes. The next architectures
-// (BERT, RoBERTa, ...) and heads slot in behind the same interfaces.
+// transformers 4.31 `save_pretrained(safe_serialization=True)` writes. Decoders (GPT-2) are
+// CausalLmModel; the BERT family (BERT, RoBERTa, DistilBERT, ALBERT, ELECTRA) is EncoderModel
+// with one interface per head (MaskedLmModel, QuestionAnsweringModel,
+// SequenceClassificationModel, DiscriminatorModel). Create* dispatch on config "model_type";
+// LoadPretrained dispatches on "architectures".
 #pragma once
+
+#include <torch/torch.h>
 
 #include <map>
 #include <memory>
+#include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
-
-#include <nlohmann/json.hpp>
-#include <torch/torch.h>
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
@@ -55,6 +58,75 @@ class CausalLmModel : public PretrainedModel {
   virtual int64_t VocabSize() const = 0;
 };
 
+// What an encoder reads. Tensors are [B,T]; input_ids int64 (required); attention_mask 1 = token,
+// 0 = pad (undefined: all tokens); token_type_ids int64 (undefined: zeros; DistilBERT has none).
+struct EncoderInputs {
+  torch::Tensor input_ids;
+  torch::Tensor attention_mask;
+  torch::Tensor token_type_ids;
+};
+
+// A BERT-family encoder (BERT, RoBERTa, DistilBERT, ALBERT, ELECTRA) with some head. Forward
+// methods throw c10::Error on bad inputs (shapes, ids out of range, T > MaxPositions()):
+// callers catch at their boundary. Dropout is active only in train() mode.
+class EncoderModel : public PretrainedModel {
+ public:
+  // The encoder's last hidden state [B,T,H]; `hidden_states` (optional) receives HF's
+  // output_hidden_states (num_hidden_layers + 1 entries, entry 0 after the embeddings and any
+  // E->H projection).
+  virtual torch::Tensor ForwardHidden(const EncoderInputs& inputs,
+                                      std::vector<torch::Tensor>* hidden_states) = 0;
+  virtual int64_t MaxPositions() const = 0;
+  virtual int64_t VocabSize() const = 0;
+};
+
+// *ForMaskedLM: a tied decoder (weight = word embeddings) plus the family's separate bias.
+class MaskedLmModel : public EncoderModel {
+ public:
+  // Logits [B,T,V].
+  virtual torch::Tensor Forward(const EncoderInputs& inputs) = 0;
+  // Mean cross-entropy over labels != -100 (labels [B,T] int64); only those positions reach the
+  // LM head. NaN when there is none (as HF).
+  virtual torch::Tensor ForwardLoss(const EncoderInputs& inputs, const torch::Tensor& labels) = 0;
+};
+
+struct SpanLogits {
+  torch::Tensor start;  // [B,T]
+  torch::Tensor end;    // [B,T]
+};
+
+// *ForQuestionAnswering: extractive spans from qa_outputs (channel 0 = start).
+class QuestionAnsweringModel : public EncoderModel {
+ public:
+  virtual SpanLogits Forward(const EncoderInputs& inputs) = 0;
+  // (CE(start) + CE(end)) / 2 with positions [B] int64 clamped to [0,T] and T ignored (HF's
+  // treatment of answers outside the window).
+  virtual torch::Tensor ForwardLoss(const EncoderInputs& inputs,
+                                    const torch::Tensor& start_positions,
+                                    const torch::Tensor& end_positions) = 0;
+};
+
+// *ForSequenceClassification: the family's pooler/head on the first token.
+class SequenceClassificationModel : public EncoderModel {
+ public:
+  // Logits [B, NumLabels()].
+  virtual torch::Tensor Forward(const EncoderInputs& inputs) = 0;
+  // As HF with problem_type unset: MSE when NumLabels() == 1 (labels [B] float), cross-entropy
+  // for integer labels [B], BCE-with-logits for float labels [B, NumLabels()]. config.json's
+  // problem_type, when set, forces the choice.
+  virtual torch::Tensor ForwardLoss(const EncoderInputs& inputs, const torch::Tensor& labels) = 0;
+  virtual int64_t NumLabels() const = 0;
+};
+
+// ElectraForPreTraining: one replaced-token logit per position.
+class DiscriminatorModel : public EncoderModel {
+ public:
+  // Logits [B,T].
+  virtual torch::Tensor Forward(const EncoderInputs& inputs) = 0;
+  // BCE-with-logits against labels [B,T] (0 original, 1 replaced) over attention_mask == 1.
+  virtual torch::Tensor ForwardLoss(const EncoderInputs& inputs, const torch::Tensor& labels) = 0;
+};
+
 // From an HF config object ({"model_type":"gpt2", ...}); missing fields take HF's defaults.
 // Initialised as HF does with torch's current RNG. InvalidArgument names the bad field.
 absl::StatusOr<std::shared_ptr<CausalLmModel>> CreateCausalLm(const nlohmann::json& config);
@@ -62,7 +134,37 @@ absl::StatusOr<std::shared_ptr<CausalLmModel>> CreateCausalLm(const nlohmann::js
 // From an HF model directory: config.json + model.safetensors (or a sharded index).
 // Missing head weights are initialised; `report` (optional) says what was missing/unused.
 absl::StatusOr<std::shared_ptr<CausalLmModel>> LoadCausalLm(const std::string& dir,
-                                                           LoadReport* report = nullptr);
+                                                            LoadReport* report = nullptr);
+
+// Encoders from an HF config object: "model_type" (bert, roberta, distilbert, albert, electra)
+// picks the family, missing fields take HF's defaults; initialised as HF does with torch's
+// current RNG. InvalidArgument names the bad field or the unsupported model_type.
+absl::StatusOr<std::shared_ptr<MaskedLmModel>> CreateMaskedLm(const nlohmann::json& config);
+absl::StatusOr<std::shared_ptr<QuestionAnsweringModel>> CreateQuestionAnswering(
+    const nlohmann::json& config);
+absl::StatusOr<std::shared_ptr<SequenceClassificationModel>> CreateSequenceClassification(
+    const nlohmann::json& config);
+// ELECTRA only.
+absl::StatusOr<std::shared_ptr<DiscriminatorModel>> CreateDiscriminator(
+    const nlohmann::json& config);
+
+// The same from an HF model directory, as LoadCausalLm: any checkpoint of the family loads (an
+// MLM checkpoint into a classifier: the head is freshly initialised and reported missing, the
+// MLM head reported unexpected). Errors name the directory or file.
+absl::StatusOr<std::shared_ptr<MaskedLmModel>> LoadMaskedLm(const std::string& dir,
+                                                            LoadReport* report = nullptr);
+absl::StatusOr<std::shared_ptr<QuestionAnsweringModel>> LoadQuestionAnswering(
+    const std::string& dir, LoadReport* report = nullptr);
+absl::StatusOr<std::shared_ptr<SequenceClassificationModel>> LoadSequenceClassification(
+    const std::string& dir, LoadReport* report = nullptr);
+absl::StatusOr<std::shared_ptr<DiscriminatorModel>> LoadDiscriminator(const std::string& dir,
+                                                                      LoadReport* report = nullptr);
+
+// Loads whatever config.json's "architectures"[0] names (GPT2LMHeadModel, BertForMaskedLM,
+// RobertaForSequenceClassification, ElectraForPreTraining, ...); InvalidArgument for an
+// architecture this code does not implement. Callers dynamic_pointer_cast to the interface.
+absl::StatusOr<std::shared_ptr<PretrainedModel>> LoadPretrained(const std::string& dir,
+                                                                LoadReport* report = nullptr);
 
 // Writes config.json and model.safetensors (with {"format":"pt"} metadata) into `dir`,
 // which must exist. Not atomic by itself: callers write to a temp dir and rename.

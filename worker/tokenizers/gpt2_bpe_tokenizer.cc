@@ -8,6 +8,7 @@
 #include "common/status_macros.h"
 #include "worker/tokenizers/internal/absl_view.h"
 #include "worker/tokenizers/internal/byte_level.h"
+#include "worker/tokenizers/internal/byte_level_offsets.h"
 #include "worker/tokenizers/internal/file_util.h"
 #include "worker/tokenizers/internal/gpt2_pretokenizer.h"
 #include "worker/tokenizers/internal/hf_tokenizer_json.h"
@@ -53,6 +54,20 @@ absl::StatusOr<ti::SpecialTokenNames> SpecialTokensFor(
     if (!known) names.additional.push_back(token);
   }
   return names;
+}
+
+// The special tokens of `names` that are in the vocabulary, with their ids.
+std::vector<std::pair<std::string, int32_t>> SplitTokens(
+    const ti::SpecialTokenNames& names, const ti::TokenIdMap& vocab) {
+  std::vector<std::string> tokens = names.additional;
+  for (const std::string* role : {&names.bos, &names.eos, &names.unk, &names.pad})
+    tokens.push_back(*role);
+  std::vector<std::pair<std::string, int32_t>> out;
+  for (const std::string& token : tokens) {
+    auto it = vocab.find(token);
+    if (!token.empty() && it != vocab.end()) out.emplace_back(token, it->second);
+  }
+  return out;
 }
 
 }  // namespace
@@ -117,6 +132,7 @@ Gpt2BpeTokenizer::Gpt2BpeTokenizer(Parts parts,
       merges_(std::move(parts.merges)),
       specials_(std::move(parts.specials)),
       token_to_id_(std::move(token_to_id)),
+      special_matcher_(SplitTokens(specials_, token_to_id_)),
       bpe_(byte_ids, merges_) {
   id_to_bytes_.reserve(id_to_token_.size());
   for (const std::string& token : id_to_token_) {
@@ -124,25 +140,10 @@ Gpt2BpeTokenizer::Gpt2BpeTokenizer(Parts parts,
     // in HF.
     id_to_bytes_.push_back(ti::ByteLevelDecode(token).value_or(token));
   }
-  std::vector<std::string> specials = specials_.additional;
-  for (const std::string* role :
-       {&specials_.bos, &specials_.eos, &specials_.unk, &specials_.pad}) {
-    specials.push_back(*role);
-  }
-  for (const std::string& token : specials) {
-    const std::optional<int32_t> id = IdOfSpecial(token);
-    const bool seen =
-        std::any_of(split_tokens_.begin(), split_tokens_.end(),
-                    [&](const auto& entry) { return entry.first == token; });
-    if (id && !seen) split_tokens_.emplace_back(token, *id);
-  }
-  std::stable_sort(split_tokens_.begin(), split_tokens_.end(),
-                   [](const auto& a, const auto& b) {
-                     return a.first.size() > b.first.size();
-                   });
   bos_id_ = IdOfSpecial(specials_.bos);
   eos_id_ = IdOfSpecial(specials_.eos);
   pad_id_ = IdOfSpecial(specials_.pad);
+  unk_id_ = IdOfSpecial(specials_.unk);
 }
 
 std::optional<int32_t> Gpt2BpeTokenizer::IdOfSpecial(
@@ -159,24 +160,13 @@ void Gpt2BpeTokenizer::EncodeOrdinaryText(std::string_view text,
 
 std::vector<int32_t> Gpt2BpeTokenizer::Encode(std::string_view text) const {
   std::vector<int32_t> ids;
-  size_t pos = 0;
-  while (pos < text.size()) {
-    // Leftmost special token; the longest one on ties (the list is sorted by
-    // length).
-    size_t best_pos = std::string_view::npos;
-    const std::pair<std::string, int32_t>* best = nullptr;
-    for (const auto& entry : split_tokens_) {
-      const size_t found = text.find(entry.first, pos);
-      if (found < best_pos) {
-        best_pos = found;
-        best = &entry;
-      }
+  for (const auto& piece : special_matcher_.Split(text)) {
+    if (piece.special_id) {
+      ids.push_back(*piece.special_id);
+    } else {
+      EncodeOrdinaryText(text.substr(piece.begin, piece.end - piece.begin),
+                         &ids);
     }
-    const size_t end = best != nullptr ? best_pos : text.size();
-    EncodeOrdinaryText(text.substr(pos, end - pos), &ids);
-    if (best == nullptr) break;
-    ids.push_back(best->second);
-    pos = best_pos + best->first.size();
   }
   return ids;
 }
@@ -232,6 +222,58 @@ absl::Status Gpt2BpeTokenizer::SaveTo(const std::string& dir) const {
   const nlohmann::ordered_json extra = {{"add_prefix_space", false},
                                         {"errors", "replace"}};
   return ti::WriteHfTokenizerConfig(dir, specials_, "GPT2Tokenizer", extra);
+}
+
+// Offsets (see the class comment).
+void Gpt2BpeTokenizer::EncodeWordWithOffsets(std::string_view text,
+                                             std::string_view word,
+                                             int word_id,
+                                             Encoding* encoding) const {
+  const bool ascii = std::all_of(word.begin(), word.end(), [](char c) {
+    return static_cast<unsigned char>(c) < 0x80;
+  });
+  // Byte -> the range of its character; only needed beyond ASCII.
+  const auto spans = ascii ? std::vector<std::pair<size_t, size_t>>()
+                           : ti::CharSpansOfBytes(word);
+  const size_t base = static_cast<size_t>(word.data() - text.data());
+  std::vector<int32_t> ids;
+  bpe_.EncodeWord(word, &ids);
+  size_t pos = 0;
+  for (int32_t id : ids) {
+    const size_t length = id_to_bytes_[id].size();
+    const std::pair<size_t, size_t> offset =
+        ascii ? std::make_pair(base + pos, base + pos + length)
+              : std::make_pair(base + spans[pos].first,
+                               base + spans[pos + length - 1].second);
+    encoding->Push(id, id_to_token_[id], offset, word_id, 0, 0,
+                   /*special=*/false);
+    pos += length;
+  }
+}
+
+Encoding Gpt2BpeTokenizer::EncodeSequence(std::string_view text) const {
+  Encoding encoding;
+  encoding.Reserve(text.size() / 4 + 4);  // About one token per 4-5 bytes.
+  int word_id = 0;
+  for (const auto& piece : special_matcher_.Split(text)) {
+    if (piece.special_id) {
+      encoding.Push(*piece.special_id, id_to_token_[*piece.special_id],
+                    {piece.begin, piece.end}, word_id++, 0, 0,
+                    /*special=*/false);
+      continue;
+    }
+    const std::string_view part =
+        text.substr(piece.begin, piece.end - piece.begin);
+    for (std::string_view word : ti::SplitGpt2Words(part))
+      EncodeWordWithOffsets(text, word, word_id++, &encoding);
+  }
+  return encoding;
+}
+
+void Gpt2BpeTokenizer::PostProcess(Encoding* sequence, int /*index*/,
+                                   bool /*pair*/,
+                                   bool /*add_special_tokens*/) const {
+  ti::TrimByteLevelOffsets(sequence);
 }
 
 }  // namespace lmtrain

@@ -16,6 +16,7 @@
 #include "worker/tokenizers/internal/bpe_merges.h"
 #include "worker/tokenizers/internal/bpe_model.h"
 #include "worker/tokenizers/internal/hf_config_files.h"
+#include "worker/tokenizers/internal/special_tokens.h"
 #include "worker/tokenizers/tokenizer.h"
 
 namespace lmtrain {
@@ -27,6 +28,13 @@ namespace lmtrain {
 // Decode maps ids back through the byte map and returns valid UTF-8 (ill-formed
 // byte sequences, which only partial token sequences produce, become U+FFFD);
 // ids outside the vocabulary are skipped.
+//
+// EncodeWithOffsets follows the gpt2 hub tokenizer.json: each pre-tokenized
+// word (and each special token) is a word id; a token's offsets cover the
+// characters its bytes belong to (a token holding part of a multi-byte
+// character spans the whole character), then HF's ByteLevel post-processor
+// (trim_offsets, add_prefix_space) moves them past leading and trailing
+// spaces. No template tokens are added.
 //
 // Immutable after construction apart from an internal word cache; every method
 // may be called from several threads at once. Not copyable.
@@ -60,9 +68,15 @@ class Gpt2BpeTokenizer final : public Tokenizer {
   std::optional<int32_t> EosId() const override { return eos_id_; }
   std::optional<int32_t> BosId() const override { return bos_id_; }
   std::optional<int32_t> PadId() const override { return pad_id_; }
+  std::optional<int32_t> UnkId() const override { return unk_id_; }
   // Writes vocab.json, merges.txt, tokenizer_config.json (GPT2Tokenizer) and
   // special_tokens_map.json.
   absl::Status SaveTo(const std::string& dir) const override;
+
+ protected:
+  Encoding EncodeSequence(std::string_view text) const override;
+  void PostProcess(Encoding* sequence, int index, bool pair,
+                   bool add_special_tokens) const override;
 
  private:
   struct Parts {
@@ -79,6 +93,9 @@ class Gpt2BpeTokenizer final : public Tokenizer {
   std::optional<int32_t> IdOfSpecial(const std::string& token) const;
   void EncodeOrdinaryText(std::string_view text,
                           std::vector<int32_t>* ids) const;
+  // Appends the tokens of `word` (a view into `text`) with word id `word_id`.
+  void EncodeWordWithOffsets(std::string_view text, std::string_view word,
+                             int word_id, Encoding* encoding) const;
   std::string VocabJson() const;
   std::string MergesTxt() const;
 
@@ -87,11 +104,12 @@ class Gpt2BpeTokenizer final : public Tokenizer {
   const tokenizers_internal::SpecialTokenNames specials_;
   const tokenizers_internal::TokenIdMap token_to_id_;
   std::vector<std::string> id_to_bytes_;  // What each id decodes to.
-  // Special tokens matched in the input text, longest first.
-  std::vector<std::pair<std::string, int32_t>> split_tokens_;
+  // Special tokens matched in the input text.
+  tokenizers_internal::SpecialTokenMatcher special_matcher_;
   std::optional<int32_t> bos_id_;
   std::optional<int32_t> eos_id_;
   std::optional<int32_t> pad_id_;
+  std::optional<int32_t> unk_id_;
   const tokenizers_internal::BpeModel bpe_;
 };
 

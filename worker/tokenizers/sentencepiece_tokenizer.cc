@@ -17,6 +17,8 @@ namespace {
 
 namespace ti = tokenizers_internal;
 
+constexpr char kMaskPiece[] = "<mask>";
+
 // For sentencepiece's own generator (32 bits; 0xFFFFFFFF means "from
 // std::random_device").
 uint32_t FoldSeed(uint64_t seed) {
@@ -55,6 +57,8 @@ std::vector<std::pair<std::string, std::string>> TrainFlags(
           {"unk_id", "1"},
           {"bos_id", "2"},
           {"eos_id", "3"},
+          // Right after the control pieces, so <mask> is id 4.
+          {"user_defined_symbols", kMaskPiece},
           {"byte_fallback", "false"},
           {"normalization_rule_name", "nmt_nfkc"},
           {"hard_vocab_limit", "false"},
@@ -199,6 +203,14 @@ std::optional<int32_t> SentencePieceTokenizer::TokenToId(
   return id;
 }
 
+std::optional<int32_t> SentencePieceTokenizer::MaskId() const {
+  return TokenToId(kMaskPiece);
+}
+
+std::optional<int32_t> SentencePieceTokenizer::UnkId() const {
+  return Special(LMTRAIN_SPM_UNK);
+}
+
 std::optional<int32_t> SentencePieceTokenizer::Special(int which) const {
   const int32_t id = lib_->special_id(model_, which);
   if (id < 0) return std::nullopt;
@@ -220,11 +232,12 @@ absl::Status SentencePieceTokenizer::SaveTo(const std::string& dir) const {
   }
   // T5Tokenizer reads spiece.model as is; extra_ids 0 stops it from adding
   // <extra_id_*> tokens.
-  const nlohmann::ordered_json extra = {
+  nlohmann::ordered_json extra = {
       {"extra_ids", 0},
       {"additional_special_tokens", nlohmann::json::array()},
       {"sp_model_kwargs", nlohmann::json::object()},
       {"legacy", true}};
+  if (MaskId()) extra["mask_token"] = kMaskPiece;
   return ti::WriteHfTokenizerConfig(dir, names, "T5Tokenizer", extra);
 }
 

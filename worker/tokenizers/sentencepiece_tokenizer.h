@@ -18,6 +18,9 @@
 namespace lmtrain {
 
 // Encode applies the model's normalizer and segmentation (no BOS/EOS added).
+// EncodeWithOffsets uses Tokenizer's default alignment of the decoded pieces
+// with the text (exact unless normalization changed the text; the shim does
+// not expose sentencepiece's own offsets) and adds no template.
 // Decode turns runs of ordinary pieces back into text through sentencepiece and
 // writes control and unknown pieces
 // ("<s>", "</s>", "<pad>", "<unk>") as their own text, as Hugging Face's
@@ -41,7 +44,8 @@ class SentencePieceTokenizer final : public Tokenizer {
   // Trains on the non-blank lines of `text_file` as TrainSentencePiece
   // (tokenizer.h) documents. At most `options.max_sentences` lines, sampled
   // with `options.seed` when the file has more (see internal/line_sampler.h).
-  // Pieces <pad>=0 <unk>=1 <s>=2 </s>=3, nmt_nfkc normalization, no byte
+  // Pieces <pad>=0 <unk>=1 <s>=2 </s>=3, the user-defined <mask>=4 (always
+  // encoded as one piece), nmt_nfkc normalization, no byte
   // fallback, a soft vocabulary limit (a tiny corpus gives a smaller vocabulary
   // instead of failing), one trainer thread: the model bytes are a function of
   // the options and the file's contents (not its path). Writes `model_path`
@@ -70,6 +74,9 @@ class SentencePieceTokenizer final : public Tokenizer {
   std::optional<int32_t> PadId() const override {
     return Special(LMTRAIN_SPM_PAD);
   }
+  std::optional<int32_t> UnkId() const override;
+  // The "<mask>" piece when the model has one (models from Train do, id 4).
+  std::optional<int32_t> MaskId() const override;
   // Writes spiece.model, tokenizer_config.json (T5Tokenizer, extra_ids 0) and
   // special_tokens_map.json, which transformers' AutoTokenizer loads.
   absl::Status SaveTo(const std::string& dir) const override;

@@ -19,7 +19,8 @@ using Json = nlohmann::json;
 absl::Status Unsupported(const std::string& path, const std::string& what) {
   return absl::UnimplementedError(absl::StrCat(
       path, ": ", what,
-      "; only byte-level BPE (GPT-2 style) tokenizer.json is supported"));
+      "; supported tokenizer.json models: byte-level BPE (GPT-2 style) and "
+      "WordPiece (BERT style)"));
 }
 
 // `object[key]`, or null when absent (const operator[] on a missing key is

@@ -1,0 +1,130 @@
+#include "worker/trainer/checkpoint_writer.h"
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+namespace lmtrain {
+namespace {
+
+namespace fs = std::filesystem;
+using ::testing::ElementsAre;
+using ::testing::Pair;
+
+class CheckpointWriterTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    dir_ = fs::path(::testing::TempDir()) /
+           ("ckpt-" + std::string(::testing::UnitTest::GetInstance()->current_test_info()->name()));
+    fs::remove_all(dir_);
+    fs::create_directories(dir_);
+  }
+
+  static absl::Status WriteFile(const fs::path& path, const std::string& text) {
+    std::ofstream out(path);
+    out << text;
+    return out ? absl::OkStatus() : absl::InternalError("write failed");
+  }
+
+  static std::string ReadFile(const fs::path& path) {
+    std::ifstream in(path);
+    std::stringstream s;
+    s << in.rdbuf();
+    return s.str();
+  }
+
+  std::vector<std::string> Entries() const {
+    std::vector<std::string> names;
+    for (const auto& e : fs::directory_iterator(dir_)) names.push_back(e.path().filename());
+    std::sort(names.begin(), names.end());
+    return names;
+  }
+
+  std::vector<int64_t> Steps() const {
+    std::vector<int64_t> steps;
+    for (const auto& [step, path] : CheckpointWriter::List(dir_.string())) steps.push_back(step);
+    return steps;
+  }
+
+  fs::path dir_;
+};
+
+TEST_F(CheckpointWriterTest, PublishesOnlyAfterTheFolderIsComplete) {
+  CheckpointWriter writer({dir_.string(), 0});
+  auto path = writer.Save(100, [&](const std::string& temp) {
+    // While filling, the checkpoint is not visible under its name.
+    EXPECT_TRUE(Steps().empty());
+    EXPECT_EQ(fs::path(temp).parent_path(), dir_);
+    EXPECT_TRUE(fs::path(temp).filename().string().rfind(".tmp-checkpoint-100-", 0) == 0);
+    return WriteFile(fs::path(temp) / "config.json", "{}");
+  });
+  ASSERT_TRUE(path.ok()) << path.status();
+  EXPECT_EQ(*path, (dir_ / "checkpoint-100").string());
+  EXPECT_EQ(ReadFile(dir_ / "checkpoint-100" / "config.json"), "{}");
+  EXPECT_THAT(Entries(), ElementsAre("checkpoint-100"));  // No temp folder left.
+}
+
+TEST_F(CheckpointWriterTest, FailedFillLeavesNothing) {
+  CheckpointWriter writer({dir_.string(), 0});
+  auto path = writer.Save(5, [&](const std::string& temp) {
+    WriteFile(fs::path(temp) / "model.safetensors", "half").IgnoreError();
+    return absl::InternalError("disk full");
+  });
+  EXPECT_EQ(path.status().message(), "disk full");
+  EXPECT_TRUE(Entries().empty());
+}
+
+TEST_F(CheckpointWriterTest, RetentionDeletesOldestOnlyAfterTheNewOneIsInPlace) {
+  CheckpointWriter writer({dir_.string(), 2});
+  auto fill = [](const std::string& temp) { return WriteFile(fs::path(temp) / "f", "x"); };
+  ASSERT_TRUE(writer.Save(10, fill).ok());
+  ASSERT_TRUE(writer.Save(20, fill).ok());
+  ASSERT_TRUE(writer
+                  .Save(30,
+                        [&](const std::string& temp) {
+                          EXPECT_THAT(Steps(), ElementsAre(10, 20));  // Still there.
+                          return fill(temp);
+                        })
+                  .ok());
+  EXPECT_THAT(Steps(), ElementsAre(20, 30));
+  EXPECT_THAT(Entries(), ElementsAre("checkpoint-20", "checkpoint-30"));
+}
+
+TEST_F(CheckpointWriterTest, ListSortsNumericallyAndIgnoresOtherNames) {
+  for (const char* name : {"checkpoint-9", "checkpoint-10", ".tmp-checkpoint-11-1", "checkpoint-x",
+                           "checkpoint-12.old-3"}) {
+    fs::create_directories(dir_ / name);
+  }
+  WriteFile(dir_ / "checkpoint-13", "a file, not a folder").IgnoreError();
+  EXPECT_THAT(CheckpointWriter::List(dir_.string()),
+              ElementsAre(Pair(9, (dir_ / "checkpoint-9").string()),
+                          Pair(10, (dir_ / "checkpoint-10").string())));
+}
+
+TEST_F(CheckpointWriterTest, SavingTheSameStepAgainReplacesIt) {
+  CheckpointWriter writer({dir_.string(), 0});
+  ASSERT_TRUE(
+      writer.Save(1, [](const std::string& t) { return WriteFile(fs::path(t) / "a", "1"); }).ok());
+  ASSERT_TRUE(
+      writer.Save(1, [](const std::string& t) { return WriteFile(fs::path(t) / "b", "2"); }).ok());
+  EXPECT_FALSE(fs::exists(dir_ / "checkpoint-1" / "a"));
+  EXPECT_EQ(ReadFile(dir_ / "checkpoint-1" / "b"), "2");
+  EXPECT_THAT(Entries(), ElementsAre("checkpoint-1"));
+}
+
+TEST_F(CheckpointWriterTest, PublishFilesIntoReplacesFilesAndLeavesOthers) {
+  ASSERT_TRUE(WriteFile(dir_ / "config.json", "old").ok());
+  ASSERT_TRUE(WriteFile(dir_ / "keep.txt", "keep").ok());
+  ASSERT_TRUE(PublishFilesInto(dir_.string(), [](const std::string& t) {
+                return WriteFile(fs::path(t) / "config.json", "new");
+              }).ok());
+  EXPECT_EQ(ReadFile(dir_ / "config.json"), "new");
+  EXPECT_EQ(ReadFile(dir_ / "keep.txt"), "keep");
+  EXPECT_THAT(Entries(), ElementsAre("config.json", "keep.txt"));
+}
+
+}  // namespace
+}  // namespace lmtrain

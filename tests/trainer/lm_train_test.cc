@@ -1,0 +1,279 @@
+// The real lm-train binary: a job file in, events on a pipe, files and exit codes out.
+#include <fcntl.h>
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+#include <poll.h>
+#include <signal.h>
+#include <spawn.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <filesystem>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <sstream>
+
+#include "common/trainer_events.h"
+
+extern char** environ;
+
+namespace lmtrain {
+namespace {
+
+namespace fs = std::filesystem;
+using ::testing::HasSubstr;
+using Clock = std::chrono::steady_clock;
+
+const std::string kBinary = std::string(LMTRAIN_BINARY_DIR) + "/bin/lm-train";
+const std::string kData = std::string(LMTRAIN_SOURCE_DIR) + "/examples/data/";
+
+std::string ReadFile(const fs::path& path) {
+  std::ifstream in(path);
+  std::stringstream s;
+  s << in.rdbuf();
+  return s.str();
+}
+
+// A running lm-train with its events pipe; stdout and stderr go to files in `dir`.
+class Child {
+ public:
+  Child(const fs::path& dir, const fs::path& job, std::vector<std::string> extra = {}) {
+    int fds[2];
+    EXPECT_EQ(pipe2(fds, O_CLOEXEC), 0);
+    events_ = fds[0];
+    posix_spawn_file_actions_t actions;
+    posix_spawn_file_actions_init(&actions);
+    posix_spawn_file_actions_adddup2(&actions, fds[1], 3);  // dup2 clears close-on-exec.
+    const std::string out = (dir / "stdout.txt").string(), err = (dir / "stderr.txt").string();
+    posix_spawn_file_actions_addopen(&actions, 1, out.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+    posix_spawn_file_actions_addopen(&actions, 2, err.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+    std::vector<std::string> args = {
+        kBinary,       job.string(), "--output-dir", (dir / "out").string(),
+        "--events-fd", "3",          "--threads",    "1"};
+    args.insert(args.end(), extra.begin(), extra.end());
+    std::vector<char*> argv;
+    for (auto& a : args) argv.push_back(a.data());
+    argv.push_back(nullptr);
+    EXPECT_EQ(posix_spawn(&pid_, kBinary.c_str(), &actions, nullptr, argv.data(), environ), 0);
+    posix_spawn_file_actions_destroy(&actions);
+    close(fds[1]);
+  }
+  ~Child() {
+    close(events_);
+    if (pid_ > 0) {  // Test failed midway: do not leave it running.
+      kill(pid_, SIGKILL);
+      waitpid(pid_, nullptr, 0);
+    }
+  }
+
+  // Next event line, or nullopt at EOF (the child exited) or after `timeout`.
+  std::optional<TrainerEvent> NextEvent(std::chrono::milliseconds timeout) {
+    const auto deadline = Clock::now() + timeout;
+    while (true) {
+      const size_t newline = buffer_.find('\n');
+      if (newline != std::string::npos) {
+        auto event = DecodeTrainerEvent(buffer_.substr(0, newline));
+        EXPECT_TRUE(event.ok()) << buffer_.substr(0, newline);
+        buffer_.erase(0, newline + 1);
+        if (event.ok()) return *event;
+        continue;
+      }
+      if (!Fill(deadline)) return std::nullopt;
+    }
+  }
+
+  // Waits for EOF on the events pipe (the child's exit) within `timeout`; true if seen.
+  bool WaitForEof(std::chrono::milliseconds timeout) {
+    const auto deadline = Clock::now() + timeout;
+    while (Fill(deadline)) {
+    }
+    return eof_;
+  }
+
+  // Exit code (128 + signal when killed).
+  int Wait() {
+    int status = 0;
+    waitpid(pid_, &status, 0);
+    pid_ = -1;
+    return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+  }
+
+  pid_t pid() const { return pid_; }
+
+ private:
+  // Reads more into buffer_; false at EOF or deadline.
+  bool Fill(Clock::time_point deadline) {
+    if (eof_) return false;
+    const auto left =
+        std::chrono::duration_cast<std::chrono::milliseconds>(deadline - Clock::now());
+    if (left.count() <= 0) return false;
+    pollfd p{events_, POLLIN, 0};
+    if (poll(&p, 1, static_cast<int>(left.count())) <= 0) return false;
+    char chunk[4096];
+    const ssize_t n = read(events_, chunk, sizeof(chunk));
+    if (n <= 0) {
+      eof_ = true;
+      return false;
+    }
+    buffer_.append(chunk, n);
+    return true;
+  }
+
+  pid_t pid_ = -1;
+  int events_ = -1;
+  std::string buffer_;
+  bool eof_ = false;
+};
+
+class LmTrainTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    dir_ = fs::path(::testing::TempDir()) /
+           ("lm-train-" +
+            std::string(::testing::UnitTest::GetInstance()->current_test_info()->name()));
+    fs::remove_all(dir_);
+    fs::create_directories(dir_);
+  }
+
+  fs::path WriteJob(const std::string& name, const std::string& model, const std::string& tokenizer,
+                    const std::string& training) {
+    const fs::path job = dir_ / name;
+    std::ofstream(job) << "name: lm-train-test\n"
+                       << "task: clm\n"
+                       << "model:\n"
+                       << model << "tokenizer:\n"
+                       << tokenizer << "data:\n"
+                       << "  train_file: " << kData << "austen_train.txt\n"
+                       << "  validation_file: " << kData << "austen_valid.txt\n"
+                       << "  block_size: 32\n"
+                       << "training:\n"
+                       << training;
+    return job;
+  }
+
+  fs::path TinyJob(const std::string& name, const std::string& training) {
+    return WriteJob(name,
+                    "  config: {model_type: gpt2, n_layer: 2, n_head: 2, n_embd: 32, "
+                    "n_positions: 64}\n",
+                    "  train: {type: bpe, vocab_size: 500}\n", training);
+  }
+
+  fs::path dir_;
+};
+
+std::string Describe(const TrainerEvent& e) {
+  switch (e.type) {
+    case TrainerEvent::Type::kCheckpoint:
+      return "checkpoint@" + std::to_string(e.step);
+    case TrainerEvent::Type::kError:
+      return "error";
+    case TrainerEvent::Type::kMetrics:
+      return (e.metrics.eval_loss ? "eval@" : "train@") +
+             std::to_string(e.metrics.step.value_or(-1));
+  }
+  return "?";
+}
+
+TEST_F(LmTrainTest, TrainsReportsEventsAndWritesHfOutputs) {
+  const fs::path job = TinyJob("job.yaml",
+                               "  learning_rate: 0.003\n"
+                               "  max_steps: 30\n"
+                               "  warmup_steps: 3\n"
+                               "  logging_steps: 10\n"
+                               "  eval_steps: 15\n"
+                               "  save_steps: 15\n"
+                               "  save_total_limit: 1\n"
+                               "  max_eval_samples: 32\n"
+                               "  eval_on_start: true\n");
+  Child child(dir_, job);
+  std::vector<TrainerEvent> events;
+  while (auto event = child.NextEvent(std::chrono::seconds(50))) events.push_back(*event);
+  ASSERT_EQ(child.Wait(), 0) << ReadFile(dir_ / "stderr.txt");
+
+  std::vector<std::string> kinds;
+  for (const auto& e : events) kinds.push_back(Describe(e));
+  EXPECT_THAT(kinds, ::testing::ElementsAre("eval@0", "train@10", "eval@15", "checkpoint@15",
+                                            "train@20", "train@30", "eval@30", "checkpoint@30"));
+  const fs::path out = dir_ / "out";
+  EXPECT_EQ(events.back().path, (out / "checkpoint-30").string());
+  EXPECT_TRUE(events[1].metrics.tokens_per_second.value_or(0) > 0);
+  EXPECT_EQ(events[1].metrics.max_steps, 30);
+  EXPECT_LT(*events[6].metrics.eval_loss, *events[0].metrics.eval_loss);
+
+  EXPECT_FALSE(fs::exists(out / "checkpoint-15"));  // save_total_limit: 1
+  for (const char* file : {"checkpoint-30/model.safetensors", "config.json", "model.safetensors",
+                           "spiece.model", "trainer_state.json", "train_results.json",
+                           "eval_results.json", "all_results.json", "tokenizer/spiece.model"}) {
+    EXPECT_TRUE(fs::exists(out / file)) << file;
+  }
+  for (const auto& entry : fs::directory_iterator(out)) {
+    EXPECT_NE(entry.path().filename().string().rfind(".tmp", 0), 0u) << entry.path();
+  }
+  const auto all = nlohmann::json::parse(ReadFile(out / "all_results.json"));
+  EXPECT_DOUBLE_EQ(all["eval_loss"].get<double>(), *events[6].metrics.eval_loss);
+  EXPECT_NEAR(all["perplexity"].get<double>(), std::exp(all["eval_loss"].get<double>()), 1e-9);
+  EXPECT_TRUE(all.contains("train_loss") && all.contains("train_runtime"));
+  EXPECT_THAT(ReadFile(dir_ / "stdout.txt"), HasSubstr("'learning_rate': "));
+
+  // do_train: false evaluates the saved checkpoint: the same eval loss as reported.
+  const fs::path ckpt = dir_ / "saved-checkpoint";
+  fs::rename(out / "checkpoint-30", ckpt);
+  fs::remove_all(out);
+  const fs::path eval_job = WriteJob("eval.yaml", "  name_or_path: " + ckpt.string() + "\n",
+                                     "  path: " + (ckpt / "spiece.model").string() + "\n",
+                                     "  do_train: false\n  max_eval_samples: 32\n");
+  Child evaluator(dir_, eval_job);
+  ASSERT_TRUE(evaluator.WaitForEof(std::chrono::seconds(30)));
+  ASSERT_EQ(evaluator.Wait(), 0) << ReadFile(dir_ / "stderr.txt");
+  const auto eval = nlohmann::json::parse(ReadFile(out / "eval_results.json"));
+  EXPECT_NEAR(eval["eval_loss"].get<double>(), *events[6].metrics.eval_loss, 1e-5);
+  EXPECT_FALSE(fs::exists(out / "train_results.json"));
+}
+
+TEST_F(LmTrainTest, SigtermStopsPromptlyWithExitCode143) {
+  const fs::path job = TinyJob("job.yaml",
+                               "  max_steps: 100000\n"
+                               "  logging_steps: 1\n"
+                               "  save_steps: 0\n"
+                               "  do_eval: false\n");
+  Child child(dir_, job);
+  std::optional<TrainerEvent> event;
+  do {
+    event = child.NextEvent(std::chrono::seconds(40));
+  } while (event && !event->metrics.loss.has_value());
+  ASSERT_TRUE(event.has_value()) << ReadFile(dir_ / "stderr.txt");
+  const auto sent = Clock::now();
+  ASSERT_EQ(kill(child.pid(), SIGTERM), 0);
+  ASSERT_TRUE(child.WaitForEof(std::chrono::seconds(5)));
+  const auto reaction = std::chrono::duration_cast<std::chrono::milliseconds>(Clock::now() - sent);
+  EXPECT_EQ(child.Wait(), 143);
+  EXPECT_LT(reaction.count(), 1500);  // A step of this model is milliseconds.
+  EXPECT_THAT(ReadFile(dir_ / "stderr.txt"), HasSubstr("received SIGTERM at step "));
+  EXPECT_THAT(ReadFile(dir_ / "stderr.txt"), HasSubstr(", stopping"));
+  EXPECT_FALSE(fs::exists(dir_ / "out" / "model.safetensors"));
+}
+
+TEST_F(LmTrainTest, BadJobFileExitsOneWithTheMessageAndAnErrorEvent) {
+  const fs::path job = TinyJob("bad.yaml", "  learning_rate: -1\n");
+  Child child(dir_, job);
+  std::optional<TrainerEvent> event = child.NextEvent(std::chrono::seconds(20));
+  EXPECT_EQ(child.Wait(), 1);
+  const std::string stderr_text = ReadFile(dir_ / "stderr.txt");
+  EXPECT_THAT(stderr_text, HasSubstr("training.learning_rate must be > 0"));
+  ASSERT_TRUE(event.has_value());
+  EXPECT_EQ(event->type, TrainerEvent::Type::kError);
+  EXPECT_THAT(event->message, HasSubstr("training.learning_rate must be > 0"));
+}
+
+TEST_F(LmTrainTest, MissingJobFileAndBadFlagsExitOne) {
+  Child missing(dir_, dir_ / "nope.yaml");
+  EXPECT_EQ(missing.Wait(), 1);
+  EXPECT_THAT(ReadFile(dir_ / "stderr.txt"), HasSubstr("cannot open job file"));
+  Child bad_flag(dir_, dir_ / "nope.yaml", {"--bogus"});
+  EXPECT_EQ(bad_flag.Wait(), 1);
+  EXPECT_THAT(ReadFile(dir_ / "stderr.txt"), HasSubstr("unknown flag --bogus"));
+}
+
+}  // namespace
+}  // namespace lmtrain

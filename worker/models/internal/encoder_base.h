@@ -1,0 +1,59 @@
+// What every encoder model shares whatever its head: the config, the body under the family's
+// base prefix ("bert", ...), HF's config/state-dict/loading behaviour. Heads derive from
+// EncoderWithHead<TheirInterface>, register their modules under HF's names and then call
+// InitEncoderWeights. Thread safety: none; one thread drives a model.
+#pragma once
+
+#include <torch/torch.h>
+
+#include <map>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "worker/models/encoder_config.h"
+#include "worker/models/internal/encoder_body.h"
+#include "worker/models/internal/encoder_weights.h"
+#include "worker/models/pretrained_model.h"
+
+namespace lmtrain::internal {
+
+// "Bert", "Roberta", "DistilBert", "Albert", "Electra" + suffix ("ForMaskedLM").
+std::string ArchitectureName(EncoderFamily family, const std::string& suffix);
+
+template <typename Interface>
+class EncoderWithHead : public Interface {
+ public:
+  nlohmann::json HfConfig() const override { return config_.ToJson(architecture_); }
+  NamedTensors HfStateDict() const override { return EncoderStateDict(*this); }
+  absl::Status LoadHfStateDict(const std::map<std::string, torch::Tensor>& tensors,
+                               LoadReport* report) override {
+    return LoadEncoderWeights(*this, config_, aliases_, tensors, report);
+  }
+  torch::Tensor ForwardHidden(const EncoderInputs& inputs,
+                              std::vector<torch::Tensor>* hidden_states) override {
+    return body_->forward(inputs.input_ids, inputs.attention_mask, inputs.token_type_ids,
+                          hidden_states);
+  }
+  int64_t MaxPositions() const override {
+    // RoBERTa's positions start at pad + 1.
+    const bool roberta = config_.family == EncoderFamily::kRoberta;
+    return config_.max_position_embeddings - (roberta ? config_.pad_token_id + 1 : 0);
+  }
+  int64_t VocabSize() const override { return config_.vocab_size; }
+  const EncoderConfig& config() const { return config_; }
+
+ protected:
+  EncoderWithHead(EncoderConfig config, const std::string& suffix)
+      : config_(std::move(config)), architecture_(ArchitectureName(config_.family, suffix)) {
+    body_ = this->register_module(config_.BasePrefix(), EncoderBody(config_));
+  }
+  torch::Tensor Hidden(const EncoderInputs& inputs) { return ForwardHidden(inputs, nullptr); }
+
+  EncoderConfig config_;
+  std::string architecture_;
+  std::map<std::string, std::string> aliases_;  // Tied checkpoint key -> parameter.
+  EncoderBody body_{nullptr};
+};
+
+}  // namespace lmtrain::internal

@@ -1,0 +1,32 @@
+// Which examples go into which batch: seeded epoch shuffles and sequential evaluation
+// batches, as index lists. Torch-free.
+//
+// An epoch's order depends only on (seed, epoch): a std::mt19937_64 seeded from both drives
+// a Fisher-Yates shuffle with an unbiased bounded draw, so the order is the same on every
+// platform and standard library, and a run resumed at epoch e sees the same order.
+// Thread-safe: pure functions over values.
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+namespace lmtrain {
+
+using BatchIndices = std::vector<int64_t>;
+
+// A permutation of [0, num_examples) for `epoch` (>= 0).
+std::vector<int64_t> EpochOrder(int64_t num_examples, uint64_t seed, int64_t epoch);
+
+// EpochOrder cut into batches of `batch_size` (> 0); the last batch may be smaller
+// (drop_last = false, as HF's training dataloader).
+std::vector<BatchIndices> ShuffledBatches(int64_t num_examples, int64_t batch_size, uint64_t seed,
+                                          int64_t epoch);
+
+// [0, num_examples) in order, cut into batches of `batch_size` (> 0); the last may be
+// smaller. For evaluation.
+std::vector<BatchIndices> SequentialBatches(int64_t num_examples, int64_t batch_size);
+
+// ceil(num_examples / batch_size): batches per epoch.
+int64_t NumBatches(int64_t num_examples, int64_t batch_size);
+
+}  // namespace lmtrain

@@ -1,0 +1,67 @@
+#include "worker/trainer/clm_dataset.h"
+
+#include <algorithm>
+#include <utility>
+
+#include "common/status_macros.h"
+
+namespace lmtrain {
+namespace {
+
+std::vector<TokenIds> MakeExamples(const std::vector<TokenIds>& lines, bool line_by_line,
+                                   int block_size) {
+  return line_by_line ? LineByLineExamples(lines, block_size) : GroupTexts(lines, block_size);
+}
+
+absl::Status NoTrainExamples(const DataSpec& data, int64_t tokens, int block_size) {
+  if (data.line_by_line) {
+    return absl::FailedPreconditionError("train file " + data.train_file +
+                                         " has no line with at least 2 tokens");
+  }
+  return absl::FailedPreconditionError("train file " + data.train_file + " has " +
+                                       std::to_string(tokens) + " tokens, fewer than block_size " +
+                                       std::to_string(block_size) +
+                                       " (use more text or a smaller data.block_size)");
+}
+
+absl::StatusOr<TextSplit> ReadSplit(const DataSpec& data) {
+  ASSIGN_OR_RETURN(std::vector<std::string> train, ReadTextLines(data.train_file));
+  if (data.validation_file.empty()) {
+    return SplitOffValidation(std::move(train), data.validation_split_percentage);
+  }
+  TextSplit split;
+  split.train = std::move(train);
+  ASSIGN_OR_RETURN(split.validation, ReadTextLines(data.validation_file));
+  return split;
+}
+
+}  // namespace
+
+absl::StatusOr<int> ResolveBlockSize(int block_size, int64_t max_positions) {
+  if (block_size == 0) return static_cast<int>(std::min<int64_t>(1024, max_positions));
+  if (block_size < 2 || block_size > max_positions) {
+    return absl::InvalidArgumentError(
+        "data.block_size must be in [2, " + std::to_string(max_positions) +
+        "] (the model's n_positions) or 0 (got " + std::to_string(block_size) + ")");
+  }
+  return block_size;
+}
+
+absl::StatusOr<ClmExamples> BuildClmExamples(const DataSpec& data, const Tokenizer& tokenizer,
+                                             int block_size, int64_t max_eval_samples) {
+  ASSIGN_OR_RETURN(TextSplit split, ReadSplit(data));
+  const std::vector<TokenIds> train_lines = TokenizeLines(split.train, tokenizer);
+  const std::vector<TokenIds> eval_lines = TokenizeLines(split.validation, tokenizer);
+  ClmExamples out;
+  out.train_text_tokens = CountTokens(train_lines);
+  out.eval_text_tokens = CountTokens(eval_lines);
+  out.train = MakeExamples(train_lines, data.line_by_line, block_size);
+  if (out.train.empty()) return NoTrainExamples(data, out.train_text_tokens, block_size);
+  out.eval = MakeExamples(eval_lines, data.line_by_line, block_size);
+  if (max_eval_samples > 0 && static_cast<int64_t>(out.eval.size()) > max_eval_samples) {
+    out.eval.resize(max_eval_samples);
+  }
+  return out;
+}
+
+}  // namespace lmtrain

@@ -1,0 +1,40 @@
+// The train and evaluation examples of a CLM job, built from its DataSpec as HF run_clm.py
+// builds them (see text_dataset.h for the steps). Torch-free.
+// Thread-safe: pure functions over values.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "common/job_spec.h"
+#include "worker/tokenizers/tokenizer.h"
+#include "worker/trainer/text_dataset.h"
+
+namespace lmtrain {
+
+struct ClmExamples {
+  // group_texts blocks of exactly block_size ids, or line_by_line examples of 2..block_size
+  // ids. Labels are the ids themselves (the model shifts).
+  std::vector<TokenIds> train;
+  std::vector<TokenIds> eval;     // Empty when there is no validation text.
+  int64_t train_text_tokens = 0;  // Tokens in the train text before grouping.
+  int64_t eval_text_tokens = 0;
+};
+
+// block_size 0 → min(1024, max_positions); otherwise it must be in [2, max_positions].
+// InvalidArgument naming data.block_size otherwise.
+absl::StatusOr<int> ResolveBlockSize(int block_size, int64_t max_positions);
+
+// Reads data.train_file, and data.validation_file or (when that is empty) holds out the
+// last data.validation_split_percentage% of the train lines; tokenizes every line and
+// groups (or truncates, with data.line_by_line) to `block_size`. max_eval_samples > 0 keeps
+// only the first that many eval examples.
+// Errors: NotFound / DataLoss from reading; FailedPrecondition when the train text yields no
+// example: "train file X has N tokens, fewer than block_size B" (or, line by line, "train
+// file X has no line with at least 2 tokens").
+absl::StatusOr<ClmExamples> BuildClmExamples(const DataSpec& data, const Tokenizer& tokenizer,
+                                             int block_size, int64_t max_eval_samples);
+
+}  // namespace lmtrain

@@ -1,0 +1,66 @@
+#include "worker/trainer/evaluator.h"
+
+#include <string>
+
+#include "worker/trainer/autocast_guard.h"
+#include "worker/trainer/batch_collator.h"
+#include "worker/trainer/batch_order.h"
+#include "worker/trainer/torch_errors.h"
+
+namespace lmtrain {
+namespace {
+
+// Restores a module's train/eval mode on scope exit.
+class ModeRestorer {
+ public:
+  explicit ModeRestorer(torch::nn::Module& module)
+      : module_(module), was_training_(module.is_training()) {}
+  ~ModeRestorer() { module_.train(was_training_); }
+  ModeRestorer(const ModeRestorer&) = delete;
+  ModeRestorer& operator=(const ModeRestorer&) = delete;
+
+ private:
+  torch::nn::Module& module_;
+  const bool was_training_;
+};
+
+double BatchLoss(CausalLmModel& model, const Batch& batch, bool bf16) {
+  AutocastGuard autocast(bf16);
+  return model.ForwardLoss(batch.input_ids, batch.attention_mask, batch.labels).item<double>();
+}
+
+}  // namespace
+
+absl::StatusOr<EvalResult> EvaluateLoss(CausalLmModel& model, const std::vector<TokenIds>& examples,
+                                        const EvalOptions& options) {
+  ModeRestorer restore(model);
+  torch::NoGradGuard no_grad;
+  model.eval();
+  EvalResult result;
+  double weighted_sum = 0;
+  std::string shape;
+  for (const BatchIndices& indices :
+       SequentialBatches(static_cast<int64_t>(examples.size()), options.batch_size)) {
+    if (options.stop_requested != nullptr && options.stop_requested->load()) {
+      return absl::CancelledError("evaluation stopped");
+    }
+    absl::Status status = CatchTorchErrors(
+        [&] {
+          const Batch batch = CollateBatch(examples, indices, options.pad_id);
+          shape = ShapeString(batch.input_ids);
+          weighted_sum += BatchLoss(model, batch, options.bf16) * batch.num_examples;
+          return absl::OkStatus();
+        },
+        [&] {
+          return "evaluation batch " + std::to_string(result.num_batches) + " (input_ids " + shape +
+                 ")";
+        });
+    if (!status.ok()) return status;
+    result.num_samples += static_cast<int64_t>(indices.size());
+    ++result.num_batches;
+  }
+  result.loss = weighted_sum / static_cast<double>(result.num_samples);
+  return result;
+}
+
+}  // namespace lmtrain

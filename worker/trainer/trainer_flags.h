@@ -1,0 +1,29 @@
+// lm-train's command line: `lm-train JOB.yaml --output-dir DIR [--events-fd N] [--threads N]`.
+// Torch-free. The flags are one table (trainer_flags.cc); "--flag value" and "--flag=value"
+// are both accepted.
+// Thread-safe: pure functions over values.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "absl/status/statusor.h"
+
+namespace lmtrain {
+
+struct TrainerFlags {
+  std::string job_file;    // Required positional argument.
+  std::string output_dir;  // --output-dir, required.
+  int events_fd = -1;      // --events-fd: where trainer events go; -1: nowhere.
+  int threads = 0;         // --threads: torch intra-op threads; 0: the hardware's cores.
+  bool help = false;       // --help / -h: print Usage() and exit 0.
+};
+
+// Parses argv[1..]. InvalidArgument naming the flag for unknown flags, missing values,
+// non-numbers, a missing job file or output folder (unless --help).
+absl::StatusOr<TrainerFlags> ParseTrainerFlags(const std::vector<std::string>& args);
+
+// The usage text, one line per flag, from the same table.
+std::string TrainerUsage();
+
+}  // namespace lmtrain

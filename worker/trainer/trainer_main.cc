@@ -1,0 +1,131 @@
+// lm-train: fine-tunes a causal LM from a job file, as HF run_clm.py.
+//
+//   lm-train JOB.yaml --output-dir DIR [--events-fd N] [--threads N]
+//
+// Exit codes: 0 done; 1 error (message on stderr and as an `error` event); 128 + signal
+// when SIGTERM / SIGINT stopped it at an update boundary (143 for SIGTERM; nothing is saved
+// for the interrupted run), or at once on a second signal.
+// Concurrency: the main thread runs the training loop; the signal handler only stores two
+// lock-free atomics that the loop polls.
+#include <fcntl.h>
+#include <signal.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <csignal>
+#include <exception>
+#include <filesystem>
+#include <fstream>
+#include <iostream>
+#include <memory>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "common/job_spec.h"
+#include "common/status_macros.h"
+#include "worker/trainer/clm_job.h"
+#include "worker/trainer/event_sink.h"
+#include "worker/trainer/trainer_flags.h"
+
+namespace lmtrain {
+namespace {
+
+static_assert(std::atomic<bool>::is_always_lock_free, "signal handler needs lock-free atomics");
+static_assert(std::atomic<int>::is_always_lock_free, "signal handler needs lock-free atomics");
+
+std::atomic<bool> g_stop_requested{false};
+std::atomic<int> g_stop_signal{0};
+
+// The first SIGTERM / SIGINT asks the loop to stop; a second one exits at once (so a
+// second Ctrl-C works even while a long step or tokenizer training runs).
+extern "C" void OnStopSignal(int signal_number) {
+  if (g_stop_requested.load(std::memory_order_acquire)) _exit(128 + signal_number);
+  g_stop_signal.store(signal_number, std::memory_order_relaxed);
+  g_stop_requested.store(true, std::memory_order_release);
+}
+
+void InstallSignalHandlers() {
+  struct sigaction action = {};
+  action.sa_handler = OnStopSignal;
+  sigemptyset(&action.sa_mask);
+  sigaction(SIGTERM, &action, nullptr);
+  sigaction(SIGINT, &action, nullptr);
+  std::signal(SIGPIPE, SIG_IGN);  // A closed events pipe is an EPIPE, not death.
+}
+
+absl::StatusOr<JobSpec> LoadJobFile(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) return absl::NotFoundError("cannot open job file " + path);
+  std::stringstream text;
+  text << in.rdbuf();
+  ParseOptions options;
+  options.source_name = path;
+  options.base_dir = std::filesystem::absolute(path).parent_path().string();
+  options.check_files = true;
+  return ParseJobSpec(text.str(), options);
+}
+
+const char* SignalName(int signal_number) { return signal_number == SIGINT ? "SIGINT" : "SIGTERM"; }
+
+int Fail(EventSink& events, const absl::Status& status) {
+  std::cerr << "lm-train: error: " << status.message() << std::endl;
+  TrainerEvent event;
+  event.type = TrainerEvent::Type::kError;
+  event.message = std::string(status.message());
+  events.Emit(event).IgnoreError();
+  return 1;
+}
+
+int Run(const TrainerFlags& flags, EventSink& events) {
+  absl::StatusOr<JobSpec> spec = LoadJobFile(flags.job_file);
+  if (!spec.ok()) return Fail(events, spec.status());
+  ClmJobOptions options;
+  options.output_dir = flags.output_dir;
+  options.threads = flags.threads;
+  options.events = &events;
+  options.out = &std::cout;
+  options.err = &std::cerr;
+  options.stop_requested = &g_stop_requested;
+  absl::StatusOr<ClmJobResult> result;
+  try {  // RunClmJob converts LibTorch errors itself; this catches the unforeseen (bad_alloc).
+    result = RunClmJob(*spec, options);
+  } catch (const std::exception& e) {
+    result = absl::InternalError(std::string("unexpected exception: ") + e.what());
+  }
+  if (!result.ok()) return Fail(events, result.status());
+  if (!result->stopped) return 0;
+  const int signal_number = g_stop_signal.load();
+  std::cerr << "received " << SignalName(signal_number) << " at step " << result->step
+            << ", stopping" << std::endl;
+  return 128 + (signal_number > 0 ? signal_number : SIGTERM);
+}
+
+}  // namespace
+}  // namespace lmtrain
+
+int main(int argc, char** argv) {
+  lmtrain::InstallSignalHandlers();
+  const std::vector<std::string> args(argv + 1, argv + argc);
+  absl::StatusOr<lmtrain::TrainerFlags> flags = lmtrain::ParseTrainerFlags(args);
+  if (!flags.ok()) {
+    std::cerr << "lm-train: error: " << flags.status().message() << "\n" << lmtrain::TrainerUsage();
+    return 1;
+  }
+  if (flags->help) {
+    std::cout << lmtrain::TrainerUsage();
+    return 0;
+  }
+  std::unique_ptr<lmtrain::EventSink> events;
+  if (flags->events_fd >= 0 && fcntl(flags->events_fd, F_GETFD) == -1) {
+    std::cerr << "lm-train: error: --events-fd " << flags->events_fd << " is not open\n";
+    return 1;
+  }
+  if (flags->events_fd >= 0) {
+    events = std::make_unique<lmtrain::FdEventSink>(flags->events_fd);
+  } else {
+    events = std::make_unique<lmtrain::NullEventSink>();
+  }
+  return lmtrain::Run(*flags, *events);
+}
