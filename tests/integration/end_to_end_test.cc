@@ -44,7 +44,7 @@ fs::path WriteFile(const fs::path& path, const std::string& text) {
 TEST(EndToEnd, SubmitTrainStreamSucceedAndReloadCheckpoint) {
   auto cluster = Cluster::Start(1);
   ASSERT_TRUE(cluster.ok()) << cluster.status();
-  const fs::path job_file = WriteFile((*cluster)->dir() / "job" / "job.yaml", TinyJob("e2e", 60));
+  const fs::path job_file = WriteFile((*cluster)->dir() / "job" / "job.yaml", TinyJob("e2e", 150));
   JobClient client((*cluster)->address());
   auto id = client.Submit(job_file.string(), "");
   ASSERT_TRUE(id.ok()) << id.status();
