@@ -88,6 +88,9 @@ std::string EventToLine(const v1::JobEvent& e, bool show_logs) {
     if (m.has_tokens_per_second()) {
       absl::StrAppendFormat(&text, "  %.0f tok/s", m.tokens_per_second());
     }
+    for (const auto& [name, value] : m.eval_metrics()) {
+      absl::StrAppendFormat(&text, "  %s %.4f", name, value);
+    }
   } else if (e.has_checkpoint()) {
     text = absl::StrCat("checkpoint step ", e.checkpoint().step(), " -> ", e.checkpoint().path());
   } else if (e.has_log()) {

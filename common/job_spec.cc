@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <filesystem>
+#include <map>
 #include <system_error>
 #include <vector>
 
@@ -21,6 +22,7 @@ using internal::ChoiceField;
 using internal::Field;
 using internal::FieldTable;
 using internal::NumberField;
+using internal::OptionalBoolField;
 using internal::Range;
 using internal::StringField;
 using internal::YamlReader;
@@ -54,7 +56,17 @@ const FieldTable<TrainingSpec>& TrainingFields() {
       NumberField("max_eval_samples", &T::max_eval_samples, Range::AtLeast(0)),
       BoolField("do_train", &T::do_train),
       BoolField("do_eval", &T::do_eval),
+      BoolField("do_predict", &T::do_predict),
       BoolField("eval_on_start", &T::eval_on_start),
+      ChoiceField("optim", &T::optim, {"adamw_torch", "adamw_hf", "adamw", "adafactor"}),
+      ChoiceField("evaluation_strategy", &T::evaluation_strategy, {"no", "steps", "epoch"}),
+      ChoiceField("save_strategy", &T::save_strategy, {"no", "steps", "epoch"}),
+      BoolField("load_best_model_at_end", &T::load_best_model_at_end),
+      StringField("metric_for_best_model", &T::metric_for_best_model),
+      OptionalBoolField("greater_is_better", &T::greater_is_better),
+      BoolField("fp16", &T::fp16),
+      BoolField("gradient_checkpointing", &T::gradient_checkpointing),
+      StringField("resume_from_checkpoint", &T::resume_from_checkpoint),
   };
   return *table;
 }
@@ -72,10 +84,28 @@ const FieldTable<DataSpec>& DataFields() {
   static const auto* table = new FieldTable<D>{
       StringField("train_file", &D::train_file),
       StringField("validation_file", &D::validation_file),
+      StringField("test_file", &D::test_file),
       NumberField("validation_split_percentage", &D::validation_split_percentage,
                   Range::HalfOpen(0, 100)),
       NumberField("block_size", &D::block_size, Range::AtLeast(0)),
       BoolField("line_by_line", &D::line_by_line),
+      NumberField("max_seq_length", &D::max_seq_length, Range::AtLeast(0)),
+      BoolField("pad_to_max_length", &D::pad_to_max_length),
+      NumberField("mlm_probability", &D::mlm_probability, Range::Open(0, 1)),
+      BoolField("whole_word_masking", &D::whole_word_masking),
+      ChoiceField("task_name", &D::task_name,
+                  {"", "cola", "sst2", "mrpc", "stsb", "qqp", "mnli", "qnli", "rte", "wnli"}),
+      StringField("data_dir", &D::data_dir),
+      StringField("text_column", &D::text_column),
+      StringField("text_pair_column", &D::text_pair_column),
+      StringField("label_column", &D::label_column),
+      NumberField("doc_stride", &D::doc_stride, Range::AtLeast(0)),
+      NumberField("n_best_size", &D::n_best_size, Range::Above(0)),
+      NumberField("max_answer_length", &D::max_answer_length, Range::Above(0)),
+      BoolField("version_2_with_negative", &D::version_2_with_negative),
+      NumberField("null_score_diff_threshold", &D::null_score_diff_threshold),
+      NumberField("max_train_samples", &D::max_train_samples, Range::AtLeast(0)),
+      NumberField("max_predict_samples", &D::max_predict_samples, Range::AtLeast(0)),
   };
   return *table;
 }
@@ -296,17 +326,116 @@ void CheckTokenizer(YamlReader& r, const ParseOptions& options, TokenizerSpec& t
   CheckPath(r, options, "tokenizer.path", tokenizer.path, Expect::kAny);
 }
 
-void CheckData(YamlReader& r, const ParseOptions& options, DataSpec& data,
-               std::optional<int64_t> n_positions) {
-  if (data.train_file.empty() && !r.HasProblem("data.train_file") && !r.HasProblem("data")) {
-    r.ReportAt("data.train_file", "data.train_file is required");
+void CheckDataFiles(YamlReader& r, const ParseOptions& options, const std::string& task,
+                    bool do_train, DataSpec& data) {
+  const bool glue_dir = task == "glue" && !data.data_dir.empty();
+  if (do_train && data.train_file.empty() && !glue_dir && !r.HasProblem("data.train_file") &&
+      !r.HasProblem("data")) {
+    r.ReportAt("data.train_file",
+               task == "glue" ? "data.train_file or data.data_dir is required for training"
+                              : "data.train_file is required for training");
   }
   CheckPath(r, options, "data.train_file", data.train_file, Expect::kFile);
   CheckPath(r, options, "data.validation_file", data.validation_file, Expect::kFile);
-  if (n_positions && data.block_size > *n_positions) {
+  CheckPath(r, options, "data.test_file", data.test_file, Expect::kFile);
+  CheckPath(r, options, "data.data_dir", data.data_dir, Expect::kDirectory);
+}
+
+// The YAML text `field` writes for `data` (to compare a value with the default).
+std::string WrittenValue(const Field<DataSpec>& field, const DataSpec& data) {
+  YAML::Emitter e;
+  field.write(e, data);
+  return e.c_str();
+}
+
+// Keys that only mean something for some tasks may not be set (to a non-default value) for
+// another task, so that a wrong task does not silently ignore them.
+void CheckTaskKeys(YamlReader& r, const std::string& task, const DataSpec& data) {
+  static const auto* owners = new std::map<std::string_view, std::vector<std::string_view>>{
+      {"block_size", {"clm"}},
+      {"line_by_line", {"clm", "mlm"}},
+      {"validation_split_percentage", {"clm", "mlm"}},
+      {"mlm_probability", {"mlm"}},
+      {"whole_word_masking", {"mlm"}},
+      {"task_name", {"glue"}},
+      {"data_dir", {"glue"}},
+      {"text_column", {"classification"}},
+      {"text_pair_column", {"classification"}},
+      {"label_column", {"classification"}},
+      {"doc_stride", {"qa"}},
+      {"n_best_size", {"qa"}},
+      {"max_answer_length", {"qa"}},
+      {"version_2_with_negative", {"qa"}},
+      {"null_score_diff_threshold", {"qa"}},
+      {"max_seq_length", {"mlm", "qa", "glue", "classification"}},
+  };
+  static const DataSpec defaults;
+  for (const Field<DataSpec>& field : DataFields()) {
+    auto it = owners->find(field.key);
+    if (it == owners->end()) continue;
+    const std::vector<std::string_view>& tasks = it->second;
+    if (std::find(tasks.begin(), tasks.end(), task) != tasks.end()) continue;
+    const std::string key = absl::StrCat("data.", std::string(field.key));
+    if (r.HasProblem(key) || WrittenValue(field, data) == WrittenValue(field, defaults)) continue;
+    r.ReportAt(key, absl::StrCat(key, " applies to task ", internal::JoinNames(tasks),
+                                 ", not to task '", task, "'"));
+  }
+}
+
+void CheckData(YamlReader& r, const ParseOptions& options, const JobSpec& spec, DataSpec& data,
+               std::optional<int64_t> n_positions) {
+  CheckDataFiles(r, options, spec.task, spec.training.do_train, data);
+  if (r.HasProblem("task")) return;
+  CheckTaskKeys(r, spec.task, data);
+  if (spec.task == "glue" && data.task_name.empty() && !r.HasProblem("data.task_name")) {
+    r.ReportAt("data.task_name", absl::StrCat("data.task_name is required for task glue (one of ",
+                                              internal::JoinNames(kGlueTasks), ")"));
+  }
+  if (spec.task == "classification" && data.text_column.empty()) {
+    r.ReportAt("data.text_column", "data.text_column must not be empty");
+  }
+  if (spec.task == "qa" && data.doc_stride >= data.max_seq_length && data.max_seq_length > 0) {
+    r.ReportAt("data.doc_stride",
+               absl::StrCat("data.doc_stride (", data.doc_stride,
+                            ") must be smaller than data.max_seq_length (", data.max_seq_length,
+                            ")"));
+  }
+  if (!n_positions) return;
+  if (data.block_size > *n_positions) {
     r.ReportAt("data.block_size",
                absl::StrCat("data.block_size must be <= ", *n_positions,
                             ", the model's n_positions (got ", data.block_size, ")"));
+  }
+  if (spec.task != "clm") {
+    if (data.max_seq_length > *n_positions) {
+      r.ReportAt("data.max_seq_length",
+                 absl::StrCat("data.max_seq_length must be <= ", *n_positions,
+                              ", the model's max_position_embeddings (got ", data.max_seq_length,
+                              ")"));
+    }
+  }
+}
+
+// HF TrainingArguments.__post_init__'s consistency checks.
+void CheckTraining(YamlReader& r, const TrainingSpec& t) {
+  if (t.fp16 && t.bf16) r.ReportAt("training.fp16", "training: set at most one of fp16 and bf16");
+  if (!t.load_best_model_at_end || r.HasProblem("training")) return;
+  if (t.evaluation_strategy == "no") {
+    r.ReportAt("training.load_best_model_at_end",
+               "training.load_best_model_at_end needs evaluation_strategy steps or epoch");
+  } else if (t.save_strategy != t.evaluation_strategy) {
+    r.ReportAt("training.save_strategy",
+               absl::StrCat("training.load_best_model_at_end needs save_strategy equal to "
+                            "evaluation_strategy (got save_strategy '",
+                            t.save_strategy, "', evaluation_strategy '", t.evaluation_strategy,
+                            "')"));
+  } else if (t.save_strategy == "steps") {
+    const int64_t eval_steps = t.eval_steps > 0 ? t.eval_steps : t.logging_steps;
+    if (t.save_steps <= 0 || t.save_steps % eval_steps != 0) {
+      r.ReportAt("training.save_steps",
+                 absl::StrCat("training.load_best_model_at_end needs save_steps (", t.save_steps,
+                              ") to be a multiple of eval_steps (", eval_steps, ")"));
+    }
   }
 }
 
@@ -345,7 +474,8 @@ absl::StatusOr<JobSpec> ParseJobSpec(std::string_view yaml, const ParseOptions& 
   CheckTask(reader, spec.task);
   std::optional<int64_t> n_positions = CheckModel(reader, options, spec.model);
   CheckTokenizer(reader, options, spec.tokenizer);
-  CheckData(reader, options, spec.data, n_positions);
+  CheckData(reader, options, spec, spec.data, n_positions);
+  CheckTraining(reader, spec.training);
   if (!reader.ok()) return reader.Finish();
   return spec;
 }

@@ -11,6 +11,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include <nlohmann/json.hpp>
 
@@ -18,10 +19,18 @@
 
 namespace lmtrain {
 
-// Tasks known by name. Only kClm trains in this version; the others parse as names but are
-// rejected by validation with "not supported yet".
+// Tasks known by name; every known task is supported.
+//   clm            causal LM (HF run_clm.py)
+//   mlm            masked LM with dynamic masking (run_mlm.py)
+//   qa             extractive question answering on SQuAD v1.1 / v2.0 data (run_qa.py)
+//   glue           a GLUE task read from the GLUE data directory layout (run_glue.py)
+//   classification text (or text pair) classification / regression from CSV, TSV, JSON(L)
 inline constexpr std::string_view kKnownTasks[] = {"clm", "mlm", "qa", "glue", "classification"};
-inline constexpr std::string_view kSupportedTasks[] = {"clm"};
+inline constexpr std::string_view kSupportedTasks[] = {"clm", "mlm", "qa", "glue",
+                                                       "classification"};
+// GLUE task names (data.task_name).
+inline constexpr std::string_view kGlueTasks[] = {"cola", "sst2", "mrpc", "stsb", "qqp",
+                                                  "mnli", "qnli", "rte",  "wnli"};
 
 struct ModelSpec {
   // An HF model directory (config.json + model.safetensors). Absolute after parsing.
@@ -43,13 +52,35 @@ struct TokenizerSpec {
   std::optional<TokenizerTrainSpec> train;  // Train a sentencepiece model on data.train_file.
 };
 
+// HF's DataTrainingArguments of the run_* scripts. Paths are absolute after parsing.
 struct DataSpec {
-  std::string train_file;       // Required. Absolute after parsing.
-  std::string validation_file;  // Optional. Absolute after parsing.
-  // Used when validation_file is empty: the last N% of the train text is held out. Default 5.
+  // Required for training, except for glue with data_dir. txt for clm/mlm; csv / tsv / json /
+  // jsonl for classification; SQuAD json or jsonl for qa; a GLUE tsv for glue.
+  std::string train_file;
+  std::string validation_file;  // Optional.
+  std::string test_file;        // Optional: predictions with training.do_predict.
+  // clm/mlm, when validation_file is empty: the last N% of the train text is held out. Default 5.
   int validation_split_percentage = 5;
-  int block_size = 0;          // 0: min(1024, model's n_positions). Must be <= n_positions.
-  bool line_by_line = false;   // One example per line instead of HF group_texts.
+  int block_size = 0;          // clm: 0 = min(1024, model's n_positions); <= n_positions.
+  bool line_by_line = false;   // clm/mlm: one example per line instead of HF group_texts.
+  // mlm/qa/glue/classification: longest input in tokens; 0 = the task's default (mlm:
+  // min(512, n_positions), qa: 384, glue/classification: 128). Must be <= n_positions.
+  int max_seq_length = 0;
+  bool pad_to_max_length = false;   // false: pad each batch to its longest (same results).
+  double mlm_probability = 0.15;    // mlm: share of tokens masked, in (0, 1).
+  bool whole_word_masking = false;  // mlm: mask every sub-token of a chosen word.
+  std::string task_name;            // glue: one of kGlueTasks.
+  std::string data_dir;             // glue: a GLUE task folder (train.tsv, dev.tsv, test.tsv).
+  std::string text_column = "text";   // classification
+  std::string text_pair_column;       // classification: optional second text.
+  std::string label_column = "label"; // classification
+  int doc_stride = 128;                // qa: tokens shared by overflow windows.
+  int n_best_size = 20;                // qa
+  int max_answer_length = 30;          // qa: in tokens.
+  bool version_2_with_negative = false;   // qa: SQuAD v2 (unanswerable questions).
+  double null_score_diff_threshold = 0.0; // qa v2: predict "" above this.
+  int64_t max_train_samples = 0;    // > 0 caps the training examples (before windowing/grouping).
+  int64_t max_predict_samples = 0;  // > 0 caps the test examples.
 };
 
 struct TrainingSpec {
@@ -73,10 +104,28 @@ struct TrainingSpec {
   int save_total_limit = 0;                 // >= 0; 0: keep all
   int64_t seed = 42;
   bool bf16 = false;                        // bf16 autocast (CPU and CUDA)
-  int64_t max_eval_samples = 0;             // > 0 caps the evaluation set (in blocks)
+  int64_t max_eval_samples = 0;             // > 0 caps the evaluation set (in examples)
   bool do_train = true;                     // false: evaluate the model only
-  bool do_eval = true;                      // evaluate (needs validation data)
+  bool do_eval = true;                      // evaluate at the end (needs validation data)
+  bool do_predict = false;                  // predict on data.test_file (or the eval set)
   bool eval_on_start = false;               // also evaluate at step 0, before training
+  std::string optim = "adamw_torch";        // adamw_torch | adamw_hf | adamw | adafactor
+  // When to evaluate during training: "no" (only at the end with do_eval), "steps" (every
+  // eval_steps) or "epoch". Default "no", as HF.
+  std::string evaluation_strategy = "no";
+  std::string save_strategy = "steps";      // no | steps (every save_steps) | epoch
+  // Keep track of the best checkpoint by metric_for_best_model and load it at the end (needs
+  // evaluation_strategy == save_strategy, and save_steps a multiple of eval_steps).
+  bool load_best_model_at_end = false;
+  // "" = the task's metric: loss for clm/mlm, f1 for qa, the GLUE task's main metric,
+  // accuracy for classification (pearson for regression). With or without "eval_".
+  std::string metric_for_best_model;
+  std::optional<bool> greater_is_better;    // unset: false for *loss, true otherwise
+  bool fp16 = false;                        // fp16 autocast: CUDA only
+  bool gradient_checkpointing = false;      // recompute layer activations in backward
+  // A checkpoint-N folder to resume from, or "latest" (the newest complete checkpoint in the
+  // output folder; lm-train --resume says the same). Empty: start fresh.
+  std::string resume_from_checkpoint;
 };
 
 struct ResourcesSpec {

@@ -4,6 +4,8 @@
 #include <limits>
 #include <nlohmann/json.hpp>
 
+#include "common/status_macros.h"
+
 namespace lmtrain {
 namespace {
 
@@ -60,6 +62,24 @@ bool ReadField(const nlohmann::json& j, std::optional<double>& field) {
   return true;
 }
 
+// The optional "eval_metrics" object: names to numbers (or the NaN/infinity strings).
+absl::Status ReadEvalMetrics(const nlohmann::json& j, std::map<std::string, double>& out) {
+  auto it = j.find("eval_metrics");
+  if (it == j.end() || it->is_null()) return absl::OkStatus();
+  if (!it->is_object()) {
+    return absl::InvalidArgumentError("metrics: 'eval_metrics' is not an object: " + it->dump());
+  }
+  for (const auto& [name, value] : it->items()) {
+    std::optional<double> field;
+    if (!ReadField(value, field)) {
+      return absl::InvalidArgumentError("metrics: 'eval_metrics." + name +
+                                        "' is not a number: " + value.dump());
+    }
+    out[name] = *field;
+  }
+  return absl::OkStatus();
+}
+
 }  // namespace
 
 void TrainingMetrics::MergeFrom(const TrainingMetrics& newer) {
@@ -75,13 +95,14 @@ void TrainingMetrics::MergeFrom(const TrainingMetrics& newer) {
   merge(tokens_per_second, newer.tokens_per_second);
   merge(epoch, newer.epoch);
   merge(grad_norm, newer.grad_norm);
+  if (!newer.eval_metrics.empty()) eval_metrics = newer.eval_metrics;
 }
 
 bool TrainingMetrics::operator==(const TrainingMetrics& o) const {
   return step == o.step && max_steps == o.max_steps && loss == o.loss &&
          learning_rate == o.learning_rate && eval_loss == o.eval_loss &&
          perplexity == o.perplexity && tokens_per_second == o.tokens_per_second &&
-         epoch == o.epoch && grad_norm == o.grad_norm;
+         epoch == o.epoch && grad_norm == o.grad_norm && eval_metrics == o.eval_metrics;
 }
 
 std::string MetricsToJson(const TrainingMetrics& m) {
@@ -90,6 +111,10 @@ std::string MetricsToJson(const TrainingMetrics& m) {
   ForEachField(copy, [&](const char* name, auto& field) {
     if (field.has_value()) j[name] = FieldToJson(*field);
   });
+  if (!m.eval_metrics.empty()) {
+    nlohmann::json& eval = j["eval_metrics"] = nlohmann::json::object();
+    for (const auto& [name, value] : m.eval_metrics) eval[name] = FieldToJson(value);
+  }
   return j.dump();
 }
 
@@ -109,6 +134,7 @@ absl::StatusOr<TrainingMetrics> MetricsFromJson(std::string_view json) {
     }
   });
   if (!status.ok()) return status;
+  RETURN_IF_ERROR(ReadEvalMetrics(j, m.eval_metrics));
   return m;
 }
 

@@ -2,6 +2,7 @@
 #pragma once
 
 #include <cstdint>
+#include <map>
 #include <optional>
 #include <string>
 
@@ -19,13 +20,18 @@ struct TrainingMetrics {
   std::optional<double> tokens_per_second;
   std::optional<double> epoch;
   std::optional<double> grad_norm;
+  // The latest evaluation's task metrics under HF's names (eval_accuracy, eval_f1,
+  // eval_exact_match, eval_matthews_correlation, ...). eval_loss and perplexity have their own
+  // fields. A newer non-empty map replaces the whole map (one evaluation's set).
+  std::map<std::string, double> eval_metrics;
 
   // Copies every field that `newer` has into *this.
   void MergeFrom(const TrainingMetrics& newer);
   bool operator==(const TrainingMetrics& o) const;
 };
 
-// JSON object with only the fields that are set, e.g. {"step":10,"loss":3.2}. JSON has no NaN
+// JSON object with only the fields that are set, e.g. {"step":10,"loss":3.2}; eval_metrics
+// (when non-empty) as a nested object "eval_metrics". JSON has no NaN
 // or infinity: such values are written as the strings "NaN", "Infinity" and "-Infinity".
 std::string MetricsToJson(const TrainingMetrics& m);
 // Inverse of MetricsToJson; unknown keys are ignored and null means "not set". Wrong types are

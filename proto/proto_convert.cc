@@ -34,6 +34,7 @@ void ToProto(const TrainingMetrics& m, v1::Metrics* out) {
   if (m.f.has_value()) out->set_##f(*m.f);
   LMTRAIN_METRIC_FIELDS(X)
 #undef X
+  out->mutable_eval_metrics()->insert(m.eval_metrics.begin(), m.eval_metrics.end());
 }
 
 TrainingMetrics FromProto(const v1::Metrics& p) {
@@ -42,6 +43,7 @@ TrainingMetrics FromProto(const v1::Metrics& p) {
   if (p.has_##f()) m.f = p.f();
   LMTRAIN_METRIC_FIELDS(X)
 #undef X
+  m.eval_metrics.insert(p.eval_metrics().begin(), p.eval_metrics().end());
   return m;
 }
 

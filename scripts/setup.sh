@@ -9,7 +9,7 @@ PACKAGES=(
   g++ cmake ninja-build ccache pkg-config git
   # control plane
   libgrpc++-dev protobuf-compiler-grpc libprotobuf-dev protobuf-compiler libabsl-dev
-  libsqlite3-dev libyaml-cpp-dev nlohmann-json3-dev
+  libsqlite3-dev libyaml-cpp-dev nlohmann-json3-dev libssl-dev
   # trainer
   libtorch-dev libgloo-dev libopenblas0-pthread libsentencepiece-dev libicu-dev
   # tests

@@ -45,7 +45,95 @@ const std::vector<ConfigKey>& Gpt2Keys() {
   return *keys;
 }
 
+int64_t IntOr(const nlohmann::json& config, const char* key, int64_t fallback) {
+  auto it = config.find(key);
+  return it != config.end() && it->is_number_integer() ? it->get<int64_t>() : fallback;
+}
+
+// Keys every encoder family's config class accepts (PretrainedConfig's and the heads').
+void AddCommonEncoderKeys(std::vector<ConfigKey>& keys) {
+  const std::vector<ConfigKey> common = {
+      {"model_type", Kind::kString},
+      {"vocab_size", Kind::kInt, Range::Above(0)},
+      {"max_position_embeddings", Kind::kInt, Range::Above(0)},
+      {"initializer_range", Kind::kNumber, Range::AtLeast(0)},
+      {"pad_token_id", Kind::kInt, Range::AtLeast(0), /*nullable=*/true},
+      {"bos_token_id", Kind::kInt, Range::AtLeast(0), /*nullable=*/true},
+      {"eos_token_id", Kind::kInt, Range::AtLeast(0), /*nullable=*/true},
+      {"num_labels", Kind::kInt, Range::Above(0)},
+      {"problem_type", Kind::kString, Range::Any(), /*nullable=*/true},
+      {"tie_word_embeddings", Kind::kBool},
+  };
+  keys.insert(keys.end(), common.begin(), common.end());
+}
+
+// BertConfig's shape keys, shared by RoBERTa, ELECTRA and ALBERT.
+void AddBertShapeKeys(std::vector<ConfigKey>& keys) {
+  const std::vector<ConfigKey> shape = {
+      {"hidden_size", Kind::kInt, Range::Above(0)},
+      {"num_hidden_layers", Kind::kInt, Range::Above(0)},
+      {"num_attention_heads", Kind::kInt, Range::Above(0)},
+      {"intermediate_size", Kind::kInt, Range::Above(0)},
+      {"hidden_act", Kind::kString},
+      {"hidden_dropout_prob", Kind::kNumber, Range::HalfOpen(0, 1)},
+      {"attention_probs_dropout_prob", Kind::kNumber, Range::HalfOpen(0, 1)},
+      {"type_vocab_size", Kind::kInt, Range::Above(0)},
+      {"layer_norm_eps", Kind::kNumber, Range::Above(0)},
+      {"position_embedding_type", Kind::kString},
+      {"classifier_dropout", Kind::kNumber, Range::HalfOpen(0, 1), /*nullable=*/true},
+  };
+  keys.insert(keys.end(), shape.begin(), shape.end());
+}
+
+// The schema of a supported encoder model_type (bert, roberta, electra, albert, distilbert).
+std::vector<ConfigKey> EncoderKeys(std::string_view model_type) {
+  std::vector<ConfigKey> keys;
+  AddCommonEncoderKeys(keys);
+  if (model_type == "distilbert") {
+    const std::vector<ConfigKey> distil = {
+        {"dim", Kind::kInt, Range::Above(0)},
+        {"n_layers", Kind::kInt, Range::Above(0)},
+        {"n_heads", Kind::kInt, Range::Above(0)},
+        {"hidden_dim", Kind::kInt, Range::Above(0)},
+        {"activation", Kind::kString},
+        {"dropout", Kind::kNumber, Range::HalfOpen(0, 1)},
+        {"attention_dropout", Kind::kNumber, Range::HalfOpen(0, 1)},
+        {"qa_dropout", Kind::kNumber, Range::HalfOpen(0, 1)},
+        {"seq_classif_dropout", Kind::kNumber, Range::HalfOpen(0, 1)},
+        {"sinusoidal_pos_embds", Kind::kBool},
+    };
+    keys.insert(keys.end(), distil.begin(), distil.end());
+    return keys;
+  }
+  AddBertShapeKeys(keys);
+  if (model_type == "albert" || model_type == "electra") {
+    keys.push_back({"embedding_size", Kind::kInt, Range::Above(0)});
+  }
+  if (model_type == "albert") {
+    keys.push_back({"num_hidden_groups", Kind::kInt, Range::Above(0)});
+    keys.push_back({"inner_group_num", Kind::kInt, Range::Above(0)});
+    keys.push_back({"classifier_dropout_prob", Kind::kNumber, Range::HalfOpen(0, 1)});
+  }
+  return keys;
+}
+
+// Cross-key rule of the BERT-style configs: heads divide the hidden size.
+void CheckEncoder(YamlReader& reader, const nlohmann::json& config, const std::string& path) {
+  const bool distil = config.value("model_type", "") == "distilbert";
+  const char* size_key = distil ? "dim" : "hidden_size";
+  const char* heads_key = distil ? "n_heads" : "num_attention_heads";
+  const int64_t size = IntOr(config, size_key, 768);
+  const int64_t heads = IntOr(config, heads_key, 12);
+  if (size > 0 && heads > 0 && size % heads != 0) {
+    std::string key = JoinPath(path, config.contains(size_key) ? size_key : heads_key);
+    reader.ReportAt(key, absl::StrCat(JoinPath(path, size_key), " (", size,
+                                      ") must be divisible by ", JoinPath(path, heads_key), " (",
+                                      heads, ")"));
+  }
+}
+
 constexpr int64_t kGpt2NPositions = 1024;
+constexpr int64_t kEncoderNPositions = 512;
 constexpr int64_t kGpt2NEmbd = 768;
 constexpr int64_t kGpt2NHead = 12;
 
@@ -110,11 +198,6 @@ void CheckValue(YamlReader& reader, const ConfigKey& key, const YAML::Node& node
   }
 }
 
-int64_t IntOr(const nlohmann::json& config, const char* key, int64_t fallback) {
-  auto it = config.find(key);
-  return it != config.end() && it->is_number_integer() ? it->get<int64_t>() : fallback;
-}
-
 // Cross-key rules of GPT2Config, checked with HF defaults for absent keys.
 void CheckGpt2(YamlReader& reader, const nlohmann::json& config, const std::string& path) {
   int64_t n_embd = IntOr(config, "n_embd", kGpt2NEmbd);
@@ -158,7 +241,8 @@ nlohmann::json ReadModelConfig(YamlReader& reader, const YAML::Node& node,
   nlohmann::json config = node.IsNull() ? nlohmann::json::object() : NodeToJson(node);
   std::string model_type = ModelType(reader, node, path);
   if (model_type.empty()) return config;              // no schema to check the keys against
-  const std::vector<ConfigKey>& schema = Gpt2Keys();  // the only supported type so far
+  const bool gpt2 = model_type == "gpt2";
+  const std::vector<ConfigKey> schema = gpt2 ? Gpt2Keys() : EncoderKeys(model_type);
   std::vector<std::string_view> known;
   for (const ConfigKey& k : schema) known.push_back(k.key);
   reader.VisitMapping(
@@ -168,7 +252,11 @@ nlohmann::json ReadModelConfig(YamlReader& reader, const YAML::Node& node,
           if (k.key == key) CheckValue(reader, k, value, child);
         }
       });
-  CheckGpt2(reader, config, path);
+  if (gpt2) {
+    CheckGpt2(reader, config, path);
+  } else {
+    CheckEncoder(reader, config, path);
+  }
   return config;
 }
 
@@ -180,6 +268,7 @@ std::optional<int64_t> ModelNPositions(const nlohmann::json& config) {
   }
   auto type = config.find("model_type");
   if (type != config.end() && *type == "gpt2") return kGpt2NPositions;
+  if (type != config.end() && type->is_string()) return kEncoderNPositions;  // BERT's 512
   return std::nullopt;
 }
 

@@ -16,7 +16,8 @@
 namespace lmtrain::internal {
 
 // Architectures lm-train can build, by HF model_type.
-inline constexpr std::string_view kSupportedModelTypes[] = {"gpt2"};
+inline constexpr std::string_view kSupportedModelTypes[] = {"gpt2",       "bert",   "roberta",
+                                                            "distilbert", "albert", "electra"};
 
 // What a model config says about the model, beyond its JSON.
 // Reads the `model.config` mapping at `path` into JSON: plain scalars become integers, doubles,

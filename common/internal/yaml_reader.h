@@ -66,6 +66,7 @@ struct Range {
   static Range Above(double v) { return {v, true, std::nullopt, false}; }
   static Range AtLeast(double v) { return {v, false, std::nullopt, false}; }
   static Range HalfOpen(double lo, double hi) { return {lo, false, hi, true}; }
+  static Range Open(double lo, double hi) { return {lo, true, hi, true}; }
 
   bool Contains(double v) const;
   std::string Describe() const;
@@ -228,6 +229,26 @@ Field<S> StringField(std::string_view key, std::string S::*member) {
             if (auto x = r.ReadString(v, path)) out.*member = *x;
           },
           [member](YAML::Emitter& e, const S& s) { e << s.*member; }};
+}
+
+// An optional boolean: a null value (or `~`) leaves it unset; written back as null when unset.
+template <typename S>
+Field<S> OptionalBoolField(std::string_view key, std::optional<bool> S::*member) {
+  return {key,
+          [member](YamlReader& r, const YAML::Node& v, const std::string& path, S& out) {
+            if (v.IsNull()) {
+              out.*member = std::nullopt;
+            } else if (auto x = r.ReadBool(v, path)) {
+              out.*member = *x;
+            }
+          },
+          [member](YAML::Emitter& e, const S& s) {
+            if ((s.*member).has_value()) {
+              e << (*(s.*member) ? "true" : "false");
+            } else {
+              e << YAML::Null;
+            }
+          }};
 }
 
 // A string member restricted to `choices`.

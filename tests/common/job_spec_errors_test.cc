@@ -162,7 +162,7 @@ TEST_F(JobSpecErrorsTest, MissingFilesAndFolders) {
 TEST_F(JobSpecErrorsTest, MissingRequiredKeys) {
   auto result = Parse("# comment\nresources: {devices: 0}\n");
   EXPECT_TRUE(HasError(result, 2, "name is required"));
-  EXPECT_TRUE(HasError(result, 2, "task is required (supported: clm)"));
+  EXPECT_TRUE(HasError(result, 2, "task is required (supported: clm, mlm, qa, glue, classification)"));
   EXPECT_TRUE(HasError(result, 2, "model: set one of model.name_or_path"));
   EXPECT_TRUE(HasError(result, 2, "tokenizer: set one of tokenizer.path"));
   EXPECT_TRUE(HasError(result, 2, "data.train_file is required"));
@@ -176,8 +176,59 @@ TEST_F(JobSpecErrorsTest, MissingRequiredKeys) {
 TEST_F(JobSpecErrorsTest, UnknownAndUnsupportedTasks) {
   EXPECT_TRUE(HasError(Parse(GoodWithLine(2, "task: foo")), 2,
                        "task 'foo' is unknown (known: clm, mlm, qa, glue, classification)"));
-  EXPECT_TRUE(HasError(Parse(GoodWithLine(2, "task: mlm")), 2,
-                       "task 'mlm' is not supported yet (supported: clm)"));
+  EXPECT_TRUE(HasError(Parse(GoodWithLine(2, "task: glue")), 5,
+                       "data.task_name is required for task glue (one of cola, sst2"));
+}
+
+TEST_F(JobSpecErrorsTest, TaskSpecificKeysBelongToTheirTask) {
+  auto result = Parse(std::string(kGood) + "  mlm_probability: 0.2\n  doc_stride: 64\n");
+  EXPECT_TRUE(HasError(result, 8, "data.mlm_probability applies to task mlm, not to task 'clm'"));
+  EXPECT_TRUE(HasError(result, 9, "data.doc_stride applies to task qa, not to task 'clm'"));
+  // The default value is not "set": a normalised spec of another task keeps parsing.
+  EXPECT_TRUE(Parse(std::string(kGood) + "  doc_stride: 128\n").ok());
+  EXPECT_TRUE(HasError(Parse(std::string(kGood) + "  mlm_probability: 1.5\n"), 8,
+                       "data.mlm_probability must be in (0, 1) (got 1.5)"));
+}
+
+TEST_F(JobSpecErrorsTest, LoadBestModelNeedsMatchingStrategies) {
+  EXPECT_TRUE(HasError(Parse(std::string(kGood) + "training: {load_best_model_at_end: true}\n"),
+                       8, "needs evaluation_strategy steps or epoch"));
+  EXPECT_TRUE(HasError(
+      Parse(std::string(kGood) +
+            "training: {load_best_model_at_end: true, evaluation_strategy: steps,\n"
+            "  save_strategy: epoch}\n"),
+      9, "needs save_strategy equal to evaluation_strategy"));
+  EXPECT_TRUE(HasError(
+      Parse(std::string(kGood) +
+            "training: {load_best_model_at_end: true, evaluation_strategy: steps,\n"
+            "  eval_steps: 30, save_steps: 50}\n"),
+      9, "needs save_steps (50) to be a multiple of eval_steps (30)"));
+  EXPECT_TRUE(Parse(std::string(kGood) +
+                    "training: {load_best_model_at_end: true, evaluation_strategy: steps,\n"
+                    "  eval_steps: 25, save_steps: 50, greater_is_better: ~}\n")
+                  .ok());
+  EXPECT_TRUE(HasError(Parse(std::string(kGood) + "training: {fp16: true, bf16: true}\n"), 8,
+                       "set at most one of fp16 and bf16"));
+}
+
+TEST_F(JobSpecErrorsTest, GlueReadsItsDataDirectory) {
+  WriteFile("glue/MRPC/train.tsv", "x");
+  const std::string job = R"(name: ok
+task: glue
+model: {config: {model_type: bert, hidden_size: 32, num_attention_heads: 4}}
+tokenizer: {path: data/train.txt}
+data: {task_name: mrpc, data_dir: glue/MRPC}
+)";
+  absl::StatusOr<JobSpec> spec = Parse(job);
+  ASSERT_TRUE(spec.ok()) << spec.status();
+  EXPECT_EQ(spec->data.data_dir, Abs("glue/MRPC"));
+  EXPECT_TRUE(HasError(Parse(R"(name: ok
+task: glue
+model: {config: {model_type: bert, hidden_size: 30, num_attention_heads: 4}}
+tokenizer: {path: data/train.txt}
+data: {task_name: mrpc}
+)"),
+                       3, "model.config.hidden_size (30) must be divisible by"));
 }
 
 TEST_F(JobSpecErrorsTest, InvalidName) {
@@ -216,19 +267,20 @@ TEST_F(JobSpecErrorsTest, ModelConfigProblems) {
   EXPECT_TRUE(HasError(result, 9, "model.config.resid_pdrop must be in [0, 1) (got 1.5)"));
   EXPECT_TRUE(HasError(result, 10, "model.config.use_cache must be true or false"));
   EXPECT_TRUE(HasError(Parse(GoodWithLine(3, "model: {config: {n_layer: 2}}")), 3,
-                       "model.config.model_type is required (supported: gpt2)"));
-  EXPECT_TRUE(HasError(Parse(GoodWithLine(3, "model:\n  config:\n    model_type: bert")), 5,
-                       "model.config.model_type 'bert' is not supported yet (supported: gpt2)"));
+                       "model.config.model_type is required (supported: gpt2, bert, roberta, "
+                       "distilbert, albert, electra)"));
+  EXPECT_TRUE(HasError(Parse(GoodWithLine(3, "model:\n  config:\n    model_type: t5")), 5,
+                       "model.config.model_type 't5' is not supported yet (supported: gpt2, "));
   EXPECT_TRUE(HasError(Parse(GoodWithLine(3, "model: {config: [gpt2]}")), 3,
                        "model.config must be a mapping of HF config keys (got a sequence)"));
 }
 
 TEST_F(JobSpecErrorsTest, PretrainedConfigJsonProblems) {
-  WriteFile("bert/config.json", R"({"model_type": "bert"})");
+  WriteFile("t5/config.json", R"({"model_type": "t5"})");
   WriteFile("broken/config.json", "{not json");
-  EXPECT_TRUE(HasError(Parse(GoodWithLine(3, "model: {name_or_path: bert}")), 3,
-                       "model.name_or_path: model_type 'bert' in " + Abs("bert/config.json") +
-                           " is not supported yet (supported: gpt2)"));
+  EXPECT_TRUE(HasError(Parse(GoodWithLine(3, "model: {name_or_path: t5}")), 3,
+                       "model.name_or_path: model_type 't5' in " + Abs("t5/config.json") +
+                           " is not supported yet (supported: gpt2, "));
   EXPECT_TRUE(
       HasError(Parse(GoodWithLine(3, "model: {name_or_path: broken}")), 3,
                "model.name_or_path: " + Abs("broken/config.json") + " is not a JSON object"));
@@ -253,7 +305,7 @@ TEST_F(JobSpecErrorsTest, RelativePathWithoutBaseDir) {
 
 TEST_F(JobSpecErrorsTest, ReportsEveryProblemAtOnceInLineOrder) {
   auto result = Parse(R"(name: bad name
-task: qa
+task: qaa
 model: {name_or_path: gpt2, config: {model_type: gpt2}}
 tokenizer: {path: tok, train: {}}
 data: {train_file: nowhere.txt, block_size: -4}
@@ -261,7 +313,7 @@ training: {learning_rate: 0, warmup_steps: x}
 extra: 1
 )");
   EXPECT_TRUE(HasError(result, 1, "name 'bad name' is invalid"));
-  EXPECT_TRUE(HasError(result, 2, "task 'qa' is not supported yet"));
+  EXPECT_TRUE(HasError(result, 2, "task 'qaa' is unknown"));
   EXPECT_TRUE(HasError(result, 3, "model: set only one of"));
   EXPECT_TRUE(HasError(result, 4, "tokenizer: set only one of"));
   EXPECT_TRUE(HasError(result, 5, "data.train_file: file not found: " + Abs("nowhere.txt")));

@@ -31,7 +31,7 @@ std::string TinyJob(const std::string& name, int max_steps, const std::string& e
       "/austen_valid.txt\n  block_size: 32\n",
       "training:\n  learning_rate: 3.0e-3\n  per_device_train_batch_size: 8\n",
       "  max_steps: ", max_steps, "\n  warmup_steps: 5\n  weight_decay: 0.01\n",
-      "  logging_steps: 5\n  eval_steps: 30\n  save_steps: 30\n  max_eval_samples: 64\n",
+      "  logging_steps: 5\n  evaluation_strategy: steps\n  eval_steps: 30\n  save_steps: 30\n  max_eval_samples: 64\n",
       "  eval_on_start: true\n  seed: 7\n", extra);
 }
 

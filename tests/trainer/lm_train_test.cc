@@ -12,6 +12,7 @@
 #include <filesystem>
 #include <fstream>
 #include <nlohmann/json.hpp>
+#include <random>
 #include <sstream>
 
 #include "common/trainer_events.h"
@@ -181,7 +182,7 @@ TEST_F(LmTrainTest, TrainsReportsEventsAndWritesHfOutputs) {
                                "  max_steps: 30\n"
                                "  warmup_steps: 3\n"
                                "  logging_steps: 10\n"
-                               "  eval_steps: 15\n"
+                               "  evaluation_strategy: steps\n  eval_steps: 15\n"
                                "  save_steps: 15\n"
                                "  save_total_limit: 1\n"
                                "  max_eval_samples: 32\n"
@@ -273,6 +274,58 @@ TEST_F(LmTrainTest, MissingJobFileAndBadFlagsExitOne) {
   Child bad_flag(dir_, dir_ / "nope.yaml", {"--bogus"});
   EXPECT_EQ(bad_flag.Wait(), 1);
   EXPECT_THAT(ReadFile(dir_ / "stderr.txt"), HasSubstr("unknown flag --bogus"));
+}
+
+// The acceptance test for exact resume: SIGKILL at a random step, restart with
+// --resume, and the final weights equal an uninterrupted run's byte for byte; the log
+// history has every logged step exactly once.
+TEST_F(LmTrainTest, SigkillAtARandomStepThenResumeIsBitIdentical) {
+  const fs::path job = TinyJob("job.yaml",
+                               "  max_steps: 30\n  logging_steps: 1\n  save_steps: 4\n"
+                               "  learning_rate: 3.0e-3\n  warmup_steps: 3\n"
+                               "  per_device_train_batch_size: 8\n  do_eval: false\n");
+  fs::create_directories(dir_ / "straight");
+  fs::create_directories(dir_ / "killed");
+  {
+    Child straight(dir_ / "straight", job);
+    ASSERT_TRUE(straight.WaitForEof(std::chrono::seconds(240)));
+    ASSERT_EQ(straight.Wait(), 0) << ReadFile(dir_ / "straight" / "stderr.txt");
+  }
+  const int kill_step = 5 + static_cast<int>(std::random_device()() % 22);  // 5..26
+  SCOPED_TRACE("killed after step " + std::to_string(kill_step));
+  {
+    Child victim(dir_ / "killed", job);
+    while (auto event = victim.NextEvent(std::chrono::seconds(120))) {
+      if (event->metrics.step.value_or(0) >= kill_step) break;
+    }
+    ASSERT_EQ(kill(victim.pid(), SIGKILL), 0);
+    EXPECT_EQ(victim.Wait(), 128 + SIGKILL);
+  }
+  ASSERT_FALSE(fs::exists(dir_ / "killed" / "out" / "model.safetensors"));
+  Child resumed(dir_ / "killed", job, {"--resume"});
+  ASSERT_TRUE(resumed.WaitForEof(std::chrono::seconds(240)));
+  ASSERT_EQ(resumed.Wait(), 0) << ReadFile(dir_ / "killed" / "stderr.txt");
+  EXPECT_THAT(ReadFile(dir_ / "killed" / "stdout.txt"), HasSubstr("Resumed from "));
+  const std::string a = ReadFile(dir_ / "straight" / "out" / "model.safetensors");
+  const std::string b = ReadFile(dir_ / "killed" / "out" / "model.safetensors");
+  ASSERT_FALSE(a.empty());
+  EXPECT_TRUE(a == b) << "final weights differ";
+  const auto state = nlohmann::json::parse(ReadFile(dir_ / "killed" / "out" / "trainer_state.json"));
+  std::vector<int64_t> logged;
+  for (const auto& entry : state["log_history"]) {
+    if (entry.contains("loss")) logged.push_back(entry["step"].get<int64_t>());
+  }
+  std::vector<int64_t> expected(30);
+  for (int i = 0; i < 30; ++i) expected[i] = i + 1;
+  EXPECT_EQ(logged, expected);
+}
+
+TEST_F(LmTrainTest, ResumeWithoutACheckpointFailsClearly) {
+  const fs::path job = TinyJob("job.yaml", "  max_steps: 2\n");
+  Child child(dir_, job, {"--resume"});
+  ASSERT_TRUE(child.WaitForEof(std::chrono::seconds(60)));
+  EXPECT_EQ(child.Wait(), 1);
+  EXPECT_THAT(ReadFile(dir_ / "stderr.txt"), HasSubstr("--resume: no complete checkpoint-N"));
 }
 
 }  // namespace

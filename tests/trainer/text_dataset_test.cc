@@ -36,14 +36,17 @@ TEST(TextDatasetTest, MissingFileIsNotFoundWithTheName) {
   EXPECT_THAT(lines.status().message(), HasSubstr("/nonexistent/t.txt"));
 }
 
-TEST(TextDatasetTest, HoldsOutTheLastPercentRounded) {
+TEST(TextDatasetTest, HoldsOutTheFirstPercentRoundedHalfToEven) {
   std::vector<std::string> lines;
   for (int i = 0; i < 30; ++i) lines.push_back(std::to_string(i));
-  TextSplit split = SplitOffValidation(lines, 5);  // 1.5 lines → 2
+  TextSplit split = SplitOffValidation(lines, 5);  // 1.5 lines → 2 (half to even)
   ASSERT_EQ(split.validation.size(), 2u);
-  EXPECT_EQ(split.validation[0], "28");
-  EXPECT_EQ(split.train.size(), 28u);
-  EXPECT_EQ(split.train.back(), "27");
+  EXPECT_EQ(split.validation[0], "0");
+  EXPECT_EQ(split.validation[1], "1");
+  ASSERT_EQ(split.train.size(), 28u);
+  EXPECT_EQ(split.train.front(), "2");
+  EXPECT_EQ(split.train.back(), "29");
+  EXPECT_EQ(SplitOffValidation(lines, 15).validation.size(), 4u);  // 4.5 → 4 (half to even)
   EXPECT_TRUE(SplitOffValidation(lines, 0).validation.empty());
   EXPECT_EQ(SplitOffValidation(lines, 100).validation.size(), 30u);
 }
@@ -68,7 +71,7 @@ TEST(TextDatasetTest, TokenizesEachLineKeepingEmptyOnes) {
 
 TEST(ClmDatasetTest, BuildsBlocksFromTrainAndHeldOutLines) {
   DataSpec data;
-  // 20 lines of 10 bytes; 10% held out = the last 2 lines.
+  // 20 lines of 10 bytes; 10% held out = the first 2 lines (HF: train[:10%]).
   std::string text;
   for (int i = 0; i < 20; ++i) text += std::string(10, static_cast<char>('a' + i)) + "\n";
   data.train_file = WriteTemp("train.txt", text);
@@ -79,8 +82,8 @@ TEST(ClmDatasetTest, BuildsBlocksFromTrainAndHeldOutLines) {
   EXPECT_EQ(examples->train_text_tokens, 180);
   EXPECT_EQ(examples->train.size(), 11u);  // 180 / 16
   ASSERT_EQ(examples->eval.size(), 1u);    // 20 / 16
-  EXPECT_EQ(examples->eval[0][0], 's');
-  EXPECT_EQ(examples->eval[0][10], 't');
+  EXPECT_EQ(examples->eval[0][0], 'a');
+  EXPECT_EQ(examples->eval[0][10], 'b');
 }
 
 TEST(ClmDatasetTest, TooLittleTextFailsNamingTheFileAndCounts) {

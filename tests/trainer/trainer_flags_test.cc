@@ -16,6 +16,8 @@ TEST(TrainerFlagsTest, ParsesBothFlagForms) {
   EXPECT_EQ(flags->output_dir, "out");
   EXPECT_EQ(flags->events_fd, 3);
   EXPECT_EQ(flags->threads, 2);
+  EXPECT_FALSE(flags->resume);
+  EXPECT_TRUE(ParseTrainerFlags({"j.yaml", "--output-dir", "o", "--resume"})->resume);
 }
 
 TEST(TrainerFlagsTest, DefaultsAndHelp) {
@@ -24,7 +26,7 @@ TEST(TrainerFlagsTest, DefaultsAndHelp) {
   EXPECT_EQ(flags->events_fd, -1);
   EXPECT_EQ(flags->threads, 0);
   EXPECT_TRUE(ParseTrainerFlags({"--help"})->help);
-  EXPECT_THAT(TrainerUsage(), HasSubstr("--events-fd N"));
+  EXPECT_THAT(TrainerUsage(), HasSubstr("--events-fd"));
 }
 
 TEST(TrainerFlagsTest, ErrorsNameTheProblem) {
@@ -33,11 +35,13 @@ TEST(TrainerFlagsTest, ErrorsNameTheProblem) {
   EXPECT_THAT(ParseTrainerFlags({"j", "--output-dir", "o", "--bogus"}).status().message(),
               HasSubstr("unknown flag --bogus"));
   EXPECT_THAT(ParseTrainerFlags({"j", "--output-dir", "o", "--threads", "zero"}).status().message(),
-              HasSubstr("bad value for --threads"));
+              HasSubstr("--threads: expected an integer"));
   EXPECT_THAT(ParseTrainerFlags({"j", "--output-dir"}).status().message(),
-              HasSubstr("needs a value"));
+              HasSubstr("--output-dir: missing value"));
   EXPECT_THAT(ParseTrainerFlags({"a", "b", "--output-dir", "o"}).status().message(),
               HasSubstr("unexpected argument 'b'"));
+  EXPECT_THAT(ParseTrainerFlags({"j", "--output-dir", "o", "--threads", "-2"}).status().message(),
+              HasSubstr("bad value for --threads: -2"));
 }
 
 }  // namespace

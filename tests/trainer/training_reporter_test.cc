@@ -63,7 +63,7 @@ TEST(TrainingReporterTest, EvalAndCheckpointEvents) {
   eval.step = 50;
   eval.epoch = 1;
   eval.eval_loss = 2.0;
-  eval.perplexity = 7.38905609893065;
+  eval.metrics = {{"perplexity", 7.38905609893065}};
   eval.runtime_seconds = 2;
   eval.num_samples = 10;
   eval.num_batches = 4;
@@ -80,6 +80,23 @@ TEST(TrainingReporterTest, EvalAndCheckpointEvents) {
   nlohmann::json results = EvalResultsJson(eval);
   EXPECT_EQ(results["eval_samples"], 10);
   EXPECT_EQ(results["perplexity"], 7.38905609893065);
+}
+
+TEST(TrainingReporterTest, TaskMetricsTravelAsEvalMetrics) {
+  RecordingSink sink;
+  std::ostringstream out, err;
+  TrainingReporter reporter(&sink, &out, &err);
+  EvalLogRecord eval;
+  eval.step = 10;
+  eval.metrics = {{"eval_exact_match", 40.0}, {"eval_f1", 55.5}};
+  eval.runtime_seconds = 1;
+  reporter.OnEval(eval);
+  EXPECT_THAT(out.str(), HasSubstr("{'eval_exact_match': 40.0, 'eval_f1': 55.5, "));
+  ASSERT_EQ(sink.events.size(), 1u);
+  EXPECT_FALSE(sink.events[0].metrics.eval_loss.has_value());
+  EXPECT_EQ(sink.events[0].metrics.eval_metrics.at("eval_f1"), 55.5);
+  EXPECT_FALSE(reporter.log_history()[0].contains("eval_loss"));
+  EXPECT_EQ(reporter.log_history()[0]["eval_exact_match"], 40.0);
 }
 
 TEST(TrainingReporterTest, FailingSinkWarnsOnceAndTrainingGoesOn) {

@@ -51,6 +51,12 @@ class Gpt2LMHeadModel : public CausalLmModel {
   // the errors; on error the model is unchanged.
   absl::Status LoadHfStateDict(const std::map<std::string, torch::Tensor>& tensors,
                                LoadReport* report) override;
+  // Checkpoints each of the n_layer blocks. Always OK.
+  absl::Status SetGradientCheckpointing(bool enabled) override {
+    transformer_->SetGradientCheckpointing(enabled);
+    return absl::OkStatus();
+  }
+  bool GradientCheckpointing() const override { return transformer_->GradientCheckpointing(); }
 
   // CausalLmModel. Throw c10::Error on bad inputs (shapes, T > n_positions, ids or labels out
   // of range): callers catch at their boundary.

@@ -172,6 +172,11 @@ const std::pair<const char*, Loader> kArchitectureLoaders[] = {
 
 }  // namespace
 
+absl::Status PretrainedModel::SetGradientCheckpointing(bool enabled) {
+  if (!enabled) return absl::OkStatus();
+  return absl::UnimplementedError(absl::StrCat(name(), " does not support gradient checkpointing"));
+}
+
 absl::StatusOr<std::shared_ptr<CausalLmModel>> CreateCausalLm(const nlohmann::json& config) {
   auto model_type = config.find("model_type");  // end() for non-objects too.
   if (model_type == config.end() || !model_type->is_string()) {

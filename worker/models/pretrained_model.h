@@ -40,6 +40,17 @@ class PretrainedModel : public torch::nn::Module {
   // Copies tensors by HF key (accepting HF's key variants) into the parameters.
   virtual absl::Status LoadHfStateDict(const std::map<std::string, torch::Tensor>& tensors,
                                        LoadReport* report) = 0;
+
+  // HF's gradient_checkpointing_enable() / _disable(): while on, in train() mode with grad
+  // enabled, every transformer layer keeps only its inputs and is recomputed during backward
+  // (internal/gradient_checkpoint.h), trading one more forward for the layers' activation
+  // memory. Loss, gradients and dropout masks equal those of a run without it; gradients must
+  // then be taken with backward(), not torch::autograd::grad(). Off by default; no effect in
+  // eval() mode or under NoGradGuard. GPT-2 and every encoder family implement it; this
+  // default returns Unimplemented for enabled = true (HF's "does not support gradient
+  // checkpointing") and OK for false.
+  virtual absl::Status SetGradientCheckpointing(bool enabled);
+  virtual bool GradientCheckpointing() const { return false; }
 };
 
 // A decoder LM (GPT-2 now).

@@ -64,6 +64,10 @@ CheckpointWriter::CheckpointWriter(Options options) : options_(std::move(options
   options_.output_dir = fs::absolute(options_.output_dir).lexically_normal().string();
 }
 
+std::string CheckpointWriter::PathFor(int64_t step) const {
+  return (fs::path(options_.output_dir) / (kPrefix + std::to_string(step))).string();
+}
+
 absl::StatusOr<std::string> CheckpointWriter::Save(int64_t step, const FillFolderFn& fill) {
   const fs::path dir(options_.output_dir);
   const std::string name = kPrefix + std::to_string(step);
@@ -95,8 +99,12 @@ absl::Status CheckpointWriter::ApplyRetention() {
   if (options_.save_total_limit <= 0) return absl::OkStatus();
   auto checkpoints = List(options_.output_dir);
   const size_t limit = static_cast<size_t>(options_.save_total_limit);
-  for (size_t i = 0; i + limit < checkpoints.size(); ++i) {
+  size_t remaining = checkpoints.size();
+  // Oldest first; never the protected (best) one, never the newest.
+  for (size_t i = 0; i + 1 < checkpoints.size() && remaining > limit; ++i) {
+    if (checkpoints[i].second == protected_path_) continue;
     RETURN_IF_ERROR(RemoveFolderAtomically(checkpoints[i].second));
+    --remaining;
   }
   return absl::OkStatus();
 }

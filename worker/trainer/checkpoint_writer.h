@@ -6,7 +6,8 @@
 //   .tmp-checkpoint-STEP-PID/  ──fill(dir)──► files ──FsyncTree──► rename ──► checkpoint-STEP/
 //                                                                      │
 //                                     (only now) retention: delete oldest checkpoint-N
-//                                     beyond save_total_limit (rename away, then remove)
+//                                     beyond save_total_limit (rename away, then remove),
+//                                     never the newest nor the protected (best) one
 //
 // A crash at any point leaves no partial "checkpoint-N": only .tmp-* folders, which are
 // never listed as checkpoints. Re-saving an existing step replaces it (old one renamed
@@ -46,6 +47,14 @@ class CheckpointWriter {
   // the new checkpoint in place.
   absl::StatusOr<std::string> Save(int64_t step, const FillFolderFn& fill);
 
+  // The absolute path Save(step) publishes.
+  std::string PathFor(int64_t step) const;
+
+  // A checkpoint folder (absolute, as PathFor gives) that retention never deletes: the best
+  // one with load_best_model_at_end. Empty: none. With it, one more folder than
+  // save_total_limit may remain (as HF keeps the best and the latest).
+  void set_protected_path(std::string path) { protected_path_ = std::move(path); }
+
   // The checkpoint-N folders in `output_dir`, sorted by N ascending, as (N, absolute path).
   static std::vector<std::pair<int64_t, std::string>> List(const std::string& output_dir);
 
@@ -54,6 +63,7 @@ class CheckpointWriter {
   absl::Status ApplyRetention();
 
   Options options_;
+  std::string protected_path_;
 };
 
 // Writes the files `fill` produces directly into `dir` (which must exist), each one

@@ -1,5 +1,8 @@
 #include "worker/trainer/optimizer_factory.h"
 
+#include "common/status_macros.h"
+#include "worker/optim/adafactor.h"
+
 #include <set>
 #include <utility>
 
@@ -59,10 +62,33 @@ std::unique_ptr<torch::optim::AdamW> MakeAdamW(const WeightDecayGroups& groups,
                                                GroupOptions(training, 0.0));
 }
 
-void SetLearningRate(torch::optim::AdamW* optimizer, double lr) {
-  for (auto& group : optimizer->param_groups()) {
-    static_cast<torch::optim::AdamWOptions&>(group.options()).lr(lr);
+absl::StatusOr<std::unique_ptr<torch::optim::Optimizer>> MakeOptimizer(
+    const WeightDecayGroups& groups, const TrainingSpec& training) {
+  const std::string& name = training.optim;
+  if (name == "adamw_torch" || name == "adamw_hf" || name == "adamw") {
+    return std::unique_ptr<torch::optim::Optimizer>(MakeAdamW(groups, training));
   }
+  if (name == "adafactor") {
+    std::vector<torch::optim::OptimizerParamGroup> param_groups;
+    auto add = [&](const std::vector<torch::Tensor>& params, double weight_decay) {
+      if (params.empty()) return;
+      AdafactorOptions options = HfTrainerAdafactorOptions(training.learning_rate);
+      options.weight_decay(weight_decay);
+      param_groups.emplace_back(params, std::make_unique<AdafactorOptions>(options));
+    };
+    add(groups.decay, training.weight_decay);
+    add(groups.no_decay, 0.0);
+    ASSIGN_OR_RETURN(std::unique_ptr<Adafactor> adafactor,
+                     Adafactor::Create(std::move(param_groups),
+                                       HfTrainerAdafactorOptions(training.learning_rate)));
+    return std::unique_ptr<torch::optim::Optimizer>(std::move(adafactor));
+  }
+  return absl::InvalidArgumentError("training.optim '" + name +
+                                    "' is not available (use adamw_torch or adafactor)");
+}
+
+void SetLearningRate(torch::optim::Optimizer* optimizer, double lr) {
+  for (auto& group : optimizer->param_groups()) group.options().set_lr(lr);
 }
 
 }  // namespace lmtrain

@@ -14,6 +14,7 @@
 #include <string>
 #include <vector>
 
+#include "absl/status/statusor.h"
 #include "common/job_spec.h"
 
 namespace lmtrain {
@@ -35,7 +36,14 @@ WeightDecayGroups SplitWeightDecayGroups(const torch::nn::Module& model);
 std::unique_ptr<torch::optim::AdamW> MakeAdamW(const WeightDecayGroups& groups,
                                                const TrainingSpec& training);
 
+// The optimizer training.optim names over the two groups: adamw_torch / adamw_hf / adamw →
+// MakeAdamW; adafactor → Adafactor with HF Trainer's settings (lr = learning_rate, no
+// relative step, no parameter scaling; the decay group gets weight_decay).
+// InvalidArgument for another name.
+absl::StatusOr<std::unique_ptr<torch::optim::Optimizer>> MakeOptimizer(
+    const WeightDecayGroups& groups, const TrainingSpec& training);
+
 // Sets every param group's learning rate (the schedule drives it each step).
-void SetLearningRate(torch::optim::AdamW* optimizer, double lr);
+void SetLearningRate(torch::optim::Optimizer* optimizer, double lr);
 
 }  // namespace lmtrain

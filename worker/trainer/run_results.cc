@@ -32,7 +32,8 @@ nlohmann::json EvalResultsJson(const EvalLogRecord& record) {
 }
 
 absl::Status WriteRunResults(const std::string& dir, const std::optional<nlohmann::json>& train,
-                             const std::optional<nlohmann::json>& eval) {
+                             const std::optional<nlohmann::json>& eval,
+                             const std::optional<nlohmann::json>& predict) {
   nlohmann::json all = nlohmann::json::object();
   if (train.has_value()) {
     RETURN_IF_ERROR(WriteJson(dir, "train_results.json", *train));
@@ -41,6 +42,10 @@ absl::Status WriteRunResults(const std::string& dir, const std::optional<nlohman
   if (eval.has_value()) {
     RETURN_IF_ERROR(WriteJson(dir, "eval_results.json", *eval));
     all.update(*eval);
+  }
+  if (predict.has_value()) {
+    RETURN_IF_ERROR(WriteJson(dir, "predict_results.json", *predict));
+    all.update(*predict);
   }
   return WriteJson(dir, "all_results.json", all);
 }

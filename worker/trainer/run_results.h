@@ -19,12 +19,14 @@ namespace lmtrain {
 nlohmann::json TrainResultsJson(const TrainSummary& summary, int64_t train_samples);
 
 // {"epoch","eval_loss","eval_runtime","eval_samples","eval_samples_per_second",
-//  "eval_steps_per_second","perplexity"}.
+//  "eval_steps_per_second"} plus the task's metrics ("perplexity", "eval_accuracy", ...).
 nlohmann::json EvalResultsJson(const EvalLogRecord& record);
 
-// Writes train_results.json / eval_results.json for those given, and all_results.json
-// with every key of both, into `dir` (exists). Internal naming the file on failure.
+// Writes train_results.json / eval_results.json / predict_results.json for those given, and
+// all_results.json with every key of them, into `dir` (exists). Internal naming the file on
+// failure.
 absl::Status WriteRunResults(const std::string& dir, const std::optional<nlohmann::json>& train,
-                             const std::optional<nlohmann::json>& eval);
+                             const std::optional<nlohmann::json>& eval,
+                             const std::optional<nlohmann::json>& predict = std::nullopt);
 
 }  // namespace lmtrain

@@ -27,6 +27,8 @@ class StepCursor {
   // state.epoch).
   double EpochProgress() const;
   int64_t epoch() const { return epoch_; }
+  // True when the last Next() took the final batch of its epoch.
+  bool AtEpochEnd() const { return next_ >= batches_.size(); }
 
  private:
   const int64_t num_examples_;

@@ -35,13 +35,15 @@ absl::StatusOr<std::vector<std::string>> ReadTextLines(const std::string& path) 
 
 TextSplit SplitOffValidation(std::vector<std::string> lines, int percentage) {
   const size_t n = lines.size();
-  const size_t held_out =
-      std::min(n, static_cast<size_t>(std::llround(static_cast<double>(n) * percentage / 100.0)));
+  // HF: validation = train[:p%], train = train[p%:]; datasets rounds with Python's round()
+  // (half to even), which nearbyint does in the default rounding mode.
+  const size_t held_out = std::min(
+      n, static_cast<size_t>(std::nearbyint(static_cast<double>(n) * percentage / 100.0)));
   TextSplit split;
-  split.validation.assign(std::make_move_iterator(lines.end() - held_out),
-                          std::make_move_iterator(lines.end()));
-  lines.resize(n - held_out);
-  split.train = std::move(lines);
+  split.validation.assign(std::make_move_iterator(lines.begin()),
+                          std::make_move_iterator(lines.begin() + held_out));
+  split.train.assign(std::make_move_iterator(lines.begin() + held_out),
+                     std::make_move_iterator(lines.end()));
   return split;
 }
 

@@ -28,8 +28,9 @@ struct TextSplit {
   std::vector<std::string> validation;
 };
 
-// Holds out the LAST `percentage`% of `lines` (count rounded to nearest, at most all lines)
-// as validation; the rest, in order, is train. percentage in [0, 100].
+// Holds out the FIRST `percentage`% of `lines` as validation, as HF's
+// split=f"train[:{p}%]" (count rounded half to even, as Python's round); the rest, in order,
+// is train. percentage in [0, 100].
 TextSplit SplitOffValidation(std::vector<std::string> lines, int percentage);
 
 // One id list per line, no special tokens (an empty line gives an empty list).

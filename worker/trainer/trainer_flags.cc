@@ -1,101 +1,73 @@
 #include "worker/trainer/trainer_flags.h"
 
-#include <functional>
-#include <string_view>
+#include <limits>
+#include <memory>
 
-#include "absl/strings/numbers.h"
+#include "common/command_line.h"
 
 namespace lmtrain {
 namespace {
 
-using Setter = std::function<bool(const std::string& value, TrainerFlags* flags)>;
-
-struct FlagSpec {
-  const char* name;
-  const char* value_name;  // nullptr: a switch without a value.
-  const char* help;
-  Setter set;
+// The flags, declared once on common/command_line.h's table-driven parser.
+struct FlagValues {
+  std::string output_dir;
+  int64_t events_fd = -1;
+  int64_t threads = 0;
+  bool resume = false;
 };
 
-bool SetInt(const std::string& value, int min, int* out) {
-  return absl::SimpleAtoi(value, out) && *out >= min;
+std::unique_ptr<CommandLine> MakeCommandLine(FlagValues* v) {
+  auto cl = std::make_unique<CommandLine>(
+      "lm-train JOB.yaml --output-dir DIR",
+      "fine-tunes the model a job file describes (clm, mlm, qa, glue, classification)");
+  cl->AddString("output-dir", &v->output_dir,
+                "where checkpoints, the final model and results go (required)");
+  cl->AddInt("events-fd", &v->events_fd,
+             "write trainer events (JSON lines) to this open file descriptor; -1: none");
+  cl->AddInt("threads", &v->threads, "torch threads; 0: the machine's cores");
+  cl->AddBool("resume", &v->resume,
+              "continue from the newest complete checkpoint-N in --output-dir");
+  return cl;
 }
 
-const std::vector<FlagSpec>& Table() {
-  static const auto* table = new std::vector<FlagSpec>{
-      {"--output-dir", "DIR", "where checkpoints, the final model and results go (required)",
-       [](const std::string& v, TrainerFlags* f) {
-         f->output_dir = v;
-         return !v.empty();
-       }},
-      {"--events-fd", "N", "write trainer events (JSON lines) to this open file descriptor",
-       [](const std::string& v, TrainerFlags* f) { return SetInt(v, 0, &f->events_fd); }},
-      {"--threads", "N", "torch threads (default: the machine's cores)",
-       [](const std::string& v, TrainerFlags* f) { return SetInt(v, 1, &f->threads); }},
-      {"--help", nullptr, "print this help",
-       [](const std::string&, TrainerFlags* f) { return f->help = true; }},
-  };
-  return *table;
-}
-
-const FlagSpec* Find(std::string_view name) {
-  if (name == "-h") name = "--help";
-  for (const FlagSpec& spec : Table()) {
-    if (name == spec.name) return &spec;
-  }
-  return nullptr;
-}
-
-// Applies args[*i] (and its value, advancing *i) to `flags`.
-absl::Status ApplyFlag(const std::vector<std::string>& args, size_t* i, TrainerFlags* flags) {
-  const std::string& arg = args[*i];
-  const size_t eq = arg.find('=');
-  const std::string name = arg.substr(0, eq);
-  const FlagSpec* spec = Find(name);
-  if (spec == nullptr) return absl::InvalidArgumentError("unknown flag " + name);
-  std::string value;
-  if (spec->value_name != nullptr && eq != std::string::npos) {
-    value = arg.substr(eq + 1);
-  } else if (spec->value_name != nullptr) {
-    if (++*i >= args.size()) return absl::InvalidArgumentError(name + " needs a value");
-    value = args[*i];
-  }
-  if (!spec->set(value, flags)) {
-    return absl::InvalidArgumentError("bad value for " + name + ": '" + value + "'");
-  }
-  return absl::OkStatus();
+absl::Status CheckRange(const char* flag, int64_t value, int64_t min) {
+  if (value >= min && value <= std::numeric_limits<int>::max()) return absl::OkStatus();
+  return absl::InvalidArgumentError(std::string("bad value for ") + flag + ": " +
+                                    std::to_string(value));
 }
 
 }  // namespace
 
 absl::StatusOr<TrainerFlags> ParseTrainerFlags(const std::vector<std::string>& args) {
+  FlagValues values;
+  std::unique_ptr<CommandLine> cl = MakeCommandLine(&values);
+  absl::StatusOr<std::vector<std::string>> positional = cl->Parse(args);
   TrainerFlags flags;
-  for (size_t i = 0; i < args.size(); ++i) {
-    const std::string& arg = args[i];
-    if (arg.size() > 1 && arg[0] == '-') {
-      absl::Status status = ApplyFlag(args, &i, &flags);
-      if (!status.ok()) return status;
-    } else if (flags.job_file.empty()) {
-      flags.job_file = arg;
-    } else {
-      return absl::InvalidArgumentError("unexpected argument '" + arg + "'");
-    }
+  if (IsHelpRequest(positional.status())) {
+    flags.help = true;
+    return flags;
   }
-  if (flags.help) return flags;
-  if (flags.job_file.empty()) return absl::InvalidArgumentError("missing JOB.yaml");
-  if (flags.output_dir.empty()) return absl::InvalidArgumentError("missing --output-dir");
+  if (!positional.ok()) return positional.status();
+  if (positional->size() > 1) {
+    return absl::InvalidArgumentError("unexpected argument '" + (*positional)[1] + "'");
+  }
+  if (positional->empty()) return absl::InvalidArgumentError("missing JOB.yaml");
+  if (values.output_dir.empty()) return absl::InvalidArgumentError("missing --output-dir");
+  if (values.events_fd != -1) {
+    if (absl::Status s = CheckRange("--events-fd", values.events_fd, 0); !s.ok()) return s;
+  }
+  if (absl::Status s = CheckRange("--threads", values.threads, 0); !s.ok()) return s;
+  flags.job_file = (*positional)[0];
+  flags.output_dir = values.output_dir;
+  flags.events_fd = static_cast<int>(values.events_fd);
+  flags.threads = static_cast<int>(values.threads);
+  flags.resume = values.resume;
   return flags;
 }
 
 std::string TrainerUsage() {
-  std::string usage = "usage: lm-train JOB.yaml --output-dir DIR [flags]\n";
-  for (const FlagSpec& spec : Table()) {
-    std::string lhs = std::string("  ") + spec.name;
-    if (spec.value_name != nullptr) lhs += std::string(" ") + spec.value_name;
-    lhs.resize(std::max<size_t>(lhs.size() + 2, 22), ' ');
-    usage += lhs + spec.help + "\n";
-  }
-  return usage;
+  FlagValues values;
+  return MakeCommandLine(&values)->Usage();
 }
 
 }  // namespace lmtrain

@@ -1,6 +1,6 @@
-// lm-train's command line: `lm-train JOB.yaml --output-dir DIR [--events-fd N] [--threads N]`.
-// Torch-free. The flags are one table (trainer_flags.cc); "--flag value" and "--flag=value"
-// are both accepted.
+// lm-train's command line:
+//   lm-train JOB.yaml --output-dir DIR [--events-fd N] [--threads N] [--resume]
+// Torch-free. Parsed by common/command_line.h ("--flag value", "--flag=value", --no-resume).
 // Thread-safe: pure functions over values.
 #pragma once
 
@@ -16,6 +16,7 @@ struct TrainerFlags {
   std::string output_dir;  // --output-dir, required.
   int events_fd = -1;      // --events-fd: where trainer events go; -1: nowhere.
   int threads = 0;         // --threads: torch intra-op threads; 0: the hardware's cores.
+  bool resume = false;     // --resume: continue from the newest checkpoint in output_dir.
   bool help = false;       // --help / -h: print Usage() and exit 0.
 };
 

@@ -1,6 +1,8 @@
-// lm-train: fine-tunes a causal LM from a job file, as HF run_clm.py.
+// lm-train: fine-tunes a model from a job file, as HF's run_clm / run_mlm / run_qa /
+// run_glue scripts.
 //
-//   lm-train JOB.yaml --output-dir DIR [--events-fd N] [--threads N]
+//   lm-train JOB.yaml --output-dir DIR [--events-fd N] [--threads N] [--resume]
+//   lm-train predict --model DIR (--fill-mask TEXT | --generate PROMPT) [...]  (predict.h)
 //
 // Exit codes: 0 done; 1 error (message on stderr and as an `error` event); 128 + signal
 // when SIGTERM / SIGINT stopped it at an update boundary (143 for SIGTERM; nothing is saved
@@ -25,7 +27,8 @@
 #include "absl/status/statusor.h"
 #include "common/job_spec.h"
 #include "common/status_macros.h"
-#include "worker/trainer/clm_job.h"
+#include "worker/trainer/predict.h"
+#include "worker/trainer/run_job.h"
 #include "worker/trainer/event_sink.h"
 #include "worker/trainer/trainer_flags.h"
 
@@ -81,16 +84,17 @@ int Fail(EventSink& events, const absl::Status& status) {
 int Run(const TrainerFlags& flags, EventSink& events) {
   absl::StatusOr<JobSpec> spec = LoadJobFile(flags.job_file);
   if (!spec.ok()) return Fail(events, spec.status());
-  ClmJobOptions options;
+  JobOptions options;
   options.output_dir = flags.output_dir;
   options.threads = flags.threads;
+  options.resume = flags.resume;
   options.events = &events;
   options.out = &std::cout;
   options.err = &std::cerr;
   options.stop_requested = &g_stop_requested;
-  absl::StatusOr<ClmJobResult> result;
-  try {  // RunClmJob converts LibTorch errors itself; this catches the unforeseen (bad_alloc).
-    result = RunClmJob(*spec, options);
+  absl::StatusOr<JobResult> result;
+  try {  // RunJob converts LibTorch errors itself; this catches the unforeseen (bad_alloc).
+    result = RunJob(*spec, options);
   } catch (const std::exception& e) {
     result = absl::InternalError(std::string("unexpected exception: ") + e.what());
   }
@@ -108,6 +112,9 @@ int Run(const TrainerFlags& flags, EventSink& events) {
 int main(int argc, char** argv) {
   lmtrain::InstallSignalHandlers();
   const std::vector<std::string> args(argv + 1, argv + argc);
+  if (!args.empty() && args[0] == "predict") {
+    return lmtrain::PredictMain(std::vector<std::string>(args.begin() + 1, args.end()));
+  }
   absl::StatusOr<lmtrain::TrainerFlags> flags = lmtrain::ParseTrainerFlags(args);
   if (!flags.ok()) {
     std::cerr << "lm-train: error: " << flags.status().message() << "\n" << lmtrain::TrainerUsage();

@@ -3,15 +3,18 @@
 //
 // Serialized with HF's keys (sorted, indent 2, as TrainerState.save_to_json). Fields that
 // lm-train does not track are written with HF's values for a single-process run:
-// best_metric / best_model_checkpoint / trial_* null, is_*_process_zero true,
+// trial_* null, is_*_process_zero true,
 // is_hyper_param_search false, total_flos 0.
 // Not thread-safe: a plain value owned by the training loop.
 #pragma once
 
 #include <cstdint>
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <string>
 #include <vector>
+
+#include "absl/status/statusor.h"
 
 namespace lmtrain {
 
@@ -24,6 +27,9 @@ struct TrainerState {
   int64_t eval_steps = 0;
   int64_t save_steps = 0;
   int64_t train_batch_size = 0;
+  // The best evaluation's metric value and its checkpoint folder (load_best_model_at_end).
+  std::optional<double> best_metric;
+  std::string best_model_checkpoint;
   // Logged dicts in order: {"loss","learning_rate","grad_norm","epoch","step"},
   // {"eval_loss",...,"step"}, and the final {"train_loss","train_runtime",...}.
   std::vector<nlohmann::json> log_history;
@@ -31,6 +37,8 @@ struct TrainerState {
   nlohmann::json ToJson() const;
   // ToJson().dump(2) plus a newline.
   std::string Serialize() const;
+  // Reads `path` (a trainer_state.json written by Serialize). NotFound / DataLoss naming it.
+  static absl::StatusOr<TrainerState> ReadFile(const std::string& path);
 };
 
 }  // namespace lmtrain

@@ -64,16 +64,33 @@ void TrainingReporter::OnEval(const EvalLogRecord& r) {
   nlohmann::json entry = EvalMetricsJson(r);
   entry["epoch"] = PyRound(r.epoch, 2);
   entry["step"] = r.step;
-  *out_ << PyDictRepr(Pick(entry, {"eval_loss", "perplexity", "eval_runtime",
-                                   "eval_samples_per_second", "eval_steps_per_second", "epoch"}))
-        << std::endl;
+  PyItems items;
+  if (r.eval_loss) items.emplace_back("eval_loss", *r.eval_loss);
+  for (const auto& [name, value] : r.metrics) items.emplace_back(name, value);
+  for (const auto& item : Pick(entry, {"eval_runtime", "eval_samples_per_second",
+                                       "eval_steps_per_second", "epoch"})) {
+    items.push_back(item);
+  }
+  *out_ << PyDictRepr(items) << std::endl;
   log_history_.push_back(std::move(entry));
   TrainerEvent event;
   event.metrics.step = r.step;
   event.metrics.epoch = r.epoch;
   event.metrics.eval_loss = r.eval_loss;
-  event.metrics.perplexity = r.perplexity;
+  for (const auto& [name, value] : r.metrics) {
+    if (name == "perplexity") {
+      event.metrics.perplexity = value;
+    } else {
+      event.metrics.eval_metrics[name] = value;
+    }
+  }
   Emit(event);
+}
+
+void TrainingReporter::Info(const std::string& message) { *out_ << message << std::endl; }
+
+void TrainingReporter::Warn(const std::string& message) {
+  *err_ << "warning: " << message << std::endl;
 }
 
 void TrainingReporter::OnCheckpoint(int64_t step, const std::string& path) {
@@ -109,11 +126,13 @@ void TrainingReporter::Emit(const TrainerEvent& event) {
 }
 
 nlohmann::json EvalMetricsJson(const EvalLogRecord& r) {
-  return {{"eval_loss", r.eval_loss},
-          {"perplexity", r.perplexity},
-          {"eval_runtime", PyRound(r.runtime_seconds, 4)},
-          {"eval_samples_per_second", PyRound(Rate(r.num_samples, r.runtime_seconds), 3)},
-          {"eval_steps_per_second", PyRound(Rate(r.num_batches, r.runtime_seconds), 3)}};
+  nlohmann::json j = {
+      {"eval_runtime", PyRound(r.runtime_seconds, 4)},
+      {"eval_samples_per_second", PyRound(Rate(r.num_samples, r.runtime_seconds), 3)},
+      {"eval_steps_per_second", PyRound(Rate(r.num_batches, r.runtime_seconds), 3)}};
+  if (r.eval_loss) j["eval_loss"] = *r.eval_loss;
+  for (const auto& [name, value] : r.metrics) j[name] = value;
+  return j;
 }
 
 std::string FormatDuration(double seconds) {

@@ -9,8 +9,10 @@
 
 #include <cstdint>
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <ostream>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "worker/trainer/event_sink.h"
@@ -33,8 +35,10 @@ struct TrainLogRecord {
 struct EvalLogRecord {
   int64_t step = 0;
   double epoch = 0;
-  double eval_loss = 0;
-  double perplexity = 0;
+  std::optional<double> eval_loss;  // When the task computes a loss.
+  // The task's metrics in HF's names and order: {"perplexity"} for LMs (as run_clm adds it),
+  // {"eval_accuracy"}, {"eval_f1"}, ... for the others.
+  std::vector<std::pair<std::string, double>> metrics;
   double runtime_seconds = 0;
   int64_t num_samples = 0;
   int64_t num_batches = 0;
@@ -60,6 +64,13 @@ class TrainingReporter {
   void OnEval(const EvalLogRecord& record);
   void OnCheckpoint(int64_t step, const std::string& path);
   void OnTrainEnd(const TrainSummary& summary);
+  // A line on stdout / a warning on the error stream.
+  void Info(const std::string& message);
+  void Warn(const std::string& message);
+  // Replaces the log history (a resumed run continues its checkpoint's history).
+  void RestoreLogHistory(std::vector<nlohmann::json> history) {
+    log_history_ = std::move(history);
+  }
 
   // Everything logged so far, in order, as HF's log_history entries.
   const std::vector<nlohmann::json>& log_history() const { return log_history_; }
@@ -74,8 +85,8 @@ class TrainingReporter {
   std::vector<nlohmann::json> log_history_;
 };
 
-// The HF-named metrics of an evaluation: eval_loss, perplexity, eval_runtime,
-// eval_samples_per_second, eval_steps_per_second (HF's rounding).
+// The HF-named metrics of an evaluation: eval_loss (when set), the task's metrics,
+// eval_runtime, eval_samples_per_second, eval_steps_per_second (HF's rounding).
 nlohmann::json EvalMetricsJson(const EvalLogRecord& record);
 
 // "1:02:03" for 3723 seconds.

@@ -30,6 +30,12 @@ class EncoderWithHead : public Interface {
                                LoadReport* report) override {
     return LoadEncoderWeights(*this, config_, aliases_, tensors, report);
   }
+  // Checkpoints each layer application (ALBERT: each use of a shared layer). Always OK.
+  absl::Status SetGradientCheckpointing(bool enabled) override {
+    body_->SetGradientCheckpointing(enabled);
+    return absl::OkStatus();
+  }
+  bool GradientCheckpointing() const override { return body_->GradientCheckpointing(); }
   torch::Tensor ForwardHidden(const EncoderInputs& inputs,
                               std::vector<torch::Tensor>* hidden_states) override {
     return body_->forward(inputs.input_ids, inputs.attention_mask, inputs.token_type_ids,

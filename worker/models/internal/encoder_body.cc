@@ -1,6 +1,9 @@
 #include "worker/models/internal/encoder_body.h"
 
+#include <memory>
+
 #include "absl/strings/str_cat.h"
+#include "worker/models/internal/gradient_checkpoint.h"
 
 namespace lmtrain::internal {
 namespace {
@@ -97,6 +100,15 @@ torch::Tensor EncoderBodyImpl::Embed(const torch::Tensor& input_ids,
   return projection_ ? projection_->forward(x) : x;
 }
 
+torch::Tensor EncoderBodyImpl::RunLayer(EncoderLayer layer, const torch::Tensor& x,
+                                        const torch::Tensor& mask) {
+  if (!gradient_checkpointing_ || !is_training()) return layer->forward(x, mask);
+  std::shared_ptr<EncoderLayerImpl> impl = layer.ptr();
+  return RunCheckpointed(
+      [impl](const std::vector<torch::Tensor>& in) { return impl->forward(in[0], in[1]); },
+      {x, mask});
+}
+
 torch::Tensor EncoderBodyImpl::forward(const torch::Tensor& input_ids,
                                        const torch::Tensor& attention_mask,
                                        const torch::Tensor& token_type_ids,
@@ -110,9 +122,9 @@ torch::Tensor EncoderBodyImpl::forward(const torch::Tensor& input_ids,
     if (albert) {
       const int64_t first = (i / per_group) * config_.inner_group_num;
       for (int64_t j = 0; j < config_.inner_group_num; ++j)
-        x = layers_[first + j]->forward(x, mask);
+        x = RunLayer(layers_[first + j], x, mask);
     } else {
-      x = layers_[i]->forward(x, mask);
+      x = RunLayer(layers_[i], x, mask);
     }
     if (hidden_states != nullptr) hidden_states->push_back(x);
   }

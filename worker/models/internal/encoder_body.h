@@ -31,9 +31,16 @@ class EncoderBodyImpl : public torch::nn::Module {
   // The word embedding matrix [V, E] (the tied MLM decoder weight).
   const torch::Tensor& WordEmbeddings() const { return word_embeddings_->weight; }
 
+  // When on (default off), each layer application (ALBERT: each use of a shared layer) is
+  // recomputed during backward instead of keeping its activations (gradient_checkpoint.h), in
+  // train() mode with grad enabled only.
+  void SetGradientCheckpointing(bool enabled) { gradient_checkpointing_ = enabled; }
+  bool GradientCheckpointing() const { return gradient_checkpointing_; }
+
  private:
   torch::Tensor Embed(const torch::Tensor& input_ids, const torch::Tensor& token_type_ids);
   torch::Tensor PositionIds(const torch::Tensor& input_ids) const;
+  torch::Tensor RunLayer(EncoderLayer layer, const torch::Tensor& x, const torch::Tensor& mask);
 
   EncoderConfig config_;
   torch::nn::Embedding word_embeddings_{nullptr}, position_embeddings_{nullptr};
@@ -41,6 +48,7 @@ class EncoderBodyImpl : public torch::nn::Module {
   torch::nn::LayerNorm embeddings_norm_{nullptr};
   torch::nn::Linear projection_{nullptr};  // ALBERT always; ELECTRA when E != H.
   std::vector<EncoderLayer> layers_;       // ALBERT: groups x inner layers, shared.
+  bool gradient_checkpointing_ = false;
 };
 TORCH_MODULE(EncoderBody);
 

@@ -2,7 +2,10 @@
 
 #include <cmath>
 #include <limits>
+#include <memory>
 #include <string>
+
+#include "worker/models/internal/gradient_checkpoint.h"
 
 namespace lmtrain::internal {
 namespace {
@@ -154,6 +157,18 @@ torch::Tensor Gpt2ModelImpl::Embed(const torch::Tensor& input_ids) {
   return torch::dropout(embeddings, config_.embd_pdrop, is_training());
 }
 
+torch::Tensor Gpt2ModelImpl::RunBlock(size_t index, const torch::Tensor& hidden,
+                                      const AttentionMasks& masks) {
+  std::shared_ptr<Gpt2BlockImpl> block = blocks_[index].ptr();
+  if (!gradient_checkpointing_ || !is_training()) return block->forward(hidden, masks);
+  // The masks travel as inputs (saved with the hidden state, no gradient) rather than captured.
+  return RunCheckpointed(
+      [block](const std::vector<torch::Tensor>& in) {
+        return block->forward(in[0], AttentionMasks{in[1], in[2]});
+      },
+      {hidden, masks.future, masks.padding});
+}
+
 torch::Tensor Gpt2ModelImpl::forward(const torch::Tensor& input_ids,
                                      const torch::Tensor& attention_mask,
                                      std::vector<torch::Tensor>* hidden_states) {
@@ -168,7 +183,7 @@ torch::Tensor Gpt2ModelImpl::forward(const torch::Tensor& input_ids,
   torch::Tensor hidden = Embed(input_ids);
   if (hidden_states != nullptr) hidden_states->assign({hidden});
   for (size_t i = 0; i < blocks_.size(); ++i) {
-    hidden = blocks_[i]->forward(hidden, masks);
+    hidden = RunBlock(i, hidden, masks);
     if (hidden_states != nullptr && i + 1 < blocks_.size()) hidden_states->push_back(hidden);
   }
   hidden = ln_f_->forward(hidden);

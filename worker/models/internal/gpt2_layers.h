@@ -108,9 +108,15 @@ class Gpt2ModelImpl : public torch::nn::Module {
   // The token embedding matrix [V, E] (also the tied output projection).
   const torch::Tensor& TokenEmbedding() const { return wte_->weight; }
 
+  // When on (default off), each block is recomputed during backward instead of keeping its
+  // activations (gradient_checkpoint.h), in train() mode with grad enabled only.
+  void SetGradientCheckpointing(bool enabled) { gradient_checkpointing_ = enabled; }
+  bool GradientCheckpointing() const { return gradient_checkpointing_; }
+
  private:
   AttentionMasks MakeMasks(const torch::Tensor& input_ids, const torch::Tensor& attention_mask);
   torch::Tensor Embed(const torch::Tensor& input_ids);
+  torch::Tensor RunBlock(size_t index, const torch::Tensor& hidden, const AttentionMasks& masks);
 
   Gpt2Config config_;
   torch::nn::Embedding wte_{nullptr};
@@ -119,6 +125,7 @@ class Gpt2ModelImpl : public torch::nn::Module {
   std::vector<Gpt2Block> blocks_;  // The same modules as h_, typed.
   torch::nn::LayerNorm ln_f_{nullptr};
   torch::Tensor future_mask_;
+  bool gradient_checkpointing_ = false;
 };
 TORCH_MODULE(Gpt2Model);
 

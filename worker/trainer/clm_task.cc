@@ -1,0 +1,43 @@
+#include "worker/trainer/clm_task.h"
+
+#include <cmath>
+#include <utility>
+
+#include "common/status_macros.h"
+#include "worker/trainer/batch_collator.h"
+#include "worker/trainer/evaluator.h"
+#include "worker/trainer/torch_errors.h"
+
+namespace lmtrain {
+
+ClmTask::ClmTask(std::shared_ptr<CausalLmModel> model, ClmExamples examples, int32_t pad_id)
+    : model_(std::move(model)), examples_(std::move(examples)), pad_id_(pad_id) {}
+
+TaskLoss ClmTask::TrainLoss(const BatchIndices& indices, uint64_t /*batch_seed*/,
+                            std::string* shape) {
+  const Batch batch = CollateBatch(examples_.train, indices, pad_id_);
+  TaskLoss out;
+  *shape = ShapeString(batch.input_ids);
+  out.loss = model_->ForwardLoss(batch.input_ids, batch.attention_mask, batch.labels);
+  out.num_tokens = batch.num_tokens;
+  out.num_examples = batch.num_examples;
+  return out;
+}
+
+absl::StatusOr<TaskEval> ClmTask::Evaluate(const EvalContext& context) {
+  if (!HasEvalData()) return absl::FailedPreconditionError("no validation data to evaluate");
+  EvalOptions options;
+  options.batch_size = context.batch_size;
+  options.pad_id = pad_id_;
+  options.bf16 = context.bf16;
+  options.stop_requested = context.stop_requested;
+  ASSIGN_OR_RETURN(const EvalResult result, EvaluateLoss(*model_, examples_.eval, options));
+  TaskEval eval;
+  eval.loss = result.loss;
+  eval.metrics = {{"perplexity", std::exp(result.loss)}};
+  eval.num_samples = result.num_samples;
+  eval.num_batches = result.num_batches;
+  return eval;
+}
+
+}  // namespace lmtrain

@@ -1,0 +1,63 @@
+// The masked-LM task (HF run_mlm.py): examples grouped to max_seq_length (or line by line)
+// with special tokens, dynamic masking per training batch (worker/mlm: 80/10/10, whole-word
+// option, seeded from (seed, step, micro-batch) so a resumed run is bit-identical), and
+// evaluation on masks fixed once (every evaluation sees the same masks).
+//
+// Tokenised examples are cached on disk (worker/dataset_cache, keyed by the text files, the
+// tokenizer files and the options) and memory-mapped: a rerun or a resume never re-tokenises.
+// Not thread-safe: used by the training loop's thread.
+#pragma once
+
+#include <algorithm>
+#include <memory>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "common/job_spec.h"
+#include "worker/mlm/mlm_example_table.h"
+#include "worker/mlm/mlm_masker.h"
+#include "worker/models/pretrained_model.h"
+#include "worker/trainer/task_factory.h"
+#include "worker/trainer/training_task.h"
+
+namespace lmtrain {
+
+class MlmTask : public TrainingTask {
+ public:
+  struct Data {
+    MlmExampleTable train;
+    MlmExampleTable eval;
+    int64_t max_train = 0;  // > 0: use only the first max_train training examples.
+    int64_t max_eval = 0;   // > 0: evaluate only the first max_eval examples.
+  };
+  MlmTask(std::shared_ptr<MaskedLmModel> model, Data data, MlmMasker masker, int32_t pad_id,
+          uint64_t seed);
+
+  PretrainedModel& model() override { return *model_; }
+  int64_t NumTrainExamples() const override {
+    return data_.max_train > 0 ? std::min(data_.max_train, data_.train.size())
+                               : data_.train.size();
+  }
+  TaskLoss TrainLoss(const BatchIndices& indices, uint64_t batch_seed,
+                     std::string* shape) override;
+  bool HasEvalData() const override { return !eval_masked_.empty(); }
+  // eval_loss (HF's batch-weighted mean over the fixed masks; a batch without any masked
+  // token is skipped) and perplexity = exp(eval_loss).
+  absl::StatusOr<TaskEval> Evaluate(const EvalContext& context) override;
+  std::string DefaultBestMetric() const override { return "eval_loss"; }
+
+ private:
+  const std::shared_ptr<MaskedLmModel> model_;
+  const Data data_;
+  const MlmMasker masker_;
+  const int32_t pad_id_;
+  std::vector<MaskedExample> eval_masked_;  // Fixed once, from the seed.
+};
+
+// Builds the model (config or pretrained directory) and the cached examples. Errors:
+// InvalidArgument (tokenizer without a mask token, max_seq_length beyond the model),
+// the data and cache errors (naming files), FailedPrecondition (no training examples).
+absl::StatusOr<std::unique_ptr<TrainingTask>> MakeMlmTask(const JobSpec& spec,
+                                                          const TaskContext& context);
+
+}  // namespace lmtrain

@@ -1,0 +1,154 @@
+#include "worker/trainer/run_job.h"
+
+#include <torch/torch.h>
+
+#include <algorithm>
+#include <filesystem>
+#include <memory>
+#include <optional>
+#include <thread>
+#include <utility>
+
+#include "common/status_macros.h"
+#include "worker/tokenizers/tokenizer.h"
+#include "worker/trainer/checkpoint_writer.h"
+#include "worker/trainer/run_results.h"
+#include "worker/trainer/task_factory.h"
+#include "worker/trainer/trainer.h"
+#include "worker/trainer/trainer_checkpoint.h"
+#include "worker/trainer/training_reporter.h"
+
+namespace lmtrain {
+namespace {
+
+namespace fs = std::filesystem;
+
+absl::StatusOr<std::unique_ptr<Tokenizer>> PrepareTokenizer(const JobSpec& spec,
+                                                            const std::string& output_dir) {
+  if (!spec.tokenizer.train.has_value()) return LoadTokenizer(spec.tokenizer.path);
+  const fs::path dir = fs::path(output_dir) / "tokenizer";
+  std::error_code ec;
+  fs::create_directories(dir, ec);
+  if (ec) return absl::InternalError("cannot create " + dir.string() + ": " + ec.message());
+  SentencePieceTrainOptions options;
+  options.model_type = spec.tokenizer.train->type;
+  options.vocab_size = spec.tokenizer.train->vocab_size;
+  options.seed = static_cast<uint64_t>(spec.training.seed);
+  return TrainSentencePiece(spec.data.train_file, (dir / "spiece.model").string(), options);
+}
+
+// The checkpoint to resume from, or "" for a fresh start.
+absl::StatusOr<std::string> ResumePoint(const JobSpec& spec, const JobOptions& options) {
+  const std::string& asked = spec.training.resume_from_checkpoint;
+  if (!options.resume && asked.empty()) return std::string();
+  if (!options.resume && asked != "latest") {
+    if (!fs::is_directory(asked)) {
+      return absl::NotFoundError("training.resume_from_checkpoint: no folder " + asked);
+    }
+    return asked;
+  }
+  std::optional<std::string> latest = LatestResumableCheckpoint(options.output_dir);
+  if (!latest) {
+    return absl::NotFoundError("--resume: no complete checkpoint-N with lmtrain_state.json in " +
+                               options.output_dir);
+  }
+  return *latest;
+}
+
+// Final model and results into the output folder.
+absl::Status WriteFinalOutputs(const Trainer& trainer, const std::string& output_dir,
+                               const std::optional<nlohmann::json>& train,
+                               const std::optional<nlohmann::json>& eval,
+                               const std::optional<nlohmann::json>& predict) {
+  if (train.has_value()) {
+    RETURN_IF_ERROR(PublishFilesInto(
+        output_dir, [&](const std::string& dir) { return trainer.WriteModelFiles(dir); }));
+  }
+  return WriteRunResults(output_dir, train, eval, predict);
+}
+
+absl::StatusOr<std::optional<nlohmann::json>> RunPredict(const JobSpec& spec, TrainingTask& task,
+                                                         const JobOptions& options) {
+  EvalContext context;
+  context.batch_size = spec.training.per_device_eval_batch_size;
+  context.bf16 = spec.training.bf16;
+  context.stop_requested = options.stop_requested;
+  context.output_dir = options.output_dir;
+  ASSIGN_OR_RETURN(const auto metrics, task.Predict(context, options.output_dir));
+  if (metrics.empty()) return std::optional<nlohmann::json>();
+  nlohmann::json j = nlohmann::json::object();
+  for (const auto& [name, value] : metrics) j[name] = value;
+  return std::optional<nlohmann::json>(j);
+}
+
+// Train (if asked), evaluate (if asked and possible), predict (if asked), write everything.
+absl::StatusOr<JobResult> RunTrainer(const JobSpec& spec, Trainer& trainer, TrainingTask& task,
+                                     const JobOptions& options) {
+  JobResult result;
+  std::optional<nlohmann::json> train_json, eval_json, predict_json;
+  if (spec.training.do_train) {
+    ASSIGN_OR_RETURN(const Trainer::TrainOutcome outcome, trainer.Train());
+    result = {outcome.stopped, outcome.summary.step};
+    if (outcome.stopped) return result;
+    train_json = TrainResultsJson(outcome.summary, task.NumTrainExamples());
+  }
+  if (spec.training.do_eval && !task.HasEvalData()) {
+    *options.err << "warning: no validation examples; skipping evaluation" << std::endl;
+  } else if (spec.training.do_eval) {
+    absl::StatusOr<EvalLogRecord> eval = trainer.Evaluate();
+    if (absl::IsCancelled(eval.status())) return JobResult{true, result.step};
+    if (!eval.ok()) return eval.status();
+    eval_json = EvalResultsJson(*eval);
+  }
+  if (spec.training.do_predict) {
+    ASSIGN_OR_RETURN(predict_json, RunPredict(spec, task, options));
+  }
+  RETURN_IF_ERROR(WriteFinalOutputs(trainer, options.output_dir, train_json, eval_json,
+                                    predict_json));
+  return result;
+}
+
+}  // namespace
+
+absl::StatusOr<JobResult> RunJob(const JobSpec& spec, const JobOptions& options) {
+  std::error_code ec;
+  fs::create_directories(options.output_dir, ec);
+  if (ec) return absl::InternalError("cannot create " + options.output_dir + ": " + ec.message());
+  const unsigned cores = std::max(1u, std::thread::hardware_concurrency());
+  torch::set_num_threads(options.threads > 0 ? options.threads : static_cast<int>(cores));
+  ASSIGN_OR_RETURN(const std::string resume_from, ResumePoint(spec, options));
+
+  ASSIGN_OR_RETURN(std::unique_ptr<Tokenizer> tokenizer,
+                   PrepareTokenizer(spec, options.output_dir));
+  const std::string tokenizer_path = spec.tokenizer.train.has_value()
+                                         ? options.output_dir + "/tokenizer/spiece.model"
+                                         : spec.tokenizer.path;
+  TaskContext task_context{tokenizer.get(), tokenizer_path, options.output_dir, options.out,
+                           options.err};
+  ASSIGN_OR_RETURN(std::unique_ptr<TrainingTask> task, MakeTask(spec, task_context));
+  if (spec.training.gradient_checkpointing) {
+    RETURN_IF_ERROR(task->model().SetGradientCheckpointing(true));
+  }
+  if (spec.training.fp16) {
+    return absl::InvalidArgumentError(
+        "training.fp16 needs a CUDA device; this lm-train runs on CPU (use bf16: true)");
+  }
+
+  TrainingReporter reporter(options.events, options.out, options.err);
+  CheckpointWriter checkpoints({options.output_dir, spec.training.save_total_limit});
+  Trainer::Options trainer_options;
+  trainer_options.training = spec.training;
+  trainer_options.output_dir = options.output_dir;
+  trainer_options.stop_requested = options.stop_requested;
+  ASSIGN_OR_RETURN(std::unique_ptr<Trainer> trainer,
+                   Trainer::Create(std::move(trainer_options), task.get(), tokenizer.get(),
+                                   &reporter, &checkpoints));
+  if (!resume_from.empty()) {
+    RETURN_IF_ERROR(trainer->ResumeFrom(resume_from));
+    *options.out << "Resumed from " << resume_from << " at step " << trainer->global_step()
+                 << std::endl;
+  }
+  return RunTrainer(spec, *trainer, *task, options);
+}
+
+}  // namespace lmtrain

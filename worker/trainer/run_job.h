@@ -1,0 +1,49 @@
+// One fine-tuning job from a parsed JobSpec to files in the output folder: the body of
+// lm-train, as HF's run_clm.py / run_mlm.py / run_qa.py / run_glue.py.
+//
+//   tokenizer (load, or train → DIR/tokenizer/spiece.model) ─► task (task_factory.h: model
+//   + data) ─► Trainer: [resume] [eval] train [eval] [predict]
+//   ─► DIR/{config.json, model.safetensors, tokenizer files, trainer_state.json,
+//          train_results.json, eval_results.json, predict_results.json, all_results.json,
+//          checkpoint-N/...}
+//
+// The header is torch-free so that main() needs no LibTorch. Concurrency: runs on the
+// calling thread (the training loop's); other threads may only set *stop_requested.
+#pragma once
+
+#include <atomic>
+#include <cstdint>
+#include <ostream>
+#include <string>
+
+#include "absl/status/statusor.h"
+#include "common/job_spec.h"
+#include "worker/trainer/event_sink.h"
+
+namespace lmtrain {
+
+struct JobOptions {
+  std::string output_dir;       // Created if missing.
+  int threads = 0;              // torch intra-op threads; 0: std::thread::hardware_concurrency().
+  // Resume from the newest complete checkpoint in output_dir (lm-train --resume), as
+  // training.resume_from_checkpoint: latest. NotFound when there is none.
+  bool resume = false;
+  EventSink* events = nullptr;  // Borrowed, not null.
+  std::ostream* out = nullptr;  // HF-style log lines. Borrowed, not null.
+  std::ostream* err = nullptr;  // Warnings. Borrowed, not null.
+  // Set by a signal handler to stop at the next update boundary. May be null.
+  const std::atomic<bool>* stop_requested = nullptr;
+};
+
+struct JobResult {
+  bool stopped = false;  // A stop request ended the job early; nothing final was written.
+  int64_t step = 0;      // Optimizer updates done.
+};
+
+// Runs the job. Errors: InvalidArgument (bad model/task combination, tokenizer ids beyond
+// the model's vocabulary), FailedPrecondition (not enough data, a checkpoint from another
+// run), NotFound / DataLoss (files, naming them), Internal (LibTorch, non-finite loss, file
+// system), each with context.
+absl::StatusOr<JobResult> RunJob(const JobSpec& spec, const JobOptions& options);
+
+}  // namespace lmtrain

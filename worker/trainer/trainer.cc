@@ -1,0 +1,376 @@
+#include "worker/trainer/trainer.h"
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <filesystem>
+#include <limits>
+#include <utility>
+
+#include "common/status_macros.h"
+#include "worker/trainer/atomic_file.h"
+#include "worker/trainer/autocast_guard.h"
+#include "worker/trainer/optimizer_factory.h"
+#include "worker/trainer/torch_errors.h"
+#include "worker/trainer/trainer_checkpoint.h"
+
+namespace lmtrain {
+namespace {
+
+double SteadySeconds() {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
+}
+
+absl::Status NonFiniteLoss(double loss, int64_t step) {
+  return absl::InternalError(std::string("loss is ") + (std::isnan(loss) ? "nan" : "inf") +
+                             " at step " + std::to_string(step) +
+                             " (try a lower training.learning_rate or max_grad_norm > 0)");
+}
+
+TrainerState InitialState(const TrainingPlan& plan, const TrainingSpec& t) {
+  TrainerState state;
+  state.max_steps = plan.max_steps;
+  state.num_train_epochs = plan.num_train_epochs;
+  state.logging_steps = plan.logging_steps;
+  state.eval_steps = plan.eval_steps;
+  state.save_steps = plan.save_steps;
+  state.train_batch_size = t.per_device_train_batch_size;
+  return state;
+}
+
+// SplitMix64: decorrelates the per-batch seeds derived from (seed, step, micro-batch).
+uint64_t Mix(uint64_t x) {
+  x += 0x9e3779b97f4a7c15ULL;
+  x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ULL;
+  x = (x ^ (x >> 27)) * 0x94d049bb133111ebULL;
+  return x ^ (x >> 31);
+}
+
+}  // namespace
+
+absl::StatusOr<std::unique_ptr<Trainer>> Trainer::Create(Options options, TrainingTask* task,
+                                                         const Tokenizer* tokenizer,
+                                                         TrainingReporter* reporter,
+                                                         CheckpointWriter* checkpoints) {
+  if (options.training.per_device_eval_batch_size <= 0) {
+    return absl::InvalidArgumentError("training.per_device_eval_batch_size must be > 0");
+  }
+  TrainingPlan plan;
+  if (options.training.do_train || task->NumTrainExamples() > 0) {
+    ASSIGN_OR_RETURN(plan, PlanTraining(options.training, task->NumTrainExamples()));
+  }
+  std::unique_ptr<Trainer> trainer(new Trainer(std::move(options), task, tokenizer, reporter,
+                                               checkpoints, std::move(plan)));
+  RETURN_IF_ERROR(trainer->BuildOptimizer());
+  return trainer;
+}
+
+Trainer::Trainer(Options options, TrainingTask* task, const Tokenizer* tokenizer,
+                 TrainingReporter* reporter, CheckpointWriter* checkpoints, TrainingPlan plan)
+    : options_(std::move(options)),
+      task_(task),
+      tokenizer_(tokenizer),
+      reporter_(reporter),
+      checkpoints_(checkpoints),
+      plan_(std::move(plan)),
+      state_(InitialState(plan_, options_.training)) {
+  if (task_->NumTrainExamples() > 0) {
+    cursor_ = std::make_unique<StepCursor>(task_->NumTrainExamples(),
+                                           options_.training.per_device_train_batch_size,
+                                           options_.training.gradient_accumulation_steps,
+                                           static_cast<uint64_t>(options_.training.seed));
+  }
+}
+
+absl::Status Trainer::BuildOptimizer() {
+  return CatchTorchErrors(
+      [&]() -> absl::Status {
+        const WeightDecayGroups groups = SplitWeightDecayGroups(task_->model());
+        params_ = groups.decay;
+        params_.insert(params_.end(), groups.no_decay.begin(), groups.no_decay.end());
+        ASSIGN_OR_RETURN(optimizer_, MakeOptimizer(groups, options_.training));
+        return absl::OkStatus();
+      },
+      [] { return std::string("building the optimizer"); });
+}
+
+absl::Status Trainer::ResumeFrom(const std::string& dir) {
+  if (cursor_ == nullptr) return absl::FailedPreconditionError("no training examples to resume");
+  ASSIGN_OR_RETURN(TrainerState saved, TrainerState::ReadFile(dir + "/trainer_state.json"));
+  RETURN_IF_ERROR(LoadModelWeights(dir, &task_->model()));
+  ASSIGN_OR_RETURN(const ResumeRecord record, ReadResumeFiles(dir, optimizer_.get()));
+  const TrainingSpec& t = options_.training;
+  if (record.train_batch_size != t.per_device_train_batch_size ||
+      record.gradient_accumulation_steps != t.gradient_accumulation_steps ||
+      record.num_train_examples != task_->NumTrainExamples() || record.seed != t.seed) {
+    return absl::FailedPreconditionError(
+        dir + " was written by a run with another batch size, accumulation, seed or dataset "
+              "(it cannot continue this run exactly); start a fresh output_dir");
+  }
+  if (record.global_step > plan_.max_steps) {
+    return absl::FailedPreconditionError(dir + " is at step " +
+                                         std::to_string(record.global_step) +
+                                         ", past max_steps " + std::to_string(plan_.max_steps));
+  }
+  // Skip the data order forward; no batch goes through the model.
+  for (int64_t i = 0; i < record.global_step; ++i) cursor_->Next();
+  state_.global_step = record.global_step;
+  state_.epoch = cursor_->EpochProgress();
+  state_.best_metric = saved.best_metric;
+  state_.best_model_checkpoint = saved.best_model_checkpoint;
+  total_loss_sum_ = record.total_loss_sum;
+  total_samples_ = record.total_samples;
+  last_saved_step_ = record.global_step;
+  reporter_->RestoreLogHistory(saved.log_history);
+  return absl::OkStatus();
+}
+
+absl::StatusOr<Trainer::TrainOutcome> Trainer::Train() {
+  if (cursor_ == nullptr) return absl::FailedPreconditionError("no training examples");
+  train_start_ = Now();
+  window_ = LogWindow();
+  window_.start = train_start_;
+  if (options_.training.eval_on_start && task_->HasEvalData() && state_.global_step == 0) {
+    absl::Status status = Evaluate().status();
+    if (absl::IsCancelled(status)) return Finish(/*stopped=*/true);
+    RETURN_IF_ERROR(status);
+  }
+  while (state_.global_step < plan_.max_steps) {
+    if (StopRequested()) return Finish(/*stopped=*/true);
+    ASSIGN_OR_RETURN(const StepStats stats, TrainStep(cursor_->Next()));
+    absl::Status status = AfterStep(stats);
+    if (absl::IsCancelled(status)) return Finish(/*stopped=*/true);
+    RETURN_IF_ERROR(status);
+  }
+  if (last_saved_step_ != state_.global_step && options_.training.save_strategy != "no") {
+    RETURN_IF_ERROR(SaveCheckpoint());
+  }
+  if (options_.training.load_best_model_at_end) RETURN_IF_ERROR(LoadBestModel());
+  return Finish(/*stopped=*/false);
+}
+
+absl::StatusOr<Trainer::StepStats> Trainer::TrainStep(
+    const std::vector<BatchIndices>& micro_batches) {
+  const int64_t step = state_.global_step + 1;
+  StepStats stats;
+  std::string shape = "none";
+  absl::Status status = CatchTorchErrors(
+      [&] {
+        AccumulateGradients(micro_batches, &stats, &shape);
+        if (!std::isfinite(stats.loss)) return NonFiniteLoss(stats.loss, step);
+        const double max_norm = options_.training.max_grad_norm > 0
+                                    ? options_.training.max_grad_norm
+                                    : std::numeric_limits<double>::infinity();
+        stats.grad_norm = torch::nn::utils::clip_grad_norm_(params_, max_norm);
+        // Update k (0-based) uses the schedule's factor of k, as HF's LambdaLR.
+        SetLearningRate(optimizer_.get(), LearningRateAt(plan_.schedule, state_.global_step));
+        optimizer_->step();
+        return absl::OkStatus();
+      },
+      [&] { return "training step " + std::to_string(step) + " (input_ids " + shape + ")"; });
+  if (!status.ok()) return status;
+  return stats;
+}
+
+void Trainer::AccumulateGradients(const std::vector<BatchIndices>& micro_batches,
+                                  StepStats* stats, std::string* shape) {
+  task_->model().train();
+  optimizer_->zero_grad();
+  const double scale = 1.0 / static_cast<double>(micro_batches.size());
+  for (size_t i = 0; i < micro_batches.size(); ++i) {
+    TaskLoss loss;
+    {
+      AutocastGuard autocast(options_.training.bf16);  // Forward only, as HF.
+      loss = task_->TrainLoss(micro_batches[i], BatchSeed(state_.global_step + 1, i), shape);
+    }
+    (loss.loss * scale).backward();
+    stats->loss += loss.loss.item<double>() * scale;
+    stats->tokens += loss.num_tokens;
+    stats->samples += loss.num_examples;
+  }
+}
+
+uint64_t Trainer::BatchSeed(int64_t step, size_t micro_batch) const {
+  return Mix(Mix(static_cast<uint64_t>(options_.training.seed)) ^
+             Mix(static_cast<uint64_t>(step) * 1024 + micro_batch));
+}
+
+absl::Status Trainer::AfterStep(const StepStats& stats) {
+  const int64_t step = ++state_.global_step;
+  const bool epoch_end = cursor_->AtEpochEnd();
+  state_.epoch = cursor_->EpochProgress();
+  window_.loss_sum += stats.loss;
+  ++window_.steps;
+  window_.tokens += stats.tokens;
+  total_loss_sum_ += stats.loss;
+  total_samples_ += stats.samples;
+  last_grad_norm_ = stats.grad_norm;
+  if (IsDue(step, plan_.logging_steps)) LogTraining();
+  if (EvalDue(step, epoch_end)) RETURN_IF_ERROR(Evaluate().status());
+  if (SaveDue(step, epoch_end)) RETURN_IF_ERROR(SaveCheckpoint());
+  return absl::OkStatus();
+}
+
+bool Trainer::EvalDue(int64_t step, bool epoch_end) const {
+  const std::string& when = options_.training.evaluation_strategy;
+  if (!task_->HasEvalData()) return false;
+  return (when == "steps" && IsDue(step, plan_.eval_steps)) || (when == "epoch" && epoch_end);
+}
+
+bool Trainer::SaveDue(int64_t step, bool epoch_end) const {
+  const std::string& when = options_.training.save_strategy;
+  return (when == "steps" && IsDue(step, plan_.save_steps)) || (when == "epoch" && epoch_end);
+}
+
+void Trainer::LogTraining() {
+  const double now = Now();
+  const double busy = std::max(1e-9, now - window_.start - window_.paused);
+  TrainLogRecord record;
+  record.step = state_.global_step;
+  record.max_steps = plan_.max_steps;
+  record.loss = window_.loss_sum / static_cast<double>(std::max<int64_t>(1, window_.steps));
+  record.learning_rate = LearningRateAt(plan_.schedule, state_.global_step);
+  record.grad_norm = last_grad_norm_;
+  record.epoch = state_.epoch;
+  record.tokens_per_second = static_cast<double>(window_.tokens) / busy;
+  record.elapsed_seconds = now - train_start_;
+  reporter_->OnTrainLog(record);
+  window_ = LogWindow();
+  window_.start = now;
+}
+
+absl::StatusOr<EvalLogRecord> Trainer::Evaluate() {
+  if (!task_->HasEvalData()) {
+    return absl::FailedPreconditionError("no validation data to evaluate");
+  }
+  if (last_eval_.has_value() && last_eval_->step == state_.global_step) return *last_eval_;
+  const double start = Now();
+  EvalContext context;
+  context.batch_size = options_.training.per_device_eval_batch_size;
+  context.bf16 = options_.training.bf16;
+  context.stop_requested = options_.stop_requested;
+  context.output_dir = options_.output_dir;
+  ASSIGN_OR_RETURN(const TaskEval result, task_->Evaluate(context));
+  EvalLogRecord record;
+  record.step = state_.global_step;
+  record.epoch = state_.epoch;
+  record.eval_loss = result.loss;
+  record.metrics = result.metrics;
+  record.runtime_seconds = Now() - start;
+  record.num_samples = result.num_samples;
+  record.num_batches = result.num_batches;
+  reporter_->OnEval(record);
+  window_.paused += record.runtime_seconds;
+  last_eval_ = record;
+  return record;
+}
+
+absl::Status Trainer::SaveCheckpoint() {
+  const double start = Now();
+  const int64_t step = state_.global_step;
+  ResumeRecord resume;
+  resume.global_step = step;
+  resume.total_loss_sum = total_loss_sum_;
+  resume.total_samples = total_samples_;
+  resume.train_batch_size = options_.training.per_device_train_batch_size;
+  resume.gradient_accumulation_steps = options_.training.gradient_accumulation_steps;
+  resume.num_train_examples = task_->NumTrainExamples();
+  resume.seed = options_.training.seed;
+  const std::string path = checkpoints_->PathFor(step);
+  TrackBest(path);
+  checkpoints_->set_protected_path(state_.best_model_checkpoint);
+  ASSIGN_OR_RETURN(const std::string saved, checkpoints_->Save(step, [&](const std::string& dir) {
+    RETURN_IF_ERROR(WriteModelFiles(dir));
+    return WriteResumeFiles(dir, *optimizer_, resume);
+  }));
+  last_saved_step_ = step;
+  reporter_->OnCheckpoint(step, saved);
+  window_.paused += Now() - start;
+  return absl::OkStatus();
+}
+
+absl::Status Trainer::WriteModelFiles(const std::string& dir) const {
+  RETURN_IF_ERROR(CatchTorchErrors([&] { return SavePretrained(task_->model(), dir); },
+                                   [&] { return "saving the model to " + dir; }));
+  if (tokenizer_ != nullptr) RETURN_IF_ERROR(tokenizer_->SaveTo(dir));
+  return WriteFileAtomically(dir + "/trainer_state.json", State().Serialize());
+}
+
+TrainerState Trainer::State() const {
+  TrainerState state = state_;
+  state.log_history = reporter_->log_history();
+  return state;
+}
+
+bool Trainer::StopRequested() const {
+  return options_.stop_requested != nullptr && options_.stop_requested->load();
+}
+
+double Trainer::Now() const {
+  return options_.now_seconds ? options_.now_seconds() : SteadySeconds();
+}
+
+}  // namespace lmtrain
+
+namespace lmtrain {
+namespace {
+
+// HF: metric_for_best_model may be given with or without the "eval_" prefix.
+std::string BestMetricName(const TrainingSpec& t, const TrainingTask& task) {
+  std::string name = t.metric_for_best_model.empty() ? task.DefaultBestMetric()
+                                                     : t.metric_for_best_model;
+  if (name.rfind("eval_", 0) != 0) name = "eval_" + name;
+  return name;
+}
+
+std::optional<double> MetricValue(const EvalLogRecord& record, const std::string& name) {
+  if (name == "eval_loss") return record.eval_loss;
+  for (const auto& [key, value] : record.metrics) {
+    if (key == name || "eval_" + key == name) return value;
+  }
+  return std::nullopt;
+}
+
+}  // namespace
+
+void Trainer::TrackBest(const std::string& checkpoint_path) {
+  if (!options_.training.load_best_model_at_end) return;
+  if (!last_eval_.has_value() || last_eval_->step != state_.global_step) return;
+  const std::string name = BestMetricName(options_.training, *task_);
+  const std::optional<double> value = MetricValue(*last_eval_, name);
+  if (!value.has_value() || std::isnan(*value)) return;
+  const bool greater = options_.training.greater_is_better.value_or(
+      name.size() < 4 || name.compare(name.size() - 4, 4, "loss") != 0);
+  if (state_.best_metric.has_value() &&
+      (greater ? *value <= *state_.best_metric : *value >= *state_.best_metric)) {
+    return;
+  }
+  state_.best_metric = *value;
+  state_.best_model_checkpoint = checkpoint_path;
+}
+
+absl::Status Trainer::LoadBestModel() {
+  if (state_.best_model_checkpoint.empty()) {
+    reporter_->Warn("load_best_model_at_end: no evaluation reported " +
+                    BestMetricName(options_.training, *task_) + "; keeping the last model");
+    return absl::OkStatus();
+  }
+  reporter_->Info("Loading best model from " + state_.best_model_checkpoint + " (score: " +
+                  std::to_string(*state_.best_metric) + ").");
+  return LoadModelWeights(state_.best_model_checkpoint, &task_->model());
+}
+
+Trainer::TrainOutcome Trainer::Finish(bool stopped) {
+  TrainOutcome outcome;
+  outcome.stopped = stopped;
+  outcome.summary.step = state_.global_step;
+  outcome.summary.epoch = state_.epoch;
+  outcome.summary.train_loss =
+      total_loss_sum_ / static_cast<double>(std::max<int64_t>(1, state_.global_step));
+  outcome.summary.runtime_seconds = Now() - train_start_;
+  outcome.summary.num_samples = total_samples_;
+  if (!stopped) reporter_->OnTrainEnd(outcome.summary);
+  return outcome;
+}
+
+}  // namespace lmtrain

@@ -1,0 +1,156 @@
+// The training loop with HF Trainer semantics, for any TrainingTask: seeded epoch shuffles,
+// gradient accumulation, AdamW (two weight-decay groups) or Adafactor, an LR schedule,
+// gradient clipping, periodic logging / evaluation / checkpoints by step or epoch,
+// load_best_model_at_end, bf16 autocast, and exact resume from a checkpoint.
+//
+// Lifecycle:
+//
+//   Create ──► [ResumeFrom(checkpoint)] ──► [Evaluate()]* ──► Train() ──► [Evaluate()]
+//                                                               │
+//      each update: TrainStep ─► log? ─► eval? (steps/epoch) ─► save? (steps/epoch)
+//      stop flag seen at an update boundary ─► stopped (nothing saved for it)
+//      after max_steps: final checkpoint, [load best], train summary
+//
+// A checkpoint-N folder holds the model files (config.json, model.safetensors, tokenizer
+// files, trainer_state.json) plus what a resume needs: optimizer.pt, rng_state.pt and
+// lmtrain_state.json (trainer_checkpoint.h). Resuming restores all of it and skips the data
+// order forward without running those batches through the model, so on CPU with the same
+// thread count the final weights are bit-identical to an uninterrupted run.
+//
+// Concurrency: used from one thread, the one that owns the training loop. Other threads (a
+// signal handler) talk to it only through Options::stop_requested.
+// Errors: every LibTorch exception is caught and returned as Internal with the step and the
+// input shape; a non-finite loss stops with "loss is nan at step N".
+#pragma once
+
+#include <torch/torch.h>
+
+#include <atomic>
+#include <functional>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "common/job_spec.h"
+#include "worker/tokenizers/tokenizer.h"
+#include "worker/trainer/checkpoint_writer.h"
+#include "worker/trainer/step_cursor.h"
+#include "worker/trainer/trainer_state.h"
+#include "worker/trainer/training_plan.h"
+#include "worker/trainer/training_reporter.h"
+#include "worker/trainer/training_task.h"
+
+namespace lmtrain {
+
+class Trainer {
+ public:
+  struct Options {
+    TrainingSpec training;
+    // Where evaluation files go (QA predictions); the checkpoint writer's folder normally.
+    std::string output_dir;
+    // Monotonic seconds, for runtimes and tokens/s. Empty: std::chrono::steady_clock.
+    std::function<double()> now_seconds;
+    // Set by another thread to stop at the next update boundary. May be null.
+    const std::atomic<bool>* stop_requested = nullptr;
+  };
+
+  struct TrainOutcome {
+    bool stopped = false;  // The stop flag ended training early.
+    TrainSummary summary;  // summary.step = updates done.
+  };
+
+  // `task`, `tokenizer` (may be null: no tokenizer files are saved), `reporter` and
+  // `checkpoints` are borrowed and must outlive the trainer. Errors: InvalidArgument for
+  // an impossible TrainingSpec, Internal for LibTorch errors building the optimizer.
+  static absl::StatusOr<std::unique_ptr<Trainer>> Create(Options options, TrainingTask* task,
+                                                         const Tokenizer* tokenizer,
+                                                         TrainingReporter* reporter,
+                                                         CheckpointWriter* checkpoints);
+
+  Trainer(const Trainer&) = delete;
+  Trainer& operator=(const Trainer&) = delete;
+
+  // Restores model weights, optimizer, RNG, log history, best checkpoint and the data
+  // position from a checkpoint-N folder written by this trainer. Errors: NotFound /
+  // DataLoss naming the file that is missing or corrupt (nothing is half-restored for the
+  // caller to use: on error, do not train), FailedPrecondition when the checkpoint is past
+  // max_steps or was made with another batch size.
+  absl::Status ResumeFrom(const std::string& checkpoint_dir);
+
+  // Trains to plan().max_steps (evaluating first with eval_on_start). Errors: Internal
+  // (LibTorch, non-finite loss), the checkpoint writer's errors.
+  absl::StatusOr<TrainOutcome> Train();
+
+  // Evaluates at the current step and reports it; a second call at the same step returns
+  // the first result without reporting again. Errors: FailedPrecondition without eval
+  // data, Cancelled on a stop request, Internal from LibTorch.
+  absl::StatusOr<EvalLogRecord> Evaluate();
+
+  // Writes the model (config.json, model.safetensors), the tokenizer's files and
+  // trainer_state.json into `dir` (exists).
+  absl::Status WriteModelFiles(const std::string& dir) const;
+
+  const TrainingPlan& plan() const { return plan_; }
+  int64_t global_step() const { return state_.global_step; }
+  // The state with the reporter's log_history.
+  TrainerState State() const;
+
+ private:
+  struct StepStats {
+    double loss = 0;       // Mean of the micro-batch losses.
+    double grad_norm = 0;  // Before clipping.
+    int64_t tokens = 0;
+    int64_t samples = 0;
+  };
+  // What has happened since the last training log line.
+  struct LogWindow {
+    double loss_sum = 0;
+    int64_t steps = 0;
+    int64_t tokens = 0;
+    double start = 0;   // now_seconds() at the last log.
+    double paused = 0;  // Seconds spent evaluating / saving since then.
+  };
+
+  Trainer(Options options, TrainingTask* task, const Tokenizer* tokenizer,
+          TrainingReporter* reporter, CheckpointWriter* checkpoints, TrainingPlan plan);
+
+  absl::Status BuildOptimizer();
+  absl::StatusOr<StepStats> TrainStep(const std::vector<BatchIndices>& micro_batches);
+  // Zeroes the gradients and backpropagates every micro-batch's loss / count. Throws
+  // c10::Error (TrainStep catches it); *shape names the batch being processed.
+  void AccumulateGradients(const std::vector<BatchIndices>& micro_batches, StepStats* stats,
+                           std::string* shape);
+  absl::Status AfterStep(const StepStats& stats);
+  bool EvalDue(int64_t step, bool epoch_end) const;
+  bool SaveDue(int64_t step, bool epoch_end) const;
+  void LogTraining();
+  absl::Status SaveCheckpoint();
+  void TrackBest(const std::string& checkpoint_path);
+  absl::Status LoadBestModel();
+  TrainOutcome Finish(bool stopped);
+  bool StopRequested() const;
+  double Now() const;
+  uint64_t BatchSeed(int64_t step, size_t micro_batch) const;
+
+  const Options options_;
+  TrainingTask* const task_;
+  const Tokenizer* const tokenizer_;
+  TrainingReporter* const reporter_;
+  CheckpointWriter* const checkpoints_;
+  const TrainingPlan plan_;
+  std::vector<torch::Tensor> params_;
+  std::unique_ptr<torch::optim::Optimizer> optimizer_;
+  std::unique_ptr<StepCursor> cursor_;  // Null without training data.
+  TrainerState state_;
+  LogWindow window_;
+  double train_start_ = 0;
+  double total_loss_sum_ = 0;
+  int64_t total_samples_ = 0;
+  double last_grad_norm_ = 0;
+  int64_t last_saved_step_ = -1;
+  std::optional<EvalLogRecord> last_eval_;
+};
+
+}  // namespace lmtrain

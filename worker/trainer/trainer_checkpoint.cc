@@ -1,0 +1,142 @@
+#include "worker/trainer/trainer_checkpoint.h"
+
+#include <ATen/CPUGeneratorImpl.h>
+
+#include <filesystem>
+#include <fstream>
+#include <mutex>
+#include <sstream>
+
+#include <nlohmann/json.hpp>
+
+#include "common/status_macros.h"
+#include "worker/models/safetensors.h"
+#include "worker/trainer/atomic_file.h"
+#include "worker/trainer/checkpoint_writer.h"
+#include "worker/trainer/torch_errors.h"
+
+namespace lmtrain {
+namespace {
+
+namespace fs = std::filesystem;
+
+constexpr char kOptimizerFile[] = "optimizer.pt";
+constexpr char kRngFile[] = "rng_state.pt";
+constexpr char kStateFile[] = "lmtrain_state.json";
+constexpr int kStateFormat = 1;
+
+nlohmann::json RecordToJson(const ResumeRecord& r) {
+  return {{"format", kStateFormat},
+          {"global_step", r.global_step},
+          {"total_loss_sum", r.total_loss_sum},
+          {"total_samples", r.total_samples},
+          {"train_batch_size", r.train_batch_size},
+          {"gradient_accumulation_steps", r.gradient_accumulation_steps},
+          {"num_train_examples", r.num_train_examples},
+          {"seed", r.seed}};
+}
+
+absl::StatusOr<ResumeRecord> RecordFromFile(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) return absl::NotFoundError("cannot open " + path);
+  std::stringstream text;
+  text << in.rdbuf();
+  const nlohmann::json j = nlohmann::json::parse(text.str(), nullptr, /*allow_exceptions=*/false);
+  if (j.is_discarded() || !j.is_object() || j.value("format", 0) != kStateFormat) {
+    return absl::DataLossError(path + " is not an lmtrain_state.json of format 1");
+  }
+  ResumeRecord r;
+  try {
+    r.global_step = j.at("global_step").get<int64_t>();
+    r.total_loss_sum = j.at("total_loss_sum").get<double>();
+    r.total_samples = j.at("total_samples").get<int64_t>();
+    r.train_batch_size = j.at("train_batch_size").get<int64_t>();
+    r.gradient_accumulation_steps = j.at("gradient_accumulation_steps").get<int64_t>();
+    r.num_train_examples = j.at("num_train_examples").get<int64_t>();
+    r.seed = j.at("seed").get<int64_t>();
+  } catch (const nlohmann::json::exception& e) {
+    return absl::DataLossError(path + ": " + e.what());
+  }
+  return r;
+}
+
+torch::Tensor CpuRngState() {
+  at::Generator gen = at::detail::getDefaultCPUGenerator();
+  std::lock_guard<std::mutex> lock(gen.mutex());
+  return gen.get_state();
+}
+
+void SetCpuRngState(const torch::Tensor& state) {
+  at::Generator gen = at::detail::getDefaultCPUGenerator();
+  std::lock_guard<std::mutex> lock(gen.mutex());
+  gen.set_state(state);
+}
+
+// Runs `fn`, turning a LibTorch error into DataLoss naming `path` (a corrupt archive).
+template <typename Fn>
+absl::Status ReadArchive(const std::string& path, Fn&& fn) {
+  if (!fs::exists(path)) return absl::NotFoundError("checkpoint file missing: " + path);
+  absl::Status status = CatchTorchErrors(
+      [&] {
+        fn();
+        return absl::OkStatus();
+      },
+      [&] { return "reading " + path; });
+  if (status.ok()) return status;
+  return absl::DataLossError(std::string(status.message()));
+}
+
+}  // namespace
+
+absl::Status WriteResumeFiles(const std::string& dir, const torch::optim::Optimizer& optimizer,
+                              const ResumeRecord& record) {
+  RETURN_IF_ERROR(CatchTorchErrors(
+      [&] {
+        torch::serialize::OutputArchive archive;
+        optimizer.save(archive);
+        archive.save_to(dir + "/" + kOptimizerFile);
+        torch::save(CpuRngState(), dir + "/" + kRngFile);
+        return absl::OkStatus();
+      },
+      [&] { return "writing the optimizer and RNG state into " + dir; }));
+  // Last: its presence marks the resume files complete.
+  return WriteFileAtomically(dir + "/" + kStateFile, RecordToJson(record).dump(2) + "\n");
+}
+
+absl::StatusOr<ResumeRecord> ReadResumeFiles(const std::string& dir,
+                                             torch::optim::Optimizer* optimizer) {
+  ASSIGN_OR_RETURN(ResumeRecord record, RecordFromFile(dir + "/" + kStateFile));
+  torch::Tensor rng;
+  RETURN_IF_ERROR(ReadArchive(dir + "/" + kRngFile, [&] { torch::load(rng, dir + "/" + kRngFile); }));
+  const std::string optimizer_path = dir + "/" + kOptimizerFile;
+  RETURN_IF_ERROR(ReadArchive(optimizer_path, [&] {
+    torch::serialize::InputArchive archive;
+    archive.load_from(optimizer_path);
+    optimizer->load(archive);
+  }));
+  RETURN_IF_ERROR(ReadArchive(dir + "/" + kRngFile, [&] { SetCpuRngState(rng); }));
+  return record;
+}
+
+absl::Status LoadModelWeights(const std::string& dir, PretrainedModel* model) {
+  ASSIGN_OR_RETURN(auto tensors, ReadSafetensors(dir + "/model.safetensors"));
+  LoadReport report;
+  RETURN_IF_ERROR(CatchTorchErrors([&] { return model->LoadHfStateDict(tensors, &report); },
+                                   [&] { return "loading " + dir + "/model.safetensors"; }));
+  if (!report.missing_keys.empty()) {
+    return absl::DataLossError(dir + "/model.safetensors lacks " +
+                               std::to_string(report.missing_keys.size()) +
+                               " of the model's tensors (first: " + report.missing_keys[0] + ")");
+  }
+  return absl::OkStatus();
+}
+
+std::optional<std::string> LatestResumableCheckpoint(const std::string& output_dir) {
+  const auto checkpoints = CheckpointWriter::List(output_dir);
+  for (auto it = checkpoints.rbegin(); it != checkpoints.rend(); ++it) {
+    if (fs::exists(it->second + "/" + kStateFile)) return it->second;
+  }
+  return std::nullopt;
+}
+
+}  // namespace lmtrain

@@ -1,0 +1,57 @@
+// What a checkpoint-N folder holds besides the model files, so that training resumes exactly:
+//
+//   optimizer.pt        the optimizer's state (LibTorch archive: AdamW moments and step
+//                       counts, or Adafactor's factored moments)
+//   rng_state.pt        the CPU generator's state (dropout masks continue as they would have)
+//   lmtrain_state.json  the loop's counters and the run's shape (batch size, accumulation,
+//                       examples, seed), checked on resume
+//
+// The data position needs no file: the epoch orders depend only on (seed, epoch), so the
+// global step fixes it. HF's optimizer.pt / scheduler.pt / rng_state.pth are Python pickles;
+// these files are LibTorch's, read by lm-train only.
+// Not thread-safe: called from the training loop.
+#pragma once
+
+#include <torch/torch.h>
+
+#include <cstdint>
+#include <optional>
+#include <string>
+
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "worker/models/pretrained_model.h"
+
+namespace lmtrain {
+
+struct ResumeRecord {
+  int64_t global_step = 0;
+  double total_loss_sum = 0;  // Sum of per-update losses so far (for train_loss).
+  int64_t total_samples = 0;  // Examples trained on so far.
+  // The run's shape: a resume with different values would not continue the same run.
+  int64_t train_batch_size = 0;
+  int64_t gradient_accumulation_steps = 0;
+  int64_t num_train_examples = 0;
+  int64_t seed = 0;
+};
+
+// Writes optimizer.pt, rng_state.pt and lmtrain_state.json into `dir` (exists). Internal
+// on failure, naming the file.
+absl::Status WriteResumeFiles(const std::string& dir, const torch::optim::Optimizer& optimizer,
+                              const ResumeRecord& record);
+
+// Reads the three files back: restores `optimizer` (built over the same parameters) and the
+// CPU generator, and returns the record. NotFound / DataLoss naming the missing or corrupt
+// file; nothing is restored when lmtrain_state.json is bad.
+absl::StatusOr<ResumeRecord> ReadResumeFiles(const std::string& dir,
+                                             torch::optim::Optimizer* optimizer);
+
+// Copies `dir`/model.safetensors into `model` by HF key. DataLoss when a parameter of the
+// model is missing from the file (a checkpoint must hold the whole model).
+absl::Status LoadModelWeights(const std::string& dir, PretrainedModel* model);
+
+// The newest checkpoint-N in `output_dir` that has lmtrain_state.json (written last into the
+// temp folder, so its presence marks a complete checkpoint); nullopt when there is none.
+std::optional<std::string> LatestResumableCheckpoint(const std::string& output_dir);
+
+}  // namespace lmtrain

@@ -1,0 +1,92 @@
+// One fine-tuning task as the generic Trainer sees it: a model, its training examples, the
+// loss of a batch, and an evaluation that yields HF-named metrics.
+//
+// Implementations (one per task family): ClmTask (causal LM), MlmTask (masked LM),
+// QaTask (extractive QA), ClassificationTask (GLUE and generic text classification).
+// The Trainer owns the loop, the optimizer and checkpoints; a task owns its data and knows
+// how to turn example indices into model inputs.
+//
+// Concurrency: used from the training loop's thread only; Evaluate reads `stop_requested`.
+// Errors: TrainLoss may throw c10::Error (the Trainer catches it and adds the step);
+// Evaluate / Predict return Status and catch LibTorch errors themselves.
+#pragma once
+
+#include <torch/torch.h>
+
+#include <atomic>
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "worker/models/pretrained_model.h"
+#include "worker/trainer/batch_order.h"
+
+namespace lmtrain {
+
+// The loss of one micro-batch (train mode, autocast already set by the caller).
+struct TaskLoss {
+  torch::Tensor loss;        // Scalar, mean over the batch's targets.
+  int64_t num_tokens = 0;    // Non-padding input tokens (for tokens/s).
+  int64_t num_examples = 0;  // Rows of the batch.
+};
+
+struct EvalContext {
+  int64_t batch_size = 8;  // per_device_eval_batch_size (> 0).
+  bool bf16 = false;       // bf16 autocast for the forward passes.
+  // Checked between batches; when set, Evaluate returns Cancelled. May be null.
+  const std::atomic<bool>* stop_requested = nullptr;
+  // Where a task may write evaluation files (QA's eval_predictions.json). May be empty:
+  // then nothing is written.
+  std::string output_dir;
+};
+
+// One evaluation's result, HF-named (the Trainer adds eval_runtime and the rates).
+struct TaskEval {
+  std::optional<double> loss;  // eval_loss, when the task computes a loss.
+  // In HF's order and names: {"perplexity", x} for LMs; {"eval_accuracy", x},
+  // {"eval_f1", x}, {"eval_exact_match", x}, ... for the others.
+  std::vector<std::pair<std::string, double>> metrics;
+  int64_t num_samples = 0;  // Examples evaluated (as HF counts them: features for QA).
+  int64_t num_batches = 0;
+};
+
+class TrainingTask {
+ public:
+  virtual ~TrainingTask() = default;
+
+  // The model being trained; owned by the task, alive as long as the task.
+  virtual PretrainedModel& model() = 0;
+
+  // Training examples (0 when the job only evaluates).
+  virtual int64_t NumTrainExamples() const = 0;
+
+  // Forward + loss of training examples `indices` (in range, non-empty). `batch_seed`
+  // seeds any per-batch randomness (MLM's dynamic masks): the same seed gives the same
+  // inputs, which keeps resumed runs bit-identical. *shape is set to the input_ids shape
+  // ("[8, 128]") once the batch is built, before the forward, so that an error thrown by
+  // the model can name it. May throw c10::Error.
+  virtual TaskLoss TrainLoss(const BatchIndices& indices, uint64_t batch_seed,
+                             std::string* shape) = 0;
+
+  virtual bool HasEvalData() const = 0;
+  // Evaluates in eval() mode without gradients; restores the previous mode. Errors:
+  // FailedPrecondition without eval data, Cancelled on a stop request, Internal for
+  // LibTorch errors (with the batch), file errors from writing evaluation files.
+  virtual absl::StatusOr<TaskEval> Evaluate(const EvalContext& context) = 0;
+
+  // The metric that picks the best checkpoint by default, with "eval_" (eval_loss, eval_f1,
+  // eval_matthews_correlation, ...).
+  virtual std::string DefaultBestMetric() const = 0;
+
+  // do_predict: writes the task's prediction files into `output_dir` (exists) and returns
+  // the predict_* metrics when the test data has labels (empty otherwise). Default:
+  // Unimplemented ("task X has no prediction step").
+  virtual absl::StatusOr<std::vector<std::pair<std::string, double>>> Predict(
+      const EvalContext& context, const std::string& output_dir);
+};
+
+}  // namespace lmtrain
