@@ -7,6 +7,8 @@
 #include <regex>
 #include <thread>
 
+#include "absl/synchronization/notification.h"
+
 #include "absl/strings/str_cat.h"
 #include "absl/time/clock.h"
 
@@ -31,15 +33,18 @@ absl::StatusOr<std::string> WaitForMatch(int fd, const std::regex& re, absl::Dur
   return absl::DeadlineExceededError(absl::StrCat("no line matching in output: ", buffer));
 }
 
+// SIGTERM, then SIGKILL after 10 s if it is still running. The killer thread is joined
+// before the child object goes away (a detached one would signal freed memory later).
 void Stop(std::unique_ptr<ChildProcess>& child) {
   if (!child) return;
   child->Signal(SIGTERM);
-  std::thread killer([c = child.get()] {
-    absl::SleepFor(absl::Seconds(10));
-    c->Signal(SIGKILL);
+  absl::Notification exited;
+  std::thread killer([c = child.get(), &exited] {
+    if (!exited.WaitForNotificationWithTimeout(absl::Seconds(10))) c->Signal(SIGKILL);
   });
-  killer.detach();
   child->Wait();
+  exited.Notify();
+  killer.join();
   child.reset();
 }
 

@@ -61,7 +61,8 @@ double Metric(const v1::Metrics& m, const std::string& name) {
   return it == m.eval_metrics().end() ? -1 : it->second;
 }
 
-// Share of the most frequent label in column `column` of a delimited file with a header.
+// Share of the most frequent label in column `column` (negative: counted from the end) of a
+// delimited file with a header.
 double MajorityShare(const std::string& path, char delimiter, int column) {
   std::ifstream in(path);
   std::string line;
@@ -72,8 +73,9 @@ double MajorityShare(const std::string& path, char delimiter, int column) {
     std::vector<std::string> cells;
     std::stringstream row(line);
     for (std::string cell; std::getline(row, cell, delimiter);) cells.push_back(cell);
-    if (column < 0) column += static_cast<int>(cells.size());
-    ++counts[cells.at(column)];
+    // Negative: from the end (a CSV text cell may hold commas; the label is last).
+    const int index = column < 0 ? static_cast<int>(cells.size()) + column : column;
+    ++counts[cells.at(index)];
     ++total;
   }
   int best = 0;

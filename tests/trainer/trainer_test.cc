@@ -272,6 +272,59 @@ TEST_F(TrainerTest, ResumedRunIsBitIdenticalToAnUninterruptedOne) {
   EXPECT_EQ(logged, (std::vector<int64_t>{1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12}));
 }
 
+// load_best_model_at_end: with greater_is_better on eval_loss the "best" is the first (worst)
+// evaluation, so the kept and reloaded checkpoint is not the last one; save_total_limit 1
+// keeps it beside the newest.
+TEST_F(TrainerTest, LoadBestModelAtEndKeepsAndReloadsTheBestCheckpoint) {
+  TrainingSpec t = FastSpec();
+  t.max_steps = 30;
+  t.warmup_steps = 0;
+  t.eval_on_start = false;
+  t.eval_steps = 10;
+  t.save_steps = 10;
+  t.save_total_limit = 1;
+  t.load_best_model_at_end = true;
+  t.greater_is_better = true;  // Perverse on purpose: picks step 10.
+  checkpoints_ = std::make_unique<CheckpointWriter>(
+      CheckpointWriter::Options{out_dir_.string(), t.save_total_limit});
+  auto model = NewModel();
+  Harness h = Make(t, model);
+  ASSERT_TRUE(h.trainer->Train().ok());
+  const TrainerState state = h.trainer->State();
+  EXPECT_EQ(state.best_model_checkpoint, (out_dir_ / "checkpoint-10").string());
+  EXPECT_TRUE(fs::exists(out_dir_ / "checkpoint-10"));
+  EXPECT_FALSE(fs::exists(out_dir_ / "checkpoint-20"));
+  EXPECT_TRUE(fs::exists(out_dir_ / "checkpoint-30"));
+  auto best = LoadCausalLm((out_dir_ / "checkpoint-10").string());
+  ASSERT_TRUE(best.ok()) << best.status();
+  const NamedTensors a = model->HfStateDict();
+  const NamedTensors b = (*best)->HfStateDict();
+  for (size_t i = 0; i < a.size(); ++i) {
+    EXPECT_TRUE(torch::equal(a[i].second, b[i].second)) << a[i].first;
+  }
+  auto final_eval = h.trainer->Evaluate();  // Re-run on the reloaded weights.
+  ASSERT_TRUE(final_eval.ok());
+  EXPECT_NEAR(*final_eval->eval_loss, *state.best_metric, 1e-6);
+  EXPECT_THAT(out_.str(), HasSubstr("Loading best model from"));
+}
+
+TEST_F(TrainerTest, AdafactorWithGradientCheckpointingLearns) {
+  TrainingSpec t = FastSpec();
+  t.optim = "adafactor";
+  t.max_steps = 60;
+  t.warmup_steps = 6;
+  t.eval_steps = 60;
+  t.save_steps = 0;
+  auto model = NewModel();
+  ASSERT_TRUE(model->SetGradientCheckpointing(true).ok());
+  Harness h = Make(t, model);
+  ASSERT_NE(h.trainer, nullptr);
+  ASSERT_TRUE(h.trainer->Train().ok());
+  const std::vector<double> evals = sink_.EvalLosses();  // Steps 0 and 60.
+  ASSERT_EQ(evals.size(), 2u);
+  EXPECT_LT(evals[1], evals[0] - 0.8) << out_.str();
+}
+
 TEST_F(TrainerTest, ResumeRefusesACheckpointOfAnotherRun) {
   TrainingSpec t = FastSpec();
   t.max_steps = 2;

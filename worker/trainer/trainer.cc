@@ -357,6 +357,7 @@ absl::Status Trainer::LoadBestModel() {
   }
   reporter_->Info("Loading best model from " + state_.best_model_checkpoint + " (score: " +
                   std::to_string(*state_.best_metric) + ").");
+  last_eval_.reset();  // The weights changed: a final Evaluate() must run again.
   return LoadModelWeights(state_.best_model_checkpoint, &task_->model());
 }
 
