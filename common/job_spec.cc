@@ -416,8 +416,13 @@ void CheckData(YamlReader& r, const ParseOptions& options, const JobSpec& spec, 
   }
 }
 
-// HF TrainingArguments.__post_init__'s consistency checks.
-void CheckTraining(YamlReader& r, const TrainingSpec& t) {
+// HF TrainingArguments.__post_init__'s consistency checks. An eval_steps given without an
+// evaluation_strategy means "evaluate every eval_steps" (as lmtrain's first job files did).
+void CheckTraining(YamlReader& r, TrainingSpec& t) {
+  if (!r.Seen("training.evaluation_strategy") && r.Seen("training.eval_steps") &&
+      t.eval_steps > 0) {
+    t.evaluation_strategy = "steps";
+  }
   if (t.fp16 && t.bf16) r.ReportAt("training.fp16", "training: set at most one of fp16 and bf16");
   if (!t.load_best_model_at_end || r.HasProblem("training")) return;
   if (t.evaluation_strategy == "no") {

@@ -111,7 +111,8 @@ struct TrainingSpec {
   bool eval_on_start = false;               // also evaluate at step 0, before training
   std::string optim = "adamw_torch";        // adamw_torch | adamw_hf | adamw | adafactor
   // When to evaluate during training: "no" (only at the end with do_eval), "steps" (every
-  // eval_steps) or "epoch". Default "no", as HF.
+  // eval_steps) or "epoch". Default "no", as HF; a job file that sets eval_steps (> 0) but
+  // not this key gets "steps".
   std::string evaluation_strategy = "no";
   std::string save_strategy = "steps";      // no | steps (every save_steps) | epoch
   // Keep track of the best checkpoint by metric_for_best_model and load it at the end (needs

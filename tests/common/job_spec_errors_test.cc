@@ -211,6 +211,18 @@ TEST_F(JobSpecErrorsTest, LoadBestModelNeedsMatchingStrategies) {
                        "set at most one of fp16 and bf16"));
 }
 
+TEST_F(JobSpecErrorsTest, EvalStepsAloneMeansEvaluateEveryEvalSteps) {
+  auto spec = Parse(std::string(kGood) + "training: {eval_steps: 50}\n");
+  ASSERT_TRUE(spec.ok()) << spec.status();
+  EXPECT_EQ(spec->training.evaluation_strategy, "steps");
+  spec = Parse(std::string(kGood) + "training: {eval_steps: 50, evaluation_strategy: epoch}\n");
+  ASSERT_TRUE(spec.ok()) << spec.status();
+  EXPECT_EQ(spec->training.evaluation_strategy, "epoch");
+  spec = Parse(kGood);
+  ASSERT_TRUE(spec.ok()) << spec.status();
+  EXPECT_EQ(spec->training.evaluation_strategy, "no");
+}
+
 TEST_F(JobSpecErrorsTest, GlueReadsItsDataDirectory) {
   WriteFile("glue/MRPC/train.tsv", "x");
   const std::string job = R"(name: ok
