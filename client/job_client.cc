@@ -1,36 +1,20 @@
 #include "client/job_client.h"
 
+#include <grpcpp/grpcpp.h>
+
 #include <chrono>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
 #include <thread>
 
-#include <grpcpp/grpcpp.h>
-
 #include "absl/strings/str_cat.h"
 #include "common/job_spec.h"
 #include "common/status_macros.h"
+#include "proto/grpc_status.h"
 
 namespace lmtrain {
 namespace fs = std::filesystem;
-namespace {
-
-absl::Status FromGrpc(const grpc::Status& s, const std::string& what) {
-  if (s.ok()) return absl::OkStatus();
-  std::string message = s.error_message();
-  if (s.error_code() == grpc::StatusCode::UNAVAILABLE) {
-    message = absl::StrCat("server unavailable (", message, ")");
-  }
-  return absl::Status(static_cast<absl::StatusCode>(s.error_code()),
-                      what.empty() ? message : absl::StrCat(what, ": ", message));
-}
-
-void SetDeadline(grpc::ClientContext* ctx, int ms) {
-  ctx->set_deadline(std::chrono::system_clock::now() + std::chrono::milliseconds(ms));
-}
-
-}  // namespace
 
 JobClient::JobClient(const std::string& target, int rpc_timeout_ms)
     : channel_(grpc::CreateChannel(target, grpc::InsecureChannelCredentials())),
@@ -56,8 +40,8 @@ absl::StatusOr<std::string> JobClient::Submit(const std::string& job_file,
   req.set_request_id(request_id);
   v1::SubmitJobResponse resp;
   grpc::ClientContext ctx;
-  SetDeadline(&ctx, rpc_timeout_ms_);
-  RETURN_IF_ERROR(FromGrpc(stub_->SubmitJob(&ctx, req, &resp), "submit"));
+  SetDeadlineMs(&ctx, rpc_timeout_ms_);
+  RETURN_IF_ERROR(FromGrpcStatus(stub_->SubmitJob(&ctx, req, &resp), "submit"));
   return resp.job_id();
 }
 
@@ -66,8 +50,8 @@ absl::StatusOr<v1::Job> JobClient::Get(const std::string& id) {
   req.set_job_id(id);
   v1::Job job;
   grpc::ClientContext ctx;
-  SetDeadline(&ctx, rpc_timeout_ms_);
-  RETURN_IF_ERROR(FromGrpc(stub_->GetJob(&ctx, req, &job), ""));
+  SetDeadlineMs(&ctx, rpc_timeout_ms_);
+  RETURN_IF_ERROR(FromGrpcStatus(stub_->GetJob(&ctx, req, &job), ""));
   return job;
 }
 
@@ -76,8 +60,8 @@ absl::StatusOr<std::vector<v1::Job>> JobClient::List(int limit) {
   req.set_limit(limit);
   v1::ListJobsResponse resp;
   grpc::ClientContext ctx;
-  SetDeadline(&ctx, rpc_timeout_ms_);
-  RETURN_IF_ERROR(FromGrpc(stub_->ListJobs(&ctx, req, &resp), ""));
+  SetDeadlineMs(&ctx, rpc_timeout_ms_);
+  RETURN_IF_ERROR(FromGrpcStatus(stub_->ListJobs(&ctx, req, &resp), ""));
   return std::vector<v1::Job>(resp.jobs().begin(), resp.jobs().end());
 }
 
@@ -86,8 +70,8 @@ absl::StatusOr<v1::JobState> JobClient::Cancel(const std::string& id) {
   req.set_job_id(id);
   v1::CancelJobResponse resp;
   grpc::ClientContext ctx;
-  SetDeadline(&ctx, rpc_timeout_ms_);
-  RETURN_IF_ERROR(FromGrpc(stub_->CancelJob(&ctx, req, &resp), ""));
+  SetDeadlineMs(&ctx, rpc_timeout_ms_);
+  RETURN_IF_ERROR(FromGrpcStatus(stub_->CancelJob(&ctx, req, &resp), ""));
   return resp.state();
 }
 
@@ -109,9 +93,10 @@ absl::Status JobClient::Watch(const std::string& id, int64_t after_seq,
     }
     grpc::Status s = reader->Finish();
     if (s.ok()) return absl::OkStatus();
-    if (s.error_code() != grpc::StatusCode::UNAVAILABLE) return FromGrpc(s, "watch");
+    if (s.error_code() != grpc::StatusCode::UNAVAILABLE) return FromGrpcStatus(s, "watch");
     auto now = std::chrono::steady_clock::now();
-    if (now - broken_since > std::chrono::milliseconds(reconnect_ms)) return FromGrpc(s, "watch");
+    if (now - broken_since > std::chrono::milliseconds(reconnect_ms))
+      return FromGrpcStatus(s, "watch");
     std::this_thread::sleep_for(std::chrono::milliseconds(500));
   }
 }

@@ -3,7 +3,7 @@
 #include <algorithm>
 
 #include "proto_convert.h"
-#include "server/grpc_status.h"
+#include "proto/grpc_status.h"
 
 namespace lmtrain {
 namespace {
