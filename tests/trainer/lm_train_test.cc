@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include <chrono>
+#include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <nlohmann/json.hpp>
@@ -318,6 +319,33 @@ TEST_F(LmTrainTest, SigkillAtARandomStepThenResumeIsBitIdentical) {
   std::vector<int64_t> expected(30);
   for (int i = 0; i < 30; ++i) expected[i] = i + 1;
   EXPECT_EQ(logged, expected);
+}
+
+// lm-train predict on the model a short run saved: a greedy continuation of the prompt, the
+// same on every call; and a clear error for a model without a masked-LM head.
+TEST_F(LmTrainTest, PredictGeneratesFromTheSavedModel) {
+  const fs::path job = TinyJob("job.yaml", "  max_steps: 3\n  do_eval: false\n");
+  {
+    Child child(dir_, job);
+    ASSERT_TRUE(child.WaitForEof(std::chrono::seconds(120)));
+    ASSERT_EQ(child.Wait(), 0) << ReadFile(dir_ / "stderr.txt");
+  }
+  const std::string model = (dir_ / "out").string();
+  auto run = [&](const std::string& args, const std::string& name) {
+    const std::string cmd = kBinary + " predict --model " + model + " " + args + " > " +
+                            (dir_ / (name + ".out")).string() + " 2> " +
+                            (dir_ / (name + ".err")).string();
+    const int status = std::system(cmd.c_str());
+    return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+  };
+  ASSERT_EQ(run("--generate 'It is a truth' --max-new-tokens 6", "a"), 0)
+      << ReadFile(dir_ / "a.err");
+  ASSERT_EQ(run("--generate 'It is a truth' --max-new-tokens 6", "b"), 0);
+  const auto a = nlohmann::json::parse(ReadFile(dir_ / "a.out"));
+  EXPECT_EQ(a["generated_text"].get<std::string>().rfind("It is a truth", 0), 0u);
+  EXPECT_EQ(ReadFile(dir_ / "a.out"), ReadFile(dir_ / "b.out"));  // Greedy is deterministic.
+  EXPECT_EQ(run("--fill-mask 'a [MASK] b'", "c"), 1);
+  EXPECT_THAT(ReadFile(dir_ / "c.err"), HasSubstr("is not a masked LM"));
 }
 
 TEST_F(LmTrainTest, ResumeWithoutACheckpointFailsClearly) {

@@ -74,7 +74,14 @@ absl::StatusOr<std::optional<nlohmann::json>> RunPredict(const JobSpec& spec, Tr
   context.bf16 = spec.training.bf16;
   context.stop_requested = options.stop_requested;
   context.output_dir = options.output_dir;
-  ASSIGN_OR_RETURN(const auto metrics, task.Predict(context, options.output_dir));
+  const auto predicted = task.Predict(context, options.output_dir);
+  if (absl::IsUnimplemented(predicted.status())) {  // clm / mlm: as HF's run_clm, nothing to do.
+    *options.err << "warning: do_predict: " << predicted.status().message() << "; skipped"
+                 << std::endl;
+    return std::optional<nlohmann::json>();
+  }
+  if (!predicted.ok()) return predicted.status();
+  const auto& metrics = *predicted;
   if (metrics.empty()) return std::optional<nlohmann::json>();
   nlohmann::json j = nlohmann::json::object();
   for (const auto& [name, value] : metrics) j[name] = value;
