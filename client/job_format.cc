@@ -35,9 +35,11 @@ nlohmann::json JobToJson(const v1::Job& job) {
     j["checkpoints"].push_back({{"step", c.step()}, {"path", c.path()}});
   }
   if (job.state() == v1::FAILED) j["error"] = job.error();
-  j["worker_id"] = job.worker_id().empty() ? nlohmann::json(nullptr) : nlohmann::json(job.worker_id());
+  j["worker_id"] =
+      job.worker_id().empty() ? nlohmann::json(nullptr) : nlohmann::json(job.worker_id());
   j["exit_code"] = job.has_exit_code() ? nlohmann::json(job.exit_code()) : nullptr;
-  j["output_dir"] = job.output_dir().empty() ? nlohmann::json(nullptr) : nlohmann::json(job.output_dir());
+  j["output_dir"] =
+      job.output_dir().empty() ? nlohmann::json(nullptr) : nlohmann::json(job.output_dir());
   return j;
 }
 
@@ -71,8 +73,8 @@ std::string JobsToTable(const std::vector<v1::Job>& jobs) {
 }
 
 std::string EventToLine(const v1::JobEvent& e, bool show_logs) {
-  const std::string when = absl::FormatTime("%H:%M:%S", absl::FromUnixMillis(FromProtoTime(e.time())),
-                                            absl::LocalTimeZone());
+  const std::string when = absl::FormatTime(
+      "%H:%M:%S", absl::FromUnixMillis(FromProtoTime(e.time())), absl::LocalTimeZone());
   std::string text;
   if (e.has_state_changed()) {
     text = absl::StrCat("state ", StateName(e.state_changed().state()), " (",

@@ -251,8 +251,8 @@ void CheckName(YamlReader& r, const std::string& name) {
   if (r.HasProblem("name")) return;
   if (name.empty()) return r.ReportAt("name", "name is required (e.g. name: gpt2-tiny-austen)");
   bool valid = name.size() <= 128 && std::all_of(name.begin(), name.end(), [](char c) {
-    return absl::ascii_isalnum(c) || c == '.' || c == '_' || c == '-';
-  });
+                 return absl::ascii_isalnum(c) || c == '.' || c == '_' || c == '-';
+               });
   if (!valid) {
     r.ReportAt("name",
                absl::StrCat("name '", name, "' is invalid: use 1 to 128 of A-Z a-z 0-9 . _ -"));
@@ -266,8 +266,9 @@ bool Contains(const std::string_view* begin, const std::string_view* end, std::s
 void CheckTask(YamlReader& r, const std::string& task) {
   if (r.HasProblem("task")) return;
   if (task.empty()) {
-    return r.ReportAt("task", absl::StrCat("task is required (supported: ",
-                                           internal::JoinNames(kSupportedTasks), ")"));
+    return r.ReportAt(
+        "task",
+        absl::StrCat("task is required (supported: ", internal::JoinNames(kSupportedTasks), ")"));
   }
   if (!Contains(std::begin(kKnownTasks), std::end(kKnownTasks), task)) {
     r.ReportAt("task", absl::StrCat("task '", task, "' is unknown (known: ",
@@ -331,9 +332,9 @@ void CheckDataFiles(YamlReader& r, const ParseOptions& options, const std::strin
   const bool glue_dir = task == "glue" && !data.data_dir.empty();
   if (do_train && data.train_file.empty() && !glue_dir && !r.HasProblem("data.train_file") &&
       !r.HasProblem("data")) {
-    r.ReportAt("data.train_file",
-               task == "glue" ? "data.train_file or data.data_dir is required for training"
-                              : "data.train_file is required for training");
+    r.ReportAt("data.train_file", task == "glue"
+                                      ? "data.train_file or data.data_dir is required for training"
+                                      : "data.train_file is required for training");
   }
   CheckPath(r, options, "data.train_file", data.train_file, Expect::kFile);
   CheckPath(r, options, "data.validation_file", data.validation_file, Expect::kFile);
@@ -395,10 +396,9 @@ void CheckData(YamlReader& r, const ParseOptions& options, const JobSpec& spec, 
     r.ReportAt("data.text_column", "data.text_column must not be empty");
   }
   if (spec.task == "qa" && data.doc_stride >= data.max_seq_length && data.max_seq_length > 0) {
-    r.ReportAt("data.doc_stride",
-               absl::StrCat("data.doc_stride (", data.doc_stride,
-                            ") must be smaller than data.max_seq_length (", data.max_seq_length,
-                            ")"));
+    r.ReportAt("data.doc_stride", absl::StrCat("data.doc_stride (", data.doc_stride,
+                                               ") must be smaller than data.max_seq_length (",
+                                               data.max_seq_length, ")"));
   }
   if (!n_positions) return;
   if (data.block_size > *n_positions) {
@@ -408,10 +408,10 @@ void CheckData(YamlReader& r, const ParseOptions& options, const JobSpec& spec, 
   }
   if (spec.task != "clm") {
     if (data.max_seq_length > *n_positions) {
-      r.ReportAt("data.max_seq_length",
-                 absl::StrCat("data.max_seq_length must be <= ", *n_positions,
-                              ", the model's max_position_embeddings (got ", data.max_seq_length,
-                              ")"));
+      r.ReportAt(
+          "data.max_seq_length",
+          absl::StrCat("data.max_seq_length must be <= ", *n_positions,
+                       ", the model's max_position_embeddings (got ", data.max_seq_length, ")"));
     }
   }
 }
@@ -429,11 +429,11 @@ void CheckTraining(YamlReader& r, TrainingSpec& t) {
     r.ReportAt("training.load_best_model_at_end",
                "training.load_best_model_at_end needs evaluation_strategy steps or epoch");
   } else if (t.save_strategy != t.evaluation_strategy) {
-    r.ReportAt("training.save_strategy",
-               absl::StrCat("training.load_best_model_at_end needs save_strategy equal to "
-                            "evaluation_strategy (got save_strategy '",
-                            t.save_strategy, "', evaluation_strategy '", t.evaluation_strategy,
-                            "')"));
+    r.ReportAt(
+        "training.save_strategy",
+        absl::StrCat("training.load_best_model_at_end needs save_strategy equal to "
+                     "evaluation_strategy (got save_strategy '",
+                     t.save_strategy, "', evaluation_strategy '", t.evaluation_strategy, "')"));
   } else if (t.save_strategy == "steps") {
     const int64_t eval_steps = t.eval_steps > 0 ? t.eval_steps : t.logging_steps;
     if (t.save_steps <= 0 || t.save_steps % eval_steps != 0) {

@@ -8,12 +8,11 @@
 #pragma once
 
 #include <cstdint>
+#include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
-
-#include <nlohmann/json.hpp>
 
 #include "absl/status/statusor.h"
 
@@ -61,69 +60,69 @@ struct DataSpec {
   std::string test_file;        // Optional: predictions with training.do_predict.
   // clm/mlm, when validation_file is empty: the last N% of the train text is held out. Default 5.
   int validation_split_percentage = 5;
-  int block_size = 0;          // clm: 0 = min(1024, model's n_positions); <= n_positions.
-  bool line_by_line = false;   // clm/mlm: one example per line instead of HF group_texts.
+  int block_size = 0;         // clm: 0 = min(1024, model's n_positions); <= n_positions.
+  bool line_by_line = false;  // clm/mlm: one example per line instead of HF group_texts.
   // mlm/qa/glue/classification: longest input in tokens; 0 = the task's default (mlm:
   // min(512, n_positions), qa: 384, glue/classification: 128). Must be <= n_positions.
   int max_seq_length = 0;
-  bool pad_to_max_length = false;   // false: pad each batch to its longest (same results).
-  double mlm_probability = 0.15;    // mlm: share of tokens masked, in (0, 1).
-  bool whole_word_masking = false;  // mlm: mask every sub-token of a chosen word.
-  std::string task_name;            // glue: one of kGlueTasks.
-  std::string data_dir;             // glue: a GLUE task folder (train.tsv, dev.tsv, test.tsv).
-  std::string text_column = "text";   // classification
-  std::string text_pair_column;       // classification: optional second text.
-  std::string label_column = "label"; // classification
-  int doc_stride = 128;                // qa: tokens shared by overflow windows.
-  int n_best_size = 20;                // qa
-  int max_answer_length = 30;          // qa: in tokens.
-  bool version_2_with_negative = false;   // qa: SQuAD v2 (unanswerable questions).
-  double null_score_diff_threshold = 0.0; // qa v2: predict "" above this.
+  bool pad_to_max_length = false;        // false: pad each batch to its longest (same results).
+  double mlm_probability = 0.15;         // mlm: share of tokens masked, in (0, 1).
+  bool whole_word_masking = false;       // mlm: mask every sub-token of a chosen word.
+  std::string task_name;                 // glue: one of kGlueTasks.
+  std::string data_dir;                  // glue: a GLUE task folder (train.tsv, dev.tsv, test.tsv).
+  std::string text_column = "text";      // classification
+  std::string text_pair_column;          // classification: optional second text.
+  std::string label_column = "label";    // classification
+  int doc_stride = 128;                  // qa: tokens shared by overflow windows.
+  int n_best_size = 20;                  // qa
+  int max_answer_length = 30;            // qa: in tokens.
+  bool version_2_with_negative = false;  // qa: SQuAD v2 (unanswerable questions).
+  double null_score_diff_threshold = 0.0;  // qa v2: predict "" above this.
   int64_t max_train_samples = 0;    // > 0 caps the training examples (before windowing/grouping).
   int64_t max_predict_samples = 0;  // > 0 caps the test examples.
 };
 
 struct TrainingSpec {
-  double learning_rate = 5e-5;              // > 0
-  int per_device_train_batch_size = 8;      // > 0
-  int per_device_eval_batch_size = 8;       // > 0
-  int gradient_accumulation_steps = 1;      // > 0
-  int64_t max_steps = -1;                   // > 0 overrides num_train_epochs
-  double num_train_epochs = 3.0;            // > 0
-  int64_t warmup_steps = 0;                 // >= 0
-  double warmup_ratio = 0.0;                // in [0, 1); used when warmup_steps == 0
+  double learning_rate = 5e-5;               // > 0
+  int per_device_train_batch_size = 8;       // > 0
+  int per_device_eval_batch_size = 8;        // > 0
+  int gradient_accumulation_steps = 1;       // > 0
+  int64_t max_steps = -1;                    // > 0 overrides num_train_epochs
+  double num_train_epochs = 3.0;             // > 0
+  int64_t warmup_steps = 0;                  // >= 0
+  double warmup_ratio = 0.0;                 // in [0, 1); used when warmup_steps == 0
   std::string lr_scheduler_type = "linear";  // linear | cosine | constant | constant_with_warmup
-  double weight_decay = 0.0;                // >= 0; not applied to biases and LayerNorm
-  double adam_beta1 = 0.9;                  // in [0, 1)
-  double adam_beta2 = 0.999;                // in [0, 1)
-  double adam_epsilon = 1e-8;               // > 0
-  double max_grad_norm = 1.0;               // >= 0; 0 disables clipping
-  int64_t logging_steps = 500;              // > 0
-  int64_t eval_steps = 0;                   // >= 0; 0: same as logging_steps
-  int64_t save_steps = 500;                 // >= 0; 0: save only at the end
-  int save_total_limit = 0;                 // >= 0; 0: keep all
+  double weight_decay = 0.0;                 // >= 0; not applied to biases and LayerNorm
+  double adam_beta1 = 0.9;                   // in [0, 1)
+  double adam_beta2 = 0.999;                 // in [0, 1)
+  double adam_epsilon = 1e-8;                // > 0
+  double max_grad_norm = 1.0;                // >= 0; 0 disables clipping
+  int64_t logging_steps = 500;               // > 0
+  int64_t eval_steps = 0;                    // >= 0; 0: same as logging_steps
+  int64_t save_steps = 500;                  // >= 0; 0: save only at the end
+  int save_total_limit = 0;                  // >= 0; 0: keep all
   int64_t seed = 42;
-  bool bf16 = false;                        // bf16 autocast (CPU and CUDA)
-  int64_t max_eval_samples = 0;             // > 0 caps the evaluation set (in examples)
-  bool do_train = true;                     // false: evaluate the model only
-  bool do_eval = true;                      // evaluate at the end (needs validation data)
-  bool do_predict = false;                  // predict on data.test_file (or the eval set)
-  bool eval_on_start = false;               // also evaluate at step 0, before training
-  std::string optim = "adamw_torch";        // adamw_torch | adamw_hf | adamw | adafactor
+  bool bf16 = false;                  // bf16 autocast (CPU and CUDA)
+  int64_t max_eval_samples = 0;       // > 0 caps the evaluation set (in examples)
+  bool do_train = true;               // false: evaluate the model only
+  bool do_eval = true;                // evaluate at the end (needs validation data)
+  bool do_predict = false;            // predict on data.test_file (or the eval set)
+  bool eval_on_start = false;         // also evaluate at step 0, before training
+  std::string optim = "adamw_torch";  // adamw_torch | adamw_hf | adamw | adafactor
   // When to evaluate during training: "no" (only at the end with do_eval), "steps" (every
   // eval_steps) or "epoch". Default "no", as HF; a job file that sets eval_steps (> 0) but
   // not this key gets "steps".
   std::string evaluation_strategy = "no";
-  std::string save_strategy = "steps";      // no | steps (every save_steps) | epoch
+  std::string save_strategy = "steps";  // no | steps (every save_steps) | epoch
   // Keep track of the best checkpoint by metric_for_best_model and load it at the end (needs
   // evaluation_strategy == save_strategy, and save_steps a multiple of eval_steps).
   bool load_best_model_at_end = false;
   // "" = the task's metric: loss for clm/mlm, f1 for qa, the GLUE task's main metric,
   // accuracy for classification (pearson for regression). With or without "eval_".
   std::string metric_for_best_model;
-  std::optional<bool> greater_is_better;    // unset: false for *loss, true otherwise
-  bool fp16 = false;                        // fp16 autocast: CUDA only
-  bool gradient_checkpointing = false;      // recompute layer activations in backward
+  std::optional<bool> greater_is_better;  // unset: false for *loss, true otherwise
+  bool fp16 = false;                      // fp16 autocast: CUDA only
+  bool gradient_checkpointing = false;    // recompute layer activations in backward
   // A checkpoint-N folder to resume from, or "latest" (the newest complete checkpoint in the
   // output folder; lm-train --resume says the same). Empty: start fresh.
   std::string resume_from_checkpoint;

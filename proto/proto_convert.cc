@@ -4,29 +4,40 @@ namespace lmtrain {
 
 v1::JobState ToProto(JobState state) {
   switch (state) {
-    case JobState::kQueued: return v1::QUEUED;
-    case JobState::kRunning: return v1::RUNNING;
-    case JobState::kSucceeded: return v1::SUCCEEDED;
-    case JobState::kFailed: return v1::FAILED;
-    case JobState::kCancelled: return v1::CANCELLED;
+    case JobState::kQueued:
+      return v1::QUEUED;
+    case JobState::kRunning:
+      return v1::RUNNING;
+    case JobState::kSucceeded:
+      return v1::SUCCEEDED;
+    case JobState::kFailed:
+      return v1::FAILED;
+    case JobState::kCancelled:
+      return v1::CANCELLED;
   }
   return v1::JOB_STATE_UNSPECIFIED;
 }
 
 JobState FromProto(v1::JobState state) {
   switch (state) {
-    case v1::RUNNING: return JobState::kRunning;
-    case v1::SUCCEEDED: return JobState::kSucceeded;
-    case v1::FAILED: return JobState::kFailed;
-    case v1::CANCELLED: return JobState::kCancelled;
-    default: return JobState::kQueued;
+    case v1::RUNNING:
+      return JobState::kRunning;
+    case v1::SUCCEEDED:
+      return JobState::kSucceeded;
+    case v1::FAILED:
+      return JobState::kFailed;
+    case v1::CANCELLED:
+      return JobState::kCancelled;
+    default:
+      return JobState::kQueued;
   }
 }
 
 // One table for both directions: (core member, proto has_/getter/setter).
-#define LMTRAIN_METRIC_FIELDS(X) \
-  X(step) X(max_steps) X(loss) X(learning_rate) X(eval_loss) X(perplexity) \
-  X(tokens_per_second) X(epoch) X(grad_norm)
+#define LMTRAIN_METRIC_FIELDS(X)                                                                 \
+  X(step)                                                                                        \
+  X(max_steps) X(loss) X(learning_rate) X(eval_loss) X(perplexity) X(tokens_per_second) X(epoch) \
+      X(grad_norm)
 
 void ToProto(const TrainingMetrics& m, v1::Metrics* out) {
   out->Clear();

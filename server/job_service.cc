@@ -1,7 +1,7 @@
 #include "server/job_service.h"
 
-#include "proto_convert.h"
 #include "proto/grpc_status.h"
+#include "proto_convert.h"
 
 namespace lmtrain {
 namespace {

@@ -2,8 +2,8 @@
 
 #include <algorithm>
 
-#include "proto_convert.h"
 #include "proto/grpc_status.h"
+#include "proto_convert.h"
 
 namespace lmtrain {
 namespace {
@@ -38,7 +38,8 @@ grpc::Status WorkerServiceImpl::RegisterWorker(grpc::ServerContext*,
     return grpc::Status(grpc::StatusCode::INVALID_ARGUMENT, "slots must be > 0");
   }
   WorkerInfo info{req->name(), req->hostname(), req->slots(), {}};
-  for (const v1::Device& d : req->devices()) info.devices.push_back({d.type(), d.index(), d.name()});
+  for (const v1::Device& d : req->devices())
+    info.devices.push_back({d.type(), d.index(), d.name()});
   std::vector<std::string> running(req->running_job_ids().begin(), req->running_job_ids().end());
   resp->set_worker_id(dispatcher_->RegisterWorker(info, running));
   resp->set_heartbeat_interval_ms(kHeartbeatIntervalMs);

@@ -126,9 +126,9 @@ void CheckEncoder(YamlReader& reader, const nlohmann::json& config, const std::s
   const int64_t heads = IntOr(config, heads_key, 12);
   if (size > 0 && heads > 0 && size % heads != 0) {
     std::string key = JoinPath(path, config.contains(size_key) ? size_key : heads_key);
-    reader.ReportAt(key, absl::StrCat(JoinPath(path, size_key), " (", size,
-                                      ") must be divisible by ", JoinPath(path, heads_key), " (",
-                                      heads, ")"));
+    reader.ReportAt(key,
+                    absl::StrCat(JoinPath(path, size_key), " (", size, ") must be divisible by ",
+                                 JoinPath(path, heads_key), " (", heads, ")"));
   }
 }
 
@@ -240,7 +240,7 @@ nlohmann::json ReadModelConfig(YamlReader& reader, const YAML::Node& node,
   }
   nlohmann::json config = node.IsNull() ? nlohmann::json::object() : NodeToJson(node);
   std::string model_type = ModelType(reader, node, path);
-  if (model_type.empty()) return config;              // no schema to check the keys against
+  if (model_type.empty()) return config;  // no schema to check the keys against
   const bool gpt2 = model_type == "gpt2";
   const std::vector<ConfigKey> schema = gpt2 ? Gpt2Keys() : EncoderKeys(model_type);
   std::vector<std::string_view> known;

@@ -162,7 +162,8 @@ TEST_F(JobSpecErrorsTest, MissingFilesAndFolders) {
 TEST_F(JobSpecErrorsTest, MissingRequiredKeys) {
   auto result = Parse("# comment\nresources: {devices: 0}\n");
   EXPECT_TRUE(HasError(result, 2, "name is required"));
-  EXPECT_TRUE(HasError(result, 2, "task is required (supported: clm, mlm, qa, glue, classification)"));
+  EXPECT_TRUE(
+      HasError(result, 2, "task is required (supported: clm, mlm, qa, glue, classification)"));
   EXPECT_TRUE(HasError(result, 2, "model: set one of model.name_or_path"));
   EXPECT_TRUE(HasError(result, 2, "tokenizer: set one of tokenizer.path"));
   EXPECT_TRUE(HasError(result, 2, "data.train_file is required"));
@@ -191,18 +192,18 @@ TEST_F(JobSpecErrorsTest, TaskSpecificKeysBelongToTheirTask) {
 }
 
 TEST_F(JobSpecErrorsTest, LoadBestModelNeedsMatchingStrategies) {
-  EXPECT_TRUE(HasError(Parse(std::string(kGood) + "training: {load_best_model_at_end: true}\n"),
-                       8, "needs evaluation_strategy steps or epoch"));
-  EXPECT_TRUE(HasError(
-      Parse(std::string(kGood) +
-            "training: {load_best_model_at_end: true, evaluation_strategy: steps,\n"
-            "  save_strategy: epoch}\n"),
-      9, "needs save_strategy equal to evaluation_strategy"));
-  EXPECT_TRUE(HasError(
-      Parse(std::string(kGood) +
-            "training: {load_best_model_at_end: true, evaluation_strategy: steps,\n"
-            "  eval_steps: 30, save_steps: 50}\n"),
-      9, "needs save_steps (50) to be a multiple of eval_steps (30)"));
+  EXPECT_TRUE(HasError(Parse(std::string(kGood) + "training: {load_best_model_at_end: true}\n"), 8,
+                       "needs evaluation_strategy steps or epoch"));
+  EXPECT_TRUE(
+      HasError(Parse(std::string(kGood) +
+                     "training: {load_best_model_at_end: true, evaluation_strategy: steps,\n"
+                     "  save_strategy: epoch}\n"),
+               9, "needs save_strategy equal to evaluation_strategy"));
+  EXPECT_TRUE(
+      HasError(Parse(std::string(kGood) +
+                     "training: {load_best_model_at_end: true, evaluation_strategy: steps,\n"
+                     "  eval_steps: 30, save_steps: 50}\n"),
+               9, "needs save_steps (50) to be a multiple of eval_steps (30)"));
   EXPECT_TRUE(Parse(std::string(kGood) +
                     "training: {load_best_model_at_end: true, evaluation_strategy: steps,\n"
                     "  eval_steps: 25, save_steps: 50, greater_is_better: ~}\n")

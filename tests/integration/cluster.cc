@@ -7,9 +7,8 @@
 #include <regex>
 #include <thread>
 
-#include "absl/synchronization/notification.h"
-
 #include "absl/strings/str_cat.h"
+#include "absl/synchronization/notification.h"
 #include "absl/time/clock.h"
 
 namespace lmtrain::testing {
@@ -61,12 +60,12 @@ std::string ReadAll(int fd) {
 absl::StatusOr<std::unique_ptr<Cluster>> Cluster::Start(int worker_slots, double kill_grace_s) {
   std::unique_ptr<Cluster> c(new Cluster());
   static int counter = 0;
-  c->dir_ = fs::temp_directory_path() /
-            absl::StrCat("lmtrain-it-", getpid(), "-", counter++, "-", absl::ToUnixMicros(absl::Now()));
+  c->dir_ = fs::temp_directory_path() / absl::StrCat("lmtrain-it-", getpid(), "-", counter++, "-",
+                                                     absl::ToUnixMicros(absl::Now()));
   fs::create_directories(c->dir_);
-  auto server = c->launcher_.Launch(
-      {{BinDir() + "/lm-server", "--listen", "127.0.0.1:0", "--data-dir",
-        (c->dir_ / "data").string(), "--lease-timeout-ms", "5000"}});
+  auto server =
+      c->launcher_.Launch({{BinDir() + "/lm-server", "--listen", "127.0.0.1:0", "--data-dir",
+                            (c->dir_ / "data").string(), "--lease-timeout-ms", "5000"}});
   if (!server.ok()) return server.status();
   c->server_ = std::move(*server);
   auto port = WaitForMatch(c->server_->stdout_fd(), std::regex("listening on [0-9.]+:([0-9]+)"),

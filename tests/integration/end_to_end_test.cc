@@ -1,14 +1,13 @@
 // End to end on the real stack: lm-server + lm-worker processes on loopback, a real SQLite
 // file, real lm-train children training a tiny GPT-2 on real text (examples/data).
+#include <grpcpp/grpcpp.h>
+#include <gtest/gtest.h>
 #include <signal.h>
 
 #include <fstream>
+#include <nlohmann/json.hpp>
 #include <regex>
 #include <thread>
-
-#include <grpcpp/grpcpp.h>
-#include <gtest/gtest.h>
-#include <nlohmann/json.hpp>
 
 #include "absl/strings/str_cat.h"
 #include "absl/synchronization/mutex.h"
@@ -26,12 +25,12 @@ std::string TinyJob(const std::string& name, int max_steps, const std::string& e
   return absl::StrCat(
       "name: ", name, "\ntask: clm\n",
       "model:\n  config: {model_type: gpt2, n_layer: 2, n_head: 2, n_embd: 32, n_positions: 64}\n",
-      "tokenizer:\n  train: {type: bpe, vocab_size: 400}\n",
-      "data:\n  train_file: ", data, "/austen_train.txt\n  validation_file: ", data,
-      "/austen_valid.txt\n  block_size: 32\n",
+      "tokenizer:\n  train: {type: bpe, vocab_size: 400}\n", "data:\n  train_file: ", data,
+      "/austen_train.txt\n  validation_file: ", data, "/austen_valid.txt\n  block_size: 32\n",
       "training:\n  learning_rate: 3.0e-3\n  per_device_train_batch_size: 8\n",
       "  max_steps: ", max_steps, "\n  warmup_steps: 5\n  weight_decay: 0.01\n",
-      "  logging_steps: 5\n  evaluation_strategy: steps\n  eval_steps: 30\n  save_steps: 30\n  max_eval_samples: 64\n",
+      "  logging_steps: 5\n  evaluation_strategy: steps\n  eval_steps: 30\n  save_steps: 30\n  "
+      "max_eval_samples: 64\n",
       "  eval_on_start: true\n  seed: 7\n", extra);
 }
 
@@ -51,13 +50,16 @@ TEST(EndToEnd, SubmitTrainStreamSucceedAndReloadCheckpoint) {
 
   std::vector<v1::JobEvent> metrics;
   std::optional<double> start_eval_loss;
-  ASSERT_TRUE(client.Watch(*id, 0, [&](const v1::JobEvent& e) {
-    if (!e.has_metrics()) return;
-    metrics.push_back(e);
-    if (e.metrics().step() == 0 && e.metrics().has_eval_loss()) {
-      start_eval_loss = e.metrics().eval_loss();
-    }
-  }).ok());
+  ASSERT_TRUE(client
+                  .Watch(*id, 0,
+                         [&](const v1::JobEvent& e) {
+                           if (!e.has_metrics()) return;
+                           metrics.push_back(e);
+                           if (e.metrics().step() == 0 && e.metrics().has_eval_loss()) {
+                             start_eval_loss = e.metrics().eval_loss();
+                           }
+                         })
+                  .ok());
   auto job = client.Get(*id);
   ASSERT_TRUE(job.ok());
   ASSERT_EQ(job->state(), v1::SUCCEEDED) << job->error();
@@ -74,8 +76,8 @@ TEST(EndToEnd, SubmitTrainStreamSucceedAndReloadCheckpoint) {
     EXPECT_TRUE(j.contains(key)) << key;
   }
   EXPECT_EQ(j["state"], "SUCCEEDED");
-  for (const char* key : {"step", "loss", "learning_rate", "eval_loss", "perplexity",
-                          "tokens_per_second"}) {
+  for (const char* key :
+       {"step", "loss", "learning_rate", "eval_loss", "perplexity", "tokens_per_second"}) {
     EXPECT_TRUE(j["metrics"].contains(key)) << key;
   }
   EXPECT_EQ(j["checkpoints"].back()["path"], job->checkpoints().rbegin()->path());
@@ -90,8 +92,8 @@ TEST(EndToEnd, SubmitTrainStreamSucceedAndReloadCheckpoint) {
   const fs::path eval_file = WriteFile((*cluster)->dir() / "reload" / "job.yaml", eval_job);
   const fs::path eval_out = (*cluster)->dir() / "reload" / "out";
   PosixProcessLauncher launcher;
-  auto child = launcher.Launch({{BinDir() + "/lm-train", eval_file.string(), "--output-dir",
-                                 eval_out.string()}});
+  auto child = launcher.Launch(
+      {{BinDir() + "/lm-train", eval_file.string(), "--output-dir", eval_out.string()}});
   ASSERT_TRUE(child.ok()) << child.status();
   const std::string train_out = ReadAll((*child)->stdout_fd());
   const std::string train_err = ReadAll((*child)->stderr_fd());
@@ -105,10 +107,10 @@ TEST(EndToEnd, SubmitTrainStreamSucceedAndReloadCheckpoint) {
 TEST(EndToEnd, CancelRunningJobStopsTrainerWithinTwoSeconds) {
   auto cluster = Cluster::Start(1);
   ASSERT_TRUE(cluster.ok()) << cluster.status();
-  const fs::path job_file = WriteFile(
-      (*cluster)->dir() / "job" / "job.yaml",
-      std::regex_replace(TinyJob("long", 100000), std::regex("logging_steps: 5"),
-                         "logging_steps: 1"));
+  const fs::path job_file =
+      WriteFile((*cluster)->dir() / "job" / "job.yaml",
+                std::regex_replace(TinyJob("long", 100000), std::regex("logging_steps: 5"),
+                                   "logging_steps: 1"));
   JobClient client((*cluster)->address());
   auto id = client.Submit(job_file.string(), "");
   ASSERT_TRUE(id.ok()) << id.status();
@@ -117,13 +119,17 @@ TEST(EndToEnd, CancelRunningJobStopsTrainerWithinTwoSeconds) {
   int pid = 0;
   bool training = false;
   std::thread watcher([&] {
-    client.Watch(*id, 0, [&](const v1::JobEvent& e) {
-      absl::MutexLock lock(&mu);
-      std::smatch m;
-      const std::string log = e.log().text();
-      if (std::regex_search(log, m, std::regex("started, pid ([0-9]+)"))) pid = std::stoi(m[1]);
-      if (e.has_metrics() && e.metrics().has_loss()) training = true;
-    }).IgnoreError();
+    client
+        .Watch(*id, 0,
+               [&](const v1::JobEvent& e) {
+                 absl::MutexLock lock(&mu);
+                 std::smatch m;
+                 const std::string log = e.log().text();
+                 if (std::regex_search(log, m, std::regex("started, pid ([0-9]+)")))
+                   pid = std::stoi(m[1]);
+                 if (e.has_metrics() && e.metrics().has_loss()) training = true;
+               })
+        .IgnoreError();
   });
   {
     absl::MutexLock lock(&mu);

@@ -7,12 +7,12 @@
 //   qa              exact match on held-out questions well above an untrained model's 0
 // Models are tiny and trained from scratch with the real bert-base-uncased WordPiece vocabulary,
 // so each job takes a minute or two on 2 cores.
+#include <gtest/gtest.h>
+
 #include <fstream>
 #include <map>
-#include <sstream>
-
-#include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
+#include <sstream>
 
 #include "absl/strings/str_cat.h"
 #include "client/job_client.h"
@@ -44,11 +44,15 @@ Outcome RunJob(Cluster& cluster, const std::string& name, const std::string& yam
   auto id = client.Submit(file.string(), "");
   EXPECT_TRUE(id.ok()) << id.status();
   if (!id.ok()) return outcome;
-  EXPECT_TRUE(client.Watch(*id, 0, [&](const v1::JobEvent& e) {
-    if (e.has_metrics() && (e.metrics().has_eval_loss() || !e.metrics().eval_metrics().empty())) {
-      outcome.evals.push_back(e.metrics());
-    }
-  }).ok());
+  EXPECT_TRUE(client
+                  .Watch(*id, 0,
+                         [&](const v1::JobEvent& e) {
+                           if (e.has_metrics() && (e.metrics().has_eval_loss() ||
+                                                   !e.metrics().eval_metrics().empty())) {
+                             outcome.evals.push_back(e.metrics());
+                           }
+                         })
+                  .ok());
   auto job = client.Get(*id);
   EXPECT_TRUE(job.ok()) << job.status();
   if (job.ok()) outcome.job = *job;
@@ -95,16 +99,16 @@ class TasksEndToEnd : public ::testing::Test {
 
 TEST_F(TasksEndToEnd, MlmLowersHeldOutPerplexityByAThird) {
   const std::string data = SourceDir() + "/examples/data/";
-  const Outcome run = RunJob(
-      *cluster_, "mlm",
-      absl::StrCat("name: mlm-austen\ntask: mlm\nmodel: {config: ", kBert, "}\n",
-                   "tokenizer: {path: ", Tokenizer(), "}\n",
-                   "data: {train_file: ", data, "austen_train.txt, validation_file: ", data,
-                   "austen_valid.txt, max_seq_length: 64}\n",
-                   "training: {learning_rate: 2.0e-3, per_device_train_batch_size: 16, "
-                   "max_steps: 200, warmup_steps: 20, logging_steps: 20, "
-                   "evaluation_strategy: steps, eval_steps: 100, eval_on_start: true, "
-                   "save_steps: 100, seed: 1, max_eval_samples: 128}\n"));
+  const Outcome run =
+      RunJob(*cluster_, "mlm",
+             absl::StrCat("name: mlm-austen\ntask: mlm\nmodel: {config: ", kBert, "}\n",
+                          "tokenizer: {path: ", Tokenizer(), "}\n", "data: {train_file: ", data,
+                          "austen_train.txt, validation_file: ", data,
+                          "austen_valid.txt, max_seq_length: 64}\n",
+                          "training: {learning_rate: 2.0e-3, per_device_train_batch_size: 16, "
+                          "max_steps: 200, warmup_steps: 20, logging_steps: 20, "
+                          "evaluation_strategy: steps, eval_steps: 100, eval_on_start: true, "
+                          "save_steps: 100, seed: 1, max_eval_samples: 128}\n"));
   ASSERT_EQ(run.job.state(), v1::SUCCEEDED) << run.job.error();
   ASSERT_GE(run.evals.size(), 2u);
   const double start = run.evals.front().perplexity();
@@ -114,18 +118,18 @@ TEST_F(TasksEndToEnd, MlmLowersHeldOutPerplexityByAThird) {
 
 TEST_F(TasksEndToEnd, ClmLowersHeldOutPerplexityByAThird) {
   const std::string data = SourceDir() + "/examples/data/";
-  const Outcome run = RunJob(
-      *cluster_, "clm",
-      absl::StrCat("name: clm-austen\ntask: clm\n",
-                   "model: {config: {model_type: gpt2, n_layer: 2, n_head: 2, n_embd: 64, "
-                   "n_positions: 64}}\n",
-                   "tokenizer: {train: {type: bpe, vocab_size: 1000}}\n",
-                   "data: {train_file: ", data, "austen_train.txt, validation_file: ", data,
-                   "austen_valid.txt, block_size: 64, line_by_line: false}\n",
-                   "training: {learning_rate: 3.0e-3, per_device_train_batch_size: 8, "
-                   "max_steps: 150, warmup_steps: 15, logging_steps: 25, "
-                   "evaluation_strategy: steps, eval_steps: 75, eval_on_start: true, "
-                   "save_strategy: \"no\", seed: 1, max_eval_samples: 64}\n"));
+  const Outcome run =
+      RunJob(*cluster_, "clm",
+             absl::StrCat("name: clm-austen\ntask: clm\n",
+                          "model: {config: {model_type: gpt2, n_layer: 2, n_head: 2, n_embd: 64, "
+                          "n_positions: 64}}\n",
+                          "tokenizer: {train: {type: bpe, vocab_size: 1000}}\n",
+                          "data: {train_file: ", data, "austen_train.txt, validation_file: ", data,
+                          "austen_valid.txt, block_size: 64, line_by_line: false}\n",
+                          "training: {learning_rate: 3.0e-3, per_device_train_batch_size: 8, "
+                          "max_steps: 150, warmup_steps: 15, logging_steps: 25, "
+                          "evaluation_strategy: steps, eval_steps: 75, eval_on_start: true, "
+                          "save_strategy: \"no\", seed: 1, max_eval_samples: 64}\n"));
   ASSERT_EQ(run.job.state(), v1::SUCCEEDED) << run.job.error();
   ASSERT_GE(run.evals.size(), 2u);
   EXPECT_LT(run.evals.back().perplexity(), 0.7 * run.evals.front().perplexity());
@@ -137,9 +141,8 @@ TEST_F(TasksEndToEnd, BrownGenresBeatTheMajorityClassByTenPoints) {
       *cluster_, "brown3",
       absl::StrCat("name: brown3\ntask: classification\nmodel: {config: ", kBert, "}\n",
                    "tokenizer: {path: ", Tokenizer(), "}\n",
-                   "data: {train_file: ", TestData("brown3/train.csv"),
-                   ", validation_file: ", TestData("brown3/validation.csv"),
-                   ", max_seq_length: 64}\n",
+                   "data: {train_file: ", TestData("brown3/train.csv"), ", validation_file: ",
+                   TestData("brown3/validation.csv"), ", max_seq_length: 64}\n",
                    "training: {learning_rate: 1.0e-3, per_device_train_batch_size: 16, "
                    "num_train_epochs: 4, warmup_ratio: 0.1, logging_steps: 20, "
                    "evaluation_strategy: epoch, save_strategy: epoch, save_total_limit: 1, "
@@ -155,16 +158,16 @@ TEST_F(TasksEndToEnd, BrownGenresBeatTheMajorityClassByTenPoints) {
 // (A from-scratch model of this size does not yet beat the majority class here; see the
 // issue note. The baseline is asserted for the Brown genres above.)
 TEST_F(TasksEndToEnd, GlueMrpcLayoutTrainsEvaluatesAndWritesTheSubmission) {
-  const Outcome run = RunJob(
-      *cluster_, "paraphrase",
-      absl::StrCat("name: kjv-web-paraphrase\ntask: glue\nmodel: {config: ", kBert, "}\n",
-                   "tokenizer: {path: ", Tokenizer(), "}\n",
-                   "data: {task_name: mrpc, data_dir: ", TestData("paraphrase"),
-                   ", max_seq_length: 128}\n",
-                   "training: {learning_rate: 1.0e-3, per_device_train_batch_size: 16, "
-                   "num_train_epochs: 1, logging_steps: 20, evaluation_strategy: epoch, "
-                   "save_strategy: \"no\", seed: 1, per_device_eval_batch_size: 64, "
-                   "do_predict: true}\n"));
+  const Outcome run =
+      RunJob(*cluster_, "paraphrase",
+             absl::StrCat("name: kjv-web-paraphrase\ntask: glue\nmodel: {config: ", kBert, "}\n",
+                          "tokenizer: {path: ", Tokenizer(), "}\n",
+                          "data: {task_name: mrpc, data_dir: ", TestData("paraphrase"),
+                          ", max_seq_length: 128}\n",
+                          "training: {learning_rate: 1.0e-3, per_device_train_batch_size: 16, "
+                          "num_train_epochs: 1, logging_steps: 20, evaluation_strategy: epoch, "
+                          "save_strategy: \"no\", seed: 1, per_device_eval_batch_size: 64, "
+                          "do_predict: true}\n"));
   ASSERT_EQ(run.job.state(), v1::SUCCEEDED) << run.job.error();
   ASSERT_FALSE(run.evals.empty());
   const v1::Metrics& last = run.evals.back();
@@ -189,17 +192,17 @@ TEST_F(TasksEndToEnd, GlueMrpcLayoutTrainsEvaluatesAndWritesTheSubmission) {
 }
 
 TEST_F(TasksEndToEnd, SquadStyleQaAnswersHeldOutQuestions) {
-  const Outcome run = RunJob(
-      *cluster_, "qa",
-      absl::StrCat("name: austen-qa\ntask: qa\nmodel: {config: ", kBert, "}\n",
-                   "tokenizer: {path: ", Tokenizer(), "}\n",
-                   "data: {train_file: ", TestData("squad/train-v1.1.json"),
-                   ", validation_file: ", TestData("squad/dev-v1.1.json"),
-                   ", max_seq_length: 128, doc_stride: 32}\n",
-                   "training: {learning_rate: 1.0e-3, per_device_train_batch_size: 16, "
-                   "num_train_epochs: 4, warmup_ratio: 0.1, logging_steps: 20, "
-                   "evaluation_strategy: epoch, save_strategy: \"no\", seed: 1, "
-                   "per_device_eval_batch_size: 64}\n"));
+  const Outcome run =
+      RunJob(*cluster_, "qa",
+             absl::StrCat("name: austen-qa\ntask: qa\nmodel: {config: ", kBert, "}\n",
+                          "tokenizer: {path: ", Tokenizer(), "}\n",
+                          "data: {train_file: ", TestData("squad/train-v1.1.json"),
+                          ", validation_file: ", TestData("squad/dev-v1.1.json"),
+                          ", max_seq_length: 128, doc_stride: 32}\n",
+                          "training: {learning_rate: 1.0e-3, per_device_train_batch_size: 16, "
+                          "num_train_epochs: 4, warmup_ratio: 0.1, logging_steps: 20, "
+                          "evaluation_strategy: epoch, save_strategy: \"no\", seed: 1, "
+                          "per_device_eval_batch_size: 64}\n"));
   ASSERT_EQ(run.job.state(), v1::SUCCEEDED) << run.job.error();
   ASSERT_FALSE(run.evals.empty());
   EXPECT_GE(Metric(run.evals.back(), "eval_exact_match"), 20.0);

@@ -311,7 +311,8 @@ TEST_F(LmTrainTest, SigkillAtARandomStepThenResumeIsBitIdentical) {
   const std::string b = ReadFile(dir_ / "killed" / "out" / "model.safetensors");
   ASSERT_FALSE(a.empty());
   EXPECT_TRUE(a == b) << "final weights differ";
-  const auto state = nlohmann::json::parse(ReadFile(dir_ / "killed" / "out" / "trainer_state.json"));
+  const auto state =
+      nlohmann::json::parse(ReadFile(dir_ / "killed" / "out" / "trainer_state.json"));
   std::vector<int64_t> logged;
   for (const auto& entry : state["log_history"]) {
     if (entry.contains("loss")) logged.push_back(entry["step"].get<int64_t>());

@@ -185,9 +185,8 @@ TEST_F(TrainerTest, TinyGpt2LearnsAndItsCheckpointReloads) {
   EXPECT_THAT(out_.str(), HasSubstr("{'loss': "));
 
   const fs::path ckpt = out_dir_ / "checkpoint-150";
-  for (const char* file : {"config.json", "model.safetensors", "spiece.model",
-                           "trainer_state.json", "optimizer.pt", "rng_state.pt",
-                           "lmtrain_state.json"}) {
+  for (const char* file : {"config.json", "model.safetensors", "spiece.model", "trainer_state.json",
+                           "optimizer.pt", "rng_state.pt", "lmtrain_state.json"}) {
     EXPECT_TRUE(fs::exists(ckpt / file)) << file;
   }
   EXPECT_TRUE(fs::exists(out_dir_ / "checkpoint-75"));

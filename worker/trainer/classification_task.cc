@@ -181,8 +181,7 @@ ClassificationTask::ClassificationTask(std::shared_ptr<SequenceClassificationMod
                                        ClassificationData data, int32_t pad_id, int64_t pad_to)
     : model_(std::move(model)), data_(std::move(data)), pad_id_(pad_id), pad_to_(pad_to) {}
 
-TaskLoss ClassificationTask::TrainLoss(const BatchIndices& indices, uint64_t,
-                                       std::string* shape) {
+TaskLoss ClassificationTask::TrainLoss(const BatchIndices& indices, uint64_t, std::string* shape) {
   const Batch batch = Collate(data_.train.features, indices, pad_id_, pad_to_);
   TaskLoss out;
   *shape = ShapeString(batch.inputs.input_ids);
@@ -229,7 +228,9 @@ absl::StatusOr<ClassificationTask::Outputs> ClassificationTask::Run(
           }
           return absl::OkStatus();
         },
-        [&] { return "evaluation batch " + std::to_string(outputs.num_batches) + " (" + shape + ")"; });
+        [&] {
+          return "evaluation batch " + std::to_string(outputs.num_batches) + " (" + shape + ")";
+        });
     if (!status.ok()) break;
     ++outputs.num_batches;
   }
@@ -345,9 +346,8 @@ absl::StatusOr<std::unique_ptr<TrainingTask>> MakeClassificationTask(const JobSp
   for (ClassificationSplit* split : {&data.train, &data.eval, &data.eval_mismatched, &data.test}) {
     RETURN_IF_ERROR(Tokenize(*context.tokenizer, max_len, *split));
   }
-  *context.out << "data: " << data.train.examples.size() << " train, "
-               << data.eval.examples.size() << " eval, " << data.test.examples.size()
-               << " test examples; "
+  *context.out << "data: " << data.train.examples.size() << " train, " << data.eval.examples.size()
+               << " eval, " << data.test.examples.size() << " test examples; "
                << (data.labels.is_regression ? std::string("regression")
                                              : std::to_string(data.labels.NumLabels()) + " labels")
                << "; max_seq_length " << max_len << std::endl;

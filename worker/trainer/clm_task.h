@@ -17,11 +17,8 @@ class ClmTask : public TrainingTask {
   ClmTask(std::shared_ptr<CausalLmModel> model, ClmExamples examples, int32_t pad_id);
 
   PretrainedModel& model() override { return *model_; }
-  int64_t NumTrainExamples() const override {
-    return static_cast<int64_t>(examples_.train.size());
-  }
-  TaskLoss TrainLoss(const BatchIndices& indices, uint64_t batch_seed,
-                     std::string* shape) override;
+  int64_t NumTrainExamples() const override { return static_cast<int64_t>(examples_.train.size()); }
+  TaskLoss TrainLoss(const BatchIndices& indices, uint64_t batch_seed, std::string* shape) override;
   bool HasEvalData() const override { return !examples_.eval.empty(); }
   // eval_loss (HF's batch-weighted mean) and perplexity = exp(eval_loss) (inf on overflow).
   absl::StatusOr<TaskEval> Evaluate(const EvalContext& context) override;

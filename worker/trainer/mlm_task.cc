@@ -46,7 +46,8 @@ absl::StatusOr<MlmTask::Data> LoadExamples(const JobSpec& spec, const TaskContex
                                            const MlmExampleOptions& options) {
   CacheKeyInputs key_inputs;
   key_inputs.data_files = {spec.data.train_file};
-  if (!spec.data.validation_file.empty()) key_inputs.data_files.push_back(spec.data.validation_file);
+  if (!spec.data.validation_file.empty())
+    key_inputs.data_files.push_back(spec.data.validation_file);
   ASSIGN_OR_RETURN(key_inputs.tokenizer_files, TokenizerFilesIn(context.tokenizer_path));
   key_inputs.preprocessing_version = kMlmCacheVersion;
   key_inputs.options = {{"max_seq_length", options.max_seq_length},
@@ -57,16 +58,18 @@ absl::StatusOr<MlmTask::Data> LoadExamples(const JobSpec& spec, const TaskContex
   ASSIGN_OR_RETURN(const std::string key, ComputeCacheKey(key_inputs));
   ASSIGN_OR_RETURN(auto cache, DatasetCache::Open(DatasetCacheDir(context.output_dir)));
   bool built = false;
-  ASSIGN_OR_RETURN(MappedDataset mapped, cache->GetOrBuild(key, [&]() -> absl::StatusOr<DatasetColumns> {
-    built = true;
-    MlmTextFiles files{spec.data.train_file, spec.data.validation_file,
-                       spec.data.validation_split_percentage};
-    ASSIGN_OR_RETURN(MlmExampleSets sets, BuildMlmExampleSets(files, *context.tokenizer, options));
-    DatasetColumns columns;
-    AddMlmExampleColumns(sets.train, "train.", &columns);
-    AddMlmExampleColumns(sets.eval, "eval.", &columns);
-    return columns;
-  }));
+  ASSIGN_OR_RETURN(MappedDataset mapped,
+                   cache->GetOrBuild(key, [&]() -> absl::StatusOr<DatasetColumns> {
+                     built = true;
+                     MlmTextFiles files{spec.data.train_file, spec.data.validation_file,
+                                        spec.data.validation_split_percentage};
+                     ASSIGN_OR_RETURN(MlmExampleSets sets,
+                                      BuildMlmExampleSets(files, *context.tokenizer, options));
+                     DatasetColumns columns;
+                     AddMlmExampleColumns(sets.train, "train.", &columns);
+                     AddMlmExampleColumns(sets.eval, "eval.", &columns);
+                     return columns;
+                   }));
   *context.out << "data: tokenised examples " << (built ? "built and cached" : "read from cache")
                << " at " << mapped.path() << std::endl;
   auto shared = std::make_shared<const MappedDataset>(std::move(mapped));
@@ -78,19 +81,21 @@ absl::StatusOr<MlmTask::Data> LoadExamples(const JobSpec& spec, const TaskContex
 
 }  // namespace
 
-MlmTask::MlmTask(std::shared_ptr<MaskedLmModel> model, Data data, MlmMasker masker,
-                 int32_t pad_id, uint64_t seed)
-    : model_(std::move(model)), data_(std::move(data)), masker_(std::move(masker)), pad_id_(pad_id) {
-  const int64_t eval_size = data_.max_eval > 0 ? std::min(data_.max_eval, data_.eval.size())
-                                                : data_.eval.size();
+MlmTask::MlmTask(std::shared_ptr<MaskedLmModel> model, Data data, MlmMasker masker, int32_t pad_id,
+                 uint64_t seed)
+    : model_(std::move(model)),
+      data_(std::move(data)),
+      masker_(std::move(masker)),
+      pad_id_(pad_id) {
+  const int64_t eval_size =
+      data_.max_eval > 0 ? std::min(data_.max_eval, data_.eval.size()) : data_.eval.size();
   const std::vector<MlmExampleView> views = data_.eval.Views(0, eval_size);
   absl::StatusOr<std::vector<MaskedExample>> masked =
       MaskWithFixedSeed(masker_, absl::MakeConstSpan(views), seed);
   if (masked.ok()) eval_masked_ = *std::move(masked);  // Views from one table: sizes agree.
 }
 
-TaskLoss MlmTask::TrainLoss(const BatchIndices& indices, uint64_t batch_seed,
-                            std::string* shape) {
+TaskLoss MlmTask::TrainLoss(const BatchIndices& indices, uint64_t batch_seed, std::string* shape) {
   Mt19937RandomSource source({batch_seed});
   std::vector<MaskedExample> masked;
   masked.reserve(indices.size());
@@ -111,7 +116,8 @@ TaskLoss MlmTask::TrainLoss(const BatchIndices& indices, uint64_t batch_seed,
     out.loss = model_->Forward(inputs).sum() * 0.0;
     return out;
   }
-  out.loss = model_->ForwardLoss(inputs, LongTensor2d(batch.labels, batch.batch_size, batch.seq_len));
+  out.loss =
+      model_->ForwardLoss(inputs, LongTensor2d(batch.labels, batch.batch_size, batch.seq_len));
   return out;
 }
 
@@ -146,7 +152,9 @@ absl::StatusOr<TaskEval> MlmTask::Evaluate(const EvalContext& context) {
           counted += batch.batch_size;
           return absl::OkStatus();
         },
-        [&] { return "evaluation batch " + std::to_string(eval.num_batches) + " (" + shape + ")"; });
+        [&] {
+          return "evaluation batch " + std::to_string(eval.num_batches) + " (" + shape + ")";
+        });
     if (!status.ok()) {
       model_->train(was_training);
       return status;
@@ -171,9 +179,8 @@ absl::StatusOr<std::unique_ptr<TrainingTask>> MakeMlmTask(const JobSpec& spec,
                                                    &CreateMaskedLm, &LoadMaskedLm));
   MlmExampleOptions options;
   const int64_t limit = std::min<int64_t>(512, model->MaxPositions());
-  options.max_seq_length = static_cast<int>(spec.data.max_seq_length > 0
-                                                ? std::min<int64_t>(spec.data.max_seq_length, limit)
-                                                : limit);
+  options.max_seq_length = static_cast<int>(
+      spec.data.max_seq_length > 0 ? std::min<int64_t>(spec.data.max_seq_length, limit) : limit);
   options.line_by_line = spec.data.line_by_line;
   ASSIGN_OR_RETURN(MlmTask::Data data, LoadExamples(spec, context, options));
   data.max_train = spec.data.max_train_samples;

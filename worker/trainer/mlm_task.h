@@ -35,11 +35,9 @@ class MlmTask : public TrainingTask {
 
   PretrainedModel& model() override { return *model_; }
   int64_t NumTrainExamples() const override {
-    return data_.max_train > 0 ? std::min(data_.max_train, data_.train.size())
-                               : data_.train.size();
+    return data_.max_train > 0 ? std::min(data_.max_train, data_.train.size()) : data_.train.size();
   }
-  TaskLoss TrainLoss(const BatchIndices& indices, uint64_t batch_seed,
-                     std::string* shape) override;
+  TaskLoss TrainLoss(const BatchIndices& indices, uint64_t batch_seed, std::string* shape) override;
   bool HasEvalData() const override { return !eval_masked_.empty(); }
   // eval_loss (HF's batch-weighted mean over the fixed masks; a batch without any masked
   // token is skipped) and perplexity = exp(eval_loss).

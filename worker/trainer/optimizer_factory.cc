@@ -1,10 +1,10 @@
 #include "worker/trainer/optimizer_factory.h"
 
-#include "common/status_macros.h"
-#include "worker/optim/adafactor.h"
-
 #include <set>
 #include <utility>
+
+#include "common/status_macros.h"
+#include "worker/optim/adafactor.h"
 
 namespace lmtrain {
 namespace {

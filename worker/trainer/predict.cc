@@ -35,7 +35,8 @@ std::vector<int32_t> MaskedIds(const Tokenizer& tok, const std::string& text,
   size_t start = 0;
   while (true) {
     const size_t found = text.find(mask, start);
-    const std::string piece = text.substr(start, found == std::string::npos ? found : found - start);
+    const std::string piece =
+        text.substr(start, found == std::string::npos ? found : found - start);
     for (int32_t id : tok.Encode(piece)) ids.push_back(id);
     if (found == std::string::npos) break;
     positions->push_back(static_cast<int64_t>(ids.size()));
@@ -67,8 +68,8 @@ std::vector<int32_t> WithoutSpecial(const Tokenizer& tok, const std::vector<int3
 
 absl::StatusOr<nlohmann::json> FillMask(const FillMaskOptions& o) {
   if (o.top_k <= 0) return absl::InvalidArgumentError("--top-k must be > 0");
-  ASSIGN_OR_RETURN(std::shared_ptr<MaskedLmModel> model, LoadAs<MaskedLmModel>(o.model_dir,
-                                                                               "a masked LM"));
+  ASSIGN_OR_RETURN(std::shared_ptr<MaskedLmModel> model,
+                   LoadAs<MaskedLmModel>(o.model_dir, "a masked LM"));
   ASSIGN_OR_RETURN(std::unique_ptr<Tokenizer> tok, LoadTokenizer(o.model_dir));
   if (!tok->MaskId()) return absl::InvalidArgumentError("the tokenizer has no mask token");
   const std::string mask = tok->IdToToken(*tok->MaskId());
@@ -128,8 +129,8 @@ absl::StatusOr<nlohmann::json> Generate(const GenerateOptions& o) {
             next = logits.argmax().item<int64_t>();
           } else {
             const auto [values, indices] = (logits / o.temperature).topk(o.top_k);
-            next = indices[torch::multinomial(values.softmax(-1), 1).item<int64_t>()]
-                       .item<int64_t>();
+            next =
+                indices[torch::multinomial(values.softmax(-1), 1).item<int64_t>()].item<int64_t>();
           }
           if (tok->EosId() && next == *tok->EosId()) break;
           ids.push_back(static_cast<int32_t>(next));
@@ -158,8 +159,8 @@ int PredictMain(const std::vector<std::string>& args) {
     std::cout << rest.status().message();
     return 0;
   }
-  absl::StatusOr<nlohmann::json> result = absl::InvalidArgumentError(
-      "give --model and one of --fill-mask TEXT or --generate PROMPT");
+  absl::StatusOr<nlohmann::json> result =
+      absl::InvalidArgumentError("give --model and one of --fill-mask TEXT or --generate PROMPT");
   if (!rest.ok()) {
     result = rest.status();
   } else if (!model.empty() && !fill_mask.empty() && generate.empty()) {

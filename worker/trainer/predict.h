@@ -13,10 +13,10 @@
 #pragma once
 
 #include <cstdint>
+#include <nlohmann/json.hpp>
 #include <string>
 
 #include "absl/status/statusor.h"
-#include <nlohmann/json.hpp>
 
 namespace lmtrain {
 
@@ -27,11 +27,11 @@ struct FillMaskOptions {
 };
 
 struct GenerateOptions {
-  std::string model_dir;       // Required: a causal-LM directory with its tokenizer.
-  std::string prompt;          // Required, non-empty.
-  int max_new_tokens = 30;     // > 0
-  int top_k = 0;               // 0: greedy; > 0: sample among the k most likely tokens.
-  double temperature = 1.0;    // > 0, for sampling.
+  std::string model_dir;     // Required: a causal-LM directory with its tokenizer.
+  std::string prompt;        // Required, non-empty.
+  int max_new_tokens = 30;   // > 0
+  int top_k = 0;             // 0: greedy; > 0: sample among the k most likely tokens.
+  double temperature = 1.0;  // > 0, for sampling.
   int64_t seed = 42;
 };
 

@@ -110,12 +110,12 @@ absl::StatusOr<std::vector<std::pair<std::string, double>>> QaTask::Score(
   }
   model_->train(was_training);
   RETURN_IF_ERROR(status);
-  ASSIGN_OR_RETURN(const std::vector<QaPrediction> predictions,
-                   PostprocessQaPredictions(split.examples, split.features, starts, ends,
-                                            postprocess_));
+  ASSIGN_OR_RETURN(
+      const std::vector<QaPrediction> predictions,
+      PostprocessQaPredictions(split.examples, split.features, starts, ends, postprocess_));
   if (!dir.empty()) {
-    RETURN_IF_ERROR(WriteQaPredictionFiles(predictions, dir, prefix,
-                                           postprocess_.version_2_with_negative));
+    RETURN_IF_ERROR(
+        WriteQaPredictionFiles(predictions, dir, prefix, postprocess_.version_2_with_negative));
   }
   std::vector<std::pair<std::string, double>> named;
   if (postprocess_.version_2_with_negative) {
@@ -151,11 +151,10 @@ absl::StatusOr<std::vector<std::pair<std::string, double>>> QaTask::Predict(
 absl::StatusOr<std::unique_ptr<TrainingTask>> MakeQaTask(const JobSpec& spec,
                                                          const TaskContext& context) {
   const Tokenizer& tokenizer = *context.tokenizer;
-  ASSIGN_OR_RETURN(std::shared_ptr<QuestionAnsweringModel> model,
-                   BuildSeededModel<QuestionAnsweringModel>(spec, tokenizer,
-                                                            nlohmann::json::object(),
-                                                            &CreateQuestionAnswering,
-                                                            &LoadQuestionAnswering));
+  ASSIGN_OR_RETURN(
+      std::shared_ptr<QuestionAnsweringModel> model,
+      BuildSeededModel<QuestionAnsweringModel>(spec, tokenizer, nlohmann::json::object(),
+                                               &CreateQuestionAnswering, &LoadQuestionAnswering));
   SquadReadOptions read;
   read.version_2_with_negative = spec.data.version_2_with_negative;
   QaFeatureOptions features;
@@ -181,9 +180,9 @@ absl::StatusOr<std::unique_ptr<TrainingTask>> MakeQaTask(const JobSpec& spec,
   post.n_best_size = static_cast<size_t>(spec.data.n_best_size);
   post.max_answer_length = static_cast<size_t>(spec.data.max_answer_length);
   post.null_score_diff_threshold = static_cast<float>(spec.data.null_score_diff_threshold);
-  *context.out << "data: " << data.train.size() << " train features, "
-               << data.eval.examples.size() << " eval questions (" << data.eval.features.size()
-               << " features) of up to " << features.max_seq_length << " tokens" << std::endl;
+  *context.out << "data: " << data.train.size() << " train features, " << data.eval.examples.size()
+               << " eval questions (" << data.eval.features.size() << " features) of up to "
+               << features.max_seq_length << " tokens" << std::endl;
   return std::make_unique<QaTask>(std::move(model), std::move(data), post, PadIdOf(tokenizer));
 }
 

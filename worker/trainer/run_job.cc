@@ -110,8 +110,8 @@ absl::StatusOr<JobResult> RunTrainer(const JobSpec& spec, Trainer& trainer, Trai
   if (spec.training.do_predict) {
     ASSIGN_OR_RETURN(predict_json, RunPredict(spec, task, options));
   }
-  RETURN_IF_ERROR(WriteFinalOutputs(trainer, options.output_dir, train_json, eval_json,
-                                    predict_json));
+  RETURN_IF_ERROR(
+      WriteFinalOutputs(trainer, options.output_dir, train_json, eval_json, predict_json));
   return result;
 }
 

@@ -23,8 +23,8 @@
 namespace lmtrain {
 
 struct JobOptions {
-  std::string output_dir;       // Created if missing.
-  int threads = 0;              // torch intra-op threads; 0: std::thread::hardware_concurrency().
+  std::string output_dir;  // Created if missing.
+  int threads = 0;         // torch intra-op threads; 0: std::thread::hardware_concurrency().
   // Resume from the newest complete checkpoint in output_dir (lm-train --resume), as
   // training.resume_from_checkpoint: latest. NotFound when there is none.
   bool resume = false;

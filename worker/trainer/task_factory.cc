@@ -9,8 +9,8 @@
 
 #include "common/status_macros.h"
 #include "worker/models/pretrained_model.h"
-#include "worker/trainer/clm_dataset.h"
 #include "worker/trainer/classification_task.h"
+#include "worker/trainer/clm_dataset.h"
 #include "worker/trainer/clm_task.h"
 #include "worker/trainer/mlm_task.h"
 #include "worker/trainer/qa_task.h"
@@ -68,8 +68,7 @@ std::string DatasetCacheDir(const std::string& output_dir) {
 }
 
 torch::Tensor LongTensor2d(const std::vector<int64_t>& values, int64_t rows, int64_t cols) {
-  return torch::from_blob(const_cast<int64_t*>(values.data()), {rows, cols}, torch::kLong)
-      .clone();
+  return torch::from_blob(const_cast<int64_t*>(values.data()), {rows, cols}, torch::kLong).clone();
 }
 
 int32_t PadIdOf(const Tokenizer& tokenizer) {

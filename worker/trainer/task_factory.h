@@ -10,12 +10,12 @@
 // Thread-safe: no shared state; runs on the caller's thread.
 #pragma once
 
+#include <torch/torch.h>
+
 #include <memory>
 #include <ostream>
 #include <string>
 #include <vector>
-
-#include <torch/torch.h>
 
 #include "absl/status/statusor.h"
 #include "common/job_spec.h"

@@ -37,8 +37,8 @@ TextSplit SplitOffValidation(std::vector<std::string> lines, int percentage) {
   const size_t n = lines.size();
   // HF: validation = train[:p%], train = train[p%:]; datasets rounds with Python's round()
   // (half to even), which nearbyint does in the default rounding mode.
-  const size_t held_out = std::min(
-      n, static_cast<size_t>(std::nearbyint(static_cast<double>(n) * percentage / 100.0)));
+  const size_t held_out =
+      std::min(n, static_cast<size_t>(std::nearbyint(static_cast<double>(n) * percentage / 100.0)));
   TextSplit split;
   split.validation.assign(std::make_move_iterator(lines.begin()),
                           std::make_move_iterator(lines.begin() + held_out));

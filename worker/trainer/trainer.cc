@@ -59,8 +59,8 @@ absl::StatusOr<std::unique_ptr<Trainer>> Trainer::Create(Options options, Traini
   if (options.training.do_train || task->NumTrainExamples() > 0) {
     ASSIGN_OR_RETURN(plan, PlanTraining(options.training, task->NumTrainExamples()));
   }
-  std::unique_ptr<Trainer> trainer(new Trainer(std::move(options), task, tokenizer, reporter,
-                                               checkpoints, std::move(plan)));
+  std::unique_ptr<Trainer> trainer(
+      new Trainer(std::move(options), task, tokenizer, reporter, checkpoints, std::move(plan)));
   RETURN_IF_ERROR(trainer->BuildOptimizer());
   return trainer;
 }
@@ -104,12 +104,12 @@ absl::Status Trainer::ResumeFrom(const std::string& dir) {
       record.gradient_accumulation_steps != t.gradient_accumulation_steps ||
       record.num_train_examples != task_->NumTrainExamples() || record.seed != t.seed) {
     return absl::FailedPreconditionError(
-        dir + " was written by a run with another batch size, accumulation, seed or dataset "
-              "(it cannot continue this run exactly); start a fresh output_dir");
+        dir +
+        " was written by a run with another batch size, accumulation, seed or dataset "
+        "(it cannot continue this run exactly); start a fresh output_dir");
   }
   if (record.global_step > plan_.max_steps) {
-    return absl::FailedPreconditionError(dir + " is at step " +
-                                         std::to_string(record.global_step) +
+    return absl::FailedPreconditionError(dir + " is at step " + std::to_string(record.global_step) +
                                          ", past max_steps " + std::to_string(plan_.max_steps));
   }
   // Skip the data order forward; no batch goes through the model.
@@ -172,8 +172,8 @@ absl::StatusOr<Trainer::StepStats> Trainer::TrainStep(
   return stats;
 }
 
-void Trainer::AccumulateGradients(const std::vector<BatchIndices>& micro_batches,
-                                  StepStats* stats, std::string* shape) {
+void Trainer::AccumulateGradients(const std::vector<BatchIndices>& micro_batches, StepStats* stats,
+                                  std::string* shape) {
   task_->model().train();
   optimizer_->zero_grad();
   const double scale = 1.0 / static_cast<double>(micro_batches.size());
@@ -317,8 +317,8 @@ namespace {
 
 // HF: metric_for_best_model may be given with or without the "eval_" prefix.
 std::string BestMetricName(const TrainingSpec& t, const TrainingTask& task) {
-  std::string name = t.metric_for_best_model.empty() ? task.DefaultBestMetric()
-                                                     : t.metric_for_best_model;
+  std::string name =
+      t.metric_for_best_model.empty() ? task.DefaultBestMetric() : t.metric_for_best_model;
   if (name.rfind("eval_", 0) != 0) name = "eval_" + name;
   return name;
 }
@@ -355,8 +355,8 @@ absl::Status Trainer::LoadBestModel() {
                     BestMetricName(options_.training, *task_) + "; keeping the last model");
     return absl::OkStatus();
   }
-  reporter_->Info("Loading best model from " + state_.best_model_checkpoint + " (score: " +
-                  std::to_string(*state_.best_metric) + ").");
+  reporter_->Info("Loading best model from " + state_.best_model_checkpoint +
+                  " (score: " + std::to_string(*state_.best_metric) + ").");
   last_eval_.reset();  // The weights changed: a final Evaluate() must run again.
   return LoadModelWeights(state_.best_model_checkpoint, &task_->model());
 }

@@ -84,8 +84,8 @@ class Trainer {
   absl::StatusOr<TrainOutcome> Train();
 
   // Evaluates at the current step and reports it; a second call at the same step returns
-  // the first result without reporting again (unless the best model was loaded since). Errors: FailedPrecondition without eval
-  // data, Cancelled on a stop request, Internal from LibTorch.
+  // the first result without reporting again (unless the best model was loaded since). Errors:
+  // FailedPrecondition without eval data, Cancelled on a stop request, Internal from LibTorch.
   absl::StatusOr<EvalLogRecord> Evaluate();
 
   // Writes the model (config.json, model.safetensors), the tokenizer's files and

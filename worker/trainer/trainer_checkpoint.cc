@@ -5,9 +5,8 @@
 #include <filesystem>
 #include <fstream>
 #include <mutex>
-#include <sstream>
-
 #include <nlohmann/json.hpp>
+#include <sstream>
 
 #include "common/status_macros.h"
 #include "worker/models/safetensors.h"
@@ -107,7 +106,8 @@ absl::StatusOr<ResumeRecord> ReadResumeFiles(const std::string& dir,
                                              torch::optim::Optimizer* optimizer) {
   ASSIGN_OR_RETURN(ResumeRecord record, RecordFromFile(dir + "/" + kStateFile));
   torch::Tensor rng;
-  RETURN_IF_ERROR(ReadArchive(dir + "/" + kRngFile, [&] { torch::load(rng, dir + "/" + kRngFile); }));
+  RETURN_IF_ERROR(
+      ReadArchive(dir + "/" + kRngFile, [&] { torch::load(rng, dir + "/" + kRngFile); }));
   const std::string optimizer_path = dir + "/" + kOptimizerFile;
   RETURN_IF_ERROR(ReadArchive(optimizer_path, [&] {
     torch::serialize::InputArchive archive;

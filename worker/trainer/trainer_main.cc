@@ -27,9 +27,9 @@
 #include "absl/status/statusor.h"
 #include "common/job_spec.h"
 #include "common/status_macros.h"
+#include "worker/trainer/event_sink.h"
 #include "worker/trainer/predict.h"
 #include "worker/trainer/run_job.h"
-#include "worker/trainer/event_sink.h"
 #include "worker/trainer/trainer_flags.h"
 
 namespace lmtrain {

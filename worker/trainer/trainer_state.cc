@@ -8,8 +8,9 @@ namespace lmtrain {
 nlohmann::json TrainerState::ToJson() const {
   nlohmann::json j;  // std::map-backed: keys come out sorted, as HF's sort_keys=True.
   j["best_metric"] = best_metric ? nlohmann::json(*best_metric) : nlohmann::json(nullptr);
-  j["best_model_checkpoint"] =
-      best_model_checkpoint.empty() ? nlohmann::json(nullptr) : nlohmann::json(best_model_checkpoint);
+  j["best_model_checkpoint"] = best_model_checkpoint.empty()
+                                   ? nlohmann::json(nullptr)
+                                   : nlohmann::json(best_model_checkpoint);
   j["epoch"] = epoch;
   j["eval_steps"] = eval_steps;
   j["global_step"] = global_step;

@@ -67,8 +67,8 @@ void TrainingReporter::OnEval(const EvalLogRecord& r) {
   PyItems items;
   if (r.eval_loss) items.emplace_back("eval_loss", *r.eval_loss);
   for (const auto& [name, value] : r.metrics) items.emplace_back(name, value);
-  for (const auto& item : Pick(entry, {"eval_runtime", "eval_samples_per_second",
-                                       "eval_steps_per_second", "epoch"})) {
+  for (const auto& item :
+       Pick(entry, {"eval_runtime", "eval_samples_per_second", "eval_steps_per_second", "epoch"})) {
     items.push_back(item);
   }
   *out_ << PyDictRepr(items) << std::endl;

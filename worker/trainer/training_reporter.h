@@ -68,9 +68,7 @@ class TrainingReporter {
   void Info(const std::string& message);
   void Warn(const std::string& message);
   // Replaces the log history (a resumed run continues its checkpoint's history).
-  void RestoreLogHistory(std::vector<nlohmann::json> history) {
-    log_history_ = std::move(history);
-  }
+  void RestoreLogHistory(std::vector<nlohmann::json> history) { log_history_ = std::move(history); }
 
   // Everything logged so far, in order, as HF's log_history entries.
   const std::vector<nlohmann::json>& log_history() const { return log_history_; }
