@@ -279,40 +279,35 @@ TEST_F(LmTrainTest, MissingJobFileAndBadFlagsExitOne) {
 
 // The acceptance test for exact resume: SIGKILL at a random step, restart with
 // --resume, and the final weights equal an uninterrupted run's byte for byte; the log
-// history has every logged step exactly once.
-TEST_F(LmTrainTest, SigkillAtARandomStepThenResumeIsBitIdentical) {
-  const fs::path job = TinyJob("job.yaml",
-                               "  max_steps: 30\n  logging_steps: 1\n  save_steps: 4\n"
-                               "  learning_rate: 3.0e-3\n  warmup_steps: 3\n"
-                               "  per_device_train_batch_size: 8\n  do_eval: false\n");
-  fs::create_directories(dir_ / "straight");
-  fs::create_directories(dir_ / "killed");
+// history has every logged step exactly once. `job` runs 30 steps, logging every step.
+void KillAtARandomStepAndResume(const fs::path& dir, const fs::path& job) {
+  fs::create_directories(dir / "straight");
+  fs::create_directories(dir / "killed");
   {
-    Child straight(dir_ / "straight", job);
+    Child straight(dir / "straight", job);
     ASSERT_TRUE(straight.WaitForEof(std::chrono::seconds(240)));
-    ASSERT_EQ(straight.Wait(), 0) << ReadFile(dir_ / "straight" / "stderr.txt");
+    ASSERT_EQ(straight.Wait(), 0) << ReadFile(dir / "straight" / "stderr.txt");
   }
   const int kill_step = 5 + static_cast<int>(std::random_device()() % 22);  // 5..26
   SCOPED_TRACE("killed after step " + std::to_string(kill_step));
   {
-    Child victim(dir_ / "killed", job);
+    Child victim(dir / "killed", job);
     while (auto event = victim.NextEvent(std::chrono::seconds(120))) {
       if (event->metrics.step.value_or(0) >= kill_step) break;
     }
     ASSERT_EQ(kill(victim.pid(), SIGKILL), 0);
     EXPECT_EQ(victim.Wait(), 128 + SIGKILL);
   }
-  ASSERT_FALSE(fs::exists(dir_ / "killed" / "out" / "model.safetensors"));
-  Child resumed(dir_ / "killed", job, {"--resume"});
+  ASSERT_FALSE(fs::exists(dir / "killed" / "out" / "model.safetensors"));
+  Child resumed(dir / "killed", job, {"--resume"});
   ASSERT_TRUE(resumed.WaitForEof(std::chrono::seconds(240)));
-  ASSERT_EQ(resumed.Wait(), 0) << ReadFile(dir_ / "killed" / "stderr.txt");
-  EXPECT_THAT(ReadFile(dir_ / "killed" / "stdout.txt"), HasSubstr("Resumed from "));
-  const std::string a = ReadFile(dir_ / "straight" / "out" / "model.safetensors");
-  const std::string b = ReadFile(dir_ / "killed" / "out" / "model.safetensors");
+  ASSERT_EQ(resumed.Wait(), 0) << ReadFile(dir / "killed" / "stderr.txt");
+  EXPECT_THAT(ReadFile(dir / "killed" / "stdout.txt"), HasSubstr("Resumed from "));
+  const std::string a = ReadFile(dir / "straight" / "out" / "model.safetensors");
+  const std::string b = ReadFile(dir / "killed" / "out" / "model.safetensors");
   ASSERT_FALSE(a.empty());
   EXPECT_TRUE(a == b) << "final weights differ";
-  const auto state =
-      nlohmann::json::parse(ReadFile(dir_ / "killed" / "out" / "trainer_state.json"));
+  const auto state = nlohmann::json::parse(ReadFile(dir / "killed" / "out" / "trainer_state.json"));
   std::vector<int64_t> logged;
   for (const auto& entry : state["log_history"]) {
     if (entry.contains("loss")) logged.push_back(entry["step"].get<int64_t>());
@@ -320,6 +315,34 @@ TEST_F(LmTrainTest, SigkillAtARandomStepThenResumeIsBitIdentical) {
   std::vector<int64_t> expected(30);
   for (int i = 0; i < 30; ++i) expected[i] = i + 1;
   EXPECT_EQ(logged, expected);
+}
+
+TEST_F(LmTrainTest, SigkillAtARandomStepThenResumeIsBitIdentical) {
+  KillAtARandomStepAndResume(dir_, TinyJob("job.yaml",
+                                           "  max_steps: 30\n  logging_steps: 1\n  save_steps: 4\n"
+                                           "  learning_rate: 3.0e-3\n  warmup_steps: 3\n"
+                                           "  per_device_train_batch_size: 8\n  do_eval: false\n"));
+}
+
+// The same for MLM, where every batch draws fresh masks and dropout is on, with Adafactor and
+// gradient accumulation: masks come from (seed, step, micro-batch), dropout from the restored
+// generator, Adafactor's factored moments from optimizer.pt.
+TEST_F(LmTrainTest, MlmWithAdafactorResumesBitIdentically) {
+  const fs::path job = dir_ / "mlm.yaml";
+  std::ofstream(job) << "name: mlm-resume\ntask: mlm\n"
+                     << "model:\n  config: {model_type: bert, hidden_size: 32, "
+                        "num_hidden_layers: 2, num_attention_heads: 2, intermediate_size: 64, "
+                        "max_position_embeddings: 64}\n"
+                     << "tokenizer:\n  path: " << LMTRAIN_SOURCE_DIR
+                     << "/tests/data/tokenizers/bert-base-uncased\n"
+                     << "data:\n  train_file: " << kData << "austen_train.txt\n"
+                     << "  validation_file: " << kData << "austen_valid.txt\n"
+                     << "  max_seq_length: 32\n  whole_word_masking: true\n"
+                     << "training:\n  optim: adafactor\n  learning_rate: 1.0e-3\n"
+                     << "  max_steps: 30\n  logging_steps: 1\n  save_steps: 4\n"
+                     << "  per_device_train_batch_size: 4\n  gradient_accumulation_steps: 2\n"
+                     << "  do_eval: false\n";
+  KillAtARandomStepAndResume(dir_, job);
 }
 
 // lm-train predict on the model a short run saved: a greedy continuation of the prompt, the
