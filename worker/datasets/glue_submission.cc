@@ -6,7 +6,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "common/status_macros.h"
-#include "worker/datasets/internal/atomic_write.h"
+#include "common/atomic_file.h"
 
 namespace lmtrain {
 namespace {
@@ -102,7 +102,7 @@ absl::StatusOr<std::string> WriteGlueSubmission(const std::string& output_dir, G
     return absl::InternalError(absl::StrCat("cannot create ", output_dir, ": ", error.message()));
   }
   const std::string path = (std::filesystem::path(output_dir) / name).string();
-  RETURN_IF_ERROR(internal::WriteFileAtomically(path, text));
+  RETURN_IF_ERROR(WriteFileAtomically(path, text));
   return path;
 }
 

@@ -5,7 +5,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "common/status_macros.h"
-#include "worker/qa/internal/atomic_write.h"
+#include "common/atomic_file.h"
 
 namespace lmtrain {
 namespace {
@@ -72,13 +72,13 @@ absl::Status WriteQaPredictionFiles(const std::vector<QaPrediction>& predictions
         absl::StrCat("QA predictions: output folder ", output_dir, " does not exist"));
   }
   const std::filesystem::path dir(output_dir);
-  RETURN_IF_ERROR(qa_internal::WriteFileAtomically(
+  RETURN_IF_ERROR(WriteFileAtomically(
       (dir / FileName(prefix, "predictions.json")).string(), PredictionsJson(predictions)));
   RETURN_IF_ERROR(
-      qa_internal::WriteFileAtomically((dir / FileName(prefix, "nbest_predictions.json")).string(),
+      WriteFileAtomically((dir / FileName(prefix, "nbest_predictions.json")).string(),
                                        NbestPredictionsJson(predictions)));
   if (!version_2_with_negative) return absl::OkStatus();
-  return qa_internal::WriteFileAtomically((dir / FileName(prefix, "null_odds.json")).string(),
+  return WriteFileAtomically((dir / FileName(prefix, "null_odds.json")).string(),
                                           NullOddsJson(predictions));
 }
 

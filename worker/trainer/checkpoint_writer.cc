@@ -9,7 +9,7 @@
 #include "absl/strings/match.h"
 #include "absl/strings/numbers.h"
 #include "common/status_macros.h"
-#include "worker/trainer/atomic_file.h"
+#include "common/atomic_file.h"
 
 namespace lmtrain {
 namespace {

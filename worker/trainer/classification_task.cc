@@ -13,7 +13,7 @@
 #include "worker/datasets/glue_submission.h"
 #include "worker/models/json_file.h"
 #include "worker/models/safetensors.h"
-#include "worker/trainer/atomic_file.h"
+#include "common/atomic_file.h"
 #include "worker/trainer/autocast_guard.h"
 #include "worker/trainer/torch_errors.h"
 

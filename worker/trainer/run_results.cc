@@ -1,7 +1,7 @@
 #include "worker/trainer/run_results.h"
 
 #include "common/status_macros.h"
-#include "worker/trainer/atomic_file.h"
+#include "common/atomic_file.h"
 #include "worker/trainer/py_repr.h"
 
 namespace lmtrain {

@@ -10,7 +10,7 @@
 
 #include "common/status_macros.h"
 #include "worker/models/safetensors.h"
-#include "worker/trainer/atomic_file.h"
+#include "common/atomic_file.h"
 #include "worker/trainer/checkpoint_writer.h"
 #include "worker/trainer/torch_errors.h"
 

@@ -1,4 +1,4 @@
-#include "worker/trainer/atomic_file.h"
+#include "common/atomic_file.h"
 
 #include <fcntl.h>
 #include <unistd.h>
