@@ -43,7 +43,7 @@ const Architecture kCausalLms[] = {
      }},
 };
 
-absl::StatusOr<std::map<std::string, torch::Tensor>> ReadWeights(const fs::path& dir) {
+absl::StatusOr<std::map<std::string, torch::Tensor>> ReadWeightsIn(const fs::path& dir) {
   const fs::path single = dir / kWeightsFile;
   if (fs::exists(single)) return ReadSafetensors(single.string());
   const fs::path index = dir / kWeightsIndexFile;
@@ -127,7 +127,7 @@ absl::StatusOr<std::shared_ptr<Model>> LoadModel(const std::string& dir,
     return absl::Status(model.status().code(),
                         absl::StrCat(config_path, ": ", model.status().message()));
   }
-  ASSIGN_OR_RETURN(auto tensors, ReadWeights(root));
+  ASSIGN_OR_RETURN(auto tensors, ReadWeightsIn(root));
   LoadReport local_report;
   absl::Status loaded = (*model)->LoadHfStateDict(tensors, &local_report);
   if (!loaded.ok()) {
@@ -260,6 +260,10 @@ absl::Status SavePretrained(const PretrainedModel& model, const std::string& dir
   } catch (const std::exception& e) {  // c10::Error from moving tensors to the CPU.
     return absl::InternalError(absl::StrCat(dir, ": saving the model failed: ", e.what()));
   }
+}
+
+absl::StatusOr<std::map<std::string, torch::Tensor>> ReadHfWeights(const std::string& dir) {
+  return ReadWeightsIn(fs::path(dir));
 }
 
 }  // namespace lmtrain

@@ -177,6 +177,11 @@ absl::StatusOr<std::shared_ptr<DiscriminatorModel>> LoadDiscriminator(const std:
 absl::StatusOr<std::shared_ptr<PretrainedModel>> LoadPretrained(const std::string& dir,
                                                                 LoadReport* report = nullptr);
 
+// The tensors of an HF model directory by key: model.safetensors, else the sharded
+// model.safetensors.index.json. Unimplemented naming a pytorch_model.bin / .h5 / ... found
+// instead (with how to convert it); NotFound when there are no weights; read errors name the file.
+absl::StatusOr<std::map<std::string, torch::Tensor>> ReadHfWeights(const std::string& dir);
+
 // Writes config.json and model.safetensors (with {"format":"pt"} metadata) into `dir`,
 // which must exist. Not atomic by itself: callers write to a temp dir and rename.
 absl::Status SavePretrained(const PretrainedModel& model, const std::string& dir);

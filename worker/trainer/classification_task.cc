@@ -6,14 +6,13 @@
 #include <fstream>
 #include <utility>
 
+#include "common/atomic_file.h"
 #include "common/status_macros.h"
 #include "worker/datasets/classification_dataset.h"
 #include "worker/datasets/glue_metrics.h"
 #include "worker/datasets/glue_reader.h"
 #include "worker/datasets/glue_submission.h"
 #include "worker/models/json_file.h"
-#include "worker/models/safetensors.h"
-#include "common/atomic_file.h"
 #include "worker/trainer/autocast_guard.h"
 #include "worker/trainer/torch_errors.h"
 
@@ -153,9 +152,7 @@ absl::StatusOr<std::shared_ptr<SequenceClassificationModel>> LoadClassifier(
                           config["id2label"].size() == extra["num_labels"].get<size_t>());
   for (const auto& [key, value] : extra.items()) config[key] = value;
   ASSIGN_OR_RETURN(auto model, CreateSequenceClassification(config));
-  const std::string index = dir + "/model.safetensors.index.json";
-  ASSIGN_OR_RETURN(auto tensors, fs::exists(index) ? ReadSafetensorsIndex(index)
-                                                   : ReadSafetensors(dir + "/model.safetensors"));
+  ASSIGN_OR_RETURN(auto tensors, ReadHfWeights(dir));
   if (!same_head) {  // A head of another size: drop it, a fresh one is initialised.
     for (auto it = tensors.begin(); it != tensors.end();) {
       it = it->first.find("classifier") != std::string::npos ? tensors.erase(it) : std::next(it);

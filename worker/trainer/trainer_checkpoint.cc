@@ -8,9 +8,8 @@
 #include <nlohmann/json.hpp>
 #include <sstream>
 
-#include "common/status_macros.h"
-#include "worker/models/safetensors.h"
 #include "common/atomic_file.h"
+#include "common/status_macros.h"
 #include "worker/trainer/checkpoint_writer.h"
 #include "worker/trainer/torch_errors.h"
 
@@ -119,7 +118,7 @@ absl::StatusOr<ResumeRecord> ReadResumeFiles(const std::string& dir,
 }
 
 absl::Status LoadModelWeights(const std::string& dir, PretrainedModel* model) {
-  ASSIGN_OR_RETURN(auto tensors, ReadSafetensors(dir + "/model.safetensors"));
+  ASSIGN_OR_RETURN(auto tensors, ReadHfWeights(dir));
   LoadReport report;
   RETURN_IF_ERROR(CatchTorchErrors([&] { return model->LoadHfStateDict(tensors, &report); },
                                    [&] { return "loading " + dir + "/model.safetensors"; }));
