@@ -25,6 +25,7 @@ using internal::NumberField;
 using internal::OptionalBoolField;
 using internal::Range;
 using internal::StringField;
+using internal::StringMapField;
 using internal::YamlReader;
 
 // ---- The tables: every key of the job file, how to read it and how to write it back. ----
@@ -75,6 +76,10 @@ const FieldTable<ResourcesSpec>& ResourcesFields() {
   static const auto* table = new FieldTable<ResourcesSpec>{
       NumberField("devices", &ResourcesSpec::devices, Range::AtLeast(0)),
       NumberField("priority", &ResourcesSpec::priority),
+      NumberField("workers", &ResourcesSpec::workers, Range::AtLeast(1)),
+      NumberField("slots_per_worker", &ResourcesSpec::slots_per_worker, Range::AtLeast(1)),
+      StringMapField("selector", &ResourcesSpec::selector),
+      NumberField("max_retries", &ResourcesSpec::max_retries, Range::AtLeast(0)),
   };
   return *table;
 }

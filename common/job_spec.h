@@ -8,6 +8,7 @@
 #pragma once
 
 #include <cstdint>
+#include <map>
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
@@ -128,9 +129,20 @@ struct TrainingSpec {
   std::string resume_from_checkpoint;
 };
 
+// What a job asks of the cluster and how the scheduler treats it.
 struct ResourcesSpec {
-  int devices = 0;   // >= 0; 0: CPU
-  int priority = 0;  // higher runs first
+  int devices = 0;   // >= 0; accelerators per process; 0: CPU
+  int priority = 0;  // higher runs first (and may preempt lower priorities)
+  // Data-parallel gang: `workers` distinct workers, each giving `slots_per_worker` slots; one
+  // lm-train process (one c10d rank) per slot, so world size = workers * slots_per_worker.
+  int workers = 1;           // >= 1
+  int slots_per_worker = 1;  // >= 1
+  // Worker labels that must match exactly, e.g. {gpu: h100}.
+  std::map<std::string, std::string> selector;
+  // Times a failed attempt (worker lost, rank lost, preempted does not count) is retried
+  // from the latest checkpoint before the job fails. A trainer that fails by itself (bad
+  // data, NaN loss: exit code 1 or 2) is never retried.
+  int max_retries = 3;  // >= 0
 };
 
 struct JobSpec {

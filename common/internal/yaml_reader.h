@@ -270,4 +270,32 @@ Field<S> ChoiceField(std::string_view key, std::string S::*member,
   return {key, read, [member](YAML::Emitter& e, const S& s) { e << s.*member; }};
 }
 
+// A mapping of string keys to string values (e.g. a label selector). Scalar values of any
+// type are taken as text; a nested mapping or sequence is a problem. Written in key order.
+template <typename S>
+Field<S> StringMapField(std::string_view key, std::map<std::string, std::string> S::*member) {
+  auto read = [member](YamlReader& r, const YAML::Node& v, const std::string& path, S& out) {
+    if (v.IsNull()) return;
+    if (!v.IsMap()) {
+      r.ReportAt(path, path + " must be a mapping of names to values (got " + DescribeNode(v) + ")");
+      return;
+    }
+    for (const auto& kv : v) {
+      const std::string child = JoinPath(path, kv.first.Scalar());
+      r.SetLine(child, NodeLine(kv.first));
+      if (!kv.second.IsScalar()) {
+        r.ReportAt(child, child + " must be a plain value (got " + DescribeNode(kv.second) + ")");
+        continue;
+      }
+      (out.*member)[kv.first.Scalar()] = kv.second.Scalar();
+    }
+  };
+  auto write = [member](YAML::Emitter& e, const S& s) {
+    e << YAML::BeginMap;
+    for (const auto& [k, v] : s.*member) e << YAML::Key << k << YAML::Value << v;
+    e << YAML::EndMap;
+  };
+  return {key, read, write};
+}
+
 }  // namespace lmtrain::internal

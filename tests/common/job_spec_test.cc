@@ -76,6 +76,10 @@ training:
 resources:
   devices: 1
   priority: -3
+  workers: 2
+  slots_per_worker: 4
+  selector: {gpu: h100, zone: 3}
+  max_retries: 0
 )";
 
 TEST_F(JobSpecTest, ParsesEveryField) {
@@ -133,6 +137,29 @@ TEST_F(JobSpecTest, ParsesEveryField) {
   ExpectTrainingEqual(spec->training, want);
   EXPECT_EQ(spec->resources.devices, 1);
   EXPECT_EQ(spec->resources.priority, -3);
+  EXPECT_EQ(spec->resources.workers, 2);
+  EXPECT_EQ(spec->resources.slots_per_worker, 4);
+  EXPECT_EQ(spec->resources.selector,
+            (std::map<std::string, std::string>{{"gpu", "h100"}, {"zone", "3"}}));
+  EXPECT_EQ(spec->resources.max_retries, 0);
+}
+
+TEST_F(JobSpecTest, RejectsBadResources) {
+  absl::StatusOr<JobSpec> spec = Parse(R"(name: tiny
+task: clm
+model: {config: {model_type: gpt2, n_layer: 1, n_head: 1, n_embd: 8, n_positions: 16}}
+tokenizer: {train: {vocab_size: 300}}
+data: {train_file: data/train.txt}
+resources:
+  workers: 0
+  selector: [gpu]
+  max_retries: -1
+)");
+  ASSERT_FALSE(spec.ok());
+  const std::string m(spec.status().message());
+  EXPECT_NE(m.find(":7: resources.workers must be >= 1 (got 0)"), std::string::npos) << m;
+  EXPECT_NE(m.find(":8: resources.selector must be a mapping"), std::string::npos) << m;
+  EXPECT_NE(m.find(":9: resources.max_retries must be >= 0"), std::string::npos) << m;
 }
 
 TEST_F(JobSpecTest, AppliesDefaults) {
