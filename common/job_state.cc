@@ -9,13 +9,15 @@ std::string_view JobStateName(JobState state) {
     case JobState::kSucceeded: return "SUCCEEDED";
     case JobState::kFailed: return "FAILED";
     case JobState::kCancelled: return "CANCELLED";
+    case JobState::kScheduled: return "SCHEDULED";
+    case JobState::kPreempted: return "PREEMPTED";
+    case JobState::kRetrying: return "RETRYING";
   }
   return "UNKNOWN";
 }
 
 std::optional<JobState> ParseJobState(std::string_view name) {
-  for (JobState s : {JobState::kQueued, JobState::kRunning, JobState::kSucceeded,
-                     JobState::kFailed, JobState::kCancelled}) {
+  for (JobState s : kAllJobStates) {
     if (JobStateName(s) == name) return s;
   }
   return std::nullopt;
@@ -26,12 +28,26 @@ bool IsTerminal(JobState state) {
          state == JobState::kCancelled;
 }
 
+bool HoldsSlots(JobState state) {
+  return state == JobState::kScheduled || state == JobState::kRunning;
+}
+
 bool CanTransition(JobState from, JobState to) {
+  using S = JobState;
+  if (IsTerminal(from)) return false;
+  if (to == S::kCancelled) return true;
   switch (from) {
-    case JobState::kQueued:
-      return to == JobState::kRunning || to == JobState::kCancelled || to == JobState::kFailed;
-    case JobState::kRunning:
-      return to == JobState::kSucceeded || to == JobState::kFailed || to == JobState::kCancelled;
+    case S::kQueued:
+      return to == S::kScheduled || to == S::kFailed;
+    case S::kScheduled:
+      return to == S::kRunning || to == S::kPreempted || to == S::kRetrying || to == S::kFailed;
+    case S::kRunning:
+      return to == S::kSucceeded || to == S::kFailed || to == S::kPreempted ||
+             to == S::kRetrying;
+    case S::kPreempted:
+      return to == S::kQueued;
+    case S::kRetrying:
+      return to == S::kQueued || to == S::kFailed;
     default:
       return false;
   }

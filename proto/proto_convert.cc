@@ -2,35 +2,13 @@
 
 namespace lmtrain {
 
-v1::JobState ToProto(JobState state) {
-  switch (state) {
-    case JobState::kQueued:
-      return v1::QUEUED;
-    case JobState::kRunning:
-      return v1::RUNNING;
-    case JobState::kSucceeded:
-      return v1::SUCCEEDED;
-    case JobState::kFailed:
-      return v1::FAILED;
-    case JobState::kCancelled:
-      return v1::CANCELLED;
-  }
-  return v1::JOB_STATE_UNSPECIFIED;
-}
+// JobState's enumerators carry the proto's numbers (pinned by tests/server).
+v1::JobState ToProto(JobState state) { return static_cast<v1::JobState>(state); }
 
 JobState FromProto(v1::JobState state) {
-  switch (state) {
-    case v1::RUNNING:
-      return JobState::kRunning;
-    case v1::SUCCEEDED:
-      return JobState::kSucceeded;
-    case v1::FAILED:
-      return JobState::kFailed;
-    case v1::CANCELLED:
-      return JobState::kCancelled;
-    default:
-      return JobState::kQueued;
-  }
+  const int n = static_cast<int>(state);
+  if (n < 1 || n > static_cast<int>(JobState::kRetrying)) return JobState::kQueued;
+  return static_cast<JobState>(n);
 }
 
 // One table for both directions: (core member, proto has_/getter/setter).

@@ -47,6 +47,8 @@ absl::StatusOr<std::string> InMemoryJobStore::CreateJob(const NewJob& new_job) {
   job.record.spec_yaml = new_job.spec_yaml;
   job.record.priority = new_job.priority;
   job.record.request_id = new_job.request_id;
+  job.record.user = new_job.user;
+  job.record.resources = new_job.resources;
   job.record.created_at_ms = new_job.created_at_ms;
   AppendLocked(job, new_job.created_at_ms,
                StateChangeEvent{JobState::kQueued, storage_internal::kSubmittedReason});

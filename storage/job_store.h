@@ -15,6 +15,7 @@
 #pragma once
 
 #include <cstdint>
+#include <map>
 #include <optional>
 #include <string>
 #include <variant>
@@ -35,6 +36,32 @@ struct CheckpointRecord {
   }
 };
 
+// What the job asks of the scheduler (job.yaml's resources section, minus priority).
+struct JobResources {
+  int workers = 1;           // Distinct workers in the gang.
+  int slots_per_worker = 1;  // Slots (lm-train ranks) on each.
+  std::map<std::string, std::string> selector;  // Worker labels that must match.
+  int max_retries = 3;       // Retries of failed attempts before the job fails.
+  bool operator==(const JobResources& o) const {
+    return workers == o.workers && slots_per_worker == o.slots_per_worker &&
+           selector == o.selector && max_retries == o.max_retries;
+  }
+};
+
+// One placement of the job on workers, from SCHEDULED to its end.
+struct AttemptRecord {
+  int number = 0;                       // 1, 2, ...
+  std::vector<std::string> worker_ids;  // One per gang member, rank order.
+  int64_t scheduled_at_ms = 0;
+  int64_t ended_at_ms = 0;  // 0: still going.
+  std::string outcome;      // "" while going; then e.g. "succeeded", "preempted by job 9".
+  bool operator==(const AttemptRecord& o) const {
+    return number == o.number && worker_ids == o.worker_ids &&
+           scheduled_at_ms == o.scheduled_at_ms && ended_at_ms == o.ended_at_ms &&
+           outcome == o.outcome;
+  }
+};
+
 struct JobRecord {
   std::string id;  // Decimal string of a positive integer, assigned by the store: "1", "2", ...
   std::string name;
@@ -43,6 +70,10 @@ struct JobRecord {
   std::string spec_yaml;
   int priority = 0;
   std::string request_id;
+  std::string user;  // Who submitted it ("" before issue 6's authentication: anonymous).
+  JobResources resources;
+  int retries = 0;                      // Failed attempts retried so far.
+  std::vector<AttemptRecord> attempts;  // Ascending; the last one is current or latest.
   std::string output_dir;
   int64_t created_at_ms = 0;
   int64_t started_at_ms = 0;   // 0: not started.
@@ -60,6 +91,8 @@ struct NewJob {
   std::string spec_yaml;
   int priority = 0;
   std::string request_id;  // Optional idempotency key; unique when non-empty.
+  std::string user;
+  JobResources resources;
   int64_t created_at_ms = 0;
 };
 
@@ -72,6 +105,8 @@ struct JobTransition {
   std::optional<std::string> output_dir;
   std::optional<std::string> error;
   std::optional<int> exit_code;
+  std::optional<int> retries;
+  std::optional<std::vector<AttemptRecord>> attempts;  // Replaces the whole list.
 };
 
 struct StateChangeEvent {

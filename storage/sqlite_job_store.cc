@@ -52,8 +52,7 @@ absl::Status Configure(Connection& db) {
         absl::StrCat(db.path(), ": cannot use WAL mode (journal_mode is '", mode,
                      "'); put the job database on a local file system"));
   }
-  RETURN_IF_ERROR(db.Exec("PRAGMA synchronous = NORMAL"));
-  return db.Exec("PRAGMA foreign_keys = ON");
+  return db.Exec("PRAGMA synchronous = NORMAL");
 }
 
 // Merges the metrics events of a batch into the job's latest metrics, in batch order.
@@ -95,7 +94,10 @@ absl::StatusOr<std::unique_ptr<SqliteJobStore>> SqliteJobStore::Open(const Optio
                    Connection::Open(options.path, options.busy_timeout_ms));
   RETURN_IF_ERROR(DescribeUnreadable(*db, CheckFile(*db, options.check_integrity)));
   RETURN_IF_ERROR(Configure(*db));
+  // Foreign keys stay off while migrating: a migration that rebuilds the jobs table must not
+  // cascade the drop of the old table into events and checkpoints.
   RETURN_IF_ERROR(storage_internal::Migrate(*db, storage_internal::JobStoreMigrations()));
+  RETURN_IF_ERROR(db->Exec("PRAGMA foreign_keys = ON"));
   return std::unique_ptr<SqliteJobStore>(new SqliteJobStore(std::move(db)));
 }
 

@@ -34,6 +34,8 @@ absl::StatusOr<JobRecord> ApplyTransition(JobRecord record, const JobTransition&
   if (t.output_dir.has_value()) record.output_dir = *t.output_dir;
   if (t.error.has_value()) record.error = *t.error;
   if (t.exit_code.has_value()) record.exit_code = t.exit_code;
+  if (t.retries.has_value()) record.retries = *t.retries;
+  if (t.attempts.has_value()) record.attempts = *t.attempts;
   return record;
 }
 

@@ -15,12 +15,13 @@ namespace {
 // String-literal concatenation keeps each query one constant (the statement cache key).
 #define LMTRAIN_JOB_COLUMNS                                                             \
   "id, name, task, state, spec_yaml, priority, request_id, output_dir, created_at_ms, " \
-  "started_at_ms, finished_at_ms, error, worker_id, exit_code, metrics_json"
+  "started_at_ms, finished_at_ms, error, worker_id, exit_code, metrics_json, user, "     \
+  "resources_json, retries, attempts_json"
 
 constexpr char kFindByRequestId[] = "SELECT id FROM jobs WHERE request_id = ?1";
 constexpr char kInsertJob[] =
-    "INSERT INTO jobs (name, task, state, spec_yaml, priority, request_id, created_at_ms) "
-    "VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7) RETURNING id";
+    "INSERT INTO jobs (name, task, state, spec_yaml, priority, request_id, created_at_ms, "
+    "user, resources_json) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9) RETURNING id";
 constexpr char kSelectJob[] = "SELECT " LMTRAIN_JOB_COLUMNS " FROM jobs WHERE id = ?1";
 constexpr char kSelectAllJobs[] =
     "SELECT " LMTRAIN_JOB_COLUMNS " FROM jobs ORDER BY id DESC LIMIT ?1";
@@ -32,7 +33,8 @@ constexpr char kSelectJobsInStates[] =
 constexpr char kJobExists[] = "SELECT 1 FROM jobs WHERE id = ?1";
 constexpr char kUpdateLifecycle[] =
     "UPDATE jobs SET state = ?2, started_at_ms = ?3, finished_at_ms = ?4, worker_id = ?5, "
-    "output_dir = ?6, error = ?7, exit_code = ?8 WHERE id = ?1";
+    "output_dir = ?6, error = ?7, exit_code = ?8, retries = ?9, attempts_json = ?10 "
+    "WHERE id = ?1";
 constexpr char kSelectMetrics[] = "SELECT metrics_json FROM jobs WHERE id = ?1";
 constexpr char kUpdateMetrics[] = "UPDATE jobs SET metrics_json = ?2 WHERE id = ?1";
 constexpr char kLastEventSeq[] = "SELECT COALESCE(MAX(seq), 0) FROM events WHERE job_id = ?1";
@@ -67,7 +69,62 @@ enum JobColumn {
   kWorkerId,
   kExitCode,
   kMetricsJson,
+  kUser,
+  kResourcesJson,
+  kRetries,
+  kAttemptsJson,
 };
+
+std::string ResourcesToJson(const JobResources& r) {
+  nlohmann::json j = {{"workers", r.workers},
+                      {"slots_per_worker", r.slots_per_worker},
+                      {"selector", r.selector},
+                      {"max_retries", r.max_retries}};
+  return j.dump();
+}
+
+absl::StatusOr<JobResources> ResourcesFromJson(int64_t id, const std::string& text) {
+  try {
+    const nlohmann::json j = nlohmann::json::parse(text);
+    JobResources r;
+    r.workers = j.value("workers", 1);
+    r.slots_per_worker = j.value("slots_per_worker", 1);
+    r.selector = j.value("selector", std::map<std::string, std::string>{});
+    r.max_retries = j.value("max_retries", 3);
+    return r;
+  } catch (const nlohmann::json::exception& e) {
+    return absl::DataLossError(absl::StrCat("job ", id, ": stored resources ", text, ": ", e.what()));
+  }
+}
+
+std::string AttemptsToJson(const std::vector<AttemptRecord>& attempts) {
+  nlohmann::json j = nlohmann::json::array();
+  for (const AttemptRecord& a : attempts) {
+    j.push_back({{"number", a.number},
+                 {"worker_ids", a.worker_ids},
+                 {"scheduled_at_ms", a.scheduled_at_ms},
+                 {"ended_at_ms", a.ended_at_ms},
+                 {"outcome", a.outcome}});
+  }
+  return j.dump();
+}
+
+absl::StatusOr<std::vector<AttemptRecord>> AttemptsFromJson(int64_t id, const std::string& text) {
+  try {
+    std::vector<AttemptRecord> out;
+    for (const nlohmann::json& j : nlohmann::json::parse(text)) {
+      AttemptRecord& a = out.emplace_back();
+      a.number = j.at("number").get<int>();
+      a.worker_ids = j.at("worker_ids").get<std::vector<std::string>>();
+      a.scheduled_at_ms = j.at("scheduled_at_ms").get<int64_t>();
+      a.ended_at_ms = j.at("ended_at_ms").get<int64_t>();
+      a.outcome = j.at("outcome").get<std::string>();
+    }
+    return out;
+  } catch (const nlohmann::json::exception& e) {
+    return absl::DataLossError(absl::StrCat("job ", id, ": stored attempts ", text, ": ", e.what()));
+  }
+}
 
 absl::StatusOr<TrainingMetrics> DecodeMetrics(int64_t id, const std::string& json) {
   absl::StatusOr<TrainingMetrics> metrics = MetricsFromJson(json);
@@ -101,6 +158,10 @@ absl::StatusOr<JobRecord> JobFromRow(const Statement& row) {
   job.worker_id = row.ColumnText(kWorkerId);
   if (!row.ColumnIsNull(kExitCode)) job.exit_code = static_cast<int>(row.ColumnInt64(kExitCode));
   ASSIGN_OR_RETURN(job.metrics, DecodeMetrics(id, row.ColumnText(kMetricsJson)));
+  job.user = row.ColumnText(kUser);
+  ASSIGN_OR_RETURN(job.resources, ResourcesFromJson(id, row.ColumnText(kResourcesJson)));
+  job.retries = static_cast<int>(row.ColumnInt64(kRetries));
+  ASSIGN_OR_RETURN(job.attempts, AttemptsFromJson(id, row.ColumnText(kAttemptsJson)));
   return job;
 }
 
@@ -156,7 +217,8 @@ absl::StatusOr<int64_t> InsertJob(Connection& db, const NewJob& job) {
   std::optional<absl::string_view> request_id;
   if (!job.request_id.empty()) request_id = job.request_id;
   RETURN_IF_ERROR(stmt->BindAll(job.name, job.task, std::string(JobStateName(JobState::kQueued)),
-                                job.spec_yaml, job.priority, request_id, job.created_at_ms));
+                                job.spec_yaml, job.priority, request_id, job.created_at_ms,
+                                job.user, ResourcesToJson(job.resources)));
   ASSIGN_OR_RETURN(bool has_row, stmt->Step());
   if (!has_row) return absl::InternalError("INSERT INTO jobs returned no id");
   return stmt->ColumnInt64(0);
@@ -191,7 +253,8 @@ absl::Status UpdateJobLifecycle(Connection& db, int64_t id, const JobRecord& rec
   ASSIGN_OR_RETURN(CachedStatement stmt, db.Prepare(kUpdateLifecycle));
   RETURN_IF_ERROR(stmt->BindAll(id, std::string(JobStateName(record.state)), record.started_at_ms,
                                 record.finished_at_ms, record.worker_id, record.output_dir,
-                                record.error, record.exit_code));
+                                record.error, record.exit_code, record.retries,
+                                AttemptsToJson(record.attempts)));
   return stmt->Run();
 }
 

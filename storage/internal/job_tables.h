@@ -30,7 +30,7 @@ absl::StatusOr<std::optional<JobRecord>> SelectJob(Connection& db, int64_t id);
 absl::StatusOr<std::vector<JobRecord>> SelectJobs(Connection& db, const JobFilter& filter);
 absl::StatusOr<bool> JobExists(Connection& db, int64_t id);
 // Writes the fields TransitionJob may change: state, started/finished times, worker_id,
-// output_dir, error, exit_code.
+// output_dir, error, exit_code, retries, attempts.
 absl::Status UpdateJobLifecycle(Connection& db, int64_t id, const JobRecord& record);
 absl::StatusOr<TrainingMetrics> SelectMetrics(Connection& db, int64_t id);
 absl::Status UpdateMetrics(Connection& db, int64_t id, const TrainingMetrics& metrics);

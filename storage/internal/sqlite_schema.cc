@@ -50,8 +50,50 @@ CREATE TABLE checkpoints (
 ) WITHOUT ROWID;
 )sql";
 
+// Version 2 (issue 5): the lifecycle's SCHEDULED / PREEMPTED / RETRYING states, the
+// submitting user, the resource request, the retry count and the attempt history. SQLite
+// cannot change a CHECK constraint in place, so the jobs table is rebuilt as in SQLite's
+// "making other kinds of table schema changes" procedure; Migrate runs with foreign keys off
+// (SqliteJobStore enables them afterwards), so dropping the old table cascades nowhere.
+constexpr char kSchemaV2[] = R"sql(
+CREATE TABLE jobs_v2 (
+  id             INTEGER PRIMARY KEY AUTOINCREMENT,
+  name           TEXT    NOT NULL,
+  task           TEXT    NOT NULL,
+  state          TEXT    NOT NULL CHECK (state IN
+                   ('QUEUED', 'SCHEDULED', 'RUNNING', 'SUCCEEDED', 'FAILED', 'CANCELLED',
+                    'PREEMPTED', 'RETRYING')),
+  spec_yaml      TEXT    NOT NULL,
+  priority       INTEGER NOT NULL,
+  request_id     TEXT    UNIQUE CHECK (request_id IS NULL OR request_id <> ''),
+  output_dir     TEXT    NOT NULL DEFAULT '',
+  created_at_ms  INTEGER NOT NULL,
+  started_at_ms  INTEGER NOT NULL DEFAULT 0,
+  finished_at_ms INTEGER NOT NULL DEFAULT 0,
+  error          TEXT    NOT NULL DEFAULT '',
+  worker_id      TEXT    NOT NULL DEFAULT '',
+  exit_code      INTEGER,
+  metrics_json   TEXT    NOT NULL DEFAULT '{}',
+  user           TEXT    NOT NULL DEFAULT '',
+  resources_json TEXT    NOT NULL DEFAULT '{}',
+  retries        INTEGER NOT NULL DEFAULT 0,
+  attempts_json  TEXT    NOT NULL DEFAULT '[]'
+);
+INSERT INTO jobs_v2 (id, name, task, state, spec_yaml, priority, request_id, output_dir,
+                     created_at_ms, started_at_ms, finished_at_ms, error, worker_id, exit_code,
+                     metrics_json)
+  SELECT id, name, task, state, spec_yaml, priority, request_id, output_dir, created_at_ms,
+         started_at_ms, finished_at_ms, error, worker_id, exit_code, metrics_json FROM jobs;
+UPDATE sqlite_sequence SET seq = (SELECT seq FROM sqlite_sequence WHERE name = 'jobs')
+  WHERE name = 'jobs_v2' AND EXISTS (SELECT 1 FROM sqlite_sequence WHERE name = 'jobs');
+DROP TABLE jobs;
+ALTER TABLE jobs_v2 RENAME TO jobs;
+CREATE INDEX jobs_by_state ON jobs (state, id);
+)sql";
+
 constexpr Migration kMigrations[] = {
     {1, kSchemaV1},
+    {2, kSchemaV2},
 };
 
 absl::Status CheckMigrationList(absl::Span<const Migration> migrations) {

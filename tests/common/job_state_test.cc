@@ -9,8 +9,7 @@
 namespace lmtrain {
 namespace {
 
-constexpr JobState kAll[] = {JobState::kQueued, JobState::kRunning, JobState::kSucceeded,
-                             JobState::kFailed, JobState::kCancelled};
+constexpr const auto& kAll = kAllJobStates;
 
 TEST(JobStateTest, NamesRoundTrip) {
   for (JobState s : kAll) {
@@ -21,6 +20,10 @@ TEST(JobStateTest, NamesRoundTrip) {
   EXPECT_EQ(JobStateName(JobState::kSucceeded), "SUCCEEDED");
   EXPECT_EQ(JobStateName(JobState::kFailed), "FAILED");
   EXPECT_EQ(JobStateName(JobState::kCancelled), "CANCELLED");
+  EXPECT_EQ(JobStateName(JobState::kScheduled), "SCHEDULED");
+  EXPECT_EQ(JobStateName(JobState::kPreempted), "PREEMPTED");
+  EXPECT_EQ(JobStateName(JobState::kRetrying), "RETRYING");
+  EXPECT_EQ(std::size(kAll), 8u);
 }
 
 TEST(JobStateTest, UnknownNamesDoNotParse) {
@@ -37,14 +40,24 @@ TEST(JobStateTest, TerminalStates) {
   EXPECT_TRUE(IsTerminal(JobState::kSucceeded));
   EXPECT_TRUE(IsTerminal(JobState::kFailed));
   EXPECT_TRUE(IsTerminal(JobState::kCancelled));
+  EXPECT_FALSE(IsTerminal(JobState::kScheduled));
+  EXPECT_FALSE(IsTerminal(JobState::kPreempted));
+  EXPECT_FALSE(IsTerminal(JobState::kRetrying));
 }
 
-// The edges of the diagram in job_state.h, and nothing else, over all 25 ordered pairs.
+// The edges of the diagram in job_state.h, and nothing else, over all 64 ordered pairs.
 TEST(JobStateTest, ExactlyTheDiagramsTransitionsAreAllowed) {
+  using S = JobState;
   const std::set<std::pair<JobState, JobState>> allowed = {
-      {JobState::kQueued, JobState::kRunning}, {JobState::kQueued, JobState::kCancelled},
-      {JobState::kQueued, JobState::kFailed},  {JobState::kRunning, JobState::kSucceeded},
-      {JobState::kRunning, JobState::kFailed}, {JobState::kRunning, JobState::kCancelled},
+      {S::kQueued, S::kScheduled},    {S::kQueued, S::kCancelled},
+      {S::kQueued, S::kFailed},       {S::kScheduled, S::kRunning},
+      {S::kScheduled, S::kPreempted}, {S::kScheduled, S::kRetrying},
+      {S::kScheduled, S::kFailed},    {S::kScheduled, S::kCancelled},
+      {S::kRunning, S::kSucceeded},   {S::kRunning, S::kFailed},
+      {S::kRunning, S::kCancelled},   {S::kRunning, S::kPreempted},
+      {S::kRunning, S::kRetrying},    {S::kPreempted, S::kQueued},
+      {S::kPreempted, S::kCancelled}, {S::kRetrying, S::kQueued},
+      {S::kRetrying, S::kFailed},     {S::kRetrying, S::kCancelled},
   };
   for (JobState from : kAll) {
     for (JobState to : kAll) {

@@ -58,6 +58,10 @@ NewJob MakeJob(const std::string& name, int64_t created_at_ms = 1000,
   job.spec_yaml = "model: tiny-gpt2\ntraining:\n  max_steps: 10\n";
   job.priority = 3;
   job.request_id = request_id;
+  job.user = "alice";
+  job.resources.workers = 2;
+  job.resources.selector = {{"gpu", "h100"}};
+  job.resources.max_retries = 5;
   job.created_at_ms = created_at_ms;
   return job;
 }
@@ -162,8 +166,10 @@ TEST_P(JobStoreContractTest, ListJobsFiltersByStateNewestFirstWithLimit) {
   for (int i = 0; i < 4; ++i) {
     ASSERT_OK_AND_ASSIGN(ids.emplace_back(), store_->CreateJob(MakeJob("j", 1000 + i)));
   }
-  ASSERT_OK(store_->TransitionJob(ids[1], To(JobState::kRunning, 2000)));
-  ASSERT_OK(store_->TransitionJob(ids[3], To(JobState::kRunning, 2000)));
+  for (int i : {1, 3}) {
+    ASSERT_OK(store_->TransitionJob(ids[i], To(JobState::kScheduled, 1900)));
+    ASSERT_OK(store_->TransitionJob(ids[i], To(JobState::kRunning, 2000)));
+  }
   ASSERT_OK(store_->TransitionJob(ids[0], To(JobState::kCancelled, 2000)));
 
   auto list = [&](std::vector<JobState> states, int limit) {
@@ -199,6 +205,12 @@ TEST_P(JobStoreContractTest, ListingRejectsNonPositiveLimits) {
 
 TEST_P(JobStoreContractTest, TransitionsSetTimesAndGivenFields) {
   ASSERT_OK_AND_ASSIGN(std::string id, store_->CreateJob(MakeJob("run")));
+  JobTransition schedule = To(JobState::kScheduled, 1900, "placed");
+  schedule.attempts = std::vector<AttemptRecord>{{1, {"worker-1", "worker-2"}, 1900, 0, ""}};
+  ASSERT_OK_AND_ASSIGN(JobRecord scheduled, store_->TransitionJob(id, schedule));
+  EXPECT_EQ(scheduled.started_at_ms, 0);
+  ASSERT_EQ(scheduled.attempts.size(), 1u);
+  EXPECT_EQ(scheduled.attempts[0], schedule.attempts->at(0));
   JobTransition dispatch = To(JobState::kRunning, 2000, "dispatched");
   dispatch.worker_id = "worker-1";
   dispatch.output_dir = "/runs/1";
@@ -208,16 +220,21 @@ TEST_P(JobStoreContractTest, TransitionsSetTimesAndGivenFields) {
   EXPECT_EQ(running.finished_at_ms, 0);
   EXPECT_EQ(running.worker_id, "worker-1");
   EXPECT_EQ(running.output_dir, "/runs/1");
+  EXPECT_EQ(running.attempts, scheduled.attempts);  // Unset optionals leave fields alone.
   ASSERT_OK_AND_ASSIGN(JobRecord stored, store_->GetJob(id));
   EXPECT_EQ(Describe(stored), Describe(running));
 
   JobTransition done = To(JobState::kSucceeded, 3000, "exited");
   done.exit_code = 0;
+  done.retries = 2;
+  done.attempts = std::vector<AttemptRecord>{{1, {"worker-1", "worker-2"}, 1900, 3000, "ok"}};
   ASSERT_OK_AND_ASSIGN(JobRecord succeeded, store_->TransitionJob(id, done));
   EXPECT_EQ(succeeded.started_at_ms, 2000);
   EXPECT_EQ(succeeded.finished_at_ms, 3000);
   EXPECT_EQ(succeeded.exit_code, 0);
   EXPECT_EQ(succeeded.worker_id, "worker-1");  // Unset optionals leave fields alone.
+  EXPECT_EQ(succeeded.retries, 2);
+  EXPECT_EQ(succeeded.attempts, *done.attempts);
   ASSERT_OK_AND_ASSIGN(stored, store_->GetJob(id));
   EXPECT_EQ(Describe(stored), Describe(succeeded));
 }
@@ -238,16 +255,19 @@ TEST_P(JobStoreContractTest, QueuedJobCanFailOrBeCancelledWithoutStarting) {
 
 TEST_P(JobStoreContractTest, DisallowedTransitionChangesNothing) {
   ASSERT_OK_AND_ASSIGN(std::string done, store_->CreateJob(MakeJob("done")));
+  ASSERT_OK(store_->TransitionJob(done, To(JobState::kScheduled, 1900)));
   ASSERT_OK(store_->TransitionJob(done, To(JobState::kRunning, 2000)));
   ASSERT_OK(store_->TransitionJob(done, To(JobState::kSucceeded, 3000)));
   ASSERT_OK_AND_ASSIGN(std::string queued, store_->CreateJob(MakeJob("queued")));
   ASSERT_OK_AND_ASSIGN(std::string running, store_->CreateJob(MakeJob("running")));
+  ASSERT_OK(store_->TransitionJob(running, To(JobState::kScheduled, 1900)));
   ASSERT_OK(store_->TransitionJob(running, To(JobState::kRunning, 2000)));
 
   const std::vector<std::pair<std::string, JobState>> refused = {
       {done, JobState::kRunning},     {done, JobState::kFailed},     {done, JobState::kCancelled},
       {done, JobState::kSucceeded},   {done, JobState::kQueued},     {queued, JobState::kQueued},
-      {queued, JobState::kSucceeded}, {running, JobState::kRunning}, {running, JobState::kQueued}};
+      {queued, JobState::kSucceeded}, {queued, JobState::kRunning},  {running, JobState::kRunning},
+      {running, JobState::kQueued},   {running, JobState::kScheduled}};
   for (const auto& [id, to] : refused) {
     SCOPED_TRACE(absl::StrCat("job ", id, " to ", std::string(JobStateName(to))));
     ASSERT_OK_AND_ASSIGN(JobRecord before, store_->GetJob(id));
@@ -265,18 +285,20 @@ TEST_P(JobStoreContractTest, DisallowedTransitionChangesNothing) {
 
 TEST_P(JobStoreContractTest, EventsAreGaplessFromOneAndIncludeStateChanges) {
   ASSERT_OK_AND_ASSIGN(std::string id, store_->CreateJob(MakeJob("e", 1000)));
+  ASSERT_OK(store_->TransitionJob(id, To(JobState::kScheduled, 1500, "placed")));
   ASSERT_OK(store_->TransitionJob(id, To(JobState::kRunning, 2000, "dispatched")));
   ASSERT_OK_AND_ASSIGN(int64_t last,
                        store_->AppendEvents(id, 2500, {Log("hello"), LogEvent{"stderr", "warn"}}));
-  EXPECT_EQ(last, 4);
+  EXPECT_EQ(last, 5);
   ASSERT_OK(store_->TransitionJob(id, To(JobState::kSucceeded, 3000, "exit 0")));
   ASSERT_OK_AND_ASSIGN(std::vector<EventRecord> events, store_->ListEvents(id, 0, 100));
   const std::string job = " job=" + id;
   EXPECT_THAT(Describe(events), ElementsAre("1" + job + " @1000 state QUEUED (submitted)",
-                                            "2" + job + " @2000 state RUNNING (dispatched)",
-                                            "3" + job + " @2500 log stdout: hello",
-                                            "4" + job + " @2500 log stderr: warn",
-                                            "5" + job + " @3000 state SUCCEEDED (exit 0)"));
+                                            "2" + job + " @1500 state SCHEDULED (placed)",
+                                            "3" + job + " @2000 state RUNNING (dispatched)",
+                                            "4" + job + " @2500 log stdout: hello",
+                                            "5" + job + " @2500 log stderr: warn",
+                                            "6" + job + " @3000 state SUCCEEDED (exit 0)"));
 }
 
 TEST_P(JobStoreContractTest, AppendEventsMergesMetricsAndAddsCheckpoints) {

@@ -72,6 +72,11 @@ TEST(SqliteJobStoreTest, DataSurvivesCloseAndReopen) {
   {
     ASSERT_OK_AND_ASSIGN(std::unique_ptr<SqliteJobStore> store, OpenStore(path));
     ASSERT_OK_AND_ASSIGN(id, store->CreateJob(MakeJob("durable")));
+    JobTransition schedule;
+    schedule.to = JobState::kScheduled;
+    schedule.time_ms = 1900;
+    schedule.attempts = std::vector<AttemptRecord>{{1, {"w1"}, 1900, 0, ""}};
+    ASSERT_OK(store->TransitionJob(id, schedule));
     JobTransition run;
     run.to = JobState::kRunning;
     run.time_ms = 2000;
@@ -94,6 +99,45 @@ TEST(SqliteJobStoreTest, DataSurvivesCloseAndReopen) {
   EXPECT_EQ(Describe(list), events);
   ASSERT_OK_AND_ASSIGN(std::string next, reopened->CreateJob(MakeJob("next")));
   EXPECT_EQ(next, "2");
+}
+
+// A file written by the first release (schema v1) opens with every job, event and
+// checkpoint intact, new fields at their defaults, and ids continuing after the old ones.
+TEST(SqliteJobStoreTest, MigratesVersion1FilesKeepingEverything) {
+  ScratchDir dir;
+  const std::string path = dir.File("jobs.db");
+  {
+    sqlite3* db = nullptr;
+    ASSERT_EQ(sqlite3_open(path.c_str(), &db), SQLITE_OK);
+    const std::string v1 = storage_internal::JobStoreMigrations()[0].sql;
+    const std::string rows =
+        "INSERT INTO jobs (id, name, task, state, spec_yaml, priority, created_at_ms, "
+        "worker_id) VALUES (7, 'old', 'clm', 'RUNNING', 'x: 1', 2, 1000, 'w1');"
+        "INSERT INTO events VALUES (7, 1, 1000, 'state_change', '{\"state\":\"QUEUED\",\"reason\":\"submitted\"}');"
+        "INSERT INTO checkpoints VALUES (7, 10, '/o/checkpoint-10', 1500);"
+        "PRAGMA user_version = 1;";
+    char* error = nullptr;
+    ASSERT_EQ(sqlite3_exec(db, (v1 + rows).c_str(), nullptr, nullptr, &error), SQLITE_OK)
+        << (error ? error : "");
+    sqlite3_close(db);
+  }
+  ASSERT_OK_AND_ASSIGN(std::unique_ptr<SqliteJobStore> store, OpenStore(path));
+  ASSERT_OK_AND_ASSIGN(JobRecord job, store->GetJob("7"));
+  EXPECT_EQ(job.state, JobState::kRunning);
+  EXPECT_EQ(job.worker_id, "w1");
+  EXPECT_EQ(job.user, "");
+  EXPECT_EQ(job.resources, JobResources{});
+  EXPECT_TRUE(job.attempts.empty());
+  ASSERT_EQ(job.checkpoints.size(), 1u);
+  ASSERT_OK_AND_ASSIGN(std::vector<EventRecord> events, store->ListEvents("7", 0, 10));
+  EXPECT_EQ(events.size(), 1u);
+  ASSERT_OK_AND_ASSIGN(std::string next, store->CreateJob(MakeJob("next")));
+  EXPECT_EQ(next, "8");
+  JobTransition schedule;
+  schedule.to = JobState::kScheduled;
+  schedule.time_ms = 3000;
+  ASSERT_OK(store->TransitionJob(next, schedule));  // The new states pass the CHECK.
+  EXPECT_EQ(RawQuery(path, "PRAGMA foreign_key_check"), "");
 }
 
 TEST(SqliteJobStoreTest, UsesWalModeAndLatestSchemaVersion) {
