@@ -20,6 +20,14 @@
 // - Limits: a user never has more than max_running_jobs running (0 = no limit).
 // - Determinism: the same snapshot and seed give the same decision (ties broken by a seeded
 //   hash of the job id, never by container order or addresses).
+// docs/scheduler.md walks through the policies and the explanations in Decision.waiting.
+//
+// Two forms share one implementation (server/scheduler/scheduling_pass.h):
+// - Scheduler (MakePolicyScheduler): stateless; each call indexes the whole snapshot, so it
+//   costs O(queued log queued) per call (tens of ms at 100k queued jobs).
+// - IncrementalScheduler: keeps the cluster state between events; the caller reports each event
+//   (job queued / finished / cancelled, worker joined / left) and asks for a decision, which
+//   examines only as many jobs as it needs (bounded by max_jobs_examined).
 //
 // Thread-compatible: Schedule() is const and may run concurrently on distinct snapshots.
 #pragma once
@@ -27,8 +35,11 @@
 #include <cstdint>
 #include <map>
 #include <memory>
+#include <set>
 #include <string>
 #include <vector>
+
+#include "absl/status/status.h"
 
 namespace lmtrain::scheduler {
 
@@ -97,7 +108,8 @@ struct Decision {
   // Every queued job not placed -> why it waits, in words a user understands:
   // "needs 2 slots on one worker; largest free block is 1", "behind 3 jobs of priority 80",
   // "user alice is at max_running_jobs (2)", "no worker matches selector gpu=h100",
-  // "waiting for 2 preempted jobs to checkpoint".
+  // "waiting for 2 preempted jobs to checkpoint". When SchedulerOptions::max_jobs_examined
+  // bounds the pass, only the jobs it examined have an entry (see there).
   std::map<std::string, std::string> waiting;
 };
 
@@ -106,6 +118,15 @@ struct SchedulerOptions {
   bool backfill = true;
   bool preemption = true;
   int64_t min_runtime_before_preemption_ms = 0;
+  // How many blocked jobs (first in order) reserve the workers they are closest to fitting on;
+  // later jobs never start on reserved workers. 1 is EASY backfill: only the head job's start is
+  // protected. 0 turns reservations off (small jobs may then starve a large one).
+  int max_reservations = 1;
+  // Bound on the queued jobs one pass examines (0: all). A bounded pass stops after that many
+  // jobs, or as soon as no unreserved slot is free and nothing could be preempted; jobs it did
+  // not reach get no Decision.waiting entry and are reconsidered on the next pass. Meant for
+  // IncrementalScheduler's per-event passes (see there); keep 0 for complete explanations.
+  int max_jobs_examined = 0;
 };
 
 class Scheduler {
@@ -116,5 +137,67 @@ class Scheduler {
 
 // The policy scheduler described above.
 std::unique_ptr<Scheduler> MakePolicyScheduler(const SchedulerOptions& options);
+
+namespace internal {
+class ClusterState;
+}  // namespace internal
+
+// IncrementalScheduler: the same policy over a standing cluster state, so that the decision after
+// one event costs O(jobs examined) instead of O(queue). The caller mirrors every change into it;
+// Schedule() then decides and commits its own decision: placed jobs become running (started at
+// now_ms), victims become preempting. The caller applies the decision and reports what happens
+// next (RemoveJob when a job exits for any reason, including after preemption; AddQueued again
+// when it is requeued).
+//
+//   AddQueued ──► queued ──Schedule──► running ──Schedule──► preempting
+//                   │                     │                      │
+//                   └──── RemoveJob ──────┴────── RemoveJob ─────┘ (slots back to the worker)
+//
+// Jobs whose request no connected worker set could ever satisfy (bad selector, too large, invalid)
+// are parked at AddQueued and return to the queue when UpsertWorker might make them fit; their
+// explanation appears in the next decision. Not thread-safe: one owner (the Dispatcher's mutex).
+class IncrementalScheduler {
+ public:
+  explicit IncrementalScheduler(const SchedulerOptions& options);
+  ~IncrementalScheduler();
+  IncrementalScheduler(const IncrementalScheduler&) = delete;
+  IncrementalScheduler& operator=(const IncrementalScheduler&) = delete;
+
+  // Replaces the whole state (users, workers, running and queued jobs) with the snapshot's.
+  void Reset(const ClusterSnapshot& snapshot);
+  void SetUser(const std::string& user, const UserPolicy& policy);
+  void SetDefaultUser(const UserPolicy& policy);
+  // Adds or replaces a worker; free_slots is taken as given (it should exclude running jobs).
+  void UpsertWorker(const WorkerSnapshot& worker);
+  // Running jobs on it stay until RemoveJob; remove them before the worker comes back.
+  void RemoveWorker(const std::string& worker_id);
+  // AlreadyExists when the id is queued, parked or running.
+  absl::Status AddQueued(const QueuedJob& job);
+  // A queued job is dropped; a running one gives its slots back. NotFound when unknown.
+  absl::Status RemoveJob(const std::string& job_id);
+  // A job asked to stop for another reason than this scheduler's decision. NotFound when not
+  // running.
+  absl::Status MarkPreempting(const std::string& job_id);
+
+  // One pass bounded by options.max_jobs_examined, committed to the state.
+  Decision Schedule(int64_t now_ms);
+  // One pass over every queued job (explains all of them), committed to the state.
+  Decision ScheduleAll(int64_t now_ms);
+
+  size_t queued() const;  // Parked jobs included.
+  size_t running() const;
+
+ private:
+  struct Parked {
+    QueuedJob job;
+    std::string why;
+  };
+  Decision Pass(int64_t now_ms, int max_jobs_examined);
+
+  const SchedulerOptions options_;
+  std::unique_ptr<internal::ClusterState> state_;
+  std::map<std::string, Parked> parked_;  // Jobs no present workers could run.
+  std::set<std::string> parked_news_;     // Parked since the last decision.
+};
 
 }  // namespace lmtrain::scheduler

@@ -1,0 +1,90 @@
+#include "server/scheduler/explain.h"
+
+#include <algorithm>
+
+#include "absl/strings/str_cat.h"
+
+namespace lmtrain::scheduler::internal {
+namespace {
+
+std::string Count(int n, const char* singular, const char* plural) {
+  return absl::StrCat(n, " ", n == 1 ? singular : plural);
+}
+
+std::string With(const std::string& selector_text) {
+  return selector_text.empty() ? "" : absl::StrCat(" with ", selector_text);
+}
+
+}  // namespace
+
+std::string WhyNeverFits(const WorkerPool& pool, const QueuedRec& job) {
+  std::string invalid = InvalidRequest(job);
+  if (!invalid.empty()) return invalid;
+  const int big_enough = pool.CountTotalAtLeast(job.selector, job.slots);
+  if (big_enough >= job.workers) return "";
+  const int largest = pool.LargestTotal(job.selector);
+  const std::string& selector = pool.SelectorText(job.selector);
+  return largest < 0 ? NoMatchingWorker(selector) : NeverFits(job, selector, largest, big_enough);
+}
+
+std::string InvalidRequest(const QueuedRec& job) {
+  if (job.workers < 1) {
+    return absl::StrCat("invalid resource request: workers must be >= 1 (got ", job.workers, ")");
+  }
+  if (job.slots < 1) {
+    return absl::StrCat("invalid resource request: slots_per_worker must be >= 1 (got ",
+                        job.slots, ")");
+  }
+  return "";
+}
+
+std::string NoMatchingWorker(const std::string& selector_text) {
+  if (selector_text.empty()) return "no workers are connected";
+  return absl::StrCat("no worker matches selector ", selector_text);
+}
+
+std::string NeverFits(const QueuedRec& job, const std::string& selector_text, int largest_total,
+                      int big_enough) {
+  if (job.workers == 1) {
+    return absl::StrCat("needs ", Count(job.slots, "slot", "slots"), " on one worker; the largest",
+                        " worker", With(selector_text), " has ", std::max(largest_total, 0));
+  }
+  return absl::StrCat("needs ", job.workers, " workers with ", Count(job.slots, "slot", "slots"),
+                      " each; only ", Count(big_enough, "worker", "workers"), With(selector_text),
+                      big_enough == 1 ? " has" : " have", " that many");
+}
+
+std::string AtRunningLimit(const std::string& user, int max_running_jobs) {
+  return absl::StrCat("user ", user, " is at max_running_jobs (", max_running_jobs, ")");
+}
+
+std::string NoRoom(const QueuedRec& job, const std::string& selector_text, int largest_free,
+                   int fitting) {
+  if (job.workers == 1) {
+    return absl::StrCat("needs ", Count(job.slots, "slot", "slots"), " on one worker",
+                        With(selector_text), "; largest free block is ", std::max(largest_free, 0));
+  }
+  return absl::StrCat("needs ", job.workers, " workers", With(selector_text), " with ",
+                      Count(job.slots, "free slot", "free slots"), " each; ",
+                      fitting == 0 ? "none has" : Count(fitting, "worker has", "workers have"),
+                      " that now");
+}
+
+std::string Behind(int jobs, int min_priority, int max_priority) {
+  std::string priority = min_priority == max_priority
+                             ? absl::StrCat("priority ", min_priority)
+                             : absl::StrCat("priority ", min_priority, " to ", max_priority);
+  return absl::StrCat("behind ", Count(jobs, "job", "jobs"), " of ", priority);
+}
+
+std::string WaitingForPreempted(int jobs) {
+  return absl::StrCat("waiting for ", Count(jobs, "preempted job", "preempted jobs"),
+                      " to checkpoint");
+}
+
+std::string ReservedSuffix(int workers) {
+  return absl::StrCat("; next in line: ", Count(workers, "worker", "workers"),
+                      " reserved for it");
+}
+
+}  // namespace lmtrain::scheduler::internal

@@ -1,0 +1,101 @@
+// IncrementalScheduler (declared in scheduler.h): a ClusterState kept current by events, plus the
+// parked jobs that no present worker set could run.
+#include <utility>
+
+#include "absl/strings/str_cat.h"
+#include "server/scheduler/cluster_state.h"
+#include "server/scheduler/explain.h"
+#include "server/scheduler/scheduler.h"
+#include "server/scheduler/scheduling_pass.h"
+
+namespace lmtrain::scheduler {
+
+IncrementalScheduler::IncrementalScheduler(const SchedulerOptions& options)
+    : options_(options), state_(std::make_unique<internal::ClusterState>(options.seed)) {}
+
+IncrementalScheduler::~IncrementalScheduler() = default;
+
+void IncrementalScheduler::Reset(const ClusterSnapshot& snapshot) {
+  state_ = std::make_unique<internal::ClusterState>(options_.seed);
+  parked_.clear();
+  parked_news_.clear();
+  ClusterSnapshot without_queue = snapshot;
+  without_queue.queued.clear();
+  state_->Load(without_queue);
+  for (const QueuedJob& job : snapshot.queued) AddQueued(job).IgnoreError();
+}
+
+void IncrementalScheduler::SetUser(const std::string& user, const UserPolicy& policy) {
+  state_->SetUser(user, policy);
+}
+
+void IncrementalScheduler::SetDefaultUser(const UserPolicy& policy) {
+  state_->SetDefaultUser(policy);
+}
+
+void IncrementalScheduler::UpsertWorker(const WorkerSnapshot& worker) {
+  const internal::WorkerPool& pool = state_->pool();
+  const int before = pool.Find(worker.id);
+  const int group_before = before >= 0 && pool.worker(before).present ? pool.worker(before).group
+                                                                       : -1;
+  state_->UpsertWorker(worker);
+  if (pool.worker(pool.Find(worker.id)).group == group_before) return;
+  // A new kind of worker (or one back): parked jobs may fit now.
+  std::map<std::string, Parked> parked = std::move(parked_);
+  parked_.clear();
+  for (auto& [id, entry] : parked) {
+    parked_news_.erase(id);
+    AddQueued(entry.job).IgnoreError();
+  }
+}
+
+void IncrementalScheduler::RemoveWorker(const std::string& worker_id) {
+  state_->RemoveWorker(worker_id);
+}
+
+absl::Status IncrementalScheduler::AddQueued(const QueuedJob& job) {
+  if (parked_.count(job.id) > 0) {
+    return absl::AlreadyExistsError(absl::StrCat("job ", job.id, " is already known"));
+  }
+  if (absl::Status added = state_->AddQueued(job); !added.ok()) return added;
+  std::string never = internal::WhyNeverFits(state_->pool(), *state_->queue().Find(job.id));
+  if (never.empty()) return absl::OkStatus();
+  state_->RemoveJob(job.id).IgnoreError();
+  parked_.emplace(job.id, Parked{job, std::move(never)});
+  parked_news_.insert(job.id);
+  return absl::OkStatus();
+}
+
+absl::Status IncrementalScheduler::RemoveJob(const std::string& job_id) {
+  if (parked_.erase(job_id) > 0) {
+    parked_news_.erase(job_id);
+    return absl::OkStatus();
+  }
+  return state_->RemoveJob(job_id);
+}
+
+absl::Status IncrementalScheduler::MarkPreempting(const std::string& job_id) {
+  return state_->MarkPreempting(job_id);
+}
+
+Decision IncrementalScheduler::Schedule(int64_t now_ms) {
+  return Pass(now_ms, options_.max_jobs_examined);
+}
+
+Decision IncrementalScheduler::ScheduleAll(int64_t now_ms) { return Pass(now_ms, 0); }
+
+Decision IncrementalScheduler::Pass(int64_t now_ms, int max_jobs_examined) {
+  Decision decision =
+      internal::RunSchedulingPass(state_.get(), options_, now_ms, max_jobs_examined);
+  for (const auto& [id, entry] : parked_) {
+    if (max_jobs_examined <= 0 || parked_news_.count(id) > 0) decision.waiting[id] = entry.why;
+  }
+  parked_news_.clear();
+  return decision;
+}
+
+size_t IncrementalScheduler::queued() const { return state_->queue().size() + parked_.size(); }
+
+size_t IncrementalScheduler::running() const { return state_->running().size(); }
+
+}  // namespace lmtrain::scheduler

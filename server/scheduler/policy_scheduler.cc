@@ -1,0 +1,23 @@
+#include "server/scheduler/policy_scheduler.h"
+
+#include <memory>
+
+#include "server/scheduler/cluster_state.h"
+#include "server/scheduler/scheduling_pass.h"
+
+namespace lmtrain::scheduler {
+namespace internal {
+
+Decision PolicyScheduler::Schedule(const ClusterSnapshot& snapshot) const {
+  ClusterState state(options_.seed);
+  state.Load(snapshot);
+  return RunSchedulingPass(&state, options_, snapshot.now_ms, options_.max_jobs_examined);
+}
+
+}  // namespace internal
+
+std::unique_ptr<Scheduler> MakePolicyScheduler(const SchedulerOptions& options) {
+  return std::make_unique<internal::PolicyScheduler>(options);
+}
+
+}  // namespace lmtrain::scheduler
