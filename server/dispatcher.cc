@@ -1,3 +1,5 @@
+// Dispatcher, part 1: worker registry, Sync, reports, cancel and leases. Scheduling passes
+// and the ends of attempts are in dispatcher_attempts.cc.
 #include "server/dispatcher.h"
 
 #include <algorithm>
@@ -19,45 +21,96 @@ std::string NewWorkerId(uint64_t counter) {
 
 }  // namespace
 
-Dispatcher::Dispatcher(JobStore* store, Clock* clock, EventHub* hub, Options options)
-    : store_(store), clock_(clock), hub_(hub), options_(std::move(options)) {}
+Dispatcher::Dispatcher(JobStore* store, Clock* clock, EventHub* hub,
+                       const scheduler::Scheduler* scheduler, Options options)
+    : store_(store),
+      clock_(clock),
+      hub_(hub),
+      scheduler_(scheduler),
+      options_(std::move(options)) {}
 
 absl::Status Dispatcher::Recover() {
-  ASSIGN_OR_RETURN(auto running, store_->ListJobs({{JobState::kRunning}, 1 << 30}));
   absl::MutexLock lock(&mu_);
+  ASSIGN_OR_RETURN(auto requeue,
+                   store_->ListJobs({{JobState::kPreempted, JobState::kRetrying}, 1 << 30}));
+  for (const JobRecord& job : requeue) {
+    RETURN_IF_ERROR(RequeueLocked(job.id, "requeued after a server restart"));
+  }
+  ASSIGN_OR_RETURN(auto holding,
+                   store_->ListJobs({{JobState::kScheduled, JobState::kRunning}, 1 << 30}));
   const int64_t deadline = clock_->NowMs() + options_.lease_timeout_ms;
-  for (const JobRecord& job : running) orphans_[job.id] = deadline;
+  for (const JobRecord& job : holding) {
+    Active& a = active_[job.id];
+    a.job = job;
+    a.attempt = job.attempts.empty() ? 1 : job.attempts.back().number;
+    a.gang.assign(job.resources.workers, "");
+    const int world = job.resources.workers * job.resources.slots_per_worker;
+    a.ranks.resize(world);
+    for (int r = 0; r < world; ++r) {
+      a.ranks[r].local_rank = r % job.resources.slots_per_worker;
+      a.ranks[r].started = job.state == JobState::kRunning;
+    }
+    a.orphan_deadline_ms = deadline;
+  }
+  dirty_ = true;
   return absl::OkStatus();
 }
 
 std::string Dispatcher::RegisterWorker(const WorkerInfo& info,
-                                       const std::vector<std::string>& running_job_ids) {
+                                       const std::vector<RankRef>& running) {
   absl::MutexLock lock(&mu_);
   std::string id = NewWorkerId(next_worker_++);
   Worker& w = workers_[id];
   w.info = info;
+  if (w.info.advertise_address.empty()) w.info.advertise_address = info.hostname;
   w.last_seen_ms = clock_->NowMs();
-  AttachLocked(id, running_job_ids);
+  SyncResult ignored;  // Stale ranks are stopped on the first Sync.
+  AttachLocked(id, running, &ignored);
+  dirty_ = true;
   return id;
 }
 
-void Dispatcher::AttachLocked(const std::string& worker_id,
-                              const std::vector<std::string>& job_ids) {
-  Worker& w = workers_[worker_id];
-  for (const std::string& job_id : job_ids) {
-    auto orphan = orphans_.find(job_id);
-    auto owner = job_worker_.find(job_id);
-    const bool ours = owner != job_worker_.end() && owner->second == worker_id;
-    if (orphan == orphans_.end() && !ours) continue;  // Not ours to claim.
-    if (orphan != orphans_.end()) orphans_.erase(orphan);
-    job_worker_[job_id] = worker_id;
-    w.running.insert(job_id);
+void Dispatcher::AttachLocked(const std::string& worker_id, const std::vector<RankRef>& running,
+                              SyncResult* result) {
+  for (const RankRef& ref : running) {
+    auto it = active_.find(ref.job_id);
+    const bool current = it != active_.end() && it->second.attempt == ref.attempt &&
+                         ref.rank >= 0 && ref.rank < static_cast<int>(it->second.ranks.size());
+    if (!current) {
+      result->stop.push_back(ref);  // Not an attempt we know: stop that rank only.
+      continue;
+    }
+    Active& a = it->second;
+    Rank& rank = a.ranks[ref.rank];
+    if (rank.worker_id.empty() && a.orphan_deadline_ms > 0) {  // Re-attach after a restart.
+      rank.worker_id = worker_id;
+      a.gang[ref.rank / a.job.resources.slots_per_worker] = worker_id;
+      if (ref.rank == 0 && a.master_port > 0) workers_[worker_id].ports_in_use.insert(a.master_port);
+      const bool all_claimed = std::all_of(a.ranks.begin(), a.ranks.end(), [](const Rank& r) {
+        return !r.worker_id.empty() || r.exit.has_value();
+      });
+      if (all_claimed) a.orphan_deadline_ms = 0;
+    }
+    if (rank.worker_id != worker_id || rank.exit.has_value()) {
+      result->stop.push_back(ref);
+      continue;
+    }
+    rank.delivered = true;
   }
 }
 
+int Dispatcher::UsedSlotsLocked(const std::string& worker_id) const {
+  int used = 0;
+  for (const auto& [id, a] : active_) {
+    for (const Rank& r : a.ranks) {
+      if (r.worker_id == worker_id && !r.exit.has_value()) ++used;
+    }
+  }
+  return used;
+}
+
 absl::StatusOr<SyncResult> Dispatcher::Sync(const std::string& worker_id,
-                                            const std::vector<std::string>& running_job_ids,
-                                            int free_slots) {
+                                            const std::vector<RankRef>& running) {
   absl::MutexLock lock(&mu_);
   SyncResult result;
   auto it = workers_.find(worker_id);
@@ -66,116 +119,167 @@ absl::StatusOr<SyncResult> Dispatcher::Sync(const std::string& worker_id,
     return result;
   }
   it->second.last_seen_ms = clock_->NowMs();
-  AttachLocked(worker_id, running_job_ids);
-  for (const std::string& job_id : it->second.running) {
-    if (cancel_requested_.contains(job_id)) result.cancel_job_ids.push_back(job_id);
+  AttachLocked(worker_id, running, &result);
+  SchedulePassLocked();
+  std::set<RankRef> stop(result.stop.begin(), result.stop.end());
+  for (const auto& [job_id, a] : active_) {
+    for (size_t r = 0; r < a.ranks.size(); ++r) {
+      const Rank& rank = a.ranks[r];
+      if (rank.worker_id != worker_id || rank.exit.has_value()) continue;
+      if (a.stopping()) {
+        if (rank.delivered) stop.insert(RankRef{job_id, static_cast<int>(r), a.attempt});
+        continue;
+      }
+      if (rank.delivered) continue;
+      JobAssignment out;  // Re-sent on every Sync until the worker acknowledges it.
+      out.job_id = job_id;
+      out.spec_yaml = a.job.spec_yaml;
+      out.output_dir = a.job.output_dir;
+      out.attempt = a.attempt;
+      out.rank = static_cast<int>(r);
+      out.world_size = static_cast<int>(a.ranks.size());
+      out.local_rank = rank.local_rank;
+      out.master_addr = a.master_addr;
+      out.master_port = a.master_port;
+      out.resume = a.attempt > 1;
+      result.assignments.push_back(std::move(out));
+    }
   }
-  if (free_slots > 0) {
-    ASSIGN_OR_RETURN(result.assignments, PlaceLocked(worker_id, free_slots));
-  }
+  result.stop.assign(stop.begin(), stop.end());
   return result;
 }
 
-absl::StatusOr<std::vector<JobAssignment>> Dispatcher::PlaceLocked(const std::string& worker_id,
-                                                                   int free_slots) {
-  ASSIGN_OR_RETURN(auto queued, store_->ListJobs({{JobState::kQueued}, 1 << 30}));
-  std::sort(queued.begin(), queued.end(), [](const JobRecord& a, const JobRecord& b) {
-    if (a.priority != b.priority) return a.priority > b.priority;
-    return std::stoll(a.id) < std::stoll(b.id);
-  });
-  std::vector<JobAssignment> out;
-  for (const JobRecord& job : queued) {
-    if (static_cast<int>(out.size()) >= free_slots) break;
-    JobTransition t;
-    t.to = JobState::kRunning;
-    t.time_ms = clock_->NowMs();
-    t.reason = absl::StrCat("assigned to worker ", worker_id);
-    t.worker_id = worker_id;
-    t.output_dir = absl::StrCat(options_.artifacts_dir, "/jobs/", job.id);
-    auto moved = store_->TransitionJob(job.id, t);
-    if (absl::IsFailedPrecondition(moved.status())) continue;  // Cancelled meanwhile.
-    if (!moved.ok()) return moved.status();
-    job_worker_[job.id] = worker_id;
-    workers_[worker_id].running.insert(job.id);
-    out.push_back({job.id, moved->spec_yaml, moved->output_dir, 1});
-    hub_->Bump(job.id);
-  }
-  return out;
-}
-
-absl::StatusOr<bool> Dispatcher::ReportEvents(const std::string& worker_id,
-                                              const std::string& job_id,
+absl::StatusOr<bool> Dispatcher::ReportEvents(const std::string& worker_id, const RankRef& ref,
                                               const std::vector<WorkerReport>& reports) {
   absl::MutexLock lock(&mu_);
-  auto owner = job_worker_.find(job_id);
-  if (owner == job_worker_.end() || owner->second != worker_id) {
-    RETURN_IF_ERROR(store_->GetJob(job_id).status());
-    return absl::PermissionDeniedError(
-        absl::StrCat("job ", job_id, " is not assigned to worker ", worker_id));
+  if (!workers_.contains(worker_id)) {
+    // Not a judgement on the rank: the server restarted or the lease ran out. The worker
+    // keeps the reports and re-registers, which re-attaches or stops the rank.
+    return absl::UnavailableError(
+        absl::StrCat("worker ", worker_id, " is not registered; register again"));
   }
+  auto it = active_.find(ref.job_id);
+  const bool current = it != active_.end() && it->second.attempt == ref.attempt &&
+                       ref.rank >= 0 && ref.rank < static_cast<int>(it->second.ranks.size()) &&
+                       it->second.ranks[ref.rank].worker_id == worker_id &&
+                       !it->second.ranks[ref.rank].exit.has_value();
+  if (!current) {
+    RETURN_IF_ERROR(store_->GetJob(ref.job_id).status());
+    return absl::FailedPreconditionError(
+        absl::StrCat("job ", ref.job_id, " rank ", ref.rank, " attempt ", ref.attempt,
+                     " is not running on worker ", worker_id));
+  }
+  Active& a = it->second;
+  a.ranks[ref.rank].delivered = true;
   std::vector<EventPayload> events;
-  const JobExitedReport* exit = nullptr;
+  std::optional<JobExitedReport> exit;
   for (const WorkerReport& r : reports) {
-    if (auto* m = std::get_if<TrainingMetrics>(&r)) events.push_back(*m);
-    if (auto* c = std::get_if<CheckpointRecord>(&r)) events.push_back(*c);
-    if (auto* l = std::get_if<LogEvent>(&r)) events.push_back(*l);
-    if (auto* s = std::get_if<JobStartedReport>(&r)) {
-      events.push_back(LogEvent{"server", absl::StrCat("lm-train started, pid ", s->pid)});
+    if (auto* e = std::get_if<JobExitedReport>(&r)) {
+      exit = *e;
+    } else {
+      ApplyReportLocked(a, ref.rank, r, &events);
     }
-    if (auto* e = std::get_if<JobExitedReport>(&r)) exit = e;
   }
   if (!events.empty()) {
-    RETURN_IF_ERROR(store_->AppendEvents(job_id, clock_->NowMs(), events).status());
+    RETURN_IF_ERROR(store_->AppendEvents(ref.job_id, clock_->NowMs(), events).status());
   }
-  if (exit != nullptr) RETURN_IF_ERROR(FinishLocked(job_id, *exit));
-  hub_->Bump(job_id);
-  return cancel_requested_.contains(job_id);
+  const bool stop = a.stopping();
+  if (exit.has_value()) {
+    RankExit ended{exit->exit_code, exit->signal, exit->error, false, exit->cancelled};
+    RankEndedLocked(a, ref.rank, std::move(ended));
+    MaybeFinishAttemptLocked(ref.job_id);  // May erase `a`.
+  }
+  hub_->Bump(ref.job_id);
+  return stop;
 }
 
-absl::Status Dispatcher::FinishLocked(const std::string& job_id, const JobExitedReport& exit) {
+void Dispatcher::ApplyReportLocked(Active& a, int rank, const WorkerReport& report,
+                                   std::vector<EventPayload>* events) {
+  const bool gang = a.ranks.size() > 1;
+  if (auto* s = std::get_if<JobStartedReport>(&report)) {
+    a.ranks[rank].started = true;
+    events->push_back(LogEvent{"server", absl::StrCat("lm-train started", gang ? " rank " : "",
+                                                      gang ? absl::StrCat(rank) : "", ", pid ",
+                                                      s->pid, ", attempt ", a.attempt)});
+    if (a.job.state == JobState::kScheduled) {
+      JobTransition t;
+      t.to = JobState::kRunning;
+      t.time_ms = clock_->NowMs();
+      t.reason = absl::StrCat("lm-train started on worker ", a.ranks[rank].worker_id,
+                              " (attempt ", a.attempt, ")");
+      auto moved = store_->TransitionJob(a.job.id, t);
+      if (moved.ok()) a.job.state = JobState::kRunning;
+    }
+    return;
+  }
+  if (rank != 0) {  // Rank 0 speaks for the gang; other ranks only log.
+    if (auto* l = std::get_if<LogEvent>(&report)) {
+      events->push_back(LogEvent{l->stream, absl::StrCat("[rank ", rank, "] ", l->text)});
+    }
+    return;
+  }
+  if (auto* m = std::get_if<TrainingMetrics>(&report)) events->push_back(*m);
+  if (auto* c = std::get_if<CheckpointRecord>(&report)) events->push_back(*c);
+  if (auto* l = std::get_if<LogEvent>(&report)) events->push_back(*l);
+}
+
+void Dispatcher::RankEndedLocked(Active& a, int rank, RankExit exit) {
+  const bool own_failure = exit.lost || (exit.exit_code != 0 && !exit.stopped_by_us);
+  if (own_failure && !a.first_failed.has_value() && !a.cancel && !a.preempt) {
+    a.first_failed = rank;
+  }
+  a.ranks[rank].exit = std::move(exit);
+  StopAttemptLocked(a);
+}
+
+absl::StatusOr<JobState> Dispatcher::Cancel(const std::string& job_id, const std::string& reason) {
+  absl::MutexLock lock(&mu_);
+  const std::string why = reason.empty() ? "cancelled by user" : reason;
+  auto it = active_.find(job_id);
+  if (it != active_.end()) {
+    Active& a = it->second;
+    if (!a.cancel) {
+      a.cancel = true;
+      a.cancel_reason = why;
+    }
+    StopAttemptLocked(a);
+    const JobState state = a.job.state;
+    MaybeFinishAttemptLocked(job_id);
+    hub_->Bump(EventHub::kWorkKey);
+    auto job = store_->GetJob(job_id);
+    return job.ok() ? job->state : state;
+  }
+  ASSIGN_OR_RETURN(JobRecord job, store_->GetJob(job_id));
+  if (IsTerminal(job.state)) {
+    return absl::FailedPreconditionError(
+        absl::StrCat("job ", job_id, " already ", std::string(JobStateName(job.state))));
+  }
   JobTransition t;
+  t.to = JobState::kCancelled;
   t.time_ms = clock_->NowMs();
-  t.exit_code = exit.exit_code;
-  if (exit.cancelled || cancel_requested_.contains(job_id)) {
-    t.to = JobState::kCancelled;
-    t.reason = "cancelled by user";
-  } else if (exit.exit_code == 0) {
-    t.to = JobState::kSucceeded;
-    t.reason = "lm-train exited with code 0";
-  } else {
-    t.to = JobState::kFailed;
-    t.reason = exit.signal != 0 ? absl::StrCat("lm-train killed by signal ", exit.signal)
-                                : absl::StrCat("lm-train exited with code ", exit.exit_code);
-    t.error = exit.error.empty() ? t.reason : exit.error;
-  }
-  auto moved = store_->TransitionJob(job_id, t);
-  if (!moved.ok() && !absl::IsFailedPrecondition(moved.status())) return moved.status();
-  auto owner = job_worker_.find(job_id);
-  if (owner != job_worker_.end()) {
-    auto w = workers_.find(owner->second);
-    if (w != workers_.end()) w->second.running.erase(job_id);
-    job_worker_.erase(owner);
-  }
-  cancel_requested_.erase(job_id);
-  hub_->Bump(EventHub::kWorkKey);  // A slot is free: others may be placed.
-  return absl::OkStatus();
-}
-
-void Dispatcher::RequestCancel(const std::string& job_id) {
-  {
-    absl::MutexLock lock(&mu_);
-    cancel_requested_.insert(job_id);
-  }
-  hub_->Bump(EventHub::kWorkKey);
-}
-
-void Dispatcher::FailLostJobLocked(const std::string& job_id, const std::string& why) {
-  JobExitedReport exit;
-  exit.exit_code = -1;
-  exit.error = why;
-  absl::Status s = FinishLocked(job_id, exit);
-  (void)s;  // The job may already be terminal; nothing else to do.
+  t.reason = why;
+  ASSIGN_OR_RETURN(JobRecord moved, store_->TransitionJob(job_id, t));
+  waiting_.erase(job_id);
+  dirty_ = true;
   hub_->Bump(job_id);
+  hub_->Bump(EventHub::kWorkKey);
+  return moved.state;
+}
+
+void Dispatcher::LoseWorkerLocked(const std::string& worker_id, const std::string& why) {
+  std::vector<std::string> touched;
+  for (auto& [job_id, a] : active_) {
+    for (size_t r = 0; r < a.ranks.size(); ++r) {
+      if (a.ranks[r].worker_id != worker_id || a.ranks[r].exit.has_value()) continue;
+      RankExit lost;
+      lost.exit_code = -1;
+      lost.lost = true;
+      lost.error = why;
+      RankEndedLocked(a, static_cast<int>(r), std::move(lost));
+      touched.push_back(job_id);
+    }
+  }
+  for (const std::string& job_id : touched) MaybeFinishAttemptLocked(job_id);
 }
 
 void Dispatcher::ExpireLeases() {
@@ -186,34 +290,57 @@ void Dispatcher::ExpireLeases() {
     if (now - w.last_seen_ms > options_.lease_timeout_ms) dead.push_back(id);
   }
   for (const std::string& id : dead) {
-    std::vector<std::string> jobs(workers_[id].running.begin(), workers_[id].running.end());
-    for (const std::string& job_id : jobs) {
-      FailLostJobLocked(job_id, absl::StrCat("worker ", id, " lost (no heartbeat for ",
-                                             options_.lease_timeout_ms, " ms)"));
-    }
+    LoseWorkerLocked(id, absl::StrCat("worker ", id, " lost (no heartbeat for ",
+                                      options_.lease_timeout_ms, " ms)"));
     workers_.erase(id);
+    dirty_ = true;
   }
-  std::vector<std::string> expired;
-  for (const auto& [job_id, deadline] : orphans_) {
-    if (now > deadline) expired.push_back(job_id);
+  std::vector<std::string> orphans;
+  for (const auto& [job_id, a] : active_) {
+    if (a.orphan_deadline_ms > 0 && now > a.orphan_deadline_ms) orphans.push_back(job_id);
   }
-  for (const std::string& job_id : expired) {
-    orphans_.erase(job_id);
-    FailLostJobLocked(job_id, "worker lost: no worker re-attached the job after a restart");
+  for (const std::string& job_id : orphans) {
+    Active& a = active_[job_id];
+    a.orphan_deadline_ms = 0;
+    for (size_t r = 0; r < a.ranks.size(); ++r) {
+      if (!a.ranks[r].worker_id.empty() || a.ranks[r].exit.has_value()) continue;
+      RankExit lost;
+      lost.exit_code = -1;
+      lost.lost = true;
+      lost.error = "worker lost: no worker re-attached the job after a server restart";
+      RankEndedLocked(a, static_cast<int>(r), std::move(lost));
+    }
+    MaybeFinishAttemptLocked(job_id);
   }
+  SchedulePassLocked();
+  if (!dead.empty() || !orphans.empty()) hub_->Bump(EventHub::kWorkKey);
 }
 
 std::vector<WorkerStatus> Dispatcher::ListWorkers() {
   absl::MutexLock lock(&mu_);
   std::vector<WorkerStatus> out;
   for (const auto& [id, w] : workers_) {
-    WorkerStatus s{id, w.info, w.last_seen_ms, {w.running.begin(), w.running.end()}};
+    WorkerStatus s{id, w.info, w.last_seen_ms, UsedSlotsLocked(id), {}};
+    for (const auto& [job_id, a] : active_) {
+      for (const Rank& r : a.ranks) {
+        if (r.worker_id == id && !r.exit.has_value()) {
+          s.running_job_ids.push_back(job_id);
+          break;
+        }
+      }
+    }
     std::sort(s.running_job_ids.begin(), s.running_job_ids.end());
     out.push_back(std::move(s));
   }
   std::sort(out.begin(), out.end(),
             [](const WorkerStatus& a, const WorkerStatus& b) { return a.id < b.id; });
   return out;
+}
+
+std::string Dispatcher::WaitingReason(const std::string& job_id) {
+  absl::MutexLock lock(&mu_);
+  auto it = waiting_.find(job_id);
+  return it == waiting_.end() ? "" : it->second;
 }
 
 }  // namespace lmtrain

@@ -1,34 +1,49 @@
-// Dispatcher: the worker registry and job placement of lm-server. No gRPC or SQLite types:
-// it talks to a JobStore, a Clock and an EventHub given at construction (not owned).
+// Dispatcher: the worker registry, leases and job placement of lm-server. No gRPC or SQLite
+// types: it talks to a JobStore, a Clock, an EventHub and a Scheduler given at construction
+// (not owned).
 //
-// Workers register, then call Sync() as heartbeat + request for work. A worker holds a lease
-// while it syncs; ExpireLeases() (called periodically) drops workers silent for longer than
-// lease_timeout_ms and fails their running jobs (cancelled ones become CANCELLED).
+// Workers register (slots, labels, rendezvous ports), then call Sync() as heartbeat and
+// request for work; a worker silent for longer than lease_timeout_ms loses its lease and
+// every rank it ran counts as lost. Placement is the Scheduler's (server/scheduler): each
+// pass turns a snapshot of workers, active and queued jobs into placements (QUEUED ->
+// SCHEDULED, one Assignment per rank, delivered on the workers' next Sync until they
+// acknowledge it), preemptions and waiting reasons.
 //
-// Job placement (this version): QUEUED jobs by priority (high first), then submit order,
-// onto any worker with a free slot. A worker's job events (started, metrics, checkpoints,
-// logs, exit) arrive through ReportEvents and are written to the store.
+// An attempt is one placement of a job on a gang of workers: ranks = workers x
+// slots_per_worker lm-train processes that rendezvous at rank 0's worker (its
+// advertise_address and a port from its rendezvous range). The attempt ends when every rank
+// has exited or been lost; attempt_outcome.h decides the job's next state. When one rank
+// fails, is lost, or the job is cancelled or preempted, the other ranks are stopped first
+// (they appear in SyncResult::stop), so a requeued attempt never overlaps the old.
+// PREEMPTED and RETRYING jobs are requeued at once (attempt N+1 resumes from the latest
+// checkpoint: Assignment.resume).
 //
-// After a server restart, Recover() adopts RUNNING jobs as "orphans": a worker that
-// re-registers (or syncs) listing one of them re-attaches it; orphans nobody claims within
-// the lease timeout fail with "worker lost".
+// Server restart: Recover() requeues PREEMPTED/RETRYING jobs and adopts SCHEDULED/RUNNING
+// ones as orphans; workers re-register listing the ranks they still run, which re-attaches
+// them. Ranks nobody claims within the lease timeout are lost (the attempt is retried).
+// A worker reporting a rank of an attempt that is not current is told to stop it.
 //
-// Thread-safe: one mutex guards the registry; store calls happen under it so placement is
-// serialised (two workers never receive the same job).
+// Thread-safe: one mutex guards the registry; store calls happen under it, so decisions and
+// their application are serialised (two workers never receive the same rank).
 #pragma once
 
 #include <cstdint>
+#include <map>
+#include <optional>
 #include <set>
 #include <string>
+#include <tuple>
+#include <utility>
 #include <variant>
 #include <vector>
 
 #include "absl/container/flat_hash_map.h"
-#include "absl/container/flat_hash_set.h"
 #include "absl/status/statusor.h"
 #include "absl/synchronization/mutex.h"
 #include "common/clock.h"
+#include "server/attempt_outcome.h"
 #include "server/event_hub.h"
+#include "server/scheduler/scheduler.h"
 #include "storage/job_store.h"
 
 namespace lmtrain {
@@ -44,6 +59,20 @@ struct WorkerInfo {
   std::string hostname;
   int slots = 1;
   std::vector<DeviceInfo> devices;
+  std::map<std::string, std::string> labels;
+  std::string advertise_address;  // Empty: hostname.
+  int rendezvous_port_base = 29500;
+  int rendezvous_port_count = 100;
+};
+
+// One lm-train process of an attempt, as a worker names it.
+struct RankRef {
+  std::string job_id;
+  int rank = 0;
+  int attempt = 0;
+  bool operator<(const RankRef& o) const {
+    return std::tie(job_id, rank, attempt) < std::tie(o.job_id, o.rank, o.attempt);
+  }
 };
 
 struct JobAssignment {
@@ -51,22 +80,30 @@ struct JobAssignment {
   std::string spec_yaml;
   std::string output_dir;
   int attempt = 1;
+  int rank = 0;
+  int world_size = 1;
+  int local_rank = 0;
+  std::string master_addr;
+  int master_port = 0;  // 0: single process, no rendezvous.
+  bool resume = false;  // Continue from the newest complete checkpoint, if any.
 };
 
 struct SyncResult {
   std::vector<JobAssignment> assignments;
-  std::vector<std::string> cancel_job_ids;
-  bool reregister = false;  // Unknown worker id: register again.
-  bool empty() const { return assignments.empty() && cancel_job_ids.empty() && !reregister; }
+  std::vector<RankRef> stop;  // Stop exactly these ranks (job, rank, attempt) on this worker.
+  bool reregister = false;    // Unknown worker id: register again.
+  bool empty() const { return assignments.empty() && stop.empty() && !reregister; }
 };
 
-// What a worker reports about one of its jobs.
-struct JobStartedReport { int pid = 0; };
+// What a worker reports about one rank.
+struct JobStartedReport {
+  int pid = 0;
+};
 struct JobExitedReport {
   int exit_code = 0;  // -1 when killed by a signal.
   int signal = 0;
   std::string error;
-  bool cancelled = false;
+  bool cancelled = false;  // The worker stopped it because the server asked.
 };
 using WorkerReport =
     std::variant<JobStartedReport, TrainingMetrics, CheckpointRecord, LogEvent, JobExitedReport>;
@@ -75,76 +112,122 @@ struct WorkerStatus {
   std::string id;
   WorkerInfo info;
   int64_t last_seen_ms = 0;
+  int used_slots = 0;
   std::vector<std::string> running_job_ids;
 };
 
 class Dispatcher {
  public:
   struct Options {
-    std::string artifacts_dir;       // Jobs write to artifacts_dir/jobs/<id>.
+    std::string artifacts_dir;  // Jobs write to artifacts_dir/jobs/<id>.
     int64_t lease_timeout_ms = 15000;
+    // Fair-share weights and running-job limits per user (jobs without a user are
+    // "anonymous"); users not listed get default_user.
+    std::map<std::string, scheduler::UserPolicy> users;
+    scheduler::UserPolicy default_user;
   };
 
-  Dispatcher(JobStore* store, Clock* clock, EventHub* hub, Options options);
+  Dispatcher(JobStore* store, Clock* clock, EventHub* hub, const scheduler::Scheduler* scheduler,
+             Options options);
   Dispatcher(const Dispatcher&) = delete;
   Dispatcher& operator=(const Dispatcher&) = delete;
 
-  // Adopts the store's RUNNING jobs as orphans (call once at start-up).
+  // Requeues PREEMPTED/RETRYING jobs and adopts SCHEDULED/RUNNING ones as orphans. Call once
+  // at start-up, before serving.
   absl::Status Recover();
 
-  // Returns a new worker id. running_job_ids: jobs it still runs (re-registration).
-  std::string RegisterWorker(const WorkerInfo& info,
-                             const std::vector<std::string>& running_job_ids);
+  // Returns a new worker id. `running`: ranks it still runs (re-registration after a restart).
+  std::string RegisterWorker(const WorkerInfo& info, const std::vector<RankRef>& running);
 
   // Heartbeat + placement. Never blocks on the hub; callers long-poll with the hub's
   // kWorkKey version (snapshot before calling Sync, wait after an empty result).
-  absl::StatusOr<SyncResult> Sync(const std::string& worker_id,
-                                  const std::vector<std::string>& running_job_ids,
-                                  int free_slots);
+  absl::StatusOr<SyncResult> Sync(const std::string& worker_id, const std::vector<RankRef>& running);
 
-  // Stores a worker's reports for job_id. Returns true when the job should be stopped
-  // (cancel requested). NotFound: unknown job. PermissionDenied: job not on that worker.
-  absl::StatusOr<bool> ReportEvents(const std::string& worker_id, const std::string& job_id,
+  // Stores a worker's reports for one rank. Returns true when that rank should stop.
+  // Unavailable: the worker id is unknown (server restart, lapsed lease) — keep the reports
+  // until the worker has registered again. NotFound: unknown job. FailedPrecondition: the
+  // rank is not (or no longer) this worker's in the job's current attempt — the caller
+  // should stop it and drop its reports.
+  absl::StatusOr<bool> ReportEvents(const std::string& worker_id, const RankRef& rank,
                                     const std::vector<WorkerReport>& reports);
 
-  // Asks the job's worker to stop a RUNNING job; it becomes CANCELLED when the worker
-  // reports the exit (or its lease expires).
-  void RequestCancel(const std::string& job_id);
+  // Cancels a job in any non-terminal state: at once when no rank runs, else after its ranks
+  // have stopped. Returns the state after the call. FailedPrecondition if already terminal.
+  absl::StatusOr<JobState> Cancel(const std::string& job_id, const std::string& reason);
 
-  // Drops workers (and orphans) whose lease ran out; fails or cancels their jobs.
+  // Drops workers (and orphaned ranks) whose lease ran out, then runs a scheduling pass.
   void ExpireLeases();
 
   std::vector<WorkerStatus> ListWorkers();
 
+  // Why a QUEUED job waits (the last scheduling pass's explanation); "" if unknown.
+  std::string WaitingReason(const std::string& job_id);
+
  private:
+  struct Rank {
+    std::string worker_id;  // "" while an orphan nobody has claimed.
+    int local_rank = 0;
+    bool delivered = false;  // Acknowledged by the worker (listed running or reported).
+    bool started = false;
+    std::optional<RankExit> exit;
+  };
+  struct Active {
+    JobRecord job;  // As of placement (or recovery).
+    int attempt = 0;
+    std::vector<std::string> gang;  // Worker per gang member (rank / slots_per_worker).
+    std::vector<Rank> ranks;
+    std::string master_addr;
+    int master_port = 0;
+    bool cancel = false;
+    std::string cancel_reason;
+    bool preempt = false;
+    std::string preempt_reason;
+    std::optional<int> first_failed;
+    int64_t orphan_deadline_ms = 0;  // > 0: recovered after a restart, not all claimed.
+    bool stopping() const { return cancel || preempt || first_failed.has_value(); }
+  };
   struct Worker {
     WorkerInfo info;
     int64_t last_seen_ms = 0;
-    absl::flat_hash_set<std::string> running;
+    std::set<int> ports_in_use;
   };
 
-  void AttachLocked(const std::string& worker_id, const std::vector<std::string>& job_ids)
+  // dispatcher.cc: registry, reports, leases.
+  void AttachLocked(const std::string& worker_id, const std::vector<RankRef>& running,
+                    SyncResult* result) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  void ApplyReportLocked(Active& active, int rank, const WorkerReport& report,
+                         std::vector<EventPayload>* events) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  void RankEndedLocked(Active& active, int rank, RankExit exit) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  void LoseWorkerLocked(const std::string& worker_id, const std::string& why)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
-  absl::StatusOr<std::vector<JobAssignment>> PlaceLocked(const std::string& worker_id,
-                                                         int free_slots)
+  int UsedSlotsLocked(const std::string& worker_id) const ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+
+  // dispatcher_attempts.cc: scheduling passes, placement, the end of attempts.
+  void SchedulePassLocked() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  scheduler::ClusterSnapshot SnapshotLocked(const std::vector<JobRecord>& queued)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
-  absl::Status FinishLocked(const std::string& job_id, const JobExitedReport& exit)
+  absl::Status PlaceLocked(const JobRecord& job, const std::vector<std::string>& gang)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
-  void FailLostJobLocked(const std::string& job_id, const std::string& why)
+  void StopAttemptLocked(Active& active) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  void MaybeFinishAttemptLocked(const std::string& job_id) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  absl::Status FinishAttemptLocked(Active& active) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  absl::Status RequeueLocked(const std::string& job_id, const std::string& reason)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  std::optional<int> TakePortLocked(const std::string& worker_id) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
 
   JobStore* const store_;
   Clock* const clock_;
   EventHub* const hub_;
+  const scheduler::Scheduler* const scheduler_;
   const Options options_;
 
   absl::Mutex mu_;
   uint64_t next_worker_ ABSL_GUARDED_BY(mu_) = 1;
   absl::flat_hash_map<std::string, Worker> workers_ ABSL_GUARDED_BY(mu_);
-  absl::flat_hash_map<std::string, std::string> job_worker_ ABSL_GUARDED_BY(mu_);
-  absl::flat_hash_set<std::string> cancel_requested_ ABSL_GUARDED_BY(mu_);
-  // Orphaned RUNNING jobs after a restart -> deadline (ms) to be re-attached.
-  absl::flat_hash_map<std::string, int64_t> orphans_ ABSL_GUARDED_BY(mu_);
+  absl::flat_hash_map<std::string, Active> active_ ABSL_GUARDED_BY(mu_);
+  std::map<std::string, std::string> waiting_ ABSL_GUARDED_BY(mu_);
+  bool dirty_ ABSL_GUARDED_BY(mu_) = true;          // Something changed since the last pass.
+  uint64_t seen_work_version_ ABSL_GUARDED_BY(mu_) = 0;  // Hub kWorkKey at the last pass.
 };
 
 }  // namespace lmtrain

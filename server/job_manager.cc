@@ -27,6 +27,11 @@ absl::StatusOr<std::string> JobManager::Submit(const SubmitRequest& request) {
   job.spec_yaml = JobSpecToYaml(spec);
   job.priority = spec.resources.priority;
   job.request_id = request.request_id;
+  job.user = request.user;
+  job.resources.workers = spec.resources.workers;
+  job.resources.slots_per_worker = spec.resources.slots_per_worker;
+  job.resources.selector = spec.resources.selector;
+  job.resources.max_retries = spec.resources.max_retries;
   job.created_at_ms = clock_->NowMs();
   ASSIGN_OR_RETURN(std::string id, store_->CreateJob(job));
   hub_->Bump(id);
@@ -41,26 +46,11 @@ absl::StatusOr<std::vector<JobRecord>> JobManager::List(const JobFilter& filter)
 }
 
 absl::StatusOr<JobState> JobManager::Cancel(const std::string& id, const std::string& reason) {
-  ASSIGN_OR_RETURN(JobRecord job, store_->GetJob(id));
-  if (job.state == JobState::kQueued) {
-    JobTransition t;
-    t.to = JobState::kCancelled;
-    t.time_ms = clock_->NowMs();
-    t.reason = reason.empty() ? "cancelled by user" : reason;
-    auto moved = store_->TransitionJob(id, t);
-    if (moved.ok()) {
-      hub_->Bump(id);
-      return moved->state;
-    }
-    if (!absl::IsFailedPrecondition(moved.status())) return moved.status();
-    ASSIGN_OR_RETURN(job, store_->GetJob(id));  // It was placed meanwhile.
-  }
-  if (job.state == JobState::kRunning) {
-    dispatcher_->RequestCancel(id);
-    return JobState::kRunning;
-  }
-  return absl::FailedPreconditionError(
-      absl::StrCat("job ", id, " already ", std::string(JobStateName(job.state))));
+  return dispatcher_->Cancel(id, reason);
+}
+
+std::string JobManager::WaitingReason(const std::string& id) {
+  return dispatcher_->WaitingReason(id);
 }
 
 absl::StatusOr<std::vector<EventRecord>> JobManager::EventsAfter(const std::string& id,

@@ -24,6 +24,7 @@ struct SubmitRequest {
   std::string source_name = "job.yaml";
   std::string base_dir;  // Absolute.
   std::string request_id;
+  std::string user;  // "" = anonymous (until issue 6's authentication names users).
 };
 
 class JobManager {
@@ -36,9 +37,12 @@ class JobManager {
   absl::StatusOr<std::string> Submit(const SubmitRequest& request);
   absl::StatusOr<JobRecord> Get(const std::string& id);
   absl::StatusOr<std::vector<JobRecord>> List(const JobFilter& filter);
-  // QUEUED -> CANCELLED at once; RUNNING -> asks the worker (state stays RUNNING until the
-  // trainer has exited). Returns the state after the call. FailedPrecondition if terminal.
+  // Dispatcher::Cancel: at once when nothing runs, else after the ranks stopped (the state
+  // stays SCHEDULED/RUNNING until then). Returns the state after the call.
+  // FailedPrecondition if terminal.
   absl::StatusOr<JobState> Cancel(const std::string& id, const std::string& reason);
+  // Why a QUEUED job waits ("" when not known).
+  std::string WaitingReason(const std::string& id);
 
   // Watch support: events after `after_seq` (at most `limit`).
   absl::StatusOr<std::vector<EventRecord>> EventsAfter(const std::string& id, int64_t after_seq,

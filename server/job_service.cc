@@ -38,6 +38,21 @@ void JobToProto(const JobRecord& job, v1::Job* out) {
   out->set_worker_id(job.worker_id);
   if (job.exit_code.has_value()) out->set_exit_code(*job.exit_code);
   out->set_output_dir(job.output_dir);
+  out->set_user(job.user);
+  v1::Resources* r = out->mutable_resources();
+  r->set_workers(job.resources.workers);
+  r->set_slots_per_worker(job.resources.slots_per_worker);
+  r->mutable_selector()->insert(job.resources.selector.begin(), job.resources.selector.end());
+  r->set_max_retries(job.resources.max_retries);
+  out->set_retries(job.retries);
+  for (const AttemptRecord& a : job.attempts) {
+    v1::Attempt* p = out->add_attempts();
+    p->set_number(a.number);
+    for (const std::string& w : a.worker_ids) p->add_worker_ids(w);
+    ToProtoTime(a.scheduled_at_ms, p->mutable_scheduled_at());
+    if (a.ended_at_ms) ToProtoTime(a.ended_at_ms, p->mutable_ended_at());
+    p->set_outcome(a.outcome);
+  }
 }
 
 void EventToProto(const EventRecord& e, v1::JobEvent* out) {
@@ -59,7 +74,8 @@ void EventToProto(const EventRecord& e, v1::JobEvent* out) {
 
 grpc::Status JobServiceImpl::SubmitJob(grpc::ServerContext*, const v1::SubmitJobRequest* req,
                                        v1::SubmitJobResponse* resp) {
-  SubmitRequest r{req->spec_yaml(), req->source_name(), req->base_dir(), req->request_id()};
+  SubmitRequest r{req->spec_yaml(), req->source_name(), req->base_dir(), req->request_id(),
+                  req->user()};
   if (r.source_name.empty()) r.source_name = "job.yaml";
   auto id = manager_->Submit(r);
   if (!id.ok()) return ToGrpcStatus(id.status());
@@ -72,6 +88,7 @@ grpc::Status JobServiceImpl::GetJob(grpc::ServerContext*, const v1::GetJobReques
   auto job = manager_->Get(req->job_id());
   if (!job.ok()) return ToGrpcStatus(job.status());
   JobToProto(*job, resp);
+  if (job->state == JobState::kQueued) resp->set_waiting_reason(manager_->WaitingReason(job->id));
   return grpc::Status::OK;
 }
 
@@ -82,7 +99,11 @@ grpc::Status JobServiceImpl::ListJobs(grpc::ServerContext*, const v1::ListJobsRe
   filter.limit = req->limit() > 0 ? std::min(req->limit(), 10000) : 100;
   auto jobs = manager_->List(filter);
   if (!jobs.ok()) return ToGrpcStatus(jobs.status());
-  for (const JobRecord& job : *jobs) JobToProto(job, resp->add_jobs());
+  for (const JobRecord& job : *jobs) {
+    v1::Job* out = resp->add_jobs();
+    JobToProto(job, out);
+    if (job.state == JobState::kQueued) out->set_waiting_reason(manager_->WaitingReason(job.id));
+  }
   return grpc::Status::OK;
 }
 

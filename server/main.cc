@@ -1,5 +1,6 @@
 // lm-server: the lmtrain control plane (gRPC API, scheduler, SQLite store).
 //   lm-server --listen HOST:PORT --data-dir DIR [--artifacts DIR] [--local-worker N]
+//             [--scheduler-config FILE] (see server/scheduler_config.h)
 #include <iostream>
 
 #include "common/command_line.h"
@@ -15,6 +16,7 @@ int main(int argc, char** argv) {
   });
   Server::Options o;
   int64_t local_workers = 0, lease_ms = o.lease_timeout_ms;
+  std::string scheduler_config;
   CommandLine cl("lm-server", "the lmtrain control plane");
   cl.AddString("listen", &o.listen, "gRPC address HOST:PORT (port 0: any free port)");
   cl.AddString("data-dir", &o.data_dir, "folder for lm.db and artifacts");
@@ -22,6 +24,8 @@ int main(int argc, char** argv) {
   cl.AddInt("local-worker", &local_workers, "run an embedded worker with N slots");
   cl.AddString("trainer", &o.trainer_path, "lm-train path for the embedded worker");
   cl.AddInt("lease-timeout-ms", &lease_ms, "worker heartbeat timeout");
+  cl.AddString("scheduler-config", &scheduler_config,
+               "YAML: user weights and limits, backfill, preemption, seed");
   auto args = cl.Parse(argc - 1, argv + 1);
   if (!args.ok()) {
     std::cerr << args.status().message() << "\n";
@@ -29,6 +33,14 @@ int main(int argc, char** argv) {
   }
   o.local_worker_slots = static_cast<int>(local_workers);
   o.lease_timeout_ms = lease_ms;
+  if (!scheduler_config.empty()) {
+    auto config = LoadSchedulerConfig(scheduler_config);
+    if (!config.ok()) {
+      std::cerr << "lm-server: " << config.status().message() << "\n";
+      return 2;
+    }
+    o.scheduler = *config;
+  }
   auto server = Server::Start(o);
   if (!server.ok()) {
     std::cerr << "lm-server: " << server.status().message() << "\n";

@@ -30,9 +30,14 @@ absl::Status Server::Init() {
   store_options.path = options_.data_dir + "/lm.db";
   ASSIGN_OR_RETURN(store_, SqliteJobStore::Open(store_options));
 
-  dispatcher_ = std::make_unique<Dispatcher>(
-      store_.get(), SystemClock::Get(), &hub_,
-      Dispatcher::Options{options_.artifacts_dir, options_.lease_timeout_ms});
+  scheduler_ = scheduler::MakePolicyScheduler(options_.scheduler.options);
+  Dispatcher::Options dispatch;
+  dispatch.artifacts_dir = options_.artifacts_dir;
+  dispatch.lease_timeout_ms = options_.lease_timeout_ms;
+  dispatch.users = options_.scheduler.users;
+  dispatch.default_user = options_.scheduler.default_user;
+  dispatcher_ = std::make_unique<Dispatcher>(store_.get(), SystemClock::Get(), &hub_,
+                                             scheduler_.get(), std::move(dispatch));
   RETURN_IF_ERROR(dispatcher_->Recover());
   manager_ = std::make_unique<JobManager>(store_.get(), SystemClock::Get(), &hub_,
                                           dispatcher_.get());
@@ -45,6 +50,9 @@ absl::Status Server::Init() {
   builder.RegisterService(job_service_.get());
   builder.RegisterService(worker_service_.get());
   builder.SetMaxReceiveMessageSize(16 << 20);
+  // gRPC sets SO_REUSEPORT by default, so a second lm-server on the same address would start
+  // and silently share the port (and split the workers) with the first: refuse instead.
+  builder.AddChannelArgument(GRPC_ARG_ALLOW_REUSEPORT, 0);
   grpc_server_ = builder.BuildAndStart();
   if (grpc_server_ == nullptr || port_ == 0) {
     return absl::UnavailableError(absl::StrCat("cannot listen on ", options_.listen));
@@ -59,6 +67,7 @@ absl::Status Server::Init() {
     o.work_dir = options_.data_dir + "/worker";
     o.trainer_path = options_.trainer_path.empty() ? DefaultTrainerPath() : options_.trainer_path;
     o.kill_grace = options_.kill_grace;
+    o.advertise_address = "127.0.0.1";
     fs::create_directories(o.work_dir, ec);
     local_agent_ = std::make_unique<WorkerAgent>(local_client_.get(), &local_launcher_, o);
     local_thread_ = std::thread([this] { local_agent_->Run(); });

@@ -1,5 +1,5 @@
 // Server: lm-server wired together. Owns, in dependency order: the SQLite store, the event
-// hub, the dispatcher, the job manager, the gRPC services (JobService, WorkerService, the
+// hub, the scheduler, the dispatcher, the job manager, the gRPC services (JobService, WorkerService, the
 // standard health service), a lease-expiry thread, and optionally in-process worker agents
 // (`--local-worker N`: the embedded default, one command for a working system).
 //
@@ -22,6 +22,7 @@
 #include "server/job_manager.h"
 #include "server/job_service.h"
 #include "server/worker_service.h"
+#include "server/scheduler_config.h"
 #include "storage/job_store.h"
 #include "worker/agent/process_launcher.h"
 #include "worker/agent/server_client.h"
@@ -39,6 +40,7 @@ class Server {
     std::string trainer_path;                  // For the local worker; default next to us.
     int64_t lease_timeout_ms = 15000;
     absl::Duration kill_grace = absl::Seconds(10);
+    SchedulerConfig scheduler;  // Policy switches, seed, per-user weights and limits.
   };
 
   // Opens the store, recovers running jobs, starts serving. Errors name the file or address.
@@ -58,6 +60,7 @@ class Server {
   Options options_;
   std::unique_ptr<JobStore> store_;
   EventHub hub_;
+  std::unique_ptr<scheduler::Scheduler> scheduler_;
   std::unique_ptr<Dispatcher> dispatcher_;
   std::unique_ptr<JobManager> manager_;
   std::unique_ptr<JobServiceImpl> job_service_;

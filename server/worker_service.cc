@@ -29,6 +29,12 @@ WorkerReport FromProto(const v1::WorkerJobEvent& e) {
   }
 }
 
+std::vector<RankRef> Ranks(const google::protobuf::RepeatedPtrField<v1::RunningRank>& running) {
+  std::vector<RankRef> out;
+  for (const v1::RunningRank& r : running) out.push_back({r.job_id(), r.rank(), r.attempt()});
+  return out;
+}
+
 }  // namespace
 
 grpc::Status WorkerServiceImpl::RegisterWorker(grpc::ServerContext*,
@@ -37,24 +43,33 @@ grpc::Status WorkerServiceImpl::RegisterWorker(grpc::ServerContext*,
   if (req->slots() <= 0) {
     return grpc::Status(grpc::StatusCode::INVALID_ARGUMENT, "slots must be > 0");
   }
-  WorkerInfo info{req->name(), req->hostname(), req->slots(), {}};
-  for (const v1::Device& d : req->devices())
+  WorkerInfo info;
+  info.name = req->name();
+  info.hostname = req->hostname();
+  info.slots = req->slots();
+  for (const v1::Device& d : req->devices()) {
     info.devices.push_back({d.type(), d.index(), d.name()});
-  std::vector<std::string> running(req->running_job_ids().begin(), req->running_job_ids().end());
-  resp->set_worker_id(dispatcher_->RegisterWorker(info, running));
+  }
+  info.labels.insert(req->labels().begin(), req->labels().end());
+  info.advertise_address = req->advertise_address();
+  if (req->rendezvous_port_count() > 0) {
+    info.rendezvous_port_base = req->rendezvous_port_base();
+    info.rendezvous_port_count = req->rendezvous_port_count();
+  }
+  resp->set_worker_id(dispatcher_->RegisterWorker(info, Ranks(req->running())));
   resp->set_heartbeat_interval_ms(kHeartbeatIntervalMs);
   return grpc::Status::OK;
 }
 
 grpc::Status WorkerServiceImpl::Sync(grpc::ServerContext* ctx, const v1::SyncRequest* req,
                                      v1::SyncResponse* resp) {
-  std::vector<std::string> running(req->running_job_ids().begin(), req->running_job_ids().end());
+  const std::vector<RankRef> running = Ranks(req->running());
   const absl::Time deadline =
       absl::Now() + absl::Milliseconds(std::clamp(req->wait_ms(), 0, kMaxWaitMs));
   absl::StatusOr<SyncResult> result;
   while (true) {
     const uint64_t version = hub_->Version(EventHub::kWorkKey);
-    result = dispatcher_->Sync(req->worker_id(), running, req->free_slots());
+    result = dispatcher_->Sync(req->worker_id(), running);
     if (!result.ok()) return ToGrpcStatus(result.status());
     const absl::Time now = absl::Now();
     if (!result->empty() || now >= deadline || ctx->IsCancelled()) break;
@@ -69,8 +84,19 @@ grpc::Status WorkerServiceImpl::Sync(grpc::ServerContext* ctx, const v1::SyncReq
     out->set_spec_yaml(a.spec_yaml);
     out->set_output_dir(a.output_dir);
     out->set_attempt(a.attempt);
+    out->set_rank(a.rank);
+    out->set_world_size(a.world_size);
+    out->set_local_rank(a.local_rank);
+    out->set_master_addr(a.master_addr);
+    out->set_master_port(a.master_port);
+    out->set_resume(a.resume);
   }
-  for (const std::string& id : result->cancel_job_ids) resp->add_cancel_job_ids(id);
+  for (const RankRef& ref : result->stop) {
+    v1::RunningRank* out = resp->add_stop();
+    out->set_job_id(ref.job_id);
+    out->set_rank(ref.rank);
+    out->set_attempt(ref.attempt);
+  }
   resp->set_reregister(result->reregister);
   return grpc::Status::OK;
 }
@@ -81,7 +107,8 @@ grpc::Status WorkerServiceImpl::ReportJobEvents(grpc::ServerContext*,
   std::vector<WorkerReport> reports;
   reports.reserve(req->events_size());
   for (const v1::WorkerJobEvent& e : req->events()) reports.push_back(FromProto(e));
-  auto cancel = dispatcher_->ReportEvents(req->worker_id(), req->job_id(), reports);
+  auto cancel = dispatcher_->ReportEvents(
+      req->worker_id(), RankRef{req->job_id(), req->rank(), req->attempt()}, reports);
   if (!cancel.ok()) return ToGrpcStatus(cancel.status());
   resp->set_cancel(*cancel);
   return grpc::Status::OK;

@@ -1,163 +1,208 @@
+// Dispatcher: placement through the scheduler, the assignment handshake, reports, gangs,
+// cancel. Failures, preemption and restarts are in dispatcher_failure_test.cc.
 #include "server/dispatcher.h"
 
+#include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
-#include "server/job_manager.h"
-#include "storage/in_memory_job_store.h"
-#include "tests/server/fake_clock.h"
-#include "tests/server/server_test_util.h"
+#include <set>
+
+#include "tests/server/dispatcher_fixture.h"
 
 namespace lmtrain {
 namespace {
 
-class DispatcherTest : public ::testing::Test {
- protected:
-  DispatcherTest()
-      : dispatcher_(&store_, &clock_, &hub_, {"/artifacts", 10000}),
-        manager_(&store_, &clock_, &hub_, &dispatcher_) {}
+using ::testing::ElementsAre;
+using ::testing::HasSubstr;
 
-  std::string Submit(const std::string& name, int priority = 0) {
-    testing::JobFolder folder(name, priority);
-    auto id = manager_.Submit(folder.Request());
-    EXPECT_TRUE(id.ok()) << id.status();
-    return id.value_or("");
-  }
-  JobState State(const std::string& id) { return store_.GetJob(id)->state; }
+class DispatcherTest : public testing::DispatcherFixture {};
 
-  InMemoryJobStore store_;
-  FakeClock clock_;
-  EventHub hub_;
-  Dispatcher dispatcher_;
-  JobManager manager_;
-};
-
-TEST_F(DispatcherTest, AssignsQueuedJobsByPriorityThenAge) {
+TEST_F(DispatcherTest, PlacesQueuedJobsByPriorityThenAge) {
   const std::string low = Submit("low", 0);
   const std::string high = Submit("high", 5);
   const std::string low2 = Submit("low2", 0);
-  const std::string w = dispatcher_.RegisterWorker({"w", "host", 2, {}}, {});
-  auto r = dispatcher_.Sync(w, {}, 2);
-  ASSERT_TRUE(r.ok());
-  ASSERT_EQ(r->assignments.size(), 2u);
-  EXPECT_EQ(r->assignments[0].job_id, high);
-  EXPECT_EQ(r->assignments[1].job_id, low);
-  EXPECT_EQ(r->assignments[0].output_dir, "/artifacts/jobs/" + high);
-  EXPECT_EQ(State(high), JobState::kRunning);
+  const std::string w = Worker("w", 2);
+  SyncResult r = Sync(w);
+  ASSERT_EQ(r.assignments.size(), 2u);
+  std::set<std::string> placed = {r.assignments[0].job_id, r.assignments[1].job_id};
+  EXPECT_EQ(placed, (std::set<std::string>{high, low}));
+  for (const JobAssignment& a : r.assignments) {
+    EXPECT_EQ(a.output_dir, "/artifacts/jobs/" + a.job_id);
+    EXPECT_EQ(a.world_size, 1);
+    EXPECT_EQ(a.master_port, 0);  // One process: no rendezvous.
+    EXPECT_EQ(a.attempt, 1);
+    EXPECT_FALSE(a.resume);
+  }
+  EXPECT_EQ(State(high), JobState::kScheduled);
   EXPECT_EQ(State(low2), JobState::kQueued);
-  EXPECT_EQ(store_.GetJob(high)->worker_id, w);
+  EXPECT_EQ(Job(high).worker_id, w);
+  ASSERT_EQ(Job(high).attempts.size(), 1u);
+  EXPECT_EQ(Job(high).attempts[0].worker_ids, std::vector<std::string>{w});
+  EXPECT_FALSE(dispatcher_->WaitingReason(low2).empty());
 }
 
-TEST_F(DispatcherTest, NoFreeSlotsNoAssignment) {
-  Submit("a");
-  const std::string w = dispatcher_.RegisterWorker({"w", "host", 1, {}}, {});
-  auto r = dispatcher_.Sync(w, {}, 0);
-  ASSERT_TRUE(r.ok());
-  EXPECT_TRUE(r->empty());
+TEST_F(DispatcherTest, AssignmentIsResentUntilAcknowledged) {
+  const std::string id = Submit("a");
+  const std::string w = Worker("w", 1);
+  ASSERT_EQ(Sync(w).assignments.size(), 1u);
+  SyncResult again = Sync(w);  // The response may have been lost: send it again.
+  ASSERT_EQ(again.assignments.size(), 1u);
+  EXPECT_EQ(again.assignments[0].job_id, id);
+  EXPECT_TRUE(Sync(w, {{id, 0, 1}}).empty());  // Listed as running: acknowledged.
 }
 
 TEST_F(DispatcherTest, UnknownWorkerIsToldToReregister) {
-  auto r = dispatcher_.Sync("w-unknown", {}, 1);
-  ASSERT_TRUE(r.ok());
-  EXPECT_TRUE(r->reregister);
+  EXPECT_TRUE(Sync("w-unknown").reregister);
 }
 
 TEST_F(DispatcherTest, ReportsUpdateMetricsCheckpointsAndFinalState) {
   const std::string id = Submit("a");
-  const std::string w = dispatcher_.RegisterWorker({"w", "host", 1, {}}, {});
-  ASSERT_EQ(dispatcher_.Sync(w, {}, 1)->assignments.size(), 1u);
+  const std::string w = Worker("w", 1);
+  const JobAssignment a = Sync(w).assignments.at(0);
   TrainingMetrics m;
   m.step = 10;
   m.loss = 2.5;
-  auto cancel = dispatcher_.ReportEvents(
-      w, id, {JobStartedReport{123}, m, CheckpointRecord{10, "/ckpt-10", 5}});
-  ASSERT_TRUE(cancel.ok()) << cancel.status();
-  EXPECT_FALSE(*cancel);
-  ASSERT_TRUE(dispatcher_.ReportEvents(w, id, {JobExitedReport{0, 0, "", false}}).ok());
-  auto job = store_.GetJob(id);
-  EXPECT_EQ(job->state, JobState::kSucceeded);
-  EXPECT_EQ(job->metrics.step, 10);
-  ASSERT_EQ(job->checkpoints.size(), 1u);
-  EXPECT_EQ(job->checkpoints[0].path, "/ckpt-10");
-  EXPECT_EQ(job->exit_code, 0);
-}
-
-TEST_F(DispatcherTest, NonZeroExitFailsWithTrainerError) {
-  const std::string id = Submit("a");
-  const std::string w = dispatcher_.RegisterWorker({"w", "host", 1, {}}, {});
-  dispatcher_.Sync(w, {}, 1).IgnoreError();
-  ASSERT_TRUE(dispatcher_.ReportEvents(w, id, {JobExitedReport{1, 0, "loss is nan", false}}).ok());
-  auto job = store_.GetJob(id);
-  EXPECT_EQ(job->state, JobState::kFailed);
-  EXPECT_EQ(job->error, "loss is nan");
-}
-
-TEST_F(DispatcherTest, ReportsFromAnotherWorkerAreRejected) {
-  const std::string id = Submit("a");
-  const std::string w1 = dispatcher_.RegisterWorker({"w1", "host", 1, {}}, {});
-  const std::string w2 = dispatcher_.RegisterWorker({"w2", "host", 1, {}}, {});
-  dispatcher_.Sync(w1, {}, 1).IgnoreError();
-  auto r = dispatcher_.ReportEvents(w2, id, {JobExitedReport{0, 0, "", false}});
-  EXPECT_EQ(r.status().code(), absl::StatusCode::kPermissionDenied);
+  auto stop = dispatcher_->ReportEvents(
+      w, Ref(a), {JobStartedReport{123}, m, CheckpointRecord{10, "/ckpt-10", 5}});
+  ASSERT_TRUE(stop.ok()) << stop.status();
+  EXPECT_FALSE(*stop);
   EXPECT_EQ(State(id), JobState::kRunning);
+  ASSERT_TRUE(Exit(w, a, 0).ok());
+  const JobRecord job = Job(id);
+  EXPECT_EQ(job.state, JobState::kSucceeded);
+  EXPECT_EQ(job.metrics.step, 10);
+  ASSERT_EQ(job.checkpoints.size(), 1u);
+  EXPECT_EQ(job.checkpoints[0].path, "/ckpt-10");
+  EXPECT_EQ(job.exit_code, 0);
+  ASSERT_EQ(job.attempts.size(), 1u);
+  EXPECT_EQ(job.attempts[0].outcome, "succeeded");
+  EXPECT_GT(job.attempts[0].ended_at_ms, 0);
+  EXPECT_THAT(StateHistory(id), ElementsAre("QUEUED", "SCHEDULED", "RUNNING", "SUCCEEDED"));
+}
+
+TEST_F(DispatcherTest, ReportsFromAnotherWorkerOrAttemptAreRefused) {
+  const std::string id = Submit("a");
+  const std::string w1 = Worker("w1", 1);
+  const std::string w2 = Worker("w2", 1);
+  SyncResult r1 = Sync(w1);
+  SyncResult r2 = Sync(w2);
+  const std::string owner = r1.assignments.empty() ? w2 : w1;
+  const std::string other = owner == w1 ? w2 : w1;
+  const JobAssignment a = (owner == w1 ? r1 : r2).assignments.at(0);
+  EXPECT_EQ(Exit(other, a, 0).status().code(), absl::StatusCode::kFailedPrecondition);
+  JobAssignment stale = a;
+  stale.attempt = 7;
+  EXPECT_EQ(Exit(owner, stale, 0).status().code(), absl::StatusCode::kFailedPrecondition);
+  EXPECT_EQ(State(id), JobState::kScheduled);
+  // A worker listing a rank of an attempt that is not current is told to stop it.
+  EXPECT_THAT(Stops(Sync(other, {{id, 0, 1}})), ElementsAre(id + "/0/1"));
+}
+
+TEST_F(DispatcherTest, GangIsPlacedOnDistinctWorkersWithOneRendezvous) {
+  const std::string id = Submit("ddp", 0, "workers: 2");
+  const std::string w1 = Worker("w1", 1);
+  const std::string w2 = Worker("w2", 1);
+  std::vector<JobAssignment> all;
+  for (const std::string& w : {w1, w2}) {
+    for (const JobAssignment& a : Sync(w).assignments) all.push_back(a);
+  }
+  ASSERT_EQ(all.size(), 2u);
+  std::sort(all.begin(), all.end(),
+            [](const JobAssignment& a, const JobAssignment& b) { return a.rank < b.rank; });
+  const std::vector<std::string> gang = Job(id).attempts.at(0).worker_ids;
+  ASSERT_EQ(gang.size(), 2u);
+  EXPECT_NE(gang[0], gang[1]);
+  for (int r = 0; r < 2; ++r) {
+    EXPECT_EQ(all[r].rank, r);
+    EXPECT_EQ(all[r].world_size, 2);
+    EXPECT_EQ(all[r].local_rank, 0);
+    EXPECT_EQ(all[r].master_addr, (gang[0] == w1 ? "w1.host" : "w2.host"));
+    EXPECT_EQ(all[r].master_port, 40000);
+  }
+  Start(gang[1], all[1]);
+  EXPECT_EQ(State(id), JobState::kRunning);
+  Start(gang[0], all[0]);
+  ASSERT_TRUE(Exit(gang[1], all[1], 0).ok());
+  EXPECT_EQ(State(id), JobState::kRunning);  // Until every rank is done.
+  ASSERT_TRUE(Exit(gang[0], all[0], 0).ok());
+  EXPECT_EQ(State(id), JobState::kSucceeded);
+  // The rendezvous port is free again for the next gang.
+  const std::string next = Submit("ddp2", 0, "workers: 2");
+  for (const std::string& w : {w1, w2}) {
+    for (const JobAssignment& a : Sync(w).assignments) EXPECT_EQ(a.master_port, 40000);
+  }
+  EXPECT_EQ(State(next), JobState::kScheduled);
+}
+
+TEST_F(DispatcherTest, GangWaitsWithAReasonWhileTooFewWorkers) {
+  const std::string id = Submit("ddp", 0, "workers: 2");
+  const std::string w1 = Worker("w1", 4);
+  EXPECT_TRUE(Sync(w1).assignments.empty());
+  EXPECT_EQ(State(id), JobState::kQueued);
+  EXPECT_FALSE(dispatcher_->WaitingReason(id).empty());
+  const std::string w2 = Worker("w2", 1);
+  EXPECT_EQ(Sync(w2).assignments.size(), 1u);
+  EXPECT_EQ(State(id), JobState::kScheduled);
+}
+
+TEST_F(DispatcherTest, SelectorPicksLabelledWorker) {
+  const std::string id = Submit("gpu", 0, "selector: {gpu: h100}");
+  const std::string cpu = Worker("cpu", 4);
+  const std::string gpu = Worker("gpu", 1, {{"gpu", "h100"}});
+  EXPECT_TRUE(Sync(cpu).assignments.empty());
+  ASSERT_EQ(Sync(gpu).assignments.size(), 1u);
+  EXPECT_EQ(Job(id).worker_id, gpu);
 }
 
 TEST_F(DispatcherTest, CancelOfRunningJobReachesWorkerThenCancels) {
   const std::string id = Submit("a");
-  const std::string w = dispatcher_.RegisterWorker({"w", "host", 1, {}}, {});
-  dispatcher_.Sync(w, {}, 1).IgnoreError();
-  auto state = manager_.Cancel(id, "");
+  const std::string w = Worker("w", 1);
+  const JobAssignment a = Sync(w).assignments.at(0);
+  Start(w, a);
+  auto state = manager_->Cancel(id, "");
   ASSERT_TRUE(state.ok());
   EXPECT_EQ(*state, JobState::kRunning);
-  auto r = dispatcher_.Sync(w, {id}, 0);
-  ASSERT_EQ(r->cancel_job_ids, std::vector<std::string>{id});
-  ASSERT_TRUE(dispatcher_.ReportEvents(w, id, {JobExitedReport{-1, 15, "", true}}).ok());
+  EXPECT_THAT(Stops(Sync(w, {Ref(a)})), ElementsAre(id + "/0/1"));
+  ASSERT_TRUE(Exit(w, a, -1, /*cancelled=*/true, 15).ok());
   EXPECT_EQ(State(id), JobState::kCancelled);
+  EXPECT_EQ(Job(id).attempts.at(0).outcome, "cancelled");
+}
+
+TEST_F(DispatcherTest, CancelOfUnacknowledgedAssignmentWithdrawsIt) {
+  const std::string id = Submit("a");
+  const std::string w = Worker("w", 1);
+  ASSERT_EQ(Sync(w).assignments.size(), 1u);
+  EXPECT_EQ(*manager_->Cancel(id, "changed my mind"), JobState::kCancelled);
+  EXPECT_TRUE(Sync(w).assignments.empty());
 }
 
 TEST_F(DispatcherTest, CancelOfQueuedJobIsImmediateAndNeverDispatched) {
   const std::string id = Submit("a");
-  EXPECT_EQ(*manager_.Cancel(id, ""), JobState::kCancelled);
-  const std::string w = dispatcher_.RegisterWorker({"w", "host", 1, {}}, {});
-  EXPECT_TRUE(dispatcher_.Sync(w, {}, 1)->assignments.empty());
-  EXPECT_EQ(manager_.Cancel(id, "").status().code(), absl::StatusCode::kFailedPrecondition);
-}
-
-TEST_F(DispatcherTest, SilentWorkerLosesItsJobs) {
-  const std::string id = Submit("a");
-  const std::string w = dispatcher_.RegisterWorker({"w", "host", 1, {}}, {});
-  dispatcher_.Sync(w, {}, 1).IgnoreError();
-  clock_.Advance(5000);
-  dispatcher_.ExpireLeases();
-  EXPECT_EQ(State(id), JobState::kRunning);  // Within the lease.
-  clock_.Advance(6000);
-  dispatcher_.ExpireLeases();
-  EXPECT_EQ(State(id), JobState::kFailed);
-  EXPECT_NE(store_.GetJob(id)->error.find("lost"), std::string::npos);
-  EXPECT_TRUE(dispatcher_.Sync(w, {}, 1)->reregister);
-}
-
-TEST_F(DispatcherTest, RestartedServerReattachesJobsOfReregisteringWorker) {
-  const std::string id = Submit("a");
-  const std::string lost = Submit("b");
-  const std::string w = dispatcher_.RegisterWorker({"w", "host", 2, {}}, {});
-  dispatcher_.Sync(w, {}, 2).IgnoreError();
-  // A new dispatcher over the same store = the server after a restart.
-  Dispatcher restarted(&store_, &clock_, &hub_, {"/artifacts", 10000});
-  ASSERT_TRUE(restarted.Recover().ok());
-  EXPECT_TRUE(restarted.Sync(w, {id}, 1)->reregister);
-  const std::string w2 = restarted.RegisterWorker({"w", "host", 2, {}}, {id});
-  ASSERT_TRUE(restarted.ReportEvents(w2, id, {JobExitedReport{0, 0, "", false}}).ok());
-  EXPECT_EQ(State(id), JobState::kSucceeded);
-  clock_.Advance(20000);
-  restarted.Sync(w2, {}, 0).IgnoreError();  // w2 stays alive.
-  restarted.ExpireLeases();
-  EXPECT_EQ(State(lost), JobState::kFailed);  // Nobody claimed it.
+  EXPECT_EQ(*manager_->Cancel(id, ""), JobState::kCancelled);
+  const std::string w = Worker("w", 1);
+  EXPECT_TRUE(Sync(w).assignments.empty());
+  EXPECT_EQ(manager_->Cancel(id, "").status().code(), absl::StatusCode::kFailedPrecondition);
 }
 
 TEST_F(DispatcherTest, WorkVersionBumpsOnSubmit) {
   const uint64_t before = hub_.Version(EventHub::kWorkKey);
   Submit("a");
   EXPECT_NE(hub_.Version(EventHub::kWorkKey), before);
+}
+
+TEST_F(DispatcherTest, PerUserLimitsAndWeightsComeFromTheOptions) {
+  Dispatcher::Options options{"/artifacts", testing::kLeaseMs};
+  options.users["alice"].max_running_jobs = 1;
+  UseOptions(options);
+  const std::string a1 = Submit("a1", 0, "", "alice");
+  const std::string a2 = Submit("a2", 0, "", "alice");
+  const std::string b1 = Submit("b1", 0, "", "bob");
+  const std::string w = Worker("w", 3);
+  std::set<std::string> placed;
+  for (const JobAssignment& a : Sync(w).assignments) placed.insert(a.job_id);
+  EXPECT_EQ(placed, (std::set<std::string>{a1, b1}));
+  EXPECT_EQ(State(a2), JobState::kQueued);
+  EXPECT_THAT(dispatcher_->WaitingReason(a2), HasSubstr("max_running_jobs"));
 }
 
 }  // namespace

@@ -14,7 +14,8 @@ namespace {
 class JobManagerTest : public ::testing::Test {
  protected:
   JobManagerTest()
-      : dispatcher_(&store_, &clock_, &hub_, {"/artifacts", 10000}),
+      : scheduler_(scheduler::MakePolicyScheduler({})),
+        dispatcher_(&store_, &clock_, &hub_, scheduler_.get(), {"/artifacts", 10000}),
         manager_(&store_, &clock_, &hub_, &dispatcher_) {}
 
   size_t JobCount() { return store_.ListJobs({})->size(); }
@@ -22,6 +23,7 @@ class JobManagerTest : public ::testing::Test {
   InMemoryJobStore store_;
   FakeClock clock_;
   EventHub hub_;
+  std::unique_ptr<scheduler::Scheduler> scheduler_;
   Dispatcher dispatcher_;
   JobManager manager_;
   testing::JobFolder folder_;
@@ -38,6 +40,22 @@ TEST_F(JobManagerTest, SubmitStoresNormalisedSpecWithAbsolutePaths) {
   EXPECT_EQ(job->created_at_ms, clock_.NowMs());
 }
 
+TEST_F(JobManagerTest, SubmitStoresUserAndResourceRequest) {
+  testing::JobFolder folder("gang", 7, "workers: 2, slots_per_worker: 3, max_retries: 5, "
+                                       "selector: {gpu: h100}");
+  SubmitRequest r = folder.Request();
+  r.user = "alice";
+  auto id = manager_.Submit(r);
+  ASSERT_TRUE(id.ok()) << id.status();
+  const JobRecord job = *manager_.Get(*id);
+  EXPECT_EQ(job.user, "alice");
+  EXPECT_EQ(job.priority, 7);
+  EXPECT_EQ(job.resources.workers, 2);
+  EXPECT_EQ(job.resources.slots_per_worker, 3);
+  EXPECT_EQ(job.resources.max_retries, 5);
+  EXPECT_EQ(job.resources.selector, (std::map<std::string, std::string>{{"gpu", "h100"}}));
+}
+
 TEST_F(JobManagerTest, BadSpecsStoreNothing) {
   struct Case {
     std::string yaml, expect;
@@ -49,7 +67,7 @@ TEST_F(JobManagerTest, BadSpecsStoreNothing) {
        "missing.txt"},
   };
   for (const Case& c : cases) {
-    auto id = manager_.Submit({c.yaml, "job.yaml", folder_.dir().string(), ""});
+    auto id = manager_.Submit({c.yaml, "job.yaml", folder_.dir().string(), "", ""});
     ASSERT_FALSE(id.ok()) << c.yaml;
     EXPECT_EQ(id.status().code(), absl::StatusCode::kInvalidArgument);
     EXPECT_NE(id.status().message().find(c.expect), std::string::npos) << id.status();

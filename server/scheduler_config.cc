@@ -1,0 +1,116 @@
+#include "server/scheduler_config.h"
+
+#include <yaml-cpp/yaml.h>
+
+#include <fstream>
+#include <sstream>
+
+#include "absl/strings/str_cat.h"
+
+namespace lmtrain {
+namespace {
+
+absl::Status Bad(const std::string& source, const YAML::Node& node, const std::string& what) {
+  const int line = node.Mark().line >= 0 ? node.Mark().line + 1 : 0;
+  return absl::InvalidArgumentError(absl::StrCat(source, ":", line, ": ", what));
+}
+
+template <typename T>
+absl::Status Read(const std::string& source, const YAML::Node& node, const std::string& key,
+                  T* out) {
+  try {
+    *out = node.as<T>();
+    return absl::OkStatus();
+  } catch (const YAML::Exception&) {
+    return Bad(source, node, absl::StrCat(key, " has the wrong type (got '",
+                                          node.IsScalar() ? node.Scalar() : "a collection",
+                                          "')"));
+  }
+}
+
+absl::StatusOr<scheduler::UserPolicy> ReadUser(const std::string& source, const YAML::Node& node,
+                                               const std::string& path) {
+  if (!node.IsMap()) return Bad(source, node, absl::StrCat(path, " must be a mapping"));
+  scheduler::UserPolicy policy;
+  for (const auto& kv : node) {
+    const std::string key = kv.first.as<std::string>();
+    const std::string where = absl::StrCat(path, ".", key);
+    if (key == "weight") {
+      if (auto s = Read(source, kv.second, where, &policy.weight); !s.ok()) return s;
+      if (!(policy.weight > 0)) return Bad(source, kv.second, where + " must be > 0");
+    } else if (key == "max_running_jobs") {
+      if (auto s = Read(source, kv.second, where, &policy.max_running_jobs); !s.ok()) return s;
+      if (policy.max_running_jobs < 0) return Bad(source, kv.second, where + " must be >= 0");
+    } else {
+      return Bad(source, kv.first,
+                 absl::StrCat("unknown key '", where, "' (known: weight, max_running_jobs)"));
+    }
+  }
+  return policy;
+}
+
+absl::Status ReadTop(const std::string& source, const YAML::Node& key_node,
+                     const YAML::Node& value, SchedulerConfig* config) {
+  const std::string key = key_node.as<std::string>();
+  scheduler::SchedulerOptions& o = config->options;
+  if (key == "seed") return Read(source, value, key, &o.seed);
+  if (key == "backfill") return Read(source, value, key, &o.backfill);
+  if (key == "preemption") return Read(source, value, key, &o.preemption);
+  if (key == "min_runtime_before_preemption_seconds") {
+    double seconds = 0;
+    if (auto s = Read(source, value, key, &seconds); !s.ok()) return s;
+    if (seconds < 0) return Bad(source, value, key + " must be >= 0");
+    o.min_runtime_before_preemption_ms = static_cast<int64_t>(seconds * 1000);
+    return absl::OkStatus();
+  }
+  if (key == "default_user") {
+    auto policy = ReadUser(source, value, key);
+    if (!policy.ok()) return policy.status();
+    config->default_user = *policy;
+    return absl::OkStatus();
+  }
+  if (key == "users") {
+    if (!value.IsMap()) return Bad(source, value, "users must be a mapping of user name to policy");
+    for (const auto& kv : value) {
+      const std::string name = kv.first.as<std::string>();
+      auto policy = ReadUser(source, kv.second, "users." + name);
+      if (!policy.ok()) return policy.status();
+      config->users[name] = *policy;
+    }
+    return absl::OkStatus();
+  }
+  return Bad(source, key_node,
+             absl::StrCat("unknown key '", key,
+                          "' (known: seed, backfill, preemption, "
+                          "min_runtime_before_preemption_seconds, default_user, users)"));
+}
+
+}  // namespace
+
+absl::StatusOr<SchedulerConfig> ParseSchedulerConfig(const std::string& text,
+                                                     const std::string& source) {
+  YAML::Node root;
+  try {
+    root = YAML::Load(text);
+  } catch (const YAML::ParserException& e) {
+    return absl::InvalidArgumentError(
+        absl::StrCat(source, ":", e.mark.line + 1, ": not valid YAML: ", e.msg));
+  }
+  SchedulerConfig config;
+  if (root.IsNull()) return config;
+  if (!root.IsMap()) return Bad(source, root, "the scheduler config must be a mapping");
+  for (const auto& kv : root) {
+    if (auto s = ReadTop(source, kv.first, kv.second, &config); !s.ok()) return s;
+  }
+  return config;
+}
+
+absl::StatusOr<SchedulerConfig> LoadSchedulerConfig(const std::string& path) {
+  std::ifstream in(path);
+  if (!in) return absl::NotFoundError(absl::StrCat("cannot read scheduler config ", path));
+  std::stringstream text;
+  text << in.rdbuf();
+  return ParseSchedulerConfig(text.str(), path);
+}
+
+}  // namespace lmtrain

@@ -1,0 +1,35 @@
+// SchedulerConfig: lm-server's scheduling settings, read from the YAML file given with
+// `lm-server --scheduler-config FILE`:
+//
+//   seed: 0                                  # tie-breaks (same state + seed -> same decision)
+//   backfill: true                           # small jobs may run while a big gang waits
+//   preemption: true                         # higher priority may preempt strictly lower
+//   min_runtime_before_preemption_seconds: 60
+//   default_user: {weight: 1, max_running_jobs: 0}   # users not listed below
+//   users:
+//     alice: {weight: 2, max_running_jobs: 4}        # weight > 0; 0 jobs = no limit
+//
+// Every key is optional. Unknown keys and bad values are errors naming the file and line.
+#pragma once
+
+#include <map>
+#include <string>
+
+#include "absl/status/statusor.h"
+#include "server/scheduler/scheduler.h"
+
+namespace lmtrain {
+
+struct SchedulerConfig {
+  scheduler::SchedulerOptions options;
+  scheduler::UserPolicy default_user;
+  std::map<std::string, scheduler::UserPolicy> users;
+};
+
+// Parses YAML text; `source` names it in errors ("sched.yaml:3: ...").
+absl::StatusOr<SchedulerConfig> ParseSchedulerConfig(const std::string& text,
+                                                     const std::string& source);
+// Reads and parses a file. NotFound when it is missing.
+absl::StatusOr<SchedulerConfig> LoadSchedulerConfig(const std::string& path);
+
+}  // namespace lmtrain

@@ -1,0 +1,56 @@
+// lm-server --scheduler-config: the YAML it reads and the errors it gives.
+#include "server/scheduler_config.h"
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+namespace lmtrain {
+namespace {
+
+using ::testing::HasSubstr;
+
+TEST(SchedulerConfigTest, ReadsEveryKey) {
+  auto config = ParseSchedulerConfig(R"(seed: 7
+backfill: false
+preemption: true
+min_runtime_before_preemption_seconds: 1.5
+default_user: {weight: 0.5}
+users:
+  alice: {weight: 2, max_running_jobs: 4}
+  bob: {max_running_jobs: 1}
+)",
+                                     "s.yaml");
+  ASSERT_TRUE(config.ok()) << config.status();
+  EXPECT_EQ(config->options.seed, 7u);
+  EXPECT_FALSE(config->options.backfill);
+  EXPECT_TRUE(config->options.preemption);
+  EXPECT_EQ(config->options.min_runtime_before_preemption_ms, 1500);
+  EXPECT_DOUBLE_EQ(config->default_user.weight, 0.5);
+  EXPECT_DOUBLE_EQ(config->users.at("alice").weight, 2.0);
+  EXPECT_EQ(config->users.at("alice").max_running_jobs, 4);
+  EXPECT_DOUBLE_EQ(config->users.at("bob").weight, 1.0);
+  EXPECT_EQ(config->users.at("bob").max_running_jobs, 1);
+}
+
+TEST(SchedulerConfigTest, EmptyFileGivesDefaults) {
+  auto config = ParseSchedulerConfig("", "s.yaml");
+  ASSERT_TRUE(config.ok());
+  EXPECT_TRUE(config->options.backfill);
+  EXPECT_TRUE(config->users.empty());
+}
+
+TEST(SchedulerConfigTest, ErrorsNameFileLineAndKey) {
+  auto typo = ParseSchedulerConfig("seed: 1\nbackfil: true\n", "s.yaml");
+  EXPECT_THAT(typo.status().message(), HasSubstr("s.yaml:2: unknown key 'backfil'"));
+  auto weight = ParseSchedulerConfig("users:\n  alice:\n    weight: 0\n", "s.yaml");
+  EXPECT_THAT(weight.status().message(), HasSubstr("s.yaml:3: users.alice.weight must be > 0"));
+  auto type = ParseSchedulerConfig("users:\n  bob: {max_running_jobs: many}\n", "s.yaml");
+  EXPECT_THAT(type.status().message(), HasSubstr("s.yaml:2: users.bob.max_running_jobs"));
+  auto yaml = ParseSchedulerConfig("users: [\n", "s.yaml");
+  EXPECT_THAT(yaml.status().message(), HasSubstr("not valid YAML"));
+  EXPECT_EQ(LoadSchedulerConfig("/nonexistent/s.yaml").status().code(),
+            absl::StatusCode::kNotFound);
+}
+
+}  // namespace
+}  // namespace lmtrain
