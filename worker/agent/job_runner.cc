@@ -80,9 +80,20 @@ class JobRunner::Relay {
     v1::ReportJobEventsRequest req;
     req.set_worker_id(runner_->worker_id_());
     req.set_job_id(runner_->job_id());
+    req.set_rank(runner_->assignment_.rank());
+    req.set_attempt(runner_->assignment_.attempt());
     for (v1::WorkerJobEvent& e : pending_) *req.add_events() = e;
     auto resp = runner_->client_->Report(req);
-    if (!resp.ok()) return false;
+    if (!resp.ok()) {
+      const absl::StatusCode code = resp.status().code();
+      if (code != absl::StatusCode::kFailedPrecondition && code != absl::StatusCode::kNotFound &&
+          code != absl::StatusCode::kPermissionDenied) {
+        return false;  // Transient (server down, deadline): keep the reports, try again.
+      }
+      pending_.clear();  // The attempt is not current any more: stop, drop the reports.
+      runner_->Cancel();
+      return true;
+    }
     pending_.clear();
     if (resp->cancel()) runner_->Cancel();
     return true;
@@ -114,7 +125,9 @@ void JobRunner::Start() { thread_ = std::thread([this] { Run(); }); }
 void JobRunner::Shutdown() { shutdown_.store(true); }
 
 absl::StatusOr<std::unique_ptr<ChildProcess>> JobRunner::Launch() {
-  const fs::path job_dir = fs::path(options_.work_dir) / "jobs" / job_id();
+  const fs::path job_dir = fs::path(options_.work_dir) / "jobs" / job_id() /
+                          absl::StrCat("attempt-", assignment_.attempt(), "-rank-",
+                                       assignment_.rank());
   std::error_code ec;
   fs::create_directories(job_dir, ec);
   if (!ec) fs::create_directories(fs::path(assignment_.output_dir()) / "logs", ec);
@@ -125,6 +138,14 @@ absl::StatusOr<std::unique_ptr<ChildProcess>> JobRunner::Launch() {
   LaunchSpec spec;
   spec.argv = {options_.trainer_path, spec_path.string(), "--output-dir",
                assignment_.output_dir(), "--events-fd", "3"};
+  if (assignment_.resume()) spec.argv.push_back("--auto-resume");
+  if (assignment_.world_size() > 1) {
+    spec.env = {{"RANK", absl::StrCat(assignment_.rank())},
+                {"WORLD_SIZE", absl::StrCat(assignment_.world_size())},
+                {"LOCAL_RANK", absl::StrCat(assignment_.local_rank())},
+                {"MASTER_ADDR", assignment_.master_addr()},
+                {"MASTER_PORT", absl::StrCat(assignment_.master_port())}};
+  }
   spec.cwd = job_dir.string();
   return launcher_->Launch(spec);
 }
@@ -132,7 +153,10 @@ absl::StatusOr<std::unique_ptr<ChildProcess>> JobRunner::Launch() {
 void JobRunner::Run() {
   std::error_code ec;  // A failure here surfaces as Launch()'s error.
   fs::create_directories(fs::path(assignment_.output_dir()) / "logs", ec);
-  Relay relay(this, (fs::path(assignment_.output_dir()) / "logs" / "lm-train.log").string());
+  const std::string log_name =
+      assignment_.rank() == 0 ? "lm-train.log"
+                              : absl::StrCat("lm-train-rank", assignment_.rank(), ".log");
+  Relay relay(this, (fs::path(assignment_.output_dir()) / "logs" / log_name).string());
   v1::WorkerJobEvent exited;
   auto child = Launch();
   if (!child.ok()) {

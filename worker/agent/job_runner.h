@@ -6,8 +6,14 @@
 //
 // The runner's own thread reads the child's stdout/stderr (log lines) and events pipe
 // (metrics, checkpoints, error), batches them and sends them with ServerClient::Report;
-// the exit report is retried until the server takes it (or the agent shuts down).
-// Files: WORK_DIR/jobs/ID/job.yaml (the spec) and OUTPUT_DIR/logs/lm-train.log (all output).
+// the exit report is retried until the server takes it (or the agent shuts down). A server
+// that refuses the reports for good (FailedPrecondition / NotFound / PermissionDenied: the
+// attempt is no longer current) gets the child stopped and the reports dropped.
+// Multi-rank jobs: the child gets RANK, WORLD_SIZE, LOCAL_RANK, MASTER_ADDR, MASTER_PORT
+// (torchrun's names); assignment.resume adds --auto-resume. Each rank logs to
+// OUTPUT_DIR/logs/lm-train[-rankN].log.
+// Files: WORK_DIR/jobs/ID/attempt-A-rank-R/job.yaml (the spec) and OUTPUT_DIR/logs/lm-train.log
+// (all output).
 // Thread-safe: Cancel(), done() and Shutdown() may be called from any thread.
 #pragma once
 
@@ -47,6 +53,7 @@ class JobRunner {
   void Shutdown();
   bool done() const { return done_.load(); }
   const std::string& job_id() const { return assignment_.job_id(); }
+  const v1::Assignment& assignment() const { return assignment_; }
 
  private:
   class Relay;  // Line splitting, batching and reporting (job_runner.cc).

@@ -1,8 +1,11 @@
 // lm-worker: the agent that runs lm-train jobs for lm-server on this machine.
 //   lm-worker --server HOST:PORT --work-dir DIR --slots N [--trainer PATH]
+//             [--labels k=v,...] [--advertise-address HOST] [--rendezvous-ports LO-HI]
 #include <filesystem>
 #include <iostream>
 
+#include "absl/strings/numbers.h"
+#include "absl/strings/str_split.h"
 #include "common/command_line.h"
 #include "common/termination_signals.h"
 #include "worker/agent/worker_agent.h"
@@ -10,7 +13,7 @@
 int main(int argc, char** argv) {
   using namespace lmtrain;
   std::string server = "127.0.0.1:50051", work_dir = "./lm-worker", trainer = DefaultTrainerPath();
-  std::string name;
+  std::string name, labels, advertise, ports = "29500-29599";
   int64_t slots = 1;
   double kill_grace_s = 10;
   CommandLine cl("lm-worker", "runs lm-train jobs handed out by lm-server");
@@ -20,6 +23,10 @@ int main(int argc, char** argv) {
   cl.AddString("name", &name, "worker name shown by the server (default: hostname)");
   cl.AddString("trainer", &trainer, "path of the lm-train executable");
   cl.AddDouble("kill-grace-seconds", &kill_grace_s, "SIGTERM -> SIGKILL delay on cancel");
+  cl.AddString("labels", &labels, "worker labels for job selectors: k=v,k2=v2");
+  cl.AddString("advertise-address", &advertise,
+               "address other workers reach this one at (default: hostname)");
+  cl.AddString("rendezvous-ports", &ports, "port range LO-HI for multi-worker rendezvous");
   auto args = cl.Parse(argc - 1, argv + 1);
   if (!args.ok()) {
     std::cerr << args.status().message() << "\n";
@@ -35,9 +42,27 @@ int main(int argc, char** argv) {
     std::cerr << "cannot create --work-dir " << work_dir << ": " << ec.message() << "\n";
     return 1;
   }
+  WorkerAgent::Options options;
+  for (absl::string_view item : absl::StrSplit(labels, ',', absl::SkipEmpty())) {
+    std::pair<std::string, std::string> kv = absl::StrSplit(item, absl::MaxSplits('=', 1));
+    if (kv.first.empty() || kv.second.empty()) {
+      std::cerr << "--labels: expected k=v, got '" << item << "'\n";
+      return 2;
+    }
+    options.labels[kv.first] = kv.second;
+  }
+  int lo = 0, hi = 0;
+  std::pair<std::string, std::string> range = absl::StrSplit(ports, absl::MaxSplits('-', 1));
+  if (!absl::SimpleAtoi(range.first, &lo) || !absl::SimpleAtoi(range.second, &hi) || lo <= 0 ||
+      hi < lo || hi > 65535) {
+    std::cerr << "--rendezvous-ports: expected LO-HI, got '" << ports << "'\n";
+    return 2;
+  }
+  options.rendezvous_port_base = lo;
+  options.rendezvous_port_count = hi - lo + 1;
+  options.advertise_address = advertise;
   GrpcServerClient client(server);
   PosixProcessLauncher launcher;
-  WorkerAgent::Options options;
   options.name = name;
   options.slots = static_cast<int>(slots);
   options.work_dir = std::filesystem::absolute(work_dir).string();

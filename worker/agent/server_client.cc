@@ -6,9 +6,23 @@
 
 namespace lmtrain {
 
+namespace {
+
+// gRPC's default reconnect backoff grows to 120 s while the server is down, so a worker could
+// take minutes to notice a restarted lm-server and re-attach its running jobs (which the
+// server requeues after one lease timeout). Keep retries frequent: at most 1 s apart.
+std::shared_ptr<grpc::Channel> WorkerChannel(const std::string& target) {
+  grpc::ChannelArguments args;
+  args.SetInt(GRPC_ARG_INITIAL_RECONNECT_BACKOFF_MS, 100);
+  args.SetInt(GRPC_ARG_MIN_RECONNECT_BACKOFF_MS, 100);
+  args.SetInt(GRPC_ARG_MAX_RECONNECT_BACKOFF_MS, 1000);
+  return grpc::CreateCustomChannel(target, grpc::InsecureChannelCredentials(), args);
+}
+
+}  // namespace
+
 GrpcServerClient::GrpcServerClient(const std::string& target)
-    : stub_(v1::WorkerService::NewStub(
-          grpc::CreateChannel(target, grpc::InsecureChannelCredentials()))) {}
+    : stub_(v1::WorkerService::NewStub(WorkerChannel(target))) {}
 
 absl::StatusOr<v1::RegisterWorkerResponse> GrpcServerClient::Register(
     const v1::RegisterWorkerRequest& request) {

@@ -9,6 +9,13 @@
 #include "absl/time/clock.h"
 
 namespace lmtrain {
+namespace {
+
+std::string RunnerKey(const std::string& job_id, int rank, int attempt) {
+  return absl::StrCat(job_id, "/", rank, "/", attempt);
+}
+
+}  // namespace
 
 WorkerAgent::WorkerAgent(ServerClient* client, ProcessLauncher* launcher, Options options)
     : client_(client), launcher_(launcher), options_(std::move(options)) {}
@@ -25,12 +32,15 @@ bool WorkerAgent::Register() {
   req.set_hostname(host);
   req.set_name(options_.name.empty() ? host : options_.name);
   req.set_slots(options_.slots);
+  req.mutable_labels()->insert(options_.labels.begin(), options_.labels.end());
+  req.set_advertise_address(options_.advertise_address.empty() ? host
+                                                               : options_.advertise_address);
+  req.set_rendezvous_port_base(options_.rendezvous_port_base);
+  req.set_rendezvous_port_count(options_.rendezvous_port_count);
   v1::Device* cpu = req.add_devices();
   cpu->set_type("cpu");
   cpu->set_name(absl::StrCat(std::thread::hardware_concurrency(), " cores"));
-  for (const auto& [id, runner] : runners_) {
-    if (!runner->done()) req.add_running_job_ids(id);
-  }
+  AddRunning(req.mutable_running());
   auto resp = client_->Register(req);
   if (!resp.ok()) return false;
   absl::MutexLock lock(&id_mu_);
@@ -44,18 +54,34 @@ void WorkerAgent::Reap() {
   }
 }
 
+void WorkerAgent::AddRunning(google::protobuf::RepeatedPtrField<v1::RunningRank>* out) const {
+  for (const auto& [key, runner] : runners_) {
+    if (runner->done()) continue;
+    v1::RunningRank* r = out->Add();
+    r->set_job_id(runner->job_id());
+    r->set_rank(runner->assignment().rank());
+    r->set_attempt(runner->assignment().attempt());
+  }
+}
+
 void WorkerAgent::Apply(const v1::SyncResponse& resp) {
-  for (const std::string& id : resp.cancel_job_ids()) {
-    auto it = runners_.find(id);
+  for (const v1::RunningRank& r : resp.stop()) {
+    auto it = runners_.find(RunnerKey(r.job_id(), r.rank(), r.attempt()));
     if (it != runners_.end()) it->second->Cancel();
   }
+  for (const std::string& id : resp.cancel_job_ids()) {  // From servers without `stop`.
+    for (auto& [key, runner] : runners_) {
+      if (runner->job_id() == id) runner->Cancel();
+    }
+  }
   for (const v1::Assignment& a : resp.assignments()) {
-    if (runners_.count(a.job_id())) continue;
+    const std::string key = RunnerKey(a.job_id(), a.rank(), a.attempt());
+    if (!started_.insert(key).second) continue;  // Re-sent until acknowledged.
     JobRunner::Options o{options_.trainer_path, options_.work_dir, options_.kill_grace};
     auto runner = std::make_unique<JobRunner>(
         a, [this] { return worker_id(); }, client_, launcher_, o);
     runner->Start();
-    runners_.emplace(a.job_id(), std::move(runner));
+    runners_.emplace(key, std::move(runner));
   }
 }
 
@@ -63,7 +89,7 @@ void WorkerAgent::Run() {
   absl::Duration backoff = absl::Milliseconds(100);
   auto wait = [&] {
     absl::SleepFor(backoff);
-    backoff = std::min(backoff * 2, absl::Seconds(2));
+    backoff = std::min(backoff * 2, absl::Seconds(1));
   };
   while (!stop_.load()) {
     Reap();
@@ -73,14 +99,8 @@ void WorkerAgent::Run() {
     }
     v1::SyncRequest req;
     req.set_worker_id(worker_id());
-    int running = 0;
-    for (const auto& [id, runner] : runners_) {
-      if (!runner->done()) {
-        req.add_running_job_ids(id);
-        ++running;
-      }
-    }
-    req.set_free_slots(options_.slots - running);
+    AddRunning(req.mutable_running());
+    req.set_free_slots(options_.slots - req.running_size());
     req.set_wait_ms(options_.sync_wait_ms);
     auto resp = client_->Sync(req);
     if (!resp.ok()) {

@@ -13,6 +13,7 @@
 #include <atomic>
 #include <map>
 #include <memory>
+#include <set>
 #include <string>
 
 #include "absl/synchronization/mutex.h"
@@ -31,6 +32,10 @@ class WorkerAgent {
     std::string trainer_path;   // lm-train executable.
     absl::Duration kill_grace = absl::Seconds(10);
     int sync_wait_ms = 1000;    // Long-poll length (also the heartbeat period).
+    std::map<std::string, std::string> labels;  // Matched by job selectors.
+    std::string advertise_address;  // How other workers reach this one; default hostname.
+    int rendezvous_port_base = 29500;  // Ports for the c10d TCPStore of jobs whose rank 0
+    int rendezvous_port_count = 100;   // runs here: [base, base + count).
   };
 
   WorkerAgent(ServerClient* client, ProcessLauncher* launcher, Options options);
@@ -45,6 +50,7 @@ class WorkerAgent {
   bool Register();
   void Reap();
   void Apply(const v1::SyncResponse& resp);
+  void AddRunning(google::protobuf::RepeatedPtrField<v1::RunningRank>* out) const;
 
   ServerClient* const client_;
   ProcessLauncher* const launcher_;
@@ -52,7 +58,9 @@ class WorkerAgent {
   std::atomic<bool> stop_{false};
   mutable absl::Mutex id_mu_;
   std::string worker_id_ ABSL_GUARDED_BY(id_mu_);
-  std::map<std::string, std::unique_ptr<JobRunner>> runners_;  // Agent thread only.
+  // Agent thread only. Key: RunnerKey (job, rank, attempt).
+  std::map<std::string, std::unique_ptr<JobRunner>> runners_;
+  std::set<std::string> started_;  // Every key ever started: a re-sent assignment is ignored.
 };
 
 // Default trainer path: lm-train next to the running executable.
