@@ -49,9 +49,12 @@ std::string NeverFits(const QueuedRec& job, const std::string& selector_text, in
     return absl::StrCat("needs ", Count(job.slots, "slot", "slots"), " on one worker; the largest",
                         " worker", With(selector_text), " has ", std::max(largest_total, 0));
   }
+  const std::string have =
+      big_enough == 0 ? absl::StrCat("no worker", With(selector_text), " has")
+                      : absl::StrCat("only ", Count(big_enough, "worker", "workers"),
+                                     With(selector_text), big_enough == 1 ? " has" : " have");
   return absl::StrCat("needs ", job.workers, " workers with ", Count(job.slots, "slot", "slots"),
-                      " each; only ", Count(big_enough, "worker", "workers"), With(selector_text),
-                      big_enough == 1 ? " has" : " have", " that many");
+                      " each; ", have, " that many");
 }
 
 std::string AtRunningLimit(const std::string& user, int max_running_jobs) {
@@ -64,7 +67,9 @@ std::string NoRoom(const QueuedRec& job, const std::string& selector_text, int l
     return absl::StrCat("needs ", Count(job.slots, "slot", "slots"), " on one worker",
                         With(selector_text), "; largest free block is ", std::max(largest_free, 0));
   }
-  return absl::StrCat("needs ", job.workers, " workers", With(selector_text), " with ",
+  // "needs 3 workers with gpu=h100 and 2 free slots each", not "with gpu=h100 with 2 ...".
+  const std::string with = selector_text.empty() ? " with " : " and ";
+  return absl::StrCat("needs ", job.workers, " workers", With(selector_text), with,
                       Count(job.slots, "free slot", "free slots"), " each; ",
                       fitting == 0 ? "none has" : Count(fitting, "worker has", "workers have"),
                       " that now");

@@ -4,10 +4,12 @@
 //   invalid request:  "invalid resource request: workers must be >= 1 (got 0)"
 //   never fits:       "no worker matches selector gpu=h100", "no workers are connected",
 //                     "needs 16 slots on one worker; the largest worker has 8",
-//                     "needs 4 workers with 8 slots each; only 3 workers have that many"
+//                     "needs 4 workers with 8 slots each; only 3 workers have that many",
+//                     "needs 2 workers with 8 slots each; no worker with gpu=h100 has that many"
 //   user limit:       "user alice is at max_running_jobs (2)"
 //   no room now:      "needs 2 slots on one worker; largest free block is 1",
-//                     "needs 3 workers with 2 free slots each; 1 worker has that now"
+//                     "needs 3 workers with 2 free slots each; 1 worker has that now",
+//                     "needs 2 workers with gpu=h100 and 4 free slots each; none has that now"
 //   room is reserved: "behind 3 jobs of priority 80", "behind 5 jobs of priority 10 to 80"
 //   preemption:       "waiting for 2 preempted jobs to checkpoint"
 //   reservation:      "...; next in line: 2 workers reserved for it"

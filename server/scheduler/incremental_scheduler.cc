@@ -1,5 +1,6 @@
 // IncrementalScheduler (declared in scheduler.h): a ClusterState kept current by events, plus the
 // parked jobs that no present worker set could run.
+#include <string>
 #include <utility>
 
 #include "absl/strings/str_cat.h"
@@ -9,6 +10,19 @@
 #include "server/scheduler/scheduling_pass.h"
 
 namespace lmtrain::scheduler {
+namespace {
+
+// Why a parked job cannot run on the pool's present workers (empty when it now could).
+std::string WhyParked(internal::WorkerPool& pool, const QueuedJob& job) {
+  internal::QueuedRec rec;
+  rec.id = job.id;
+  rec.workers = job.resources.workers;
+  rec.slots = job.resources.slots_per_worker;
+  rec.selector = pool.InternSelector(job.resources.selector);
+  return internal::WhyNeverFits(pool, rec);
+}
+
+}  // namespace
 
 IncrementalScheduler::IncrementalScheduler(const SchedulerOptions& options)
     : options_(options), state_(std::make_unique<internal::ClusterState>(options.seed)) {}
@@ -51,6 +65,14 @@ void IncrementalScheduler::UpsertWorker(const WorkerSnapshot& worker) {
 
 void IncrementalScheduler::RemoveWorker(const std::string& worker_id) {
   state_->RemoveWorker(worker_id);
+  // Fewer workers never make a parked job fit, but its explanation ("only 3 workers have that
+  // many") may change: keep it true, and report the new one in the next decision.
+  for (auto& [id, entry] : parked_) {
+    std::string why = WhyParked(state_->pool(), entry.job);
+    if (why == entry.why) continue;
+    entry.why = std::move(why);
+    parked_news_.insert(id);
+  }
 }
 
 absl::Status IncrementalScheduler::AddQueued(const QueuedJob& job) {

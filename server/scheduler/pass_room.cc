@@ -6,16 +6,16 @@ namespace lmtrain::scheduler::internal {
 
 PassRoom::PassRoom(const WorkerPool& pool)
     : pool_(pool),
-      reserved_(pool.size(), 0),
       reserved_at_(static_cast<size_t>(pool.group_count()) * (pool.max_total() + 1), 0),
-      reserved_pending_(pool.group_count(), 0) {}
+      reserved_pending_(pool.group_count(), 0),
+      reserved_in_(pool.group_count(), 0) {}
 
 void PassRoom::Reserve(int worker) {
-  if (reserved_[worker]) return;
-  reserved_[worker] = 1;
+  if (!reserved_.insert(worker).second) return;
   const WorkerRec& rec = pool_.worker(worker);
   if (!rec.present) return;
   ++reserved_at_[rec.group * (pool_.max_total() + 1) + rec.free];
+  ++reserved_in_[rec.group];
   reserved_free_ += rec.free;
   if (rec.pending > 0) ++reserved_pending_[rec.group];
 }
@@ -35,7 +35,9 @@ bool PassRoom::AnyUnreservedPending() const {
 int PassRoom::CountFree(int selector, int slots) const {
   int count = pool_.CountFreeAtLeast(selector, slots);
   const int stride = pool_.max_total() + 1;
+  if (reserved_.empty()) return count;
   for (int group : pool_.selector_groups(selector)) {
+    if (reserved_in_[group] == 0) continue;
     for (int f = std::max(slots, 0); f <= pool_.group_total(group); ++f) {
       count -= reserved_at_[group * stride + f];
     }

@@ -10,6 +10,7 @@
 #include <cstdint>
 #include <vector>
 
+#include "absl/container/flat_hash_set.h"
 #include "server/scheduler/worker_pool.h"
 
 namespace lmtrain::scheduler::internal {
@@ -20,7 +21,7 @@ class PassRoom {
   PassRoom(const PassRoom&) = delete;
   PassRoom& operator=(const PassRoom&) = delete;
 
-  bool reserved(int worker) const { return reserved_[worker] != 0; }
+  bool reserved(int worker) const { return reserved_.contains(worker); }
   void Reserve(int worker);
   // Call before a worker gets pending slots (a job on it is being preempted): keeps the count of
   // reserved workers with pending slots exact.
@@ -44,9 +45,12 @@ class PassRoom {
 
  private:
   const WorkerPool& pool_;
-  std::vector<char> reserved_;     // By worker index.
+  // Worker indexes. A set, not a vector over the pool: a pass reserves a handful of workers, and
+  // allocating and clearing one flag per worker cost more than the rest of a small pass.
+  absl::flat_hash_set<int> reserved_;
   std::vector<int> reserved_at_;   // By group * (max_total + 1) + free.
   std::vector<int> reserved_pending_;  // By group: reserved workers with pending > 0.
+  std::vector<int> reserved_in_;       // By group: reserved present workers.
   int64_t reserved_free_ = 0;
 };
 

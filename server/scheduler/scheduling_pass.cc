@@ -17,9 +17,6 @@ namespace lmtrain::scheduler::internal {
 namespace {
 
 constexpr int kVictimScansPerExaminedJob = 8;
-}
-int g_dbg[8];
-namespace {
 
 class Pass {
  public:
@@ -37,7 +34,6 @@ class Pass {
       if (stopped_) break;
     }
     state_.EndPass();
-    g_dbg[0] += examined_; g_dbg[1] += kVictimScansPerExaminedJob * limit_ - victim_scan_budget_; g_dbg[3]++;
     return std::move(decision_);
   }
 
@@ -78,11 +74,18 @@ class Pass {
     const std::string text = AtRunningLimit(
         job.user->name, state_.users().PolicyOf(*job.user).max_running_jobs);
     ++examined_;
-    Explain(job, text);
+    ExplainAtLimit(job, text);
     if (limit_ <= 0) {
-      for (auto it = order.rest_begin(); it != order.rest_end(); ++it) Explain(**it, text);
+      for (auto it = order.rest_begin(); it != order.rest_end(); ++it) ExplainAtLimit(**it, text);
     }
     order.SkipUser();
+  }
+
+  // A job that could never run says so rather than blame the limit (IncrementalScheduler parks
+  // such jobs and explains them the same way).
+  void ExplainAtLimit(const QueuedRec& job, const std::string& limit_text) {
+    std::string never = WhyNeverFits(pool_, job);
+    Explain(job, never.empty() ? limit_text : std::move(never));
   }
 
   void Examine(const QueuedRec& job) {
@@ -128,20 +131,26 @@ class Pass {
     std::vector<int> workers(pending_fits.begin(),
                              pending_fits.begin() + std::min<size_t>(job.workers,
                                                                      pending_fits.size()));
+    const int missing = job.workers - static_cast<int>(workers.size());
+    if (missing > 0) room_.PickFree(job.selector, job.slots, missing, &workers);
+    for (int worker : workers) room_.Reserve(worker);
+    Explain(job, WaitingForPreempted(AwaitedOn(workers, job.slots)));
+    NoteWaiting(job);
+    return true;
+  }
+
+  // The preempting jobs on those of `workers` that lack `slots` free until they exit: what a
+  // job placed there waits for.
+  int AwaitedOn(const std::vector<int>& workers, int slots) const {
     std::vector<const RunningRec*> awaited;
     for (int worker : workers) {
+      if (pool_.worker(worker).free >= slots) continue;
       for (const RunningRec* running : state_.running().PreemptingOn(worker)) {
         awaited.push_back(running);
       }
     }
     std::sort(awaited.begin(), awaited.end());
-    awaited.erase(std::unique(awaited.begin(), awaited.end()), awaited.end());
-    const int missing = job.workers - static_cast<int>(workers.size());
-    if (missing > 0) room_.PickFree(job.selector, job.slots, missing, &workers);
-    for (int worker : workers) room_.Reserve(worker);
-    Explain(job, WaitingForPreempted(static_cast<int>(awaited.size())));
-    NoteWaiting(job);
-    return true;
+    return static_cast<int>(std::unique(awaited.begin(), awaited.end()) - awaited.begin());
   }
 
   bool TryPreempt(const QueuedRec& job, const std::vector<int>& pending_fits) {
@@ -152,7 +161,6 @@ class Pass {
     // finds none for a job as large or larger (of no higher priority, as order guarantees).
     auto failed = preempt_failed_.find({job.selector, job.slots});
     if (failed != preempt_failed_.end() && job.workers >= failed->second) return false;
-    g_dbg[2]++;
     std::optional<VictimChoice> choice =
         ChooseVictims(pool_, room_, state_.running(), job, now_ms_,
                       options_.min_runtime_before_preemption_ms, pending_fits,
@@ -173,7 +181,8 @@ class Pass {
       state_.MarkPreempting(victim->id).IgnoreError();
     }
     for (int worker : choice->workers) room_.Reserve(worker);
-    Explain(job, WaitingForPreempted(static_cast<int>(choice->victims.size())));
+    // The new victims and any job already preempting on the workers it will use.
+    Explain(job, WaitingForPreempted(AwaitedOn(choice->workers, job.slots)));
     NoteWaiting(job);
     return true;
   }

@@ -78,8 +78,14 @@ void WorkerPool::IndexPending(const WorkerRec& worker) {
       worker.Key());
 }
 
+void WorkerPool::CountFree(const WorkerRec& worker, int sign) {
+  std::vector<int>& at_least = groups_[worker.group].free_at_least;
+  for (int f = 0; f <= worker.free; ++f) at_least[f] += sign;
+}
+
 void WorkerPool::Unlink(WorkerRec& worker) {
   groups_[worker.group].by_free[worker.free].erase(worker.Key());
+  CountFree(worker, -1);
   --groups_[worker.group].size;
   UnindexPending(worker);
   total_free_ -= worker.free;
@@ -89,6 +95,7 @@ void WorkerPool::Unlink(WorkerRec& worker) {
 
 void WorkerPool::Link(WorkerRec& worker) {
   groups_[worker.group].by_free[worker.free].insert(worker.Key());
+  CountFree(worker, +1);
   ++groups_[worker.group].size;
   IndexPending(worker);
   total_free_ += worker.free;
@@ -105,10 +112,12 @@ void WorkerPool::AddFree(int index, int delta) {
   }
   std::vector<WorkerSet>& by_free = groups_[worker.group].by_free;
   by_free[worker.free].erase(worker.Key());
+  CountFree(worker, -1);
   UnindexPending(worker);
   total_free_ += free - worker.free;
   worker.free = free;
   by_free[worker.free].insert(worker.Key());
+  CountFree(worker, +1);
   IndexPending(worker);
 }
 
@@ -127,6 +136,7 @@ int WorkerPool::GroupFor(const std::map<std::string, std::string>& labels, int t
   group.labels = labels;
   group.total = total;
   group.by_free.resize(total + 1);
+  group.free_at_least.resize(total + 1);
   group.by_reach.resize(total + 1);
   max_total_ = std::max(max_total_, total);
   for (Selector& selector : selectors_) {
@@ -183,11 +193,9 @@ int WorkerPool::LargestTotal(int selector) const {
 
 int WorkerPool::CountFreeAtLeast(int selector, int slots) const {
   int count = 0;
+  const int f = std::max(slots, 0);
   for (int g : selectors_[selector].groups) {
-    const Group& group = groups_[g];
-    for (int f = std::max(slots, 0); f <= group.total; ++f) {
-      count += static_cast<int>(group.by_free[f].size());
-    }
+    if (f <= groups_[g].total) count += groups_[g].free_at_least[f];
   }
   return count;
 }

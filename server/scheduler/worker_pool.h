@@ -110,6 +110,7 @@ class WorkerPool {
     std::map<std::string, std::string> labels;
     int total = 0;
     std::vector<WorkerSet> by_free;   // Index: free slots, 0..total.
+    std::vector<int> free_at_least;   // Index f: workers with free >= f, 0..total.
     std::vector<WorkerSet> by_reach;  // Workers with pending > 0; index: free + pending.
     int size = 0;
     int pending_workers = 0;
@@ -123,6 +124,8 @@ class WorkerPool {
 
   int GroupFor(const std::map<std::string, std::string>& labels, int total);
   bool GroupMatches(const Group& group, const Selector& selector) const;
+  // Counts a present worker's free slots in (sign +1) or out of (-1) free_at_least.
+  void CountFree(const WorkerRec& worker, int sign);
   void Unlink(WorkerRec& worker);
   void Link(WorkerRec& worker);
   // Take a present worker out of / back into the pending indexes around a change.
