@@ -40,6 +40,11 @@ absl::StatusOr<std::unique_ptr<Tokenizer>> PrepareTokenizer(const JobSpec& spec,
 // The checkpoint to resume from, or "" for a fresh start.
 absl::StatusOr<std::string> ResumePoint(const JobSpec& spec, const JobOptions& options) {
   const std::string& asked = spec.training.resume_from_checkpoint;
+  if (options.auto_resume && !options.resume) {  // A later attempt: its own newest first.
+    std::optional<std::string> latest = LatestResumableCheckpoint(options.output_dir);
+    if (latest) return *latest;
+    if (asked.empty() || asked == "latest") return std::string();
+  }
   if (!options.resume && asked.empty()) return std::string();
   if (!options.resume && asked != "latest") {
     if (!fs::is_directory(asked)) {

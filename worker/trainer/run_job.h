@@ -28,6 +28,8 @@ struct JobOptions {
   // Resume from the newest complete checkpoint in output_dir (lm-train --resume), as
   // training.resume_from_checkpoint: latest. NotFound when there is none.
   bool resume = false;
+  // Resume when output_dir holds a complete checkpoint; start fresh when it holds none.
+  bool auto_resume = false;
   EventSink* events = nullptr;  // Borrowed, not null.
   std::ostream* out = nullptr;  // HF-style log lines. Borrowed, not null.
   std::ostream* err = nullptr;  // Warnings. Borrowed, not null.

@@ -14,6 +14,7 @@ struct FlagValues {
   int64_t events_fd = -1;
   int64_t threads = 0;
   bool resume = false;
+  bool auto_resume = false;
 };
 
 std::unique_ptr<CommandLine> MakeCommandLine(FlagValues* v) {
@@ -27,6 +28,9 @@ std::unique_ptr<CommandLine> MakeCommandLine(FlagValues* v) {
   cl->AddInt("threads", &v->threads, "torch threads; 0: the machine's cores");
   cl->AddBool("resume", &v->resume,
               "continue from the newest complete checkpoint-N in --output-dir");
+  cl->AddBool("auto-resume", &v->auto_resume,
+              "as --resume when --output-dir has a complete checkpoint, else start fresh "
+              "(what lm-worker passes to a retried or preempted job's next attempt)");
   return cl;
 }
 
@@ -62,6 +66,7 @@ absl::StatusOr<TrainerFlags> ParseTrainerFlags(const std::vector<std::string>& a
   flags.events_fd = static_cast<int>(values.events_fd);
   flags.threads = static_cast<int>(values.threads);
   flags.resume = values.resume;
+  flags.auto_resume = values.auto_resume;
   return flags;
 }
 

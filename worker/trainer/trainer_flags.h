@@ -1,5 +1,5 @@
 // lm-train's command line:
-//   lm-train JOB.yaml --output-dir DIR [--events-fd N] [--threads N] [--resume]
+//   lm-train JOB.yaml --output-dir DIR [--events-fd N] [--threads N] [--resume | --auto-resume]
 // Torch-free. Parsed by common/command_line.h ("--flag value", "--flag=value", --no-resume).
 // Thread-safe: pure functions over values.
 #pragma once
@@ -17,6 +17,7 @@ struct TrainerFlags {
   int events_fd = -1;      // --events-fd: where trainer events go; -1: nowhere.
   int threads = 0;         // --threads: torch intra-op threads; 0: the hardware's cores.
   bool resume = false;     // --resume: continue from the newest checkpoint in output_dir.
+  bool auto_resume = false;  // --auto-resume: --resume if there is a checkpoint, else fresh.
   bool help = false;       // --help / -h: print Usage() and exit 0.
 };
 

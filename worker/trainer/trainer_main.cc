@@ -88,6 +88,7 @@ int Run(const TrainerFlags& flags, EventSink& events) {
   options.output_dir = flags.output_dir;
   options.threads = flags.threads;
   options.resume = flags.resume;
+  options.auto_resume = flags.auto_resume;
   options.events = &events;
   options.out = &std::cout;
   options.err = &std::cerr;

@@ -1,0 +1,153 @@
+// The chaos test: several workers and a batch of tiny jobs; lm-worker and lm-server
+// processes are killed with SIGKILL at random moments and restarted. Every job must end
+// SUCCEEDED exactly once, and its final weights must equal, byte for byte, those of the same
+// job run by lm-train without interruption. Bounded: a handful of kills, tiny jobs.
+// LMTRAIN_CHAOS_SEED picks the kill schedule (printed, to replay a failure).
+#include <gtest/gtest.h>
+#include <signal.h>
+#include <unistd.h>
+
+#include <filesystem>
+#include <fstream>
+#include <random>
+#include <sstream>
+
+#include "absl/strings/str_cat.h"
+#include "absl/time/clock.h"
+#include "client/job_client.h"
+#include "tests/integration/cluster.h"
+#include "tests/integration/process_group.h"
+
+namespace lmtrain::testing {
+namespace {
+namespace fs = std::filesystem;
+
+constexpr int kJobs = 5;
+constexpr int kMaxSteps = 40;
+
+std::string ChaosJob(const std::string& name) {
+  const std::string data = SourceDir() + "/examples/data";
+  return absl::StrCat(
+      "name: ", name, "\ntask: clm\n",
+      "model:\n  config: {model_type: gpt2, n_layer: 2, n_head: 2, n_embd: 32, n_positions: 64}\n",
+      "tokenizer:\n  train: {type: bpe, vocab_size: 400}\n", "data:\n  train_file: ", data,
+      "/austen_train.txt\n  block_size: 32\n", "training:\n  learning_rate: 3.0e-3\n",
+      "  per_device_train_batch_size: 8\n  max_steps: ", kMaxSteps, "\n  warmup_steps: 3\n",
+      "  logging_steps: 5\n  save_steps: 4\n  do_eval: false\n  seed: 11\n",
+      // Several kills may hit one job; the test is about losing nothing, not the retry cap.
+      "resources:\n  max_retries: 10\n");
+}
+
+std::string ReadFile(const fs::path& path) {
+  std::ifstream in(path, std::ios::binary);
+  std::stringstream s;
+  s << in.rdbuf();
+  return s.str();
+}
+
+// The uninterrupted reference: lm-train alone on the same job file.
+std::string ReferenceWeights(const fs::path& dir, const fs::path& job) {
+  PosixProcessLauncher launcher;
+  auto child = launcher.Launch({{BinDir() + "/lm-train", job.string(), "--output-dir",
+                                 (dir / "reference").string()}});
+  if (!child.ok()) return "";
+  ReadAll((*child)->stdout_fd());
+  const std::string err = ReadAll((*child)->stderr_fd());
+  if ((*child)->Wait().exit_code != 0) {
+    ADD_FAILURE() << "reference run failed: " << err;
+    return "";
+  }
+  return ReadFile(dir / "reference" / "model.safetensors");
+}
+
+uint64_t ChaosSeed() {
+  const char* env = std::getenv("LMTRAIN_CHAOS_SEED");
+  return env != nullptr ? std::stoull(env) : static_cast<uint64_t>(absl::ToUnixMicros(absl::Now()));
+}
+
+bool AllTerminal(JobClient& client, const std::vector<std::string>& ids) {
+  for (const std::string& id : ids) {
+    auto job = client.Get(id);
+    if (!job.ok()) return false;  // The server may be down right now.
+    const v1::JobState s = job->state();
+    if (s != v1::SUCCEEDED && s != v1::FAILED && s != v1::CANCELLED) return false;
+  }
+  return true;
+}
+
+TEST(ChaosTest, KilledWorkersAndServerLoseNoJobAndChangeNoWeight) {
+  ProcessGroup group({/*workers=*/3, /*slots_per_worker=*/1, /*lease_timeout_ms=*/4000});
+  const fs::path job_file = group.dir() / "job" / "job.yaml";
+  fs::create_directories(job_file.parent_path());
+  std::ofstream(job_file) << ChaosJob("chaos");
+  const std::string reference = ReferenceWeights(group.dir(), job_file);
+  ASSERT_FALSE(reference.empty());
+
+  ASSERT_TRUE(group.StartAll().ok());
+  JobClient client(group.address(), 3000);
+  std::vector<std::string> ids;
+  for (int i = 0; i < kJobs; ++i) {
+    auto id = client.Submit(job_file.string(), absl::StrCat("chaos-req-", i));
+    ASSERT_TRUE(id.ok()) << id.status();
+    ids.push_back(*id);
+  }
+  auto again = client.Submit(job_file.string(), "chaos-req-0");  // A retried submit.
+  ASSERT_TRUE(again.ok());
+  EXPECT_EQ(*again, ids[0]);
+
+  const uint64_t seed = ChaosSeed();
+  std::cout << "chaos seed " << seed << " (LMTRAIN_CHAOS_SEED to replay)" << std::endl;
+  std::mt19937_64 rng(seed);
+  std::uniform_real_distribution<double> pause(1.0, 3.5);
+  int server_kills = 0, worker_kills = 0;
+  for (int event = 0; event < 8 && !AllTerminal(client, ids); ++event) {
+    absl::SleepFor(absl::Seconds(pause(rng)));
+    const int target = static_cast<int>(rng() % 4);  // 0..2: a worker, 3: the server.
+    if (target == 3 || (event == 2 && server_kills == 0)) {
+      group.KillServer();
+      ++server_kills;
+      absl::SleepFor(absl::Milliseconds(300 + rng() % 700));
+      ASSERT_TRUE(group.StartServer().ok());
+    } else {
+      group.KillWorker(target);
+      ++worker_kills;
+      absl::SleepFor(absl::Milliseconds(300 + rng() % 700));
+      ASSERT_TRUE(group.StartWorker(target).ok());
+    }
+  }
+  const absl::Time deadline = absl::Now() + absl::Minutes(6);
+  while (!AllTerminal(client, ids) && absl::Now() < deadline) absl::SleepFor(absl::Seconds(1));
+  std::cout << "killed the server " << server_kills << "x and workers " << worker_kills << "x"
+            << std::endl;
+
+  int attempts = 0;
+  for (const std::string& id : ids) {
+    SCOPED_TRACE("job " + id);
+    auto job = client.Get(id);
+    ASSERT_TRUE(job.ok()) << job.status();
+    EXPECT_EQ(job->state(), v1::SUCCEEDED) << job->error();
+    attempts += job->attempts_size();
+    std::cout << "job " << id << ": " << job->attempts_size() << " attempt(s), "
+              << job->retries() << " retries" << std::endl;
+    int succeeded = 0;
+    ASSERT_TRUE(client
+                    .Watch(id, 0,
+                           [&](const v1::JobEvent& e) {
+                             if (e.has_state_changed() &&
+                                 e.state_changed().state() == v1::SUCCEEDED) {
+                               ++succeeded;
+                             }
+                           })
+                    .ok());
+    EXPECT_EQ(succeeded, 1);
+    const std::string weights = ReadFile(fs::path(job->output_dir()) / "model.safetensors");
+    EXPECT_TRUE(weights == reference) << "final weights differ from the uninterrupted run";
+  }
+  EXPECT_GT(attempts, kJobs) << "no kill hit a running job: the test proved nothing";
+  auto all = client.List(100);
+  ASSERT_TRUE(all.ok());
+  EXPECT_EQ(all->size(), static_cast<size_t>(kJobs));  // No duplicate jobs.
+}
+
+}  // namespace
+}  // namespace lmtrain::testing

@@ -1,0 +1,131 @@
+#include "tests/integration/process_group.h"
+
+#include <poll.h>
+#include <signal.h>
+#include <unistd.h>
+
+#include <fstream>
+#include <regex>
+
+#include "absl/strings/str_cat.h"
+#include "absl/time/clock.h"
+#include "tests/integration/cluster.h"
+
+namespace lmtrain::testing {
+namespace fs = std::filesystem;
+namespace {
+
+// Copies the child's stdout and stderr to `log` until both close.
+void Drain(ChildProcess* child, const std::string& log) {
+  std::ofstream out(log, std::ios::app);
+  pollfd fds[2] = {{child->stdout_fd(), POLLIN, 0}, {child->stderr_fd(), POLLIN, 0}};
+  int open = 2;
+  while (open > 0) {
+    if (poll(fds, 2, 200) <= 0) continue;
+    for (pollfd& p : fds) {
+      if (p.fd < 0 || p.revents == 0) continue;
+      char buf[4096];
+      const ssize_t n = read(p.fd, buf, sizeof buf);
+      if (n > 0) {
+        out.write(buf, n);
+        out.flush();
+      } else if (n == 0 || errno != EINTR) {
+        p.fd = -1;
+        --open;
+      }
+    }
+  }
+}
+
+}  // namespace
+
+ProcessGroup::ProcessGroup(Options options) : options_(options) {
+  static int counter = 0;
+  dir_ = fs::temp_directory_path() /
+         absl::StrCat("lmtrain-chaos-", getpid(), "-", counter++, "-",
+                      absl::ToUnixMicros(absl::Now()));
+  fs::create_directories(dir_ / "logs");
+  workers_.resize(options_.workers);
+}
+
+ProcessGroup::~ProcessGroup() {
+  for (Proc& w : workers_) Kill(w);
+  Kill(server_proc_);
+  std::error_code ec;
+  if (std::getenv("LMTRAIN_KEEP_CHAOS_DIR") == nullptr) fs::remove_all(dir_, ec);
+}
+
+absl::Status ProcessGroup::Launch(Proc& proc, const std::vector<std::string>& argv,
+                                  const std::string& log, std::string* port_out) {
+  auto child = launcher_.Launch({argv});
+  if (!child.ok()) return child.status();
+  proc.child = std::move(*child);
+  if (port_out != nullptr) {  // Read stdout until the server says where it listens.
+    const std::regex re("listening on [0-9.]+:([0-9]+)");
+    std::string seen;
+    const absl::Time deadline = absl::Now() + absl::Seconds(30);
+    std::smatch m;
+    while (!std::regex_search(seen, m, re)) {
+      if (absl::Now() > deadline) {
+        return absl::DeadlineExceededError(absl::StrCat("lm-server did not start: ", seen));
+      }
+      pollfd p{proc.child->stdout_fd(), POLLIN, 0};
+      if (poll(&p, 1, 100) <= 0) continue;
+      char buf[4096];
+      const ssize_t n = read(p.fd, buf, sizeof buf);
+      if (n <= 0) return absl::InternalError(absl::StrCat("lm-server exited: ", seen));
+      seen.append(buf, n);
+    }
+    *port_out = m[1].str();
+    std::ofstream(log, std::ios::app) << seen;
+  }
+  proc.drain = std::thread(Drain, proc.child.get(), log);
+  return absl::OkStatus();
+}
+
+void ProcessGroup::Kill(Proc& proc) {
+  if (!proc.child) return;
+  proc.child->Signal(SIGKILL);
+  proc.child->Wait();
+  if (proc.drain.joinable()) proc.drain.join();
+  proc.child.reset();
+}
+
+absl::Status ProcessGroup::StartServer() {
+  const std::string listen = absl::StrCat("127.0.0.1:", port_);  // Port 0 the first time.
+  std::string port;
+  absl::Status s = Launch(server_proc_,
+                          {BinDir() + "/lm-server", "--listen", listen, "--data-dir",
+                           (dir_ / "data").string(), "--lease-timeout-ms",
+                           std::to_string(options_.lease_timeout_ms)},
+                          (dir_ / "logs" / "server.log").string(), &port);
+  if (!s.ok()) return s;
+  port_ = std::stoi(port);
+  return absl::OkStatus();
+}
+
+void ProcessGroup::KillServer() { Kill(server_proc_); }
+
+absl::Status ProcessGroup::StartWorker(int index) {
+  const int ports = 31000 + 20 * index + 2000 * (getpid() % 10);
+  return Launch(workers_.at(index),
+                {BinDir() + "/lm-worker", "--server", address(), "--work-dir",
+                 (dir_ / absl::StrCat("worker-", index)).string(), "--slots",
+                 std::to_string(options_.slots_per_worker), "--name",
+                 absl::StrCat("w", index), "--kill-grace-seconds", "5",
+                 "--advertise-address", "127.0.0.1", "--rendezvous-ports",
+                 absl::StrCat(ports, "-", ports + 19)},
+                (dir_ / "logs" / absl::StrCat("worker-", index, ".log")).string(), nullptr);
+}
+
+void ProcessGroup::KillWorker(int index) { Kill(workers_.at(index)); }
+
+absl::Status ProcessGroup::StartAll() {
+  if (absl::Status s = StartServer(); !s.ok()) return s;
+  for (int i = 0; i < options_.workers; ++i) {
+    if (absl::Status s = StartWorker(i); !s.ok()) return s;
+  }
+  return absl::OkStatus();
+}
+
+}  // namespace lmtrain::testing
