@@ -78,12 +78,25 @@ absl::StatusOr<v1::JobState> JobClient::Cancel(const std::string& id) {
 absl::Status JobClient::Watch(const std::string& id, int64_t after_seq,
                               const std::function<void(const v1::JobEvent&)>& on_event,
                               int reconnect_ms) {
+  return Stream(id, after_seq, /*replay_only=*/false, on_event, reconnect_ms);
+}
+
+absl::Status JobClient::Events(const std::string& id, bool follow,
+                               const std::function<void(const v1::JobEvent&)>& on_event,
+                               int reconnect_ms) {
+  return Stream(id, 0, /*replay_only=*/!follow, on_event, reconnect_ms);
+}
+
+absl::Status JobClient::Stream(const std::string& id, int64_t after_seq, bool replay_only,
+                               const std::function<void(const v1::JobEvent&)>& on_event,
+                               int reconnect_ms) {
   auto broken_since = std::chrono::steady_clock::now();
   while (true) {
     grpc::ClientContext ctx;
     v1::WatchJobRequest req;
     req.set_job_id(id);
     req.set_after_seq(after_seq);
+    req.set_replay_only(replay_only);
     auto reader = stub_->WatchJob(&ctx, req);
     v1::JobEvent event;
     while (reader->Read(&event)) {

@@ -30,8 +30,16 @@ class JobClient {
   absl::Status Watch(const std::string& id, int64_t after_seq,
                      const std::function<void(const v1::JobEvent&)>& on_event,
                      int reconnect_ms = 30000);
+  // Streams the job's events from the first; follow=false stops at the end of the replay
+  // (the events stored when the server caught up), follow=true is Watch(id, 0, ...).
+  absl::Status Events(const std::string& id, bool follow,
+                      const std::function<void(const v1::JobEvent&)>& on_event,
+                      int reconnect_ms = 30000);
 
  private:
+  absl::Status Stream(const std::string& id, int64_t after_seq, bool replay_only,
+                      const std::function<void(const v1::JobEvent&)>& on_event, int reconnect_ms);
+
   std::shared_ptr<grpc::Channel> channel_;
   std::unique_ptr<v1::JobService::Stub> stub_;
   int rpc_timeout_ms_;

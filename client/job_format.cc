@@ -2,11 +2,14 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+#include "absl/strings/str_join.h"
 #include "absl/time/time.h"
 #include "proto_convert.h"
 
 namespace lmtrain {
 namespace {
+
+constexpr char kRowFormat[] = "%5s  %-24s  %-10s  %-10s  %s\n";
 
 nlohmann::json TimeJson(const google::protobuf::Timestamp& ts) {
   if (ts.seconds() == 0 && ts.nanos() == 0) return nullptr;
@@ -14,7 +17,75 @@ nlohmann::json TimeJson(const google::protobuf::Timestamp& ts) {
                           absl::UTCTimeZone());
 }
 
+std::string TimeText(const google::protobuf::Timestamp& ts) {
+  nlohmann::json j = TimeJson(ts);
+  return j.is_null() ? "-" : j.get<std::string>();
+}
+
+nlohmann::json StringOrNull(const std::string& s) {
+  return s.empty() ? nlohmann::json(nullptr) : nlohmann::json(s);
+}
+
 std::string StateName(v1::JobState s) { return v1::JobState_Name(s); }
+
+nlohmann::json MetricsJson(const v1::Metrics& m) {
+  const std::string metrics = MetricsToJson(FromProto(m));
+  return metrics == "{}" ? nlohmann::json(nullptr) : nlohmann::json::parse(metrics);
+}
+
+nlohmann::json ResourcesJson(const v1::Resources& r) {
+  nlohmann::json selector = nlohmann::json::object();
+  for (const auto& [key, value] : r.selector()) selector[key] = value;
+  return {{"workers", r.workers()},
+          {"slots_per_worker", r.slots_per_worker()},
+          {"selector", selector},
+          {"max_retries", r.max_retries()}};
+}
+
+nlohmann::json AttemptJson(const v1::Attempt& a) {
+  return {{"number", a.number()},
+          {"worker_ids", std::vector<std::string>(a.worker_ids().begin(), a.worker_ids().end())},
+          {"scheduled_at", TimeJson(a.scheduled_at())},
+          {"ended_at", TimeJson(a.ended_at())},
+          {"outcome", a.outcome()}};
+}
+
+std::string AttemptText(const v1::Attempt& a) {
+  std::string out =
+      absl::StrCat("attempt ", a.number(), ": workers ", absl::StrJoin(a.worker_ids(), ","),
+                   ", scheduled ", TimeText(a.scheduled_at()));
+  if (a.has_ended_at()) absl::StrAppend(&out, ", ended ", TimeText(a.ended_at()));
+  if (!a.outcome().empty()) absl::StrAppend(&out, ", ", a.outcome());
+  return out;
+}
+
+// "step 10/300  loss 5.1234  lr 9.00e-04  12345 tok/s ..."
+std::string MetricsSummary(const v1::Metrics& m) {
+  std::string text = absl::StrCat("step ", m.has_step() ? absl::StrCat(m.step()) : "?",
+                                  m.has_max_steps() ? absl::StrCat("/", m.max_steps()) : "");
+  if (m.has_loss()) absl::StrAppendFormat(&text, "  loss %.4f", m.loss());
+  if (m.has_learning_rate()) absl::StrAppendFormat(&text, "  lr %.2e", m.learning_rate());
+  if (m.has_eval_loss()) absl::StrAppendFormat(&text, "  eval_loss %.4f", m.eval_loss());
+  if (m.has_perplexity()) absl::StrAppendFormat(&text, "  ppl %.2f", m.perplexity());
+  if (m.has_tokens_per_second())
+    absl::StrAppendFormat(&text, "  %.0f tok/s", m.tokens_per_second());
+  for (const auto& [name, value] : m.eval_metrics()) {
+    absl::StrAppendFormat(&text, "  %s %.4f", name, value);
+  }
+  return text;
+}
+
+std::string EventType(const v1::JobEvent& e) {
+  if (e.has_state_changed()) return "state";
+  if (e.has_metrics()) return "metrics";
+  if (e.has_checkpoint()) return "checkpoint";
+  if (e.has_log()) return "log";
+  return "unknown";
+}
+
+std::string CheckpointText(const v1::Checkpoint& c) {
+  return absl::StrCat("step ", c.step(), " -> ", c.path());
+}
 
 }  // namespace
 
@@ -28,25 +99,32 @@ nlohmann::json JobToJson(const v1::Job& job) {
   j["created_at"] = TimeJson(job.created_at());
   j["started_at"] = TimeJson(job.started_at());
   j["finished_at"] = TimeJson(job.finished_at());
-  const std::string metrics = MetricsToJson(FromProto(job.metrics()));
-  j["metrics"] = metrics == "{}" ? nlohmann::json(nullptr) : nlohmann::json::parse(metrics);
+  j["metrics"] = MetricsJson(job.metrics());
   j["checkpoints"] = nlohmann::json::array();
   for (const v1::Checkpoint& c : job.checkpoints()) {
     j["checkpoints"].push_back({{"step", c.step()}, {"path", c.path()}});
   }
   if (job.state() == v1::FAILED) j["error"] = job.error();
-  j["worker_id"] =
-      job.worker_id().empty() ? nlohmann::json(nullptr) : nlohmann::json(job.worker_id());
+  j["worker_id"] = StringOrNull(job.worker_id());
   j["exit_code"] = job.has_exit_code() ? nlohmann::json(job.exit_code()) : nullptr;
-  j["output_dir"] =
-      job.output_dir().empty() ? nlohmann::json(nullptr) : nlohmann::json(job.output_dir());
+  j["output_dir"] = StringOrNull(job.output_dir());
+  j["user"] = StringOrNull(job.user());
+  j["resources"] = ResourcesJson(job.resources());
+  j["retries"] = job.retries();
+  j["attempts"] = nlohmann::json::array();
+  for (const v1::Attempt& a : job.attempts()) j["attempts"].push_back(AttemptJson(a));
+  j["waiting_reason"] = StringOrNull(job.waiting_reason());
   return j;
 }
 
 std::string JobToText(const v1::Job& job) {
   std::string out;
-  for (const auto& [key, value] : JobToJson(job).items()) {
-    if (value.is_null() || key == "checkpoints" || key == "metrics") continue;
+  // A named object: items() of a temporary would dangle inside the loop.
+  const nlohmann::json j = JobToJson(job);
+  for (const auto& [key, value] : j.items()) {
+    if (value.is_null() || key == "checkpoints" || key == "metrics" || key == "attempts") {
+      continue;
+    }
     absl::StrAppend(&out, key, ": ", value.is_string() ? value.get<std::string>() : value.dump(),
                     "\n");
   }
@@ -54,20 +132,20 @@ std::string JobToText(const v1::Job& job) {
   for (const v1::Checkpoint& c : job.checkpoints()) {
     absl::StrAppend(&out, "checkpoint: step ", c.step(), " ", c.path(), "\n");
   }
+  for (const v1::Attempt& a : job.attempts()) absl::StrAppend(&out, AttemptText(a), "\n");
   return out;
 }
 
 std::string JobsToTable(const std::vector<v1::Job>& jobs) {
-  std::string out = absl::StrFormat("%-6s %-24s %-6s %-10s %8s %9s  %s\n", "ID", "NAME", "TASK",
-                                    "STATE", "STEP", "LOSS", "CREATED");
+  std::string out = absl::StrFormat("%-6s %-24s %-6s %-10s %8s %9s %7s  %s\n", "ID", "NAME", "TASK",
+                                    "STATE", "STEP", "LOSS", "RETRIES", "CREATED");
   for (const v1::Job& job : jobs) {
     const v1::Metrics& m = job.metrics();
-    nlohmann::json created = TimeJson(job.created_at());
-    absl::StrAppendFormat(&out, "%-6s %-24s %-6s %-10s %8s %9s  %s\n", job.id(),
+    absl::StrAppendFormat(&out, "%-6s %-24s %-6s %-10s %8s %9s %7d  %s\n", job.id(),
                           job.name().substr(0, 24), job.task(), StateName(job.state()),
                           m.has_step() ? absl::StrCat(m.step()) : "-",
-                          m.has_loss() ? absl::StrFormat("%.4f", m.loss()) : "-",
-                          created.is_null() ? "-" : created.get<std::string>());
+                          m.has_loss() ? absl::StrFormat("%.4f", m.loss()) : "-", job.retries(),
+                          TimeText(job.created_at()));
   }
   return out;
 }
@@ -80,26 +158,54 @@ std::string EventToLine(const v1::JobEvent& e, bool show_logs) {
     text = absl::StrCat("state ", StateName(e.state_changed().state()), " (",
                         e.state_changed().reason(), ")");
   } else if (e.has_metrics()) {
-    const v1::Metrics& m = e.metrics();
-    text = absl::StrCat("step ", m.has_step() ? absl::StrCat(m.step()) : "?",
-                        m.has_max_steps() ? absl::StrCat("/", m.max_steps()) : "");
-    if (m.has_loss()) absl::StrAppendFormat(&text, "  loss %.4f", m.loss());
-    if (m.has_learning_rate()) absl::StrAppendFormat(&text, "  lr %.2e", m.learning_rate());
-    if (m.has_eval_loss()) absl::StrAppendFormat(&text, "  eval_loss %.4f", m.eval_loss());
-    if (m.has_perplexity()) absl::StrAppendFormat(&text, "  ppl %.2f", m.perplexity());
-    if (m.has_tokens_per_second()) {
-      absl::StrAppendFormat(&text, "  %.0f tok/s", m.tokens_per_second());
-    }
-    for (const auto& [name, value] : m.eval_metrics()) {
-      absl::StrAppendFormat(&text, "  %s %.4f", name, value);
-    }
+    text = MetricsSummary(e.metrics());
   } else if (e.has_checkpoint()) {
-    text = absl::StrCat("checkpoint step ", e.checkpoint().step(), " -> ", e.checkpoint().path());
+    text = absl::StrCat("checkpoint ", CheckpointText(e.checkpoint()));
   } else if (e.has_log()) {
     if (!show_logs) return "";
     text = absl::StrCat("[", e.log().stream(), "] ", e.log().text());
   }
   return absl::StrCat(when, "  ", text);
+}
+
+std::string EventsTableHeader() {
+  return absl::StrFormat(kRowFormat, "SEQ", "TIME", "TYPE", "STATE", "DETAIL");
+}
+
+std::string EventToRow(const v1::JobEvent& e) {
+  std::string state = "-";
+  std::string detail;
+  if (e.has_state_changed()) {
+    state = StateName(e.state_changed().state());
+    detail = e.state_changed().reason();
+  } else if (e.has_metrics()) {
+    detail = MetricsSummary(e.metrics());
+  } else if (e.has_checkpoint()) {
+    detail = CheckpointText(e.checkpoint());
+  } else if (e.has_log()) {
+    detail = absl::StrCat("[", e.log().stream(), "] ", e.log().text());
+  }
+  return absl::StrFormat(kRowFormat, absl::StrCat(e.seq()), TimeText(e.time()), EventType(e), state,
+                         detail);
+}
+
+nlohmann::json EventToJson(const v1::JobEvent& e) {
+  nlohmann::json j;
+  j["seq"] = e.seq();
+  j["job_id"] = e.job_id();
+  j["time"] = TimeJson(e.time());
+  j["type"] = EventType(e);
+  if (e.has_state_changed()) {
+    j["state"] = StateName(e.state_changed().state());
+    j["reason"] = e.state_changed().reason();
+  } else if (e.has_metrics()) {
+    j["metrics"] = MetricsJson(e.metrics());
+  } else if (e.has_checkpoint()) {
+    j["checkpoint"] = {{"step", e.checkpoint().step()}, {"path", e.checkpoint().path()}};
+  } else if (e.has_log()) {
+    j["log"] = {{"stream", e.log().stream()}, {"text", e.log().text()}};
+  }
+  return j;
 }
 
 }  // namespace lmtrain

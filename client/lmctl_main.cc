@@ -1,5 +1,6 @@
 // lmctl: the lmtrain command line.
 //   lmctl [--server HOST:PORT] submit FILE | list | get ID [-o json] | watch ID | cancel ID
+//         | events ID [-f] [-o json]
 // The server address also comes from $LMCTL_SERVER (default 127.0.0.1:50051).
 #include <cstdlib>
 #include <functional>
@@ -20,6 +21,7 @@ struct Context {
   std::string output;             // "text" | "json"
   std::string request_id;
   bool logs = false;
+  bool follow = false;
   int64_t limit = 100;
 };
 
@@ -70,6 +72,26 @@ int Watch(Context& c) {
   return job->state() == v1::SUCCEEDED ? 0 : 1;
 }
 
+// The job's event log from its first event, as a table or JSON lines; with -f, then live
+// until the job ends. Exit 0 once the log (or, with -f, the job) has ended.
+int Events(Context& c) {
+  const bool json = c.output == "json";
+  bool header_shown = json;  // The table's header comes with the first row, not before an error.
+  auto status = c.client->Events(c.args[0], c.follow, [&](const v1::JobEvent& e) {
+    if (!header_shown) std::cout << EventsTableHeader();
+    header_shown = true;
+    if (json) {
+      std::cout << EventToJson(e).dump(-1, ' ', false, nlohmann::json::error_handler_t::replace)
+                << std::endl;
+    } else {
+      std::cout << EventToRow(e) << std::flush;
+    }
+  });
+  if (!status.ok()) return Fail(status);
+  if (!header_shown) std::cout << EventsTableHeader();
+  return 0;
+}
+
 int Cancel(Context& c) {
   auto state = c.client->Cancel(c.args[0]);
   if (!state.ok()) return Fail(state.status());
@@ -89,9 +111,11 @@ const std::map<std::string, Command>& Commands() {
       {"submit", {1, "submit FILE      validate and submit a job file; prints the job id", Submit}},
       {"list", {0, "list             jobs, newest first", List}},
       {"get", {1, "get ID [-o json] one job", Get}},
-      {"watch", {1, "watch ID         stream events until the job ends (exit 0 if SUCCEEDED)",
-                 Watch}},
+      {"watch",
+       {1, "watch ID         stream events until the job ends (exit 0 if SUCCEEDED)", Watch}},
       {"cancel", {1, "cancel ID        cancel a queued or running job", Cancel}},
+      {"events",
+       {1, "events ID [-f] [-o json]  the job's event log (-f: follow until it ends)", Events}},
   };
   return *commands;
 }
@@ -103,22 +127,26 @@ int main(int argc, char** argv) {
   using namespace lmtrain;
   const char* env_server = std::getenv("LMCTL_SERVER");
   std::string server = env_server != nullptr ? env_server : "127.0.0.1:50051";
-  Context c{nullptr, {}, "text", "", false, 100};
+  Context c{nullptr, {}, "text", "", false, false, 100};
   CommandLine cl("lmctl", "the lmtrain command line");
   cl.AddString("server", &server, "lm-server address (env LMCTL_SERVER)");
   cl.AddString("output", &c.output, "text | json (also -o)");
   cl.AddString("request-id", &c.request_id, "submit: idempotency key");
   cl.AddBool("logs", &c.logs, "watch: also print the trainer's log lines");
+  cl.AddBool("follow", &c.follow, "events: follow live until the job ends (also -f)");
   cl.AddInt("limit", &c.limit, "list: at most this many jobs");
   std::vector<std::string> args(argv + 1, argv + argc);
   for (std::string& a : args) {
     if (a == "-o") a = "--output";
+    if (a == "-f") a = "--follow";
   }
   auto positional = cl.Parse(args);
   std::string usage = cl.Usage() + "\nCommands:\n";
   for (const auto& [name, cmd] : Commands()) absl::StrAppend(&usage, "  ", cmd.usage, "\n");
   if (!positional.ok()) {
-    std::cerr << (IsHelpRequest(positional.status()) ? usage : std::string(positional.status().message())) << "\n";
+    std::cerr << (IsHelpRequest(positional.status()) ? usage
+                                                     : std::string(positional.status().message()))
+              << "\n";
     return IsHelpRequest(positional.status()) ? 0 : 2;
   }
   if (positional->empty() || !Commands().count(positional->front())) {

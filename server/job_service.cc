@@ -131,6 +131,7 @@ grpc::Status JobServiceImpl::WatchJob(grpc::ServerContext* ctx, const v1::WatchJ
       if (IsTerminalEvent(e)) return grpc::Status::OK;
     }
     if (!events->empty()) continue;
+    if (req->replay_only()) return grpc::Status::OK;
     auto job = manager_->Get(id);
     if (!job.ok()) return ToGrpcStatus(job.status());
     if (IsTerminal(job->state)) {

@@ -7,7 +7,10 @@
 
 #include <filesystem>
 #include <memory>
+#include <set>
 #include <string>
+#include <thread>
+#include <vector>
 
 #include "absl/strings/str_cat.h"
 #include "storage/internal/sqlite_schema.h"
@@ -103,6 +106,54 @@ TEST(SqliteJobStoreTest, DataSurvivesCloseAndReopen) {
 
 // A file written by the first release (schema v1) opens with every job, event and
 // checkpoint intact, new fields at their defaults, and ids continuing after the old ones.
+// Group commit: concurrent creates share transactions yet each gets its own job (or, for a
+// repeated request id, the one job), durable once CreateJob returns.
+TEST(SqliteJobStoreTest, ConcurrentCreatesEachGetTheirJobAndSurviveReopen) {
+  ScratchDir dir;
+  const std::string path = dir.File("lm.db");
+  constexpr int kThreads = 16;
+  constexpr int kPerThread = 40;
+  std::vector<std::vector<std::string>> ids(kThreads);
+  std::vector<std::string> shared_ids(kThreads);
+  {
+    ASSERT_OK_AND_ASSIGN(std::unique_ptr<SqliteJobStore> store, OpenStore(path));
+    std::vector<std::thread> threads;
+    for (int t = 0; t < kThreads; ++t) {
+      threads.emplace_back([&, t] {
+        for (int k = 0; k < kPerThread; ++k) {
+          NewJob job = MakeJob(absl::StrCat("job-", t, "-", k));
+          job.request_id = absl::StrCat("req-", t, "-", k);
+          auto id = store->CreateJob(job);
+          ASSERT_TRUE(id.ok()) << id.status();
+          ids[t].push_back(*id);
+          if (k == kPerThread / 2) {
+            NewJob shared = MakeJob("shared");
+            shared.request_id = "shared";
+            shared_ids[t] = store->CreateJob(shared).value_or("error");
+          }
+        }
+      });
+    }
+    for (std::thread& th : threads) th.join();
+  }
+  ASSERT_OK_AND_ASSIGN(std::unique_ptr<SqliteJobStore> store, OpenStore(path));
+  std::set<std::string> distinct;
+  for (int t = 0; t < kThreads; ++t) {
+    EXPECT_EQ(shared_ids[t], shared_ids[0]);
+    for (int k = 0; k < kPerThread; ++k) {
+      distinct.insert(ids[t][k]);
+      ASSERT_OK_AND_ASSIGN(JobRecord job, store->GetJob(ids[t][k]));
+      EXPECT_EQ(job.request_id, absl::StrCat("req-", t, "-", k));
+      ASSERT_OK_AND_ASSIGN(std::vector<EventRecord> events, store->ListEvents(job.id, 0, 10));
+      EXPECT_EQ(events.size(), 1u);
+    }
+  }
+  EXPECT_EQ(distinct.size(), static_cast<size_t>(kThreads * kPerThread));
+  EXPECT_EQ(distinct.count(shared_ids[0]), 0u);
+  ASSERT_OK_AND_ASSIGN(std::vector<JobRecord> all, store->ListJobs({{}, 10000}));
+  EXPECT_EQ(all.size(), static_cast<size_t>(kThreads * kPerThread + 1));
+}
+
 TEST(SqliteJobStoreTest, MigratesVersion1FilesKeepingEverything) {
   ScratchDir dir;
   const std::string path = dir.File("jobs.db");

@@ -87,7 +87,8 @@ TEST_F(JobRunnerTest, RelaysLogsMetricsCheckpointsAndExit) {
   }
   EXPECT_TRUE(started && metrics && checkpoint && log);
   EXPECT_EQ(Exit().exit_code(), 0);
-  EXPECT_TRUE(fs::exists(dir_ / "work" / "jobs" / "7" / "job.yaml"));
+  // One folder per attempt and rank (the assignment leaves both 0).
+  EXPECT_TRUE(fs::exists(dir_ / "work" / "jobs" / "7" / "attempt-0-rank-0" / "job.yaml"));
   EXPECT_TRUE(fs::exists(dir_ / "out" / "logs" / "lm-train.log"));
 }
 

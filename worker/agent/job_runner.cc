@@ -166,6 +166,9 @@ void JobRunner::Run() {
     v1::WorkerJobEvent started;
     started.mutable_started()->set_pid((*child)->pid());
     relay.Add(std::move(started));
+    // Report the start now rather than at the first flush_interval tick: the server marks the
+    // job RUNNING on it (a transient failure keeps it pending for the next flush).
+    relay.Flush();
     Supervise(child->get(), &relay);
     const ExitStatus status = (*child)->Wait();
     exited.mutable_exited()->set_exit_code(status.exit_code);

@@ -1,0 +1,106 @@
+#include "bench/api_load.h"
+
+#include <algorithm>
+#include <atomic>
+#include <chrono>
+#include <cmath>
+#include <nlohmann/json.hpp>
+#include <thread>
+
+#include "absl/synchronization/blocking_counter.h"
+#include "absl/synchronization/mutex.h"
+#include "absl/synchronization/notification.h"
+
+namespace lmtrain::bench {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+struct ClientTally {
+  int64_t calls = 0;
+  int64_t errors = 0;
+  std::string first_error;
+  std::vector<double> latency_ms;
+};
+
+// One client's timed loop: calls until `end`, recording each latency.
+void RunClient(Operation& op, Clock::time_point end, ClientTally* tally) {
+  while (Clock::now() < end) {
+    const Clock::time_point start = Clock::now();
+    double ms = -1;
+    absl::Status s = op.Call(&ms);
+    if (ms < 0) ms = std::chrono::duration<double, std::milli>(Clock::now() - start).count();
+    ++tally->calls;
+    if (s.ok()) {
+      tally->latency_ms.push_back(ms);
+    } else if (tally->errors++ == 0) {
+      tally->first_error = s.ToString();
+    }
+  }
+}
+
+double Round3(double v) { return std::round(v * 1000) / 1000; }
+
+}  // namespace
+
+double LoadResult::PercentileMs(double q) const {
+  if (latency_ms.empty()) return 0;
+  const size_t i = static_cast<size_t>(q * static_cast<double>(latency_ms.size() - 1) + 0.5);
+  return latency_ms[std::min(i, latency_ms.size() - 1)];
+}
+
+LoadResult RunClosedLoop(int clients, double seconds, const OperationFactory& factory) {
+  std::vector<std::unique_ptr<Operation>> ops;
+  for (int i = 0; i < clients; ++i) ops.push_back(factory(i));
+  std::vector<ClientTally> tallies(clients);
+  absl::BlockingCounter warmed_up(clients);
+  std::atomic<int64_t> end_ns{0};
+  absl::Notification go;
+  std::vector<std::thread> threads;
+  for (int i = 0; i < clients; ++i) {
+    threads.emplace_back([&, i] {
+      double ignored;
+      (void)ops[i]->Call(&ignored);
+      warmed_up.DecrementCount();
+      go.WaitForNotification();
+      RunClient(*ops[i], Clock::time_point(Clock::duration(end_ns.load())), &tallies[i]);
+    });
+  }
+  warmed_up.Wait();
+  const Clock::time_point start = Clock::now();
+  end_ns =
+      (start + std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(seconds)))
+          .time_since_epoch()
+          .count();
+  go.Notify();
+  for (std::thread& t : threads) t.join();
+  LoadResult result;
+  result.clients = clients;
+  result.seconds = std::chrono::duration<double>(Clock::now() - start).count();
+  for (ClientTally& t : tallies) {
+    result.calls += t.calls;
+    result.errors += t.errors;
+    if (result.first_error.empty()) result.first_error = t.first_error;
+    result.latency_ms.insert(result.latency_ms.end(), t.latency_ms.begin(), t.latency_ms.end());
+  }
+  std::sort(result.latency_ms.begin(), result.latency_ms.end());
+  return result;
+}
+
+std::string ResultJson(const std::string& op, const LoadResult& r) {
+  nlohmann::json j;
+  j["op"] = op;
+  j["clients"] = r.clients;
+  j["seconds"] = Round3(r.seconds);
+  j["calls"] = r.calls;
+  j["qps"] = std::round(r.Qps());
+  j["p50_ms"] = Round3(r.PercentileMs(0.50));
+  j["p90_ms"] = Round3(r.PercentileMs(0.90));
+  j["p99_ms"] = Round3(r.PercentileMs(0.99));
+  j["max_ms"] = Round3(r.latency_ms.empty() ? 0 : r.latency_ms.back());
+  j["errors"] = r.errors;
+  if (!r.first_error.empty()) j["first_error"] = r.first_error;
+  return j.dump();
+}
+
+}  // namespace lmtrain::bench

@@ -1,0 +1,73 @@
+#!/usr/bin/env bash
+# Control-plane API benchmark: every lm-bench-api op at 1, 4, 16, 32 and 64 clients.
+#   bench/run_api_bench.sh [BUILD_DIR]     (default: build)
+# env: SECONDS_PER_RUN (5), CLIENTS ("1 4 16 32 64"), OPS ("get list watch submit
+# submit-to-running").
+# submit/get/list/watch run against an lm-server with no worker (submitted jobs stay QUEUED);
+# submit-to-running runs against a second, fresh lm-server with one lm-worker (1 slot) whose
+# trainer is bench/fake_trainer.sh (kept running until the bench cancels the job once RUNNING),
+# so each job starts on an idle worker. Both servers use
+# temporary data dirs, removed at the end. Prints a table, then each run's JSON line.
+set -euo pipefail
+here="$(cd "$(dirname "$0")" && pwd)"
+bin="$(cd "${1:-build}" && pwd)/bin"
+secs="${SECONDS_PER_RUN:-5}"
+clients_list="${CLIENTS:-1 4 16 32 64}"
+ops=" ${OPS:-get list watch submit submit-to-running} "
+work="$(mktemp -d /tmp/lm-api-bench.XXXXXX)"
+pids=()
+cleanup() {
+  for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; done
+  wait 2>/dev/null || true
+  rm -rf "$work"
+}
+trap cleanup EXIT
+
+# start_server NAME: starts lm-server on a free port; sets $addr.
+start_server() {
+  "$bin/lm-server" --listen 127.0.0.1:0 --data-dir "$work/$1" >"$work/$1.log" 2>&1 &
+  pids+=($!)
+  for _ in $(seq 100); do
+    addr="$(sed -n 's/^lm-server: listening on \([^,]*\),.*/\1/p' "$work/$1.log")"
+    [ -n "$addr" ] && return 0
+    sleep 0.1
+  done
+  echo "lm-server did not start:" >&2; cat "$work/$1.log" >&2; exit 1
+}
+
+results="$work/results.jsonl"
+run() {  # run ADDR OP CLIENTS
+  "$bin/lm-bench-api" --server "$1" --op "$2" --clients "$3" --seconds "$secs" \
+    2>>"$work/bench.err" | tail -n 1 | tee -a "$results" >/dev/null || true
+}
+
+echo "uptime: $(uptime)"
+start_server api
+api_addr="$addr"
+for op in get list watch submit; do
+  [[ "$ops" == *" $op "* ]] || continue
+  for n in $clients_list; do run "$api_addr" "$op" "$n"; done
+done
+
+if [[ "$ops" == *" submit-to-running "* ]]; then
+# Stop the first server: its queue of submitted jobs would cost CPU in every scheduling pass.
+kill "${pids[0]}" 2>/dev/null || true
+start_server s2r
+# The fake trainer keeps running (as a real one does) until lm-bench-api cancels the job.
+FAKE_TRAINER_SECONDS=60 "$bin/lm-worker" --server "$addr" --work-dir "$work/worker" --slots 1 \
+  --trainer "$here/fake_trainer.sh" >"$work/worker.log" 2>&1 &
+pids+=($!)
+sleep 1
+run "$addr" submit-to-running 1
+fi
+
+printf '%-18s %7s %9s %9s %9s %9s %7s\n' OP CLIENTS QPS P50_MS P90_MS P99_MS ERRORS
+python3 - "$results" <<'PY'
+import json, sys
+for line in open(sys.argv[1]):
+    r = json.loads(line)
+    print('%-18s %7d %9.0f %9.3f %9.3f %9.3f %7d' % (r['op'], r['clients'], r['qps'],
+          r['p50_ms'], r['p90_ms'], r['p99_ms'], r['errors']))
+PY
+echo "uptime: $(uptime)"
+cat "$results"
