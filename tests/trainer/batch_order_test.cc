@@ -38,6 +38,16 @@ TEST(BatchOrderTest, BatchesKeepTheLastPartialBatch) {
   EXPECT_EQ(NumBatches(5, 2), 3);
 }
 
+TEST(BatchOrderTest, RankSharesConcatenateToTheGlobalBatch) {
+  const BatchIndices global = {9, 4, 7, 1, 0, 3, 8, 2};
+  EXPECT_EQ(RankShare(global, 0, 4), (BatchIndices{9, 4, 7, 1}));
+  EXPECT_EQ(RankShare(global, 1, 4), (BatchIndices{0, 3, 8, 2}));
+  const BatchIndices short_batch = {5, 6, 7, 8, 9};  // A last batch of 5 for 2 ranks of 4.
+  EXPECT_EQ(RankShare(short_batch, 0, 4), (BatchIndices{5, 6, 7, 8}));
+  EXPECT_EQ(RankShare(short_batch, 1, 4), (BatchIndices{9}));
+  EXPECT_TRUE(RankShare(short_batch, 2, 4).empty());
+}
+
 TEST(StepCursorTest, AccumulatesWithinAnEpochAndReshufflesTheNext) {
   StepCursor cursor(/*num_examples=*/10, /*batch_size=*/3, /*accumulation=*/2, /*seed=*/7);
   // 4 batches per epoch → updates of 2 and 2 batches.

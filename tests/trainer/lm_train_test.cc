@@ -17,116 +17,18 @@
 #include <sstream>
 
 #include "common/trainer_events.h"
-
-extern char** environ;
+#include "tests/trainer/lm_train_child.h"
 
 namespace lmtrain {
 namespace {
 
 namespace fs = std::filesystem;
 using ::testing::HasSubstr;
-using Clock = std::chrono::steady_clock;
-
-const std::string kBinary = std::string(LMTRAIN_BINARY_DIR) + "/bin/lm-train";
-const std::string kData = std::string(LMTRAIN_SOURCE_DIR) + "/examples/data/";
-
-std::string ReadFile(const fs::path& path) {
-  std::ifstream in(path);
-  std::stringstream s;
-  s << in.rdbuf();
-  return s.str();
-}
-
-// A running lm-train with its events pipe; stdout and stderr go to files in `dir`.
-class Child {
- public:
-  Child(const fs::path& dir, const fs::path& job, std::vector<std::string> extra = {}) {
-    int fds[2];
-    EXPECT_EQ(pipe2(fds, O_CLOEXEC), 0);
-    events_ = fds[0];
-    posix_spawn_file_actions_t actions;
-    posix_spawn_file_actions_init(&actions);
-    posix_spawn_file_actions_adddup2(&actions, fds[1], 3);  // dup2 clears close-on-exec.
-    const std::string out = (dir / "stdout.txt").string(), err = (dir / "stderr.txt").string();
-    posix_spawn_file_actions_addopen(&actions, 1, out.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
-    posix_spawn_file_actions_addopen(&actions, 2, err.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
-    std::vector<std::string> args = {
-        kBinary,       job.string(), "--output-dir", (dir / "out").string(),
-        "--events-fd", "3",          "--threads",    "1"};
-    args.insert(args.end(), extra.begin(), extra.end());
-    std::vector<char*> argv;
-    for (auto& a : args) argv.push_back(a.data());
-    argv.push_back(nullptr);
-    EXPECT_EQ(posix_spawn(&pid_, kBinary.c_str(), &actions, nullptr, argv.data(), environ), 0);
-    posix_spawn_file_actions_destroy(&actions);
-    close(fds[1]);
-  }
-  ~Child() {
-    close(events_);
-    if (pid_ > 0) {  // Test failed midway: do not leave it running.
-      kill(pid_, SIGKILL);
-      waitpid(pid_, nullptr, 0);
-    }
-  }
-
-  // Next event line, or nullopt at EOF (the child exited) or after `timeout`.
-  std::optional<TrainerEvent> NextEvent(std::chrono::milliseconds timeout) {
-    const auto deadline = Clock::now() + timeout;
-    while (true) {
-      const size_t newline = buffer_.find('\n');
-      if (newline != std::string::npos) {
-        auto event = DecodeTrainerEvent(buffer_.substr(0, newline));
-        EXPECT_TRUE(event.ok()) << buffer_.substr(0, newline);
-        buffer_.erase(0, newline + 1);
-        if (event.ok()) return *event;
-        continue;
-      }
-      if (!Fill(deadline)) return std::nullopt;
-    }
-  }
-
-  // Waits for EOF on the events pipe (the child's exit) within `timeout`; true if seen.
-  bool WaitForEof(std::chrono::milliseconds timeout) {
-    const auto deadline = Clock::now() + timeout;
-    while (Fill(deadline)) {
-    }
-    return eof_;
-  }
-
-  // Exit code (128 + signal when killed).
-  int Wait() {
-    int status = 0;
-    waitpid(pid_, &status, 0);
-    pid_ = -1;
-    return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
-  }
-
-  pid_t pid() const { return pid_; }
-
- private:
-  // Reads more into buffer_; false at EOF or deadline.
-  bool Fill(Clock::time_point deadline) {
-    if (eof_) return false;
-    const auto left =
-        std::chrono::duration_cast<std::chrono::milliseconds>(deadline - Clock::now());
-    if (left.count() <= 0) return false;
-    pollfd p{events_, POLLIN, 0};
-    if (poll(&p, 1, static_cast<int>(left.count())) <= 0) return false;
-    char chunk[4096];
-    const ssize_t n = read(events_, chunk, sizeof(chunk));
-    if (n <= 0) {
-      eof_ = true;
-      return false;
-    }
-    buffer_.append(chunk, n);
-    return true;
-  }
-
-  pid_t pid_ = -1;
-  int events_ = -1;
-  std::string buffer_;
-  bool eof_ = false;
-};
+using testing_child::Child;
+using testing_child::Clock;
+using testing_child::kBinary;
+using testing_child::kData;
+using testing_child::ReadFile;
 
 class LmTrainTest : public ::testing::Test {
  protected:

@@ -252,6 +252,7 @@ TEST_F(TrainerTest, ResumedRunIsBitIdenticalToAnUninterruptedOne) {
     ASSERT_EQ(outcome->summary.step, 7);
   }
   ASSERT_TRUE(fs::exists(out_dir_ / "checkpoint-6"));
+  ASSERT_TRUE(fs::exists(out_dir_ / "checkpoint-7"));  // Saved for the stop itself.
   ASSERT_FALSE(fs::exists(out_dir_ / "checkpoint-9"));
   auto resumed_model = NewModel();
   torch::manual_seed(1234);  // Whatever the RNG holds now, the checkpoint's state wins.
@@ -382,6 +383,23 @@ TEST_F(TrainerTest, StopFlagEndsTrainingAtTheNextStepBoundary) {
   ASSERT_TRUE(outcome.ok()) << outcome.status();
   EXPECT_TRUE(outcome->stopped);
   EXPECT_EQ(outcome->summary.step, 3);
+  // A stopped job keeps its place: a checkpoint at the step it stopped at.
+  EXPECT_TRUE(fs::exists(out_dir_ / "checkpoint-3" / "lmtrain_state.json"));
+}
+
+TEST_F(TrainerTest, StopSavesNothingWithSaveStrategyNo) {
+  std::atomic<bool> stop{false};
+  sink_.stop_on_first_log = &stop;
+  TrainingSpec t = FastSpec();
+  t.logging_steps = 3;
+  t.eval_on_start = false;
+  t.save_strategy = "no";
+  Harness h = Make(t, NewModel(), &stop);
+  ASSERT_NE(h.trainer, nullptr);
+  auto outcome = h.trainer->Train();
+  ASSERT_TRUE(outcome.ok()) << outcome.status();
+  EXPECT_TRUE(outcome->stopped);
+  EXPECT_FALSE(fs::exists(out_dir_ / "checkpoint-3"));
 }
 
 TEST_F(TrainerTest, NanLossStopsWithTheStep) {

@@ -57,6 +57,13 @@ std::vector<BatchIndices> SequentialBatches(int64_t num_examples, int64_t batch_
   return Chunk(order, batch_size);
 }
 
+BatchIndices RankShare(const BatchIndices& global_batch, int rank, int64_t per_rank) {
+  const size_t size = global_batch.size();
+  const size_t begin = std::min(size, static_cast<size_t>(rank) * static_cast<size_t>(per_rank));
+  const size_t end = std::min(size, begin + static_cast<size_t>(per_rank));
+  return BatchIndices(global_batch.begin() + begin, global_batch.begin() + end);
+}
+
 int64_t NumBatches(int64_t num_examples, int64_t batch_size) {
   return (num_examples + batch_size - 1) / batch_size;
 }

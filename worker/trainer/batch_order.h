@@ -26,6 +26,12 @@ std::vector<BatchIndices> ShuffledBatches(int64_t num_examples, int64_t batch_si
 // smaller. For evaluation.
 std::vector<BatchIndices> SequentialBatches(int64_t num_examples, int64_t batch_size);
 
+// Data parallelism: `rank`'s share of a global batch cut for ranks of `per_rank` (> 0)
+// examples each, elements [rank * per_rank, (rank + 1) * per_rank) of it: fewer, or none, in
+// a short last batch. The shares of ranks 0..world_size-1 concatenated are the global batch,
+// so N ranks with per_rank examples see exactly the batches of one process with N * per_rank.
+BatchIndices RankShare(const BatchIndices& global_batch, int rank, int64_t per_rank);
+
 // ceil(num_examples / batch_size): batches per epoch.
 int64_t NumBatches(int64_t num_examples, int64_t batch_size);
 

@@ -12,6 +12,7 @@
 #include "common/status_macros.h"
 #include "worker/tokenizers/tokenizer.h"
 #include "worker/trainer/checkpoint_writer.h"
+#include "worker/trainer/data_parallel_group.h"
 #include "worker/trainer/run_results.h"
 #include "worker/trainer/task_factory.h"
 #include "worker/trainer/trainer.h"
@@ -23,9 +24,8 @@ namespace {
 
 namespace fs = std::filesystem;
 
-absl::StatusOr<std::unique_ptr<Tokenizer>> PrepareTokenizer(const JobSpec& spec,
-                                                            const std::string& output_dir) {
-  if (!spec.tokenizer.train.has_value()) return LoadTokenizer(spec.tokenizer.path);
+absl::StatusOr<std::unique_ptr<Tokenizer>> TrainTokenizer(const JobSpec& spec,
+                                                          const std::string& output_dir) {
   const fs::path dir = fs::path(output_dir) / "tokenizer";
   std::error_code ec;
   fs::create_directories(dir, ec);
@@ -35,6 +35,20 @@ absl::StatusOr<std::unique_ptr<Tokenizer>> PrepareTokenizer(const JobSpec& spec,
   options.vocab_size = spec.tokenizer.train->vocab_size;
   options.seed = static_cast<uint64_t>(spec.training.seed);
   return TrainSentencePiece(spec.data.train_file, (dir / "spiece.model").string(), options);
+}
+
+// With a group, rank 0 trains the tokenizer and the others load its file.
+absl::StatusOr<std::unique_ptr<Tokenizer>> PrepareTokenizer(const JobSpec& spec,
+                                                            const std::string& output_dir,
+                                                            DataParallelGroup* group) {
+  if (!spec.tokenizer.train.has_value()) return LoadTokenizer(spec.tokenizer.path);
+  if (group == nullptr) return TrainTokenizer(spec, output_dir);
+  absl::StatusOr<std::unique_ptr<Tokenizer>> tokenizer;
+  if (group->is_root()) tokenizer = TrainTokenizer(spec, output_dir);
+  if (!tokenizer.ok() && group->is_root()) return tokenizer;
+  RETURN_IF_ERROR(group->WaitForAll());
+  if (group->is_root()) return tokenizer;
+  return LoadTokenizer((fs::path(output_dir) / "tokenizer" / "spiece.model").string());
 }
 
 // The checkpoint to resume from, or "" for a fresh start.
@@ -96,6 +110,7 @@ absl::StatusOr<std::optional<nlohmann::json>> RunPredict(const JobSpec& spec, Tr
 // Train (if asked), evaluate (if asked and possible), predict (if asked), write everything.
 absl::StatusOr<JobResult> RunTrainer(const JobSpec& spec, Trainer& trainer, TrainingTask& task,
                                      const JobOptions& options) {
+  const bool root = options.distributed.is_root();
   JobResult result;
   std::optional<nlohmann::json> train_json, eval_json, predict_json;
   if (spec.training.do_train) {
@@ -104,6 +119,7 @@ absl::StatusOr<JobResult> RunTrainer(const JobSpec& spec, Trainer& trainer, Trai
     if (outcome.stopped) return result;
     train_json = TrainResultsJson(outcome.summary, task.NumTrainExamples());
   }
+  if (!root) return result;  // Evaluation, prediction and outputs are rank 0's.
   if (spec.training.do_eval && !task.HasEvalData()) {
     *options.err << "warning: no validation examples; skipping evaluation" << std::endl;
   } else if (spec.training.do_eval) {
@@ -128,10 +144,17 @@ absl::StatusOr<JobResult> RunJob(const JobSpec& spec, const JobOptions& options)
   if (ec) return absl::InternalError("cannot create " + options.output_dir + ": " + ec.message());
   const unsigned cores = std::max(1u, std::thread::hardware_concurrency());
   torch::set_num_threads(options.threads > 0 ? options.threads : static_cast<int>(cores));
+  std::unique_ptr<DataParallelGroup> group;
+  if (options.distributed.distributed()) {
+    ASSIGN_OR_RETURN(group, ConnectDataParallelGroup(options.distributed));
+    *options.out << "Rank " << group->rank() << " of " << group->world_size() << " joined "
+                 << options.distributed.master_addr << ":" << options.distributed.master_port
+                 << std::endl;
+  }
   ASSIGN_OR_RETURN(const std::string resume_from, ResumePoint(spec, options));
 
   ASSIGN_OR_RETURN(std::unique_ptr<Tokenizer> tokenizer,
-                   PrepareTokenizer(spec, options.output_dir));
+                   PrepareTokenizer(spec, options.output_dir, group.get()));
   const std::string tokenizer_path = spec.tokenizer.train.has_value()
                                          ? options.output_dir + "/tokenizer/spiece.model"
                                          : spec.tokenizer.path;
@@ -146,12 +169,15 @@ absl::StatusOr<JobResult> RunJob(const JobSpec& spec, const JobOptions& options)
         "training.fp16 needs a CUDA device; this lm-train runs on CPU (use bf16: true)");
   }
 
-  TrainingReporter reporter(options.events, options.out, options.err);
+  NullEventSink quiet;  // Events are rank 0's.
+  TrainingReporter reporter(options.distributed.is_root() ? options.events : &quiet, options.out,
+                            options.err);
   CheckpointWriter checkpoints({options.output_dir, spec.training.save_total_limit});
   Trainer::Options trainer_options;
   trainer_options.training = spec.training;
   trainer_options.output_dir = options.output_dir;
   trainer_options.stop_requested = options.stop_requested;
+  trainer_options.group = group.get();
   ASSIGN_OR_RETURN(std::unique_ptr<Trainer> trainer,
                    Trainer::Create(std::move(trainer_options), task.get(), tokenizer.get(),
                                    &reporter, &checkpoints));

@@ -18,6 +18,7 @@
 
 #include "absl/status/statusor.h"
 #include "common/job_spec.h"
+#include "worker/trainer/distributed_env.h"
 #include "worker/trainer/event_sink.h"
 
 namespace lmtrain {
@@ -35,17 +36,24 @@ struct JobOptions {
   std::ostream* err = nullptr;  // Warnings. Borrowed, not null.
   // Set by a signal handler to stop at the next update boundary. May be null.
   const std::atomic<bool>* stop_requested = nullptr;
+  // This process's rank in a data-parallel job (default: a single process). With
+  // world_size > 1 all ranks share output_dir: rank 0 alone trains the tokenizer, writes
+  // checkpoints, the final model and results, and sends events; the others log lines only.
+  DistributedEnv distributed;
 };
 
 struct JobResult {
-  bool stopped = false;  // A stop request ended the job early; nothing final was written.
+  // A stop request (on any rank) ended the job early: a checkpoint was saved at that step
+  // unless save_strategy is "no"; nothing final was written.
+  bool stopped = false;
   int64_t step = 0;      // Optimizer updates done.
 };
 
 // Runs the job. Errors: InvalidArgument (bad model/task combination, tokenizer ids beyond
 // the model's vocabulary), FailedPrecondition (not enough data, a checkpoint from another
 // run), NotFound / DataLoss (files, naming them), Internal (LibTorch, non-finite loss, file
-// system), each with context.
+// system), each with context; Unavailable when the data-parallel group fails (a lost or
+// hung peer, rendezvous timeout): worth retrying.
 absl::StatusOr<JobResult> RunJob(const JobSpec& spec, const JobOptions& options);
 
 }  // namespace lmtrain

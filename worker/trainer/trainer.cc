@@ -57,7 +57,10 @@ absl::StatusOr<std::unique_ptr<Trainer>> Trainer::Create(Options options, Traini
   }
   TrainingPlan plan;
   if (options.training.do_train || task->NumTrainExamples() > 0) {
-    ASSIGN_OR_RETURN(plan, PlanTraining(options.training, task->NumTrainExamples()));
+    // The data order and the step count are those of one process with the global batch.
+    TrainingSpec global = options.training;
+    if (options.group != nullptr) global.per_device_train_batch_size *= options.group->world_size();
+    ASSIGN_OR_RETURN(plan, PlanTraining(global, task->NumTrainExamples()));
   }
   std::unique_ptr<Trainer> trainer(
       new Trainer(std::move(options), task, tokenizer, reporter, checkpoints, std::move(plan)));
@@ -75,8 +78,7 @@ Trainer::Trainer(Options options, TrainingTask* task, const Tokenizer* tokenizer
       plan_(std::move(plan)),
       state_(InitialState(plan_, options_.training)) {
   if (task_->NumTrainExamples() > 0) {
-    cursor_ = std::make_unique<StepCursor>(task_->NumTrainExamples(),
-                                           options_.training.per_device_train_batch_size,
+    cursor_ = std::make_unique<StepCursor>(task_->NumTrainExamples(), GlobalBatchSize(),
                                            options_.training.gradient_accumulation_steps,
                                            static_cast<uint64_t>(options_.training.seed));
   }
@@ -100,7 +102,7 @@ absl::Status Trainer::ResumeFrom(const std::string& dir) {
   RETURN_IF_ERROR(LoadModelWeights(dir, &task_->model()));
   ASSIGN_OR_RETURN(const ResumeRecord record, ReadResumeFiles(dir, optimizer_.get()));
   const TrainingSpec& t = options_.training;
-  if (record.train_batch_size != t.per_device_train_batch_size ||
+  if (record.train_batch_size != GlobalBatchSize() ||
       record.gradient_accumulation_steps != t.gradient_accumulation_steps ||
       record.num_train_examples != task_->NumTrainExamples() || record.seed != t.seed) {
     return absl::FailedPreconditionError(
@@ -131,22 +133,47 @@ absl::StatusOr<Trainer::TrainOutcome> Trainer::Train() {
   window_ = LogWindow();
   window_.start = train_start_;
   if (options_.training.eval_on_start && task_->HasEvalData() && state_.global_step == 0) {
-    absl::Status status = Evaluate().status();
-    if (absl::IsCancelled(status)) return Finish(/*stopped=*/true);
+    absl::Status status = EvaluateAndSave(/*eval=*/true, /*save=*/false);
+    if (absl::IsCancelled(status)) return StopAndSave();
     RETURN_IF_ERROR(status);
   }
+  RETURN_IF_ERROR(SyncReplicas());
   while (state_.global_step < plan_.max_steps) {
-    if (StopRequested()) return Finish(/*stopped=*/true);
+    ASSIGN_OR_RETURN(const bool stop, StopAgreed());
+    if (stop) return StopAndSave();
     ASSIGN_OR_RETURN(const StepStats stats, TrainStep(cursor_->Next()));
     absl::Status status = AfterStep(stats);
-    if (absl::IsCancelled(status)) return Finish(/*stopped=*/true);
+    if (absl::IsCancelled(status)) return StopAndSave();
     RETURN_IF_ERROR(status);
   }
-  if (last_saved_step_ != state_.global_step && options_.training.save_strategy != "no") {
+  if (IsRoot() && last_saved_step_ != state_.global_step &&
+      options_.training.save_strategy != "no") {
     RETURN_IF_ERROR(SaveCheckpoint());
   }
-  if (options_.training.load_best_model_at_end) RETURN_IF_ERROR(LoadBestModel());
+  if (IsRoot() && options_.training.load_best_model_at_end) RETURN_IF_ERROR(LoadBestModel());
   return Finish(/*stopped=*/false);
+}
+
+absl::StatusOr<Trainer::TrainOutcome> Trainer::StopAndSave() {
+  // A preempted job resumes where it stopped, not at its last periodic checkpoint.
+  if (IsRoot() && state_.global_step > 0 && last_saved_step_ != state_.global_step &&
+      options_.training.save_strategy != "no") {
+    RETURN_IF_ERROR(SaveCheckpoint());
+  }
+  return Finish(/*stopped=*/true);
+}
+
+absl::StatusOr<bool> Trainer::StopAgreed() {
+  if (options_.group == nullptr) return StopRequested();
+  ASSIGN_OR_RETURN(const std::vector<double> stops,
+                   options_.group->SumValues({StopRequested() ? 1.0 : 0.0}));
+  return stops[0] > 0;
+}
+
+absl::Status Trainer::SyncReplicas() {
+  if (options_.group == nullptr) return absl::OkStatus();
+  RETURN_IF_ERROR(options_.group->WaitForAll());  // Ranks load data at different speeds.
+  return options_.group->BroadcastFromRoot(params_);
 }
 
 absl::StatusOr<Trainer::StepStats> Trainer::TrainStep(
@@ -157,6 +184,7 @@ absl::StatusOr<Trainer::StepStats> Trainer::TrainStep(
   absl::Status status = CatchTorchErrors(
       [&] {
         AccumulateGradients(micro_batches, &stats, &shape);
+        if (options_.group != nullptr) RETURN_IF_ERROR(ReduceAcrossRanks(&stats));
         if (!std::isfinite(stats.loss)) return NonFiniteLoss(stats.loss, step);
         const double max_norm = options_.training.max_grad_norm > 0
                                     ? options_.training.max_grad_norm
@@ -178,21 +206,45 @@ void Trainer::AccumulateGradients(const std::vector<BatchIndices>& micro_batches
   optimizer_->zero_grad();
   const double scale = 1.0 / static_cast<double>(micro_batches.size());
   for (size_t i = 0; i < micro_batches.size(); ++i) {
+    const BatchIndices share =
+        RankShare(micro_batches[i], Rank(), options_.training.per_device_train_batch_size);
+    if (share.empty()) continue;  // A short last batch: the group still sums zeros from here.
+    // This rank's examples' part of the micro-batch mean (exactly `scale` in one process).
+    const double weight =
+        scale * (static_cast<double>(share.size()) / static_cast<double>(micro_batches[i].size()));
     TaskLoss loss;
     {
       AutocastGuard autocast(options_.training.bf16);  // Forward only, as HF.
-      loss = task_->TrainLoss(micro_batches[i], BatchSeed(state_.global_step + 1, i), shape);
+      loss = task_->TrainLoss(share, BatchSeed(state_.global_step + 1, i), shape);
     }
-    (loss.loss * scale).backward();
-    stats->loss += loss.loss.item<double>() * scale;
+    (loss.loss * weight).backward();
+    stats->loss += loss.loss.item<double>() * weight;
     stats->tokens += loss.num_tokens;
     stats->samples += loss.num_examples;
   }
 }
 
 uint64_t Trainer::BatchSeed(int64_t step, size_t micro_batch) const {
-  return Mix(Mix(static_cast<uint64_t>(options_.training.seed)) ^
-             Mix(static_cast<uint64_t>(step) * 1024 + micro_batch));
+  const uint64_t seed = Mix(Mix(static_cast<uint64_t>(options_.training.seed)) ^
+                            Mix(static_cast<uint64_t>(step) * 1024 + micro_batch));
+  // Ranks draw different masks for their different examples; rank 0 keeps one process's.
+  return Rank() == 0 ? seed : Mix(seed ^ static_cast<uint64_t>(Rank()));
+}
+
+int64_t Trainer::GlobalBatchSize() const {
+  const int world = options_.group == nullptr ? 1 : options_.group->world_size();
+  return options_.training.per_device_train_batch_size * world;
+}
+
+absl::Status Trainer::ReduceAcrossRanks(StepStats* stats) {
+  RETURN_IF_ERROR(options_.group->SumGradients(params_));
+  ASSIGN_OR_RETURN(const std::vector<double> sums,
+                   options_.group->SumValues({stats->loss, static_cast<double>(stats->tokens),
+                                              static_cast<double>(stats->samples)}));
+  stats->loss = sums[0];
+  stats->tokens = static_cast<int64_t>(sums[1]);
+  stats->samples = static_cast<int64_t>(sums[2]);
+  return absl::OkStatus();
 }
 
 absl::Status Trainer::AfterStep(const StepStats& stats) {
@@ -206,8 +258,17 @@ absl::Status Trainer::AfterStep(const StepStats& stats) {
   total_samples_ += stats.samples;
   last_grad_norm_ = stats.grad_norm;
   if (IsDue(step, plan_.logging_steps)) LogTraining();
-  if (EvalDue(step, epoch_end)) RETURN_IF_ERROR(Evaluate().status());
-  if (SaveDue(step, epoch_end)) RETURN_IF_ERROR(SaveCheckpoint());
+  return EvaluateAndSave(EvalDue(step, epoch_end), SaveDue(step, epoch_end));
+}
+
+absl::Status Trainer::EvaluateAndSave(bool eval, bool save) {
+  if (IsRoot()) {
+    if (eval) RETURN_IF_ERROR(Evaluate().status());
+    if (save) RETURN_IF_ERROR(SaveCheckpoint());
+  }
+  // The others would otherwise wait for rank 0 in the next step's all-reduce, under the
+  // per-collective timeout that a long evaluation or checkpoint could exceed.
+  if (options_.group != nullptr && (eval || save)) RETURN_IF_ERROR(options_.group->WaitForAll());
   return absl::OkStatus();
 }
 
@@ -248,7 +309,8 @@ absl::StatusOr<EvalLogRecord> Trainer::Evaluate() {
   EvalContext context;
   context.batch_size = options_.training.per_device_eval_batch_size;
   context.bf16 = options_.training.bf16;
-  context.stop_requested = options_.stop_requested;
+  // With a group, rank 0 finishes its evaluation: the ranks stop together at an update.
+  context.stop_requested = options_.group == nullptr ? options_.stop_requested : nullptr;
   context.output_dir = options_.output_dir;
   ASSIGN_OR_RETURN(const TaskEval result, task_->Evaluate(context));
   EvalLogRecord record;
@@ -272,7 +334,7 @@ absl::Status Trainer::SaveCheckpoint() {
   resume.global_step = step;
   resume.total_loss_sum = total_loss_sum_;
   resume.total_samples = total_samples_;
-  resume.train_batch_size = options_.training.per_device_train_batch_size;
+  resume.train_batch_size = GlobalBatchSize();  // What the data order depends on.
   resume.gradient_accumulation_steps = options_.training.gradient_accumulation_steps;
   resume.num_train_examples = task_->NumTrainExamples();
   resume.seed = options_.training.seed;

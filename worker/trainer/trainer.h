@@ -1,14 +1,16 @@
 // The training loop with HF Trainer semantics, for any TrainingTask: seeded epoch shuffles,
 // gradient accumulation, AdamW (two weight-decay groups) or Adafactor, an LR schedule,
 // gradient clipping, periodic logging / evaluation / checkpoints by step or epoch,
-// load_best_model_at_end, bf16 autocast, and exact resume from a checkpoint.
+// load_best_model_at_end, bf16 autocast, exact resume from a checkpoint, and data
+// parallelism over a DataParallelGroup.
 //
 // Lifecycle:
 //
 //   Create ──► [ResumeFrom(checkpoint)] ──► [Evaluate()]* ──► Train() ──► [Evaluate()]
 //                                                               │
 //      each update: TrainStep ─► log? ─► eval? (steps/epoch) ─► save? (steps/epoch)
-//      stop flag seen at an update boundary ─► stopped (nothing saved for it)
+//      stop flag seen at an update boundary ─► checkpoint at that step (unless
+//      save_strategy is "no") ─► stopped
 //      after max_steps: final checkpoint, [load best], train summary
 //
 // A checkpoint-N folder holds the model files (config.json, model.safetensors, tokenizer
@@ -16,6 +18,15 @@
 // lmtrain_state.json (trainer_checkpoint.h). Resuming restores all of it and skips the data
 // order forward without running those batches through the model, so on CPU with the same
 // thread count the final weights are bit-identical to an uninterrupted run.
+//
+// Data parallelism (Options::group): the data order is that of one process with a batch of
+// per_device_train_batch_size × world_size; each rank trains on its RankShare of every
+// micro-batch, weighting its loss by its share of the examples, and the group sums the
+// gradients (once per update, before clipping) and the loss statistics, so every rank takes
+// the same step and logs the global loss. Rank 0 alone evaluates, writes checkpoints and
+// reports events (the others' reporter should be quiet); the others wait for it. A stop
+// request on any rank stops all of them at the same update. Exact for losses that are means
+// over examples of equal weight (CLM on full blocks); otherwise a close approximation.
 //
 // Concurrency: used from one thread, the one that owns the training loop. Other threads (a
 // signal handler) talk to it only through Options::stop_requested.
@@ -36,6 +47,7 @@
 #include "common/job_spec.h"
 #include "worker/tokenizers/tokenizer.h"
 #include "worker/trainer/checkpoint_writer.h"
+#include "worker/trainer/data_parallel_group.h"
 #include "worker/trainer/step_cursor.h"
 #include "worker/trainer/trainer_state.h"
 #include "worker/trainer/training_plan.h"
@@ -54,6 +66,9 @@ class Trainer {
     std::function<double()> now_seconds;
     // Set by another thread to stop at the next update boundary. May be null.
     const std::atomic<bool>* stop_requested = nullptr;
+    // The data-parallel ranks this trainer is one of; borrowed, must outlive the trainer.
+    // Null: a single process.
+    DataParallelGroup* group = nullptr;
   };
 
   struct TrainOutcome {
@@ -80,7 +95,7 @@ class Trainer {
   absl::Status ResumeFrom(const std::string& checkpoint_dir);
 
   // Trains to plan().max_steps (evaluating first with eval_on_start). Errors: Internal
-  // (LibTorch, non-finite loss), the checkpoint writer's errors.
+  // (LibTorch, non-finite loss), the checkpoint writer's errors, Unavailable from the group.
   absl::StatusOr<TrainOutcome> Train();
 
   // Evaluates at the current step and reports it; a second call at the same step returns
@@ -122,7 +137,17 @@ class Trainer {
   // c10::Error (TrainStep catches it); *shape names the batch being processed.
   void AccumulateGradients(const std::vector<BatchIndices>& micro_batches, StepStats* stats,
                            std::string* shape);
+  // Sums gradients and *stats over the group's ranks.
+  absl::Status ReduceAcrossRanks(StepStats* stats);
   absl::Status AfterStep(const StepStats& stats);
+  // Rank 0 evaluates and/or saves; the other ranks wait for it.
+  absl::Status EvaluateAndSave(bool eval, bool save);
+  // Makes every rank's weights rank 0's once all ranks are ready to train.
+  absl::Status SyncReplicas();
+  // Whether any rank was asked to stop.
+  absl::StatusOr<bool> StopAgreed();
+  // Saves a checkpoint at the current step (unless save_strategy is "no"), then Finish.
+  absl::StatusOr<TrainOutcome> StopAndSave();
   bool EvalDue(int64_t step, bool epoch_end) const;
   bool SaveDue(int64_t step, bool epoch_end) const;
   void LogTraining();
@@ -131,6 +156,10 @@ class Trainer {
   absl::Status LoadBestModel();
   TrainOutcome Finish(bool stopped);
   bool StopRequested() const;
+  bool IsRoot() const { return options_.group == nullptr || options_.group->is_root(); }
+  int Rank() const { return options_.group == nullptr ? 0 : options_.group->rank(); }
+  // Examples per micro-batch over all ranks.
+  int64_t GlobalBatchSize() const;
   double Now() const;
   uint64_t BatchSeed(int64_t step, size_t micro_batch) const;
 

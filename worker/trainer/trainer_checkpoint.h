@@ -29,7 +29,7 @@ struct ResumeRecord {
   double total_loss_sum = 0;  // Sum of per-update losses so far (for train_loss).
   int64_t total_samples = 0;  // Examples trained on so far.
   // The run's shape: a resume with different values would not continue the same run.
-  int64_t train_batch_size = 0;
+  int64_t train_batch_size = 0;  // Per micro-batch over all ranks (per device × world size).
   int64_t gradient_accumulation_steps = 0;
   int64_t num_train_examples = 0;
   int64_t seed = 0;

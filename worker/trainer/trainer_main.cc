@@ -4,9 +4,15 @@
 //   lm-train JOB.yaml --output-dir DIR [--events-fd N] [--threads N] [--resume]
 //   lm-train predict --model DIR (--fill-mask TEXT | --generate PROMPT) [...]  (predict.h)
 //
-// Exit codes: 0 done; 1 error (message on stderr and as an `error` event); 128 + signal
-// when SIGTERM / SIGINT stopped it at an update boundary (143 for SIGTERM; nothing is saved
-// for the interrupted run), or at once on a second signal.
+// Data parallelism: started with WORLD_SIZE > 1 (and RANK, MASTER_ADDR, MASTER_PORT; see
+// distributed_env.h), the process is one rank of a c10d process group (run_job.h).
+//
+// Exit codes: 0 done; 1 error (message on stderr and as an `error` event): the job itself is
+// bad (config, data, non-finite loss); 3 the data-parallel group failed (a peer lost or hung,
+// rendezvous timeout): retryable; 128 + signal when SIGTERM / SIGINT stopped it at an update
+// boundary (143 for SIGTERM; a stop on any rank stops all ranks, which exit 143 too), after
+// rank 0 saved a checkpoint at that step unless save_strategy is "no", or at once on a
+// second signal.
 // Concurrency: the main thread runs the training loop; the signal handler only stores two
 // lock-free atomics that the loop polls.
 #include <fcntl.h>
@@ -72,19 +78,26 @@ absl::StatusOr<JobSpec> LoadJobFile(const std::string& path) {
 
 const char* SignalName(int signal_number) { return signal_number == SIGINT ? "SIGINT" : "SIGTERM"; }
 
+constexpr int kExitJobError = 1;
+constexpr int kExitRetryable = 3;
+
 int Fail(EventSink& events, const absl::Status& status) {
   std::cerr << "lm-train: error: " << status.message() << std::endl;
   TrainerEvent event;
   event.type = TrainerEvent::Type::kError;
   event.message = std::string(status.message());
   events.Emit(event).IgnoreError();
-  return 1;
+  // Only the data-parallel group reports Unavailable (run_job.h).
+  return absl::IsUnavailable(status) ? kExitRetryable : kExitJobError;
 }
 
 int Run(const TrainerFlags& flags, EventSink& events) {
   absl::StatusOr<JobSpec> spec = LoadJobFile(flags.job_file);
   if (!spec.ok()) return Fail(events, spec.status());
+  absl::StatusOr<DistributedEnv> distributed = ReadDistributedEnvFromProcess();
+  if (!distributed.ok()) return Fail(events, distributed.status());
   JobOptions options;
+  options.distributed = *distributed;
   options.output_dir = flags.output_dir;
   options.threads = flags.threads;
   options.resume = flags.resume;
@@ -102,8 +115,13 @@ int Run(const TrainerFlags& flags, EventSink& events) {
   if (!result.ok()) return Fail(events, result.status());
   if (!result->stopped) return 0;
   const int signal_number = g_stop_signal.load();
-  std::cerr << "received " << SignalName(signal_number) << " at step " << result->step
-            << ", stopping" << std::endl;
+  if (signal_number > 0) {
+    std::cerr << "received " << SignalName(signal_number) << " at step " << result->step
+              << ", stopping" << std::endl;
+  } else {  // Another rank of the group was signalled.
+    std::cerr << "another rank was asked to stop: at step " << result->step << ", stopping"
+              << std::endl;
+  }
   return 128 + (signal_number > 0 ? signal_number : SIGTERM);
 }
 
