@@ -93,6 +93,59 @@ TEST_F(CheckpointWriterTest, RetentionDeletesOldestOnlyAfterTheNewOneIsInPlace) 
   EXPECT_THAT(Entries(), ElementsAre("checkpoint-20", "checkpoint-30"));
 }
 
+TEST_F(CheckpointWriterTest, PublishedCheckpointCarriesAManifestThatVerifies) {
+  CheckpointWriter writer({dir_.string(), 0});
+  auto path = writer.Save(7, [](const std::string& temp) {
+    return WriteFile(fs::path(temp) / "model.safetensors", "weights");
+  });
+  ASSERT_TRUE(path.ok()) << path.status();
+  EXPECT_TRUE(fs::exists(fs::path(*path) / "manifest.json"));
+  EXPECT_EQ(*VerifyCheckpoint(*path), CheckpointIntegrity::kVerified);
+}
+
+TEST_F(CheckpointWriterTest, RetentionKeepsTheNewestNAndTheBest) {
+  CheckpointWriter writer({dir_.string(), 2});
+  writer.set_protected_path(writer.PathFor(10));
+  auto fill = [](const std::string& temp) { return WriteFile(fs::path(temp) / "f", "x"); };
+  for (int64_t step : {10, 20, 30, 40}) ASSERT_TRUE(writer.Save(step, fill).ok());
+  EXPECT_THAT(Steps(), ElementsAre(10, 30, 40));
+  writer.set_protected_path("");
+  ASSERT_TRUE(writer.Save(50, fill).ok());
+  EXPECT_THAT(Steps(), ElementsAre(40, 50));
+}
+
+// After a resume from an older checkpoint, the one just saved is kept even where newer (stale)
+// ones sort above it.
+TEST_F(CheckpointWriterTest, RetentionNeverDeletesTheCheckpointJustSaved) {
+  auto fill = [](const std::string& temp) { return WriteFile(fs::path(temp) / "f", "x"); };
+  CheckpointWriter keep_all({dir_.string(), 0});
+  for (int64_t step : {10, 20}) ASSERT_TRUE(keep_all.Save(step, fill).ok());
+  CheckpointWriter writer({dir_.string(), 1});
+  ASSERT_TRUE(writer.Save(10, fill).ok());
+  EXPECT_THAT(Steps(), ElementsAre(10, 20));
+}
+
+TEST_F(CheckpointWriterTest, NothingIsDeletedWhenTheNewCheckpointFailsVerification) {
+  CheckpointWriter::Options options{dir_.string(), 1};
+  options.verify = [](const std::string& dir) -> absl::StatusOr<CheckpointIntegrity> {
+    if (fs::path(dir).filename() == "checkpoint-30") {
+      return absl::DataLossError("checkpoint " + dir + " is corrupt: f has SHA-256 0, ...");
+    }
+    return VerifyCheckpoint(dir);
+  };
+  auto fill = [](const std::string& temp) { return WriteFile(fs::path(temp) / "f", "x"); };
+  CheckpointWriter keep_all({dir_.string(), 0});
+  for (int64_t step : {10, 20}) ASSERT_TRUE(keep_all.Save(step, fill).ok());
+  CheckpointWriter writer(std::move(options));
+  auto path = writer.Save(30, fill);
+  EXPECT_TRUE(absl::IsDataLoss(path.status())) << path.status();
+  EXPECT_THAT(path.status().message(), ::testing::HasSubstr("checkpoint-30 is corrupt: f has"));
+  EXPECT_THAT(path.status().message(), ::testing::HasSubstr("no older checkpoint was deleted"));
+  EXPECT_THAT(Steps(), ElementsAre(10, 20, 30));
+  ASSERT_TRUE(writer.Save(40, fill).ok());  // Verified: now retention runs.
+  EXPECT_THAT(Steps(), ElementsAre(40));
+}
+
 TEST_F(CheckpointWriterTest, ListSortsNumericallyAndIgnoresOtherNames) {
   for (const char* name : {"checkpoint-9", "checkpoint-10", ".tmp-checkpoint-11-1", "checkpoint-x",
                            "checkpoint-12.old-3"}) {

@@ -8,6 +8,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cstdlib>
 #include <filesystem>
@@ -245,6 +246,78 @@ TEST_F(LmTrainTest, MlmWithAdafactorResumesBitIdentically) {
                      << "  per_device_train_batch_size: 4\n  gradient_accumulation_steps: 2\n"
                      << "  do_eval: false\n";
   KillAtARandomStepAndResume(dir_, job);
+}
+
+// The newest checkpoint-N folders in `out`, newest first.
+std::vector<fs::path> CheckpointsNewestFirst(const fs::path& out) {
+  std::vector<std::pair<int, fs::path>> found;
+  for (const auto& entry : fs::directory_iterator(out)) {
+    const std::string name = entry.path().filename().string();
+    if (name.rfind("checkpoint-", 0) == 0) found.emplace_back(std::stoi(name.substr(11)), entry);
+  }
+  std::sort(found.rbegin(), found.rend());
+  std::vector<fs::path> paths;
+  for (const auto& [step, path] : found) paths.push_back(path);
+  return paths;
+}
+
+// Issue 5: after a SIGKILL the newest checkpoint's model.safetensors has a flipped byte (still
+// a loadable file) and the one before has a truncated optimizer.pt. An explicit resume from
+// the newest fails naming the file; --auto-resume skips both with warnings, resumes from the
+// third, and the final weights still equal an uninterrupted run's byte for byte.
+TEST_F(LmTrainTest, AutoResumeSkipsCorruptCheckpointsAndStaysBitIdentical) {
+  const std::string training =
+      "  max_steps: 30\n  logging_steps: 1\n  save_steps: 4\n  learning_rate: 3.0e-3\n"
+      "  warmup_steps: 3\n  per_device_train_batch_size: 8\n  do_eval: false\n";
+  const fs::path job = TinyJob("job.yaml", training);
+  for (const char* sub : {"straight", "killed", "explicit"}) fs::create_directories(dir_ / sub);
+  {
+    Child straight(dir_ / "straight", job);
+    ASSERT_TRUE(straight.WaitForEof(std::chrono::seconds(240)));
+    ASSERT_EQ(straight.Wait(), 0) << ReadFile(dir_ / "straight" / "stderr.txt");
+  }
+  {
+    Child victim(dir_ / "killed", job);
+    while (auto event = victim.NextEvent(std::chrono::seconds(120))) {
+      if (event->type == TrainerEvent::Type::kCheckpoint && event->step >= 12) break;
+    }
+    ASSERT_EQ(kill(victim.pid(), SIGKILL), 0);
+    EXPECT_EQ(victim.Wait(), 128 + SIGKILL);
+  }
+  const std::vector<fs::path> checkpoints = CheckpointsNewestFirst(dir_ / "killed" / "out");
+  ASSERT_GE(checkpoints.size(), 3u);
+  const fs::path newest = checkpoints[0], second = checkpoints[1], third = checkpoints[2];
+  SCOPED_TRACE("newest " + newest.string());
+  std::string weights = ReadFile(newest / "model.safetensors");
+  weights[weights.size() / 2] ^= 0x10;
+  std::ofstream(newest / "model.safetensors", std::ios::binary | std::ios::trunc) << weights;
+  fs::resize_file(second / "optimizer.pt", fs::file_size(second / "optimizer.pt") / 2);
+
+  const fs::path explicit_job =
+      TinyJob("explicit.yaml", training + "  resume_from_checkpoint: " + newest.string() + "\n");
+  Child refused(dir_ / "explicit", explicit_job);
+  EXPECT_EQ(refused.Wait(), 1);
+  EXPECT_THAT(ReadFile(dir_ / "explicit" / "stderr.txt"),
+              HasSubstr("training.resume_from_checkpoint: checkpoint " + newest.string() +
+                        " is corrupt: model.safetensors has SHA-256 "));
+
+  Child resumed(dir_ / "killed", job, {"--auto-resume"});
+  ASSERT_TRUE(resumed.WaitForEof(std::chrono::seconds(240)));
+  ASSERT_EQ(resumed.Wait(), 0) << ReadFile(dir_ / "killed" / "stderr.txt");
+  const std::string warnings = ReadFile(dir_ / "killed" / "stderr.txt");
+  EXPECT_THAT(warnings, HasSubstr("warning: checkpoint " + newest.string() +
+                                  " is corrupt: model.safetensors has SHA-256 "));
+  EXPECT_THAT(warnings, HasSubstr("warning: checkpoint " + second.string() +
+                                  " is corrupt: optimizer.pt has "));
+  EXPECT_THAT(ReadFile(dir_ / "killed" / "stdout.txt"),
+              HasSubstr("Resumed from " + third.string() + " at step "));
+  const std::string a = ReadFile(dir_ / "straight" / "out" / "model.safetensors");
+  ASSERT_FALSE(a.empty());
+  EXPECT_TRUE(a == ReadFile(dir_ / "killed" / "out" / "model.safetensors"))
+      << "final weights differ";
+  // The corrupt checkpoint was written again, as the uninterrupted run wrote it.
+  EXPECT_TRUE(ReadFile(dir_ / "straight" / "out" / newest.filename() / "model.safetensors") ==
+              ReadFile(newest / "model.safetensors"));
 }
 
 // lm-train predict on the model a short run saved: a greedy continuation of the prompt, the

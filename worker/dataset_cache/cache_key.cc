@@ -7,7 +7,7 @@
 
 #include "common/status_macros.h"
 #include "worker/dataset_cache/dataset_file.h"
-#include "worker/dataset_cache/sha256.h"
+#include "common/sha256.h"
 
 namespace lmtrain {
 namespace {

@@ -8,7 +8,7 @@
 
 #include "common/status_macros.h"
 #include "worker/dataset_cache/internal/dataset_format.h"
-#include "worker/dataset_cache/sha256.h"
+#include "common/sha256.h"
 
 namespace lmtrain {
 namespace {

@@ -8,8 +8,8 @@
 
 #include "absl/strings/match.h"
 #include "absl/strings/numbers.h"
-#include "common/status_macros.h"
 #include "common/atomic_file.h"
+#include "common/status_macros.h"
 
 namespace lmtrain {
 namespace {
@@ -62,6 +62,7 @@ absl::Status RemoveFolderAtomically(const std::string& path) {
 
 CheckpointWriter::CheckpointWriter(Options options) : options_(std::move(options)) {
   options_.output_dir = fs::absolute(options_.output_dir).lexically_normal().string();
+  if (!options_.verify) options_.verify = VerifyCheckpoint;
 }
 
 std::string CheckpointWriter::PathFor(int64_t step) const {
@@ -73,38 +74,60 @@ absl::StatusOr<std::string> CheckpointWriter::Save(int64_t step, const FillFolde
   const std::string name = kPrefix + std::to_string(step);
   const std::string temp = (dir / (".tmp-" + name + "-" + Pid())).string();
   const std::string final_path = (dir / name).string();
-  RETURN_IF_ERROR(FillTemp(temp, fill));
-  absl::Status published = Publish(temp, final_path);
-  if (!published.ok()) {
+  RETURN_IF_ERROR(FillTemp(temp, [&](const std::string& folder) {
+    RETURN_IF_ERROR(fill(folder));
+    return WriteCheckpointManifest(folder, step);  // Last: it hashes what fill wrote.
+  }));
+  absl::StatusOr<std::string> replaced = Publish(temp, final_path);
+  if (!replaced.ok()) {
     std::error_code ignored;
     fs::remove_all(temp, ignored);
-    return published;
+    return replaced.status();
   }
-  RETURN_IF_ERROR(ApplyRetention());
+  RETURN_IF_ERROR(VerifyPublished(final_path));
+  if (!replaced->empty()) RETURN_IF_ERROR(RemoveFolderAtomically(*replaced));
+  RETURN_IF_ERROR(ApplyRetention(final_path));
   return final_path;
 }
 
-absl::Status CheckpointWriter::Publish(const std::string& temp, const std::string& final_path) {
+// Renames `temp` to `final_path`. An existing `final_path` is renamed away first (and put
+// back if the second rename fails); returns where it went, or "" when there was none.
+absl::StatusOr<std::string> CheckpointWriter::Publish(const std::string& temp,
+                                                      const std::string& final_path) {
   std::error_code ec;
-  if (!fs::exists(final_path, ec)) return RenameDurably(temp, final_path);
+  if (!fs::exists(final_path, ec)) {
+    RETURN_IF_ERROR(RenameDurably(temp, final_path));
+    return std::string();
+  }
   const std::string old = final_path + ".old-" + Pid();
   RETURN_IF_ERROR(RenameDurably(final_path, old));
-  RETURN_IF_ERROR(RenameDurably(temp, final_path));
-  fs::remove_all(old, ec);
-  if (ec) return FsError("cannot remove", old, ec);
-  return absl::OkStatus();
+  absl::Status status = RenameDurably(temp, final_path);
+  if (!status.ok()) {
+    RenameDurably(old, final_path).IgnoreError();
+    return status;
+  }
+  return old;
 }
 
-absl::Status CheckpointWriter::ApplyRetention() {
+absl::Status CheckpointWriter::VerifyPublished(const std::string& path) const {
+  absl::StatusOr<CheckpointIntegrity> integrity = options_.verify(path);
+  if (integrity.ok() && *integrity == CheckpointIntegrity::kVerified) return absl::OkStatus();
+  const std::string why =
+      integrity.ok() ? "its manifest.json is gone" : std::string(integrity.status().message());
+  return absl::DataLossError("the checkpoint just published does not read back as written (" + why +
+                             "); no older checkpoint was deleted");
+}
+
+absl::Status CheckpointWriter::ApplyRetention(const std::string& just_saved) {
   if (options_.save_total_limit <= 0) return absl::OkStatus();
-  auto checkpoints = List(options_.output_dir);
-  const size_t limit = static_cast<size_t>(options_.save_total_limit);
-  size_t remaining = checkpoints.size();
-  // Oldest first; never the protected (best) one, never the newest.
-  for (size_t i = 0; i + 1 < checkpoints.size() && remaining > limit; ++i) {
-    if (checkpoints[i].second == protected_path_) continue;
-    RETURN_IF_ERROR(RemoveFolderAtomically(checkpoints[i].second));
-    --remaining;
+  const auto checkpoints = List(options_.output_dir);
+  const size_t keep_newest = static_cast<size_t>(options_.save_total_limit);
+  // Oldest first, up to the newest `keep_newest`; never the best nor the one just saved
+  // (after a resume from an older checkpoint, newer stale ones may still sort above it).
+  for (size_t i = 0; i + keep_newest < checkpoints.size(); ++i) {
+    const std::string& path = checkpoints[i].second;
+    if (path == protected_path_ || path == just_saved) continue;
+    RETURN_IF_ERROR(RemoveFolderAtomically(path));
   }
   return absl::OkStatus();
 }

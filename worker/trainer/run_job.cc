@@ -13,6 +13,7 @@
 #include "worker/tokenizers/tokenizer.h"
 #include "worker/trainer/checkpoint_writer.h"
 #include "worker/trainer/data_parallel_group.h"
+#include "worker/trainer/resume_point.h"
 #include "worker/trainer/run_results.h"
 #include "worker/trainer/task_factory.h"
 #include "worker/trainer/trainer.h"
@@ -51,27 +52,14 @@ absl::StatusOr<std::unique_ptr<Tokenizer>> PrepareTokenizer(const JobSpec& spec,
   return LoadTokenizer((fs::path(output_dir) / "tokenizer" / "spiece.model").string());
 }
 
-// The checkpoint to resume from, or "" for a fresh start.
+// The checkpoint to resume from, or "" for a fresh start (resume_point.h).
 absl::StatusOr<std::string> ResumePoint(const JobSpec& spec, const JobOptions& options) {
-  const std::string& asked = spec.training.resume_from_checkpoint;
-  if (options.auto_resume && !options.resume) {  // A later attempt: its own newest first.
-    std::optional<std::string> latest = LatestResumableCheckpoint(options.output_dir);
-    if (latest) return *latest;
-    if (asked.empty() || asked == "latest") return std::string();
-  }
-  if (!options.resume && asked.empty()) return std::string();
-  if (!options.resume && asked != "latest") {
-    if (!fs::is_directory(asked)) {
-      return absl::NotFoundError("training.resume_from_checkpoint: no folder " + asked);
-    }
-    return asked;
-  }
-  std::optional<std::string> latest = LatestResumableCheckpoint(options.output_dir);
-  if (!latest) {
-    return absl::NotFoundError("--resume: no complete checkpoint-N with lmtrain_state.json in " +
-                               options.output_dir);
-  }
-  return *latest;
+  ResumeRequest request;
+  request.output_dir = options.output_dir;
+  request.resume_from_checkpoint = spec.training.resume_from_checkpoint;
+  request.resume = options.resume;
+  request.auto_resume = options.auto_resume;
+  return ChooseResumePoint(request, *options.err);
 }
 
 // Final model and results into the output folder.

@@ -26,10 +26,11 @@ namespace lmtrain {
 struct JobOptions {
   std::string output_dir;  // Created if missing.
   int threads = 0;         // torch intra-op threads; 0: std::thread::hardware_concurrency().
-  // Resume from the newest complete checkpoint in output_dir (lm-train --resume), as
-  // training.resume_from_checkpoint: latest. NotFound when there is none.
+  // Resume from the newest complete, verified checkpoint in output_dir (lm-train --resume),
+  // as training.resume_from_checkpoint: latest. NotFound when there is none. Corrupt
+  // checkpoints are skipped with a warning (resume_point.h).
   bool resume = false;
-  // Resume when output_dir holds a complete checkpoint; start fresh when it holds none.
+  // Resume when output_dir holds a usable checkpoint; start fresh when it holds none.
   bool auto_resume = false;
   EventSink* events = nullptr;  // Borrowed, not null.
   std::ostream* out = nullptr;  // HF-style log lines. Borrowed, not null.
@@ -51,9 +52,10 @@ struct JobResult {
 
 // Runs the job. Errors: InvalidArgument (bad model/task combination, tokenizer ids beyond
 // the model's vocabulary), FailedPrecondition (not enough data, a checkpoint from another
-// run), NotFound / DataLoss (files, naming them), Internal (LibTorch, non-finite loss, file
-// system), each with context; Unavailable when the data-parallel group fails (a lost or
-// hung peer, rendezvous timeout): worth retrying.
+// run), NotFound / DataLoss (files, naming them; an explicit resume_from_checkpoint that
+// fails verification), Internal (LibTorch, non-finite loss, file system), each with context;
+// Unavailable when the data-parallel group fails (a lost or hung peer, rendezvous timeout):
+// worth retrying.
 absl::StatusOr<JobResult> RunJob(const JobSpec& spec, const JobOptions& options);
 
 }  // namespace lmtrain

@@ -10,7 +10,6 @@
 
 #include "common/atomic_file.h"
 #include "common/status_macros.h"
-#include "worker/trainer/checkpoint_writer.h"
 #include "worker/trainer/torch_errors.h"
 
 namespace lmtrain {
@@ -128,14 +127,6 @@ absl::Status LoadModelWeights(const std::string& dir, PretrainedModel* model) {
                                " of the model's tensors (first: " + report.missing_keys[0] + ")");
   }
   return absl::OkStatus();
-}
-
-std::optional<std::string> LatestResumableCheckpoint(const std::string& output_dir) {
-  const auto checkpoints = CheckpointWriter::List(output_dir);
-  for (auto it = checkpoints.rbegin(); it != checkpoints.rend(); ++it) {
-    if (fs::exists(it->second + "/" + kStateFile)) return it->second;
-  }
-  return std::nullopt;
 }
 
 }  // namespace lmtrain

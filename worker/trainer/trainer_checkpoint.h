@@ -6,6 +6,9 @@
 //   lmtrain_state.json  the loop's counters and the run's shape (batch size, accumulation,
 //                       examples, seed), checked on resume
 //
+// CheckpointWriter adds manifest.json (checkpoint_manifest.h) over all of them; which
+// checkpoint to resume from is resume_point.h's choice.
+//
 // The data position needs no file: the epoch orders depend only on (seed, epoch), so the
 // global step fixes it. HF's optimizer.pt / scheduler.pt / rng_state.pth are Python pickles;
 // these files are LibTorch's, read by lm-train only.
@@ -15,7 +18,6 @@
 #include <torch/torch.h>
 
 #include <cstdint>
-#include <optional>
 #include <string>
 
 #include "absl/status/status.h"
@@ -49,9 +51,5 @@ absl::StatusOr<ResumeRecord> ReadResumeFiles(const std::string& dir,
 // Copies `dir`/model.safetensors into `model` by HF key. DataLoss when a parameter of the
 // model is missing from the file (a checkpoint must hold the whole model).
 absl::Status LoadModelWeights(const std::string& dir, PretrainedModel* model);
-
-// The newest checkpoint-N in `output_dir` that has lmtrain_state.json (written last into the
-// temp folder, so its presence marks a complete checkpoint); nullopt when there is none.
-std::optional<std::string> LatestResumableCheckpoint(const std::string& output_dir);
 
 }  // namespace lmtrain

@@ -1,4 +1,4 @@
-#include "worker/dataset_cache/sha256.h"
+#include "common/sha256.h"
 
 #include <openssl/evp.h>
 

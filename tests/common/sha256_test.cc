@@ -1,9 +1,10 @@
-#include "worker/dataset_cache/sha256.h"
+#include "common/sha256.h"
 
+#include <filesystem>
+#include <fstream>
 #include <string>
 
 #include "gtest/gtest.h"
-#include "tests/dataset_cache/temp_dir.h"
 
 namespace lmtrain {
 namespace {
@@ -30,12 +31,14 @@ TEST(Sha256Test, IncrementalEqualsOneShot) {
 }
 
 TEST(Sha256Test, FileDigestAndMissingFile) {
-  testing_internal::TempDir dir;
-  const std::string path = dir.Write("a.txt", "abc");
+  const std::filesystem::path dir = std::filesystem::path(::testing::TempDir()) / "sha256_test";
+  std::filesystem::create_directories(dir);
+  const std::string path = (dir / "a.txt").string();
+  std::ofstream(path, std::ios::binary) << "abc";
   absl::StatusOr<Sha256Digest> digest = Sha256OfFile(path);
   ASSERT_TRUE(digest.ok()) << digest.status();
   EXPECT_EQ(DigestHex(*digest), HexOf("abc"));
-  absl::StatusOr<Sha256Digest> missing = Sha256OfFile(dir.File("missing"));
+  absl::StatusOr<Sha256Digest> missing = Sha256OfFile((dir / "missing").string());
   EXPECT_TRUE(absl::IsNotFound(missing.status()));
   EXPECT_NE(missing.status().message().find("missing"), std::string_view::npos);
 }
