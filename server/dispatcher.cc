@@ -38,7 +38,9 @@ absl::Status Dispatcher::Recover() {
   }
   ASSIGN_OR_RETURN(auto holding,
                    store_->ListJobs({{JobState::kScheduled, JobState::kRunning}, 1 << 30}));
-  const int64_t deadline = clock_->NowMs() + options_.lease_timeout_ms;
+  // Workers notice the restart, reconnect and re-register within about a second; give them
+  // two lease timeouts before their ranks count as lost.
+  const int64_t deadline = clock_->NowMs() + 2 * options_.lease_timeout_ms;
   for (const JobRecord& job : holding) {
     Active& a = active_[job.id];
     a.job = job;

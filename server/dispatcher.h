@@ -20,7 +20,7 @@
 //
 // Server restart: Recover() requeues PREEMPTED/RETRYING jobs and adopts SCHEDULED/RUNNING
 // ones as orphans; workers re-register listing the ranks they still run, which re-attaches
-// them. Ranks nobody claims within the lease timeout are lost (the attempt is retried).
+// them. Ranks nobody claims within two lease timeouts are lost (the attempt is retried).
 // A worker reporting a rank of an attempt that is not current is told to stop it.
 //
 // Thread-safe: one mutex guards the registry; store calls happen under it, so decisions and

@@ -25,14 +25,14 @@ namespace fs = std::filesystem;
 constexpr int kJobs = 5;
 constexpr int kMaxSteps = 40;
 
-std::string ChaosJob(const std::string& name) {
+std::string ChaosJob(const std::string& name, int max_steps = kMaxSteps) {
   const std::string data = SourceDir() + "/examples/data";
   return absl::StrCat(
       "name: ", name, "\ntask: clm\n",
       "model:\n  config: {model_type: gpt2, n_layer: 2, n_head: 2, n_embd: 32, n_positions: 64}\n",
       "tokenizer:\n  train: {type: bpe, vocab_size: 400}\n", "data:\n  train_file: ", data,
       "/austen_train.txt\n  block_size: 32\n", "training:\n  learning_rate: 3.0e-3\n",
-      "  per_device_train_batch_size: 8\n  max_steps: ", kMaxSteps, "\n  warmup_steps: 3\n",
+      "  per_device_train_batch_size: 8\n  max_steps: ", max_steps, "\n  warmup_steps: 3\n",
       "  logging_steps: 5\n  save_steps: 4\n  do_eval: false\n  seed: 11\n",
       // Several kills may hit one job; the test is about losing nothing, not the retry cap.
       "resources:\n  max_retries: 10\n");
@@ -147,6 +147,47 @@ TEST(ChaosTest, KilledWorkersAndServerLoseNoJobAndChangeNoWeight) {
   auto all = client.List(100);
   ASSERT_TRUE(all.ok());
   EXPECT_EQ(all->size(), static_cast<size_t>(kJobs));  // No duplicate jobs.
+}
+
+// The control plane blinks while every job is training: the workers keep their lm-train
+// processes, re-register and re-attach them, so no job needs a second attempt.
+TEST(ChaosTest, ServerKilledMidTrainingReattachesEveryRunningJob) {
+  ProcessGroup group({/*workers=*/2, /*slots_per_worker=*/1, /*lease_timeout_ms=*/4000});
+  const fs::path job_file = group.dir() / "job" / "job.yaml";
+  fs::create_directories(job_file.parent_path());
+  std::ofstream(job_file) << ChaosJob("blink", /*max_steps=*/200);
+  ASSERT_TRUE(group.StartAll().ok());
+  JobClient client(group.address(), 3000);
+  std::vector<std::string> ids;
+  for (int i = 0; i < 2; ++i) {
+    auto id = client.Submit(job_file.string(), absl::StrCat("blink-", i));
+    ASSERT_TRUE(id.ok()) << id.status();
+    ids.push_back(*id);
+  }
+  // Wait until both report training metrics, so both really are mid-training.
+  const absl::Time deadline = absl::Now() + absl::Minutes(2);
+  auto training = [&](const std::string& id) {
+    auto job = client.Get(id);
+    return job.ok() && job->state() == v1::RUNNING && job->has_metrics() &&
+           job->metrics().step() > 0;
+  };
+  while (!(training(ids[0]) && training(ids[1])) && absl::Now() < deadline) {
+    absl::SleepFor(absl::Milliseconds(100));
+  }
+  ASSERT_TRUE(training(ids[0]) && training(ids[1])) << "jobs never started training";
+  group.KillServer();
+  absl::SleepFor(absl::Milliseconds(500));
+  ASSERT_TRUE(group.StartServer().ok());
+  const absl::Time end = absl::Now() + absl::Minutes(4);
+  while (!AllTerminal(client, ids) && absl::Now() < end) absl::SleepFor(absl::Seconds(1));
+  for (const std::string& id : ids) {
+    auto job = client.Get(id);
+    ASSERT_TRUE(job.ok()) << job.status();
+    EXPECT_EQ(job->state(), v1::SUCCEEDED) << job->error();
+    EXPECT_EQ(job->attempts_size(), 1) << "job " << id << " was not re-attached: "
+                                       << job->attempts(0).outcome();
+    EXPECT_EQ(job->retries(), 0);
+  }
 }
 
 }  // namespace

@@ -200,7 +200,11 @@ TEST_F(DispatcherFailureTest, RestartReattachesRunningRanksAndRequeuesUnclaimedO
   EXPECT_EQ(State(kept), JobState::kRunning);
   ASSERT_TRUE(Exit(w2, ka, 0).ok());
   EXPECT_EQ(State(kept), JobState::kSucceeded);
-  clock_.Advance(kLeaseMs + 1);
+  clock_.Advance(kLeaseMs + 1);  // Unclaimed ranks get two lease timeouts after a restart.
+  Sync(w2);
+  dispatcher_->ExpireLeases();
+  EXPECT_EQ(State(orphan), JobState::kRunning);
+  clock_.Advance(kLeaseMs);
   Sync(w2);
   dispatcher_->ExpireLeases();
   const JobRecord job = Job(orphan);

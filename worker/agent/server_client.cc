@@ -8,49 +8,63 @@ namespace lmtrain {
 
 namespace {
 
-// gRPC's default reconnect backoff grows to 120 s while the server is down, so a worker could
-// take minutes to notice a restarted lm-server and re-attach its running jobs (which the
-// server requeues after one lease timeout). Keep retries frequent: at most 1 s apart.
+// Each channel gets its own subchannel pool, so a fresh channel (GrpcServerClient::Reconnect)
+// really opens a new connection instead of sharing a global subchannel stuck in backoff.
 std::shared_ptr<grpc::Channel> WorkerChannel(const std::string& target) {
   grpc::ChannelArguments args;
-  args.SetInt(GRPC_ARG_INITIAL_RECONNECT_BACKOFF_MS, 100);
-  args.SetInt(GRPC_ARG_MIN_RECONNECT_BACKOFF_MS, 100);
-  args.SetInt(GRPC_ARG_MAX_RECONNECT_BACKOFF_MS, 1000);
+  args.SetInt(GRPC_ARG_USE_LOCAL_SUBCHANNEL_POOL, 1);
   return grpc::CreateCustomChannel(target, grpc::InsecureChannelCredentials(), args);
 }
 
 }  // namespace
 
 GrpcServerClient::GrpcServerClient(const std::string& target)
-    : stub_(v1::WorkerService::NewStub(WorkerChannel(target))) {}
+    : target_(target), stub_(v1::WorkerService::NewStub(WorkerChannel(target))) {}
 
-absl::StatusOr<v1::RegisterWorkerResponse> GrpcServerClient::Register(
-    const v1::RegisterWorkerRequest& request) {
+std::shared_ptr<GrpcServerClient::Stub> GrpcServerClient::CurrentStub() {
+  absl::MutexLock lock(&mu_);
+  return stub_;
+}
+
+void GrpcServerClient::Reconnect(const std::shared_ptr<Stub>& failed) {
+  absl::MutexLock lock(&mu_);
+  if (stub_ == failed) stub_ = v1::WorkerService::NewStub(WorkerChannel(target_));
+}
+
+template <typename Response, typename Call>
+absl::StatusOr<Response> GrpcServerClient::Invoke(int64_t deadline_ms, Call call) {
+  std::shared_ptr<Stub> stub = CurrentStub();
   grpc::ClientContext ctx;
-  SetDeadlineMs(&ctx, 5000);
-  v1::RegisterWorkerResponse resp;
-  grpc::Status s = stub_->RegisterWorker(&ctx, request, &resp);
+  SetDeadlineMs(&ctx, deadline_ms);
+  Response resp;
+  grpc::Status s = call(*stub, &ctx, &resp);
+  if (s.error_code() == grpc::StatusCode::UNAVAILABLE) Reconnect(stub);
   if (!s.ok()) return FromGrpcStatus(s);
   return resp;
 }
 
+absl::StatusOr<v1::RegisterWorkerResponse> GrpcServerClient::Register(
+    const v1::RegisterWorkerRequest& request) {
+  return Invoke<v1::RegisterWorkerResponse>(
+      5000, [&](Stub& stub, grpc::ClientContext* ctx, v1::RegisterWorkerResponse* resp) {
+        return stub.RegisterWorker(ctx, request, resp);
+      });
+}
+
 absl::StatusOr<v1::SyncResponse> GrpcServerClient::Sync(const v1::SyncRequest& request) {
-  grpc::ClientContext ctx;
-  SetDeadlineMs(&ctx, request.wait_ms() + 5000);
-  v1::SyncResponse resp;
-  grpc::Status s = stub_->Sync(&ctx, request, &resp);
-  if (!s.ok()) return FromGrpcStatus(s);
-  return resp;
+  return Invoke<v1::SyncResponse>(
+      request.wait_ms() + 5000,
+      [&](Stub& stub, grpc::ClientContext* ctx, v1::SyncResponse* resp) {
+        return stub.Sync(ctx, request, resp);
+      });
 }
 
 absl::StatusOr<v1::ReportJobEventsResponse> GrpcServerClient::Report(
     const v1::ReportJobEventsRequest& request) {
-  grpc::ClientContext ctx;
-  SetDeadlineMs(&ctx, 5000);
-  v1::ReportJobEventsResponse resp;
-  grpc::Status s = stub_->ReportJobEvents(&ctx, request, &resp);
-  if (!s.ok()) return FromGrpcStatus(s);
-  return resp;
+  return Invoke<v1::ReportJobEventsResponse>(
+      5000, [&](Stub& stub, grpc::ClientContext* ctx, v1::ReportJobEventsResponse* resp) {
+        return stub.ReportJobEvents(ctx, request, resp);
+      });
 }
 
 }  // namespace lmtrain

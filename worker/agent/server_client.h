@@ -7,6 +7,7 @@
 #include <string>
 
 #include "absl/status/statusor.h"
+#include "absl/synchronization/mutex.h"
 #include "lmtrain/v1/worker.grpc.pb.h"
 
 namespace lmtrain {
@@ -22,6 +23,9 @@ class ServerClient {
       const v1::ReportJobEventsRequest& request) = 0;
 };
 
+// After a call fails with UNAVAILABLE it opens a fresh channel (with its own subchannel pool)
+// for the next call, so a restarted lm-server is reached on the next try instead of after
+// gRPC's reconnect backoff; the worker's own retry loop paces the attempts.
 class GrpcServerClient final : public ServerClient {
  public:
   // `target`: "host:port" of lm-server (plaintext for now).
@@ -34,7 +38,16 @@ class GrpcServerClient final : public ServerClient {
       const v1::ReportJobEventsRequest& request) override;
 
  private:
-  std::unique_ptr<v1::WorkerService::Stub> stub_;
+  using Stub = v1::WorkerService::Stub;
+  std::shared_ptr<Stub> CurrentStub();
+  // Replaces `failed` with a new channel's stub unless another caller already did.
+  void Reconnect(const std::shared_ptr<Stub>& failed);
+  template <typename Response, typename Call>
+  absl::StatusOr<Response> Invoke(int64_t deadline_ms, Call call);
+
+  const std::string target_;
+  absl::Mutex mu_;
+  std::shared_ptr<Stub> stub_ ABSL_GUARDED_BY(mu_);
 };
 
 }  // namespace lmtrain

@@ -3,6 +3,7 @@
 #include <unistd.h>
 
 #include <filesystem>
+#include <iostream>
 #include <thread>
 
 #include "absl/strings/str_cat.h"
@@ -43,6 +44,8 @@ bool WorkerAgent::Register() {
   AddRunning(req.mutable_running());
   auto resp = client_->Register(req);
   if (!resp.ok()) return false;
+  std::cerr << "lm-worker: registered as " << resp->worker_id() << " (" << req.running_size()
+            << " running rank(s) reported)" << std::endl;
   absl::MutexLock lock(&id_mu_);
   worker_id_ = resp->worker_id();
   return true;
@@ -91,6 +94,7 @@ void WorkerAgent::Run() {
     absl::SleepFor(backoff);
     backoff = std::min(backoff * 2, absl::Seconds(1));
   };
+  bool unreachable = false;
   while (!stop_.load()) {
     Reap();
     if (worker_id().empty() && !Register()) {
@@ -104,11 +108,19 @@ void WorkerAgent::Run() {
     req.set_wait_ms(options_.sync_wait_ms);
     auto resp = client_->Sync(req);
     if (!resp.ok()) {
+      if (!unreachable) {
+        std::cerr << "lm-worker: server unreachable (" << resp.status().message()
+                  << "); retrying, running ranks keep running" << std::endl;
+      }
+      unreachable = true;
       wait();
       continue;
     }
+    unreachable = false;
     backoff = absl::Milliseconds(100);
     if (resp->reregister()) {
+      std::cerr << "lm-worker: the server does not know " << req.worker_id()
+                << "; registering again" << std::endl;
       absl::MutexLock lock(&id_mu_);
       worker_id_.clear();
       continue;
