@@ -3,10 +3,9 @@
 // functions; times in JSON and in the events table are RFC 3339 UTC with milliseconds.
 #pragma once
 
+#include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
-
-#include <nlohmann/json.hpp>
 
 #include "lmtrain/v1/jobs.pb.h"
 

@@ -4,14 +4,22 @@ namespace lmtrain {
 
 std::string_view JobStateName(JobState state) {
   switch (state) {
-    case JobState::kQueued: return "QUEUED";
-    case JobState::kRunning: return "RUNNING";
-    case JobState::kSucceeded: return "SUCCEEDED";
-    case JobState::kFailed: return "FAILED";
-    case JobState::kCancelled: return "CANCELLED";
-    case JobState::kScheduled: return "SCHEDULED";
-    case JobState::kPreempted: return "PREEMPTED";
-    case JobState::kRetrying: return "RETRYING";
+    case JobState::kQueued:
+      return "QUEUED";
+    case JobState::kRunning:
+      return "RUNNING";
+    case JobState::kSucceeded:
+      return "SUCCEEDED";
+    case JobState::kFailed:
+      return "FAILED";
+    case JobState::kCancelled:
+      return "CANCELLED";
+    case JobState::kScheduled:
+      return "SCHEDULED";
+    case JobState::kPreempted:
+      return "PREEMPTED";
+    case JobState::kRetrying:
+      return "RETRYING";
   }
   return "UNKNOWN";
 }
@@ -42,8 +50,7 @@ bool CanTransition(JobState from, JobState to) {
     case S::kScheduled:
       return to == S::kRunning || to == S::kPreempted || to == S::kRetrying || to == S::kFailed;
     case S::kRunning:
-      return to == S::kSucceeded || to == S::kFailed || to == S::kPreempted ||
-             to == S::kRetrying;
+      return to == S::kSucceeded || to == S::kFailed || to == S::kPreempted || to == S::kRetrying;
     case S::kPreempted:
       return to == S::kQueued;
     case S::kRetrying:

@@ -19,8 +19,8 @@ namespace lmtrain {
 struct RankExit {
   int exit_code = 0;  // -1: killed by a signal or lost with its worker.
   int signal = 0;
-  std::string error;  // The trainer's error text, or why it was lost.
-  bool lost = false;  // Its worker stopped heartbeating (or never re-attached it).
+  std::string error;           // The trainer's error text, or why it was lost.
+  bool lost = false;           // Its worker stopped heartbeating (or never re-attached it).
   bool stopped_by_us = false;  // The worker stopped it because we asked (cancel/preempt/gang).
 };
 

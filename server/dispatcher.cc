@@ -87,7 +87,8 @@ void Dispatcher::AttachLocked(const std::string& worker_id, const std::vector<Ra
     if (rank.worker_id.empty() && a.orphan_deadline_ms > 0) {  // Re-attach after a restart.
       rank.worker_id = worker_id;
       a.gang[ref.rank / a.job.resources.slots_per_worker] = worker_id;
-      if (ref.rank == 0 && a.master_port > 0) workers_[worker_id].ports_in_use.insert(a.master_port);
+      if (ref.rank == 0 && a.master_port > 0)
+        workers_[worker_id].ports_in_use.insert(a.master_port);
       const bool all_claimed = std::all_of(a.ranks.begin(), a.ranks.end(), [](const Rank& r) {
         return !r.worker_id.empty() || r.exit.has_value();
       });
@@ -161,15 +162,15 @@ absl::StatusOr<bool> Dispatcher::ReportEvents(const std::string& worker_id, cons
         absl::StrCat("worker ", worker_id, " is not registered; register again"));
   }
   auto it = active_.find(ref.job_id);
-  const bool current = it != active_.end() && it->second.attempt == ref.attempt &&
-                       ref.rank >= 0 && ref.rank < static_cast<int>(it->second.ranks.size()) &&
+  const bool current = it != active_.end() && it->second.attempt == ref.attempt && ref.rank >= 0 &&
+                       ref.rank < static_cast<int>(it->second.ranks.size()) &&
                        it->second.ranks[ref.rank].worker_id == worker_id &&
                        !it->second.ranks[ref.rank].exit.has_value();
   if (!current) {
     RETURN_IF_ERROR(store_->GetJob(ref.job_id).status());
-    return absl::FailedPreconditionError(
-        absl::StrCat("job ", ref.job_id, " rank ", ref.rank, " attempt ", ref.attempt,
-                     " is not running on worker ", worker_id));
+    return absl::FailedPreconditionError(absl::StrCat("job ", ref.job_id, " rank ", ref.rank,
+                                                      " attempt ", ref.attempt,
+                                                      " is not running on worker ", worker_id));
   }
   Active& a = it->second;
   a.ranks[ref.rank].delivered = true;
@@ -207,8 +208,8 @@ void Dispatcher::ApplyReportLocked(Active& a, int rank, const WorkerReport& repo
       JobTransition t;
       t.to = JobState::kRunning;
       t.time_ms = clock_->NowMs();
-      t.reason = absl::StrCat("lm-train started on worker ", a.ranks[rank].worker_id,
-                              " (attempt ", a.attempt, ")");
+      t.reason = absl::StrCat("lm-train started on worker ", a.ranks[rank].worker_id, " (attempt ",
+                              a.attempt, ")");
       auto moved = store_->TransitionJob(a.job.id, t);
       if (moved.ok()) a.job.state = JobState::kRunning;
     }

@@ -141,7 +141,8 @@ class Dispatcher {
 
   // Heartbeat + placement. Never blocks on the hub; callers long-poll with the hub's
   // kWorkKey version (snapshot before calling Sync, wait after an empty result).
-  absl::StatusOr<SyncResult> Sync(const std::string& worker_id, const std::vector<RankRef>& running);
+  absl::StatusOr<SyncResult> Sync(const std::string& worker_id,
+                                  const std::vector<RankRef>& running);
 
   // Stores a worker's reports for one rank. Returns true when that rank should stop.
   // Unavailable: the worker id is unknown (server restart, lapsed lease) — keep the reports
@@ -213,7 +214,8 @@ class Dispatcher {
   absl::Status FinishAttemptLocked(Active& active) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   absl::Status RequeueLocked(const std::string& job_id, const std::string& reason)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
-  std::optional<int> TakePortLocked(const std::string& worker_id) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  std::optional<int> TakePortLocked(const std::string& worker_id)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
 
   JobStore* const store_;
   Clock* const clock_;
@@ -226,7 +228,7 @@ class Dispatcher {
   absl::flat_hash_map<std::string, Worker> workers_ ABSL_GUARDED_BY(mu_);
   absl::flat_hash_map<std::string, Active> active_ ABSL_GUARDED_BY(mu_);
   std::map<std::string, std::string> waiting_ ABSL_GUARDED_BY(mu_);
-  bool dirty_ ABSL_GUARDED_BY(mu_) = true;          // Something changed since the last pass.
+  bool dirty_ ABSL_GUARDED_BY(mu_) = true;               // Something changed since the last pass.
   uint64_t seen_work_version_ ABSL_GUARDED_BY(mu_) = 0;  // Hub kWorkKey at the last pass.
 };
 

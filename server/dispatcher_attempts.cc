@@ -118,8 +118,8 @@ std::optional<int> Dispatcher::TakePortLocked(const std::string& worker_id) {
 absl::Status Dispatcher::PlaceLocked(const JobRecord& job, const std::vector<std::string>& gang) {
   const int per_worker = job.resources.slots_per_worker;
   if (static_cast<int>(gang.size()) != job.resources.workers) {
-    return absl::InternalError(absl::StrCat("scheduler gave ", gang.size(), " workers for ",
-                                            job.resources.workers));
+    return absl::InternalError(
+        absl::StrCat("scheduler gave ", gang.size(), " workers for ", job.resources.workers));
   }
   for (const std::string& w : gang) {
     if (!workers_.contains(w)) return absl::InternalError(absl::StrCat("unknown worker ", w));
@@ -183,15 +183,15 @@ void Dispatcher::MaybeFinishAttemptLocked(const std::string& job_id) {
   auto it = active_.find(job_id);
   if (it == active_.end()) return;
   Active& a = it->second;
-  const bool all_ended = std::all_of(a.ranks.begin(), a.ranks.end(),
-                                     [](const Rank& r) { return r.exit.has_value(); });
+  const bool all_ended =
+      std::all_of(a.ranks.begin(), a.ranks.end(), [](const Rank& r) { return r.exit.has_value(); });
   if (!all_ended) return;
   absl::Status finished = FinishAttemptLocked(a);
   if (!finished.ok()) {
-    (void)store_->AppendEvents(job_id, clock_->NowMs(),
-                               {LogEvent{"server", absl::StrCat("cannot record the end of attempt ",
-                                                                a.attempt, ": ",
-                                                                finished.message())}});
+    (void)store_->AppendEvents(
+        job_id, clock_->NowMs(),
+        {LogEvent{"server", absl::StrCat("cannot record the end of attempt ", a.attempt, ": ",
+                                         finished.message())}});
   }
   if (a.master_port > 0 && !a.gang.empty()) {
     auto w = workers_.find(a.gang[0]);
@@ -212,8 +212,8 @@ absl::Status Dispatcher::FinishAttemptLocked(Active& a) {
   facts.cancel_reason = a.cancel_reason;
   facts.preempt_requested = a.preempt;
   facts.preempt_reason = a.preempt_reason;
-  facts.ever_started = std::any_of(a.ranks.begin(), a.ranks.end(),
-                                   [](const Rank& r) { return r.started; });
+  facts.ever_started =
+      std::any_of(a.ranks.begin(), a.ranks.end(), [](const Rank& r) { return r.started; });
   facts.retries_used = job.retries;
   facts.max_retries = job.resources.max_retries;
   const AttemptOutcome outcome = DecideAttemptOutcome(facts);

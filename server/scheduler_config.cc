@@ -22,9 +22,9 @@ absl::Status Read(const std::string& source, const YAML::Node& node, const std::
     *out = node.as<T>();
     return absl::OkStatus();
   } catch (const YAML::Exception&) {
-    return Bad(source, node, absl::StrCat(key, " has the wrong type (got '",
-                                          node.IsScalar() ? node.Scalar() : "a collection",
-                                          "')"));
+    return Bad(source, node,
+               absl::StrCat(key, " has the wrong type (got '",
+                            node.IsScalar() ? node.Scalar() : "a collection", "')"));
   }
 }
 
@@ -49,8 +49,8 @@ absl::StatusOr<scheduler::UserPolicy> ReadUser(const std::string& source, const 
   return policy;
 }
 
-absl::Status ReadTop(const std::string& source, const YAML::Node& key_node,
-                     const YAML::Node& value, SchedulerConfig* config) {
+absl::Status ReadTop(const std::string& source, const YAML::Node& key_node, const YAML::Node& value,
+                     SchedulerConfig* config) {
   const std::string key = key_node.as<std::string>();
   scheduler::SchedulerOptions& o = config->options;
   if (key == "seed") return Read(source, value, key, &o.seed);

@@ -1,8 +1,8 @@
 #include "server/server.h"
 
-#include <filesystem>
-
 #include <grpcpp/health_check_service_interface.h>
+
+#include <filesystem>
 
 #include "absl/strings/str_cat.h"
 #include "common/status_macros.h"
@@ -39,8 +39,8 @@ absl::Status Server::Init() {
   dispatcher_ = std::make_unique<Dispatcher>(store_.get(), SystemClock::Get(), &hub_,
                                              scheduler_.get(), std::move(dispatch));
   RETURN_IF_ERROR(dispatcher_->Recover());
-  manager_ = std::make_unique<JobManager>(store_.get(), SystemClock::Get(), &hub_,
-                                          dispatcher_.get());
+  manager_ =
+      std::make_unique<JobManager>(store_.get(), SystemClock::Get(), &hub_, dispatcher_.get());
   job_service_ = std::make_unique<JobServiceImpl>(manager_.get());
   worker_service_ = std::make_unique<WorkerServiceImpl>(dispatcher_.get(), &hub_);
 

@@ -1,6 +1,7 @@
 // Server: lm-server wired together. Owns, in dependency order: the SQLite store, the event
-// hub, the scheduler, the dispatcher, the job manager, the gRPC services (JobService, WorkerService, the
-// standard health service), a lease-expiry thread, and optionally in-process worker agents
+// hub, the scheduler, the dispatcher, the job manager, the gRPC services (JobService,
+// WorkerService, the standard health service), a lease-expiry thread, and optionally in-process
+// worker agents
 // (`--local-worker N`: the embedded default, one command for a working system).
 //
 //   Start() -> serving -> Shutdown() (SIGTERM) -> Wait() returns
@@ -8,12 +9,12 @@
 // Thread-safe: Shutdown() may be called from any thread, once or more.
 #pragma once
 
+#include <grpcpp/grpcpp.h>
+
 #include <memory>
 #include <string>
 #include <thread>
 #include <vector>
-
-#include <grpcpp/grpcpp.h>
 
 #include "absl/status/statusor.h"
 #include "absl/synchronization/notification.h"
@@ -21,8 +22,8 @@
 #include "server/event_hub.h"
 #include "server/job_manager.h"
 #include "server/job_service.h"
-#include "server/worker_service.h"
 #include "server/scheduler_config.h"
+#include "server/worker_service.h"
 #include "storage/job_store.h"
 #include "worker/agent/process_launcher.h"
 #include "worker/agent/server_client.h"
@@ -33,11 +34,11 @@ namespace lmtrain {
 class Server {
  public:
   struct Options {
-    std::string listen = "127.0.0.1:50051";  // Port 0 picks a free port (see port()).
-    std::string data_dir = "./lmtrain-data";   // SQLite at data_dir/lm.db.
-    std::string artifacts_dir;                 // Default: data_dir/artifacts.
-    int local_worker_slots = 0;                // >0: run an in-process worker agent.
-    std::string trainer_path;                  // For the local worker; default next to us.
+    std::string listen = "127.0.0.1:50051";   // Port 0 picks a free port (see port()).
+    std::string data_dir = "./lmtrain-data";  // SQLite at data_dir/lm.db.
+    std::string artifacts_dir;                // Default: data_dir/artifacts.
+    int local_worker_slots = 0;               // >0: run an in-process worker agent.
+    std::string trainer_path;                 // For the local worker; default next to us.
     int64_t lease_timeout_ms = 15000;
     absl::Duration kill_grace = absl::Seconds(10);
     SchedulerConfig scheduler;  // Policy switches, seed, per-user weights and limits.

@@ -38,10 +38,10 @@ struct CheckpointRecord {
 
 // What the job asks of the scheduler (job.yaml's resources section, minus priority).
 struct JobResources {
-  int workers = 1;           // Distinct workers in the gang.
-  int slots_per_worker = 1;  // Slots (lm-train ranks) on each.
+  int workers = 1;                              // Distinct workers in the gang.
+  int slots_per_worker = 1;                     // Slots (lm-train ranks) on each.
   std::map<std::string, std::string> selector;  // Worker labels that must match.
-  int max_retries = 3;       // Retries of failed attempts before the job fails.
+  int max_retries = 3;                          // Retries of failed attempts before the job fails.
   bool operator==(const JobResources& o) const {
     return workers == o.workers && slots_per_worker == o.slots_per_worker &&
            selector == o.selector && max_retries == o.max_retries;
@@ -99,8 +99,8 @@ struct NewJob {
 // A state change and the fields that go with it, applied atomically.
 struct JobTransition {
   JobState to = JobState::kQueued;
-  std::string reason;                   // Stored in the StateChange event.
-  int64_t time_ms = 0;                  // Event time; also started_at (RUNNING) or finished_at.
+  std::string reason;   // Stored in the StateChange event.
+  int64_t time_ms = 0;  // Event time; also started_at (RUNNING) or finished_at.
   std::optional<std::string> worker_id;
   std::optional<std::string> output_dir;
   std::optional<std::string> error;
@@ -161,8 +161,7 @@ class JobStore {
 
   // Events with seq > after_seq, ascending, at most `limit`. NotFound if no such job.
   virtual absl::StatusOr<std::vector<EventRecord>> ListEvents(const std::string& job_id,
-                                                              int64_t after_seq,
-                                                              int limit) = 0;
+                                                              int64_t after_seq, int limit) = 0;
 };
 
 }  // namespace lmtrain

@@ -26,7 +26,8 @@ void ClusterState::Load(const ClusterSnapshot& snapshot) {
   users_.SetDefault(snapshot.default_user);
   for (const auto& [name, policy] : snapshot.users) users_.Set(name, policy);
   for (const WorkerSnapshot& worker : snapshot.workers) pool_.Upsert(worker);
-  for (const RunningJob& job : snapshot.running) AddRunning(job, /*take_slots=*/false).IgnoreError();
+  for (const RunningJob& job : snapshot.running)
+    AddRunning(job, /*take_slots=*/false).IgnoreError();
   for (const QueuedJob& job : snapshot.queued) AddQueued(job).IgnoreError();
 }
 

@@ -32,8 +32,8 @@ std::string InvalidRequest(const QueuedRec& job) {
     return absl::StrCat("invalid resource request: workers must be >= 1 (got ", job.workers, ")");
   }
   if (job.slots < 1) {
-    return absl::StrCat("invalid resource request: slots_per_worker must be >= 1 (got ",
-                        job.slots, ")");
+    return absl::StrCat("invalid resource request: slots_per_worker must be >= 1 (got ", job.slots,
+                        ")");
   }
   return "";
 }
@@ -88,8 +88,7 @@ std::string WaitingForPreempted(int jobs) {
 }
 
 std::string ReservedSuffix(int workers) {
-  return absl::StrCat("; next in line: ", Count(workers, "worker", "workers"),
-                      " reserved for it");
+  return absl::StrCat("; next in line: ", Count(workers, "worker", "workers"), " reserved for it");
 }
 
 }  // namespace lmtrain::scheduler::internal

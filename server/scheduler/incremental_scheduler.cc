@@ -50,8 +50,8 @@ void IncrementalScheduler::SetDefaultUser(const UserPolicy& policy) {
 void IncrementalScheduler::UpsertWorker(const WorkerSnapshot& worker) {
   const internal::WorkerPool& pool = state_->pool();
   const int before = pool.Find(worker.id);
-  const int group_before = before >= 0 && pool.worker(before).present ? pool.worker(before).group
-                                                                       : -1;
+  const int group_before =
+      before >= 0 && pool.worker(before).present ? pool.worker(before).group : -1;
   state_->UpsertWorker(worker);
   if (pool.worker(pool.Find(worker.id)).group == group_before) return;
   // A new kind of worker (or one back): parked jobs may fit now.

@@ -48,7 +48,7 @@ class PassRoom {
   // Worker indexes. A set, not a vector over the pool: a pass reserves a handful of workers, and
   // allocating and clearing one flag per worker cost more than the rest of a small pass.
   absl::flat_hash_set<int> reserved_;
-  std::vector<int> reserved_at_;   // By group * (max_total + 1) + free.
+  std::vector<int> reserved_at_;       // By group * (max_total + 1) + free.
   std::vector<int> reserved_pending_;  // By group: reserved workers with pending > 0.
   std::vector<int> reserved_in_;       // By group: reserved present workers.
   int64_t reserved_free_ = 0;

@@ -45,8 +45,8 @@
 namespace lmtrain::scheduler {
 
 struct ResourceRequest {
-  int workers = 1;           // >= 1 distinct workers (gang size)
-  int slots_per_worker = 1;  // >= 1 slots on each of them
+  int workers = 1;                              // >= 1 distinct workers (gang size)
+  int slots_per_worker = 1;                     // >= 1 slots on each of them
   std::map<std::string, std::string> selector;  // Worker labels that must match exactly.
 };
 

@@ -71,8 +71,8 @@ class Pass {
   // The user is at max_running_jobs: this job and (in unbounded passes) the user's later ones at
   // this level wait; bounded passes do not spend their budget on them.
   void ExplainLimited(const QueuedRec& job, FairShareOrder& order) {
-    const std::string text = AtRunningLimit(
-        job.user->name, state_.users().PolicyOf(*job.user).max_running_jobs);
+    const std::string text =
+        AtRunningLimit(job.user->name, state_.users().PolicyOf(*job.user).max_running_jobs);
     ++examined_;
     ExplainAtLimit(job, text);
     if (limit_ <= 0) {
@@ -128,9 +128,9 @@ class Pass {
     if (pending_fits.empty()) return false;
     const int fits = room_.CountFree(job.selector, job.slots) + int(pending_fits.size());
     if (fits < job.workers) return false;
-    std::vector<int> workers(pending_fits.begin(),
-                             pending_fits.begin() + std::min<size_t>(job.workers,
-                                                                     pending_fits.size()));
+    std::vector<int> workers(
+        pending_fits.begin(),
+        pending_fits.begin() + std::min<size_t>(job.workers, pending_fits.size()));
     const int missing = job.workers - static_cast<int>(workers.size());
     if (missing > 0) room_.PickFree(job.selector, job.slots, missing, &workers);
     for (int worker : workers) room_.Reserve(worker);
@@ -161,13 +161,12 @@ class Pass {
     // finds none for a job as large or larger (of no higher priority, as order guarantees).
     auto failed = preempt_failed_.find({job.selector, job.slots});
     if (failed != preempt_failed_.end() && job.workers >= failed->second) return false;
-    std::optional<VictimChoice> choice =
-        ChooseVictims(pool_, room_, state_.running(), job, now_ms_,
-                      options_.min_runtime_before_preemption_ms, pending_fits,
-                      limit_ > 0 ? &victim_scan_budget_ : nullptr);
+    std::optional<VictimChoice> choice = ChooseVictims(
+        pool_, room_, state_.running(), job, now_ms_, options_.min_runtime_before_preemption_ms,
+        pending_fits, limit_ > 0 ? &victim_scan_budget_ : nullptr);
     if (!choice) {
-      int& min_failed = preempt_failed_.try_emplace({job.selector, job.slots}, job.workers)
-                            .first->second;
+      int& min_failed =
+          preempt_failed_.try_emplace({job.selector, job.slots}, job.workers).first->second;
       min_failed = std::min(min_failed, job.workers);
       return false;
     }

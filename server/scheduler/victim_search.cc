@@ -138,8 +138,7 @@ bool Gather(const RunningSet& running, const WorkerPool& pool, const QueuedRec& 
 std::optional<VictimChoice> ChooseVictims(const WorkerPool& pool, const PassRoom& room,
                                           const RunningSet& running, const QueuedRec& job,
                                           int64_t now_ms, int64_t min_runtime_ms,
-                                          const std::vector<int>& pending_fits,
-                                          int* scan_budget) {
+                                          const std::vector<int>& pending_fits, int* scan_budget) {
   const int already = room.CountFree(job.selector, job.slots) + int(pending_fits.size());
   RoomLedger ledger(pool, room, job, already);
   std::vector<const RunningRec*> chosen;

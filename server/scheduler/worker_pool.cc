@@ -260,8 +260,8 @@ void WorkerPool::VisitPendingFits(int selector, int slots,
       if (f <= group.total && !group.by_reach[f].empty()) sets.push_back(&group.by_reach[f]);
     }
     const bool go_on = sets.empty() || VisitMerged(sets, [&](int index) {
-      return workers_[index].free >= slots || visit(index);
-    });
+                         return workers_[index].free >= slots || visit(index);
+                       });
     if (!go_on) return;
   }
 }

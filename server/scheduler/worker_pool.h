@@ -77,9 +77,9 @@ class WorkerPool {
 
   // Over present workers matching `selector`:
   int CountTotalAtLeast(int selector, int slots) const;  // Workers with total >= slots.
-  int LargestTotal(int selector) const;                   // -1 when none matches.
+  int LargestTotal(int selector) const;                  // -1 when none matches.
   int CountFreeAtLeast(int selector, int slots) const;   // Workers with free >= slots.
-  int LargestFree(int selector) const;                    // -1 when none matches.
+  int LargestFree(int selector) const;                   // -1 when none matches.
 
   // Calls visit(index) for present matching workers with free >= slots, best fit first (fewest
   // free slots, then WorkerKey), until visit returns false.

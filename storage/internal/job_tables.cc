@@ -15,7 +15,7 @@ namespace {
 // String-literal concatenation keeps each query one constant (the statement cache key).
 #define LMTRAIN_JOB_COLUMNS                                                             \
   "id, name, task, state, spec_yaml, priority, request_id, output_dir, created_at_ms, " \
-  "started_at_ms, finished_at_ms, error, worker_id, exit_code, metrics_json, user, "     \
+  "started_at_ms, finished_at_ms, error, worker_id, exit_code, metrics_json, user, "    \
   "resources_json, retries, attempts_json"
 
 constexpr char kFindByRequestId[] = "SELECT id FROM jobs WHERE request_id = ?1";
@@ -93,7 +93,8 @@ absl::StatusOr<JobResources> ResourcesFromJson(int64_t id, const std::string& te
     r.max_retries = j.value("max_retries", 3);
     return r;
   } catch (const nlohmann::json::exception& e) {
-    return absl::DataLossError(absl::StrCat("job ", id, ": stored resources ", text, ": ", e.what()));
+    return absl::DataLossError(
+        absl::StrCat("job ", id, ": stored resources ", text, ": ", e.what()));
   }
 }
 
@@ -122,7 +123,8 @@ absl::StatusOr<std::vector<AttemptRecord>> AttemptsFromJson(int64_t id, const st
     }
     return out;
   } catch (const nlohmann::json::exception& e) {
-    return absl::DataLossError(absl::StrCat("job ", id, ": stored attempts ", text, ": ", e.what()));
+    return absl::DataLossError(
+        absl::StrCat("job ", id, ": stored attempts ", text, ": ", e.what()));
   }
 }
 

@@ -49,15 +49,12 @@ TEST(JobStateTest, TerminalStates) {
 TEST(JobStateTest, ExactlyTheDiagramsTransitionsAreAllowed) {
   using S = JobState;
   const std::set<std::pair<JobState, JobState>> allowed = {
-      {S::kQueued, S::kScheduled},    {S::kQueued, S::kCancelled},
-      {S::kQueued, S::kFailed},       {S::kScheduled, S::kRunning},
-      {S::kScheduled, S::kPreempted}, {S::kScheduled, S::kRetrying},
-      {S::kScheduled, S::kFailed},    {S::kScheduled, S::kCancelled},
-      {S::kRunning, S::kSucceeded},   {S::kRunning, S::kFailed},
-      {S::kRunning, S::kCancelled},   {S::kRunning, S::kPreempted},
-      {S::kRunning, S::kRetrying},    {S::kPreempted, S::kQueued},
-      {S::kPreempted, S::kCancelled}, {S::kRetrying, S::kQueued},
-      {S::kRetrying, S::kFailed},     {S::kRetrying, S::kCancelled},
+      {S::kQueued, S::kScheduled},  {S::kQueued, S::kCancelled},    {S::kQueued, S::kFailed},
+      {S::kScheduled, S::kRunning}, {S::kScheduled, S::kPreempted}, {S::kScheduled, S::kRetrying},
+      {S::kScheduled, S::kFailed},  {S::kScheduled, S::kCancelled}, {S::kRunning, S::kSucceeded},
+      {S::kRunning, S::kFailed},    {S::kRunning, S::kCancelled},   {S::kRunning, S::kPreempted},
+      {S::kRunning, S::kRetrying},  {S::kPreempted, S::kQueued},    {S::kPreempted, S::kCancelled},
+      {S::kRetrying, S::kQueued},   {S::kRetrying, S::kFailed},     {S::kRetrying, S::kCancelled},
   };
   for (JobState from : kAll) {
     for (JobState to : kAll) {

@@ -48,8 +48,8 @@ std::string ReadFile(const fs::path& path) {
 // The uninterrupted reference: lm-train alone on the same job file.
 std::string ReferenceWeights(const fs::path& dir, const fs::path& job) {
   PosixProcessLauncher launcher;
-  auto child = launcher.Launch({{BinDir() + "/lm-train", job.string(), "--output-dir",
-                                 (dir / "reference").string()}});
+  auto child = launcher.Launch(
+      {{BinDir() + "/lm-train", job.string(), "--output-dir", (dir / "reference").string()}});
   if (!child.ok()) return "";
   ReadAll((*child)->stdout_fd());
   const std::string err = ReadAll((*child)->stderr_fd());
@@ -127,8 +127,8 @@ TEST(ChaosTest, KilledWorkersAndServerLoseNoJobAndChangeNoWeight) {
     ASSERT_TRUE(job.ok()) << job.status();
     EXPECT_EQ(job->state(), v1::SUCCEEDED) << job->error();
     attempts += job->attempts_size();
-    std::cout << "job " << id << ": " << job->attempts_size() << " attempt(s), "
-              << job->retries() << " retries" << std::endl;
+    std::cout << "job " << id << ": " << job->attempts_size() << " attempt(s), " << job->retries()
+              << " retries" << std::endl;
     int succeeded = 0;
     ASSERT_TRUE(client
                     .Watch(id, 0,
@@ -184,8 +184,8 @@ TEST(ChaosTest, ServerKilledMidTrainingReattachesEveryRunningJob) {
     auto job = client.Get(id);
     ASSERT_TRUE(job.ok()) << job.status();
     EXPECT_EQ(job->state(), v1::SUCCEEDED) << job->error();
-    EXPECT_EQ(job->attempts_size(), 1) << "job " << id << " was not re-attached: "
-                                       << job->attempts(0).outcome();
+    EXPECT_EQ(job->attempts_size(), 1)
+        << "job " << id << " was not re-attached: " << job->attempts(0).outcome();
     EXPECT_EQ(job->retries(), 0);
   }
 }

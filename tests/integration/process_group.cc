@@ -41,9 +41,8 @@ void Drain(ChildProcess* child, const std::string& log) {
 
 ProcessGroup::ProcessGroup(Options options) : options_(options) {
   static int counter = 0;
-  dir_ = fs::temp_directory_path() /
-         absl::StrCat("lmtrain-chaos-", getpid(), "-", counter++, "-",
-                      absl::ToUnixMicros(absl::Now()));
+  dir_ = fs::temp_directory_path() / absl::StrCat("lmtrain-chaos-", getpid(), "-", counter++, "-",
+                                                  absl::ToUnixMicros(absl::Now()));
   fs::create_directories(dir_ / "logs");
   workers_.resize(options_.workers);
 }
@@ -94,11 +93,11 @@ void ProcessGroup::Kill(Proc& proc) {
 absl::Status ProcessGroup::StartServer() {
   const std::string listen = absl::StrCat("127.0.0.1:", port_);  // Port 0 the first time.
   std::string port;
-  absl::Status s = Launch(server_proc_,
-                          {BinDir() + "/lm-server", "--listen", listen, "--data-dir",
-                           (dir_ / "data").string(), "--lease-timeout-ms",
-                           std::to_string(options_.lease_timeout_ms)},
-                          (dir_ / "logs" / "server.log").string(), &port);
+  absl::Status s =
+      Launch(server_proc_,
+             {BinDir() + "/lm-server", "--listen", listen, "--data-dir", (dir_ / "data").string(),
+              "--lease-timeout-ms", std::to_string(options_.lease_timeout_ms)},
+             (dir_ / "logs" / "server.log").string(), &port);
   if (!s.ok()) return s;
   port_ = std::stoi(port);
   return absl::OkStatus();
@@ -111,10 +110,9 @@ absl::Status ProcessGroup::StartWorker(int index) {
   return Launch(workers_.at(index),
                 {BinDir() + "/lm-worker", "--server", address(), "--work-dir",
                  (dir_ / absl::StrCat("worker-", index)).string(), "--slots",
-                 std::to_string(options_.slots_per_worker), "--name",
-                 absl::StrCat("w", index), "--kill-grace-seconds", "5",
-                 "--advertise-address", "127.0.0.1", "--rendezvous-ports",
-                 absl::StrCat(ports, "-", ports + 19)},
+                 std::to_string(options_.slots_per_worker), "--name", absl::StrCat("w", index),
+                 "--kill-grace-seconds", "5", "--advertise-address", "127.0.0.1",
+                 "--rendezvous-ports", absl::StrCat(ports, "-", ports + 19)},
                 (dir_ / "logs" / absl::StrCat("worker-", index, ".log")).string(), nullptr);
 }
 

@@ -32,8 +32,8 @@ TEST_F(DispatcherFailureTest, TransientExitIsRetriedFromTheLatestCheckpoint) {
   Start(w, second);
   ASSERT_TRUE(Exit(w, second, 0).ok());
   EXPECT_EQ(State(id), JobState::kSucceeded);
-  EXPECT_THAT(StateHistory(id), ElementsAre("QUEUED", "SCHEDULED", "RUNNING", "RETRYING",
-                                            "QUEUED", "SCHEDULED", "RUNNING", "SUCCEEDED"));
+  EXPECT_THAT(StateHistory(id), ElementsAre("QUEUED", "SCHEDULED", "RUNNING", "RETRYING", "QUEUED",
+                                            "SCHEDULED", "RUNNING", "SUCCEEDED"));
 }
 
 // A worker still listing a rank of the job's previous attempt (say its exit report was lost)
@@ -60,9 +60,9 @@ TEST_F(DispatcherFailureTest, TrainerOwnFailureFailsOnceWithoutRetry) {
   const std::string w = Worker("w", 1);
   const JobAssignment a = Sync(w).assignments.at(0);
   Start(w, a);
-  ASSERT_TRUE(dispatcher_
-                  ->ReportEvents(w, Ref(a), {JobExitedReport{1, 0, "loss is nan at step 7", false}})
-                  .ok());
+  ASSERT_TRUE(
+      dispatcher_->ReportEvents(w, Ref(a), {JobExitedReport{1, 0, "loss is nan at step 7", false}})
+          .ok());
   const JobRecord job = Job(id);
   EXPECT_EQ(job.state, JobState::kFailed);
   EXPECT_EQ(job.error, "loss is nan at step 7");
@@ -164,8 +164,8 @@ TEST_F(DispatcherFailureTest, HigherPriorityJobPreemptsAndVictimResumesLater) {
   ASSERT_TRUE(Exit(w, a, 143, /*cancelled=*/true).ok());  // Checkpointed on SIGTERM.
   EXPECT_EQ(State(low), JobState::kQueued);
   EXPECT_EQ(Job(low).retries, 0);  // Preemption is not a failure.
-  EXPECT_THAT(StateHistory(low), ElementsAre("QUEUED", "SCHEDULED", "RUNNING", "PREEMPTED",
-                                             "QUEUED"));
+  EXPECT_THAT(StateHistory(low),
+              ElementsAre("QUEUED", "SCHEDULED", "RUNNING", "PREEMPTED", "QUEUED"));
   const JobAssignment h = Sync(w).assignments.at(0);
   EXPECT_EQ(h.job_id, high);
   Start(w, h);

@@ -30,13 +30,13 @@ class DispatcherFixture : public ::testing::Test {
   // Rebuilds the dispatcher (and manager) with other options; call before any submit.
   void UseOptions(Dispatcher::Options options) {
     manager_.reset();
-    dispatcher_ = std::make_unique<Dispatcher>(&store_, &clock_, &hub_, scheduler_.get(),
-                                               std::move(options));
+    dispatcher_ =
+        std::make_unique<Dispatcher>(&store_, &clock_, &hub_, scheduler_.get(), std::move(options));
     manager_ = std::make_unique<JobManager>(&store_, &clock_, &hub_, dispatcher_.get());
   }
 
-  std::string Submit(const std::string& name, int priority = 0,
-                     const std::string& resources = "", const std::string& user = "") {
+  std::string Submit(const std::string& name, int priority = 0, const std::string& resources = "",
+                     const std::string& user = "") {
     JobFolder folder(name, priority, resources);
     SubmitRequest request = folder.Request();
     request.user = user;

@@ -41,8 +41,9 @@ TEST_F(JobManagerTest, SubmitStoresNormalisedSpecWithAbsolutePaths) {
 }
 
 TEST_F(JobManagerTest, SubmitStoresUserAndResourceRequest) {
-  testing::JobFolder folder("gang", 7, "workers: 2, slots_per_worker: 3, max_retries: 5, "
-                                       "selector: {gpu: h100}");
+  testing::JobFolder folder("gang", 7,
+                            "workers: 2, slots_per_worker: 3, max_retries: 5, "
+                            "selector: {gpu: h100}");
   SubmitRequest r = folder.Request();
   r.user = "alice";
   auto id = manager_.Submit(r);

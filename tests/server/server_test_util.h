@@ -20,11 +20,12 @@ class JobFolder {
            ("lmtrain-server-test-" + std::to_string(::getpid()) + "-" + std::to_string(counter_++));
     std::filesystem::create_directories(dir_);
     std::ofstream(dir_ / "train.txt") << "hello world\nthe quick brown fox\n";
-    yaml_ = "name: " + name + "\ntask: clm\nmodel:\n  config: {model_type: gpt2, n_layer: 1, "
+    yaml_ = "name: " + name +
+            "\ntask: clm\nmodel:\n  config: {model_type: gpt2, n_layer: 1, "
             "n_head: 2, n_embd: 8, n_positions: 32}\ntokenizer:\n  train: {type: bpe, "
             "vocab_size: 50}\ndata:\n  train_file: train.txt\n  block_size: 8\n"
-            "resources: {priority: " + std::to_string(priority) +
-            (resources.empty() ? "" : ", " + resources) + "}\n";
+            "resources: {priority: " +
+            std::to_string(priority) + (resources.empty() ? "" : ", " + resources) + "}\n";
   }
   ~JobFolder() { std::filesystem::remove_all(dir_); }
 

@@ -264,9 +264,9 @@ TEST_P(JobStoreContractTest, DisallowedTransitionChangesNothing) {
   ASSERT_OK(store_->TransitionJob(running, To(JobState::kRunning, 2000)));
 
   const std::vector<std::pair<std::string, JobState>> refused = {
-      {done, JobState::kRunning},     {done, JobState::kFailed},     {done, JobState::kCancelled},
-      {done, JobState::kSucceeded},   {done, JobState::kQueued},     {queued, JobState::kQueued},
-      {queued, JobState::kSucceeded}, {queued, JobState::kRunning},  {running, JobState::kRunning},
+      {done, JobState::kRunning},     {done, JobState::kFailed},      {done, JobState::kCancelled},
+      {done, JobState::kSucceeded},   {done, JobState::kQueued},      {queued, JobState::kQueued},
+      {queued, JobState::kSucceeded}, {queued, JobState::kRunning},   {running, JobState::kRunning},
       {running, JobState::kQueued},   {running, JobState::kScheduled}};
   for (const auto& [id, to] : refused) {
     SCOPED_TRACE(absl::StrCat("job ", id, " to ", std::string(JobStateName(to))));

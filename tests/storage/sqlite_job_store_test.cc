@@ -164,7 +164,8 @@ TEST(SqliteJobStoreTest, MigratesVersion1FilesKeepingEverything) {
     const std::string rows =
         "INSERT INTO jobs (id, name, task, state, spec_yaml, priority, created_at_ms, "
         "worker_id) VALUES (7, 'old', 'clm', 'RUNNING', 'x: 1', 2, 1000, 'w1');"
-        "INSERT INTO events VALUES (7, 1, 1000, 'state_change', '{\"state\":\"QUEUED\",\"reason\":\"submitted\"}');"
+        "INSERT INTO events VALUES (7, 1, 1000, 'state_change', "
+        "'{\"state\":\"QUEUED\",\"reason\":\"submitted\"}');"
         "INSERT INTO checkpoints VALUES (7, 10, '/o/checkpoint-10', 1500);"
         "PRAGMA user_version = 1;";
     char* error = nullptr;

@@ -74,10 +74,9 @@ inline std::string Describe(const JobRecord& j) {
   std::vector<std::string> selector;
   for (const auto& [k, v] : j.resources.selector) selector.push_back(absl::StrCat(k, "=", v));
   return absl::StrCat("id=", j.id, " name=", j.name, " task=", j.task, " user=", j.user,
-                      " resources=", j.resources.workers, "x", j.resources.slots_per_worker,
-                      "[", absl::StrJoin(selector, ","), "] max_retries=",
-                      j.resources.max_retries, " retries=", j.retries, " attempts=[",
-                      absl::StrJoin(attempts, ","), "]",
+                      " resources=", j.resources.workers, "x", j.resources.slots_per_worker, "[",
+                      absl::StrJoin(selector, ","), "] max_retries=", j.resources.max_retries,
+                      " retries=", j.retries, " attempts=[", absl::StrJoin(attempts, ","), "]",
                       " state=", std::string(JobStateName(j.state)), " spec=", j.spec_yaml,
                       " priority=", j.priority, " request_id=", j.request_id,
                       " output_dir=", j.output_dir, " created=", j.created_at_ms,

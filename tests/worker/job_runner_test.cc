@@ -39,8 +39,9 @@ class RecordingClient final : public ServerClient {
 class JobRunnerTest : public ::testing::Test {
  protected:
   void SetUp() override {
-    dir_ = fs::temp_directory_path() / ("lmtrain-runner-" + std::to_string(getpid()) + "-" +
-                                        ::testing::UnitTest::GetInstance()->current_test_info()->name());
+    dir_ = fs::temp_directory_path() /
+           ("lmtrain-runner-" + std::to_string(getpid()) + "-" +
+            ::testing::UnitTest::GetInstance()->current_test_info()->name());
     fs::create_directories(dir_);
   }
   void TearDown() override { fs::remove_all(dir_); }
@@ -52,7 +53,8 @@ class JobRunnerTest : public ::testing::Test {
     a.set_output_dir((dir_ / "out").string());
     JobRunner::Options o{trainer, (dir_ / "work").string(), absl::Milliseconds(300),
                          absl::Milliseconds(20)};
-    return std::make_unique<JobRunner>(a, [] { return "w1"; }, &client_, &launcher_, o);
+    return std::make_unique<JobRunner>(
+        a, [] { return "w1"; }, &client_, &launcher_, o);
   }
   static std::string FakeTrainer() {
     return std::string(LMTRAIN_SOURCE_DIR) + "/tests/worker/fake_trainer.sh";

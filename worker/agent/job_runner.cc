@@ -120,24 +120,27 @@ JobRunner::~JobRunner() {
   if (thread_.joinable()) thread_.join();
 }
 
-void JobRunner::Start() { thread_ = std::thread([this] { Run(); }); }
+void JobRunner::Start() {
+  thread_ = std::thread([this] { Run(); });
+}
 
 void JobRunner::Shutdown() { shutdown_.store(true); }
 
 absl::StatusOr<std::unique_ptr<ChildProcess>> JobRunner::Launch() {
-  const fs::path job_dir = fs::path(options_.work_dir) / "jobs" / job_id() /
-                          absl::StrCat("attempt-", assignment_.attempt(), "-rank-",
-                                       assignment_.rank());
+  const fs::path job_dir =
+      fs::path(options_.work_dir) / "jobs" / job_id() /
+      absl::StrCat("attempt-", assignment_.attempt(), "-rank-", assignment_.rank());
   std::error_code ec;
   fs::create_directories(job_dir, ec);
   if (!ec) fs::create_directories(fs::path(assignment_.output_dir()) / "logs", ec);
-  if (ec) return absl::InternalError(absl::StrCat("cannot create ", job_dir.string(), ": ",
-                                                  ec.message()));
+  if (ec)
+    return absl::InternalError(
+        absl::StrCat("cannot create ", job_dir.string(), ": ", ec.message()));
   const fs::path spec_path = job_dir / "job.yaml";
   std::ofstream(spec_path) << assignment_.spec_yaml();
   LaunchSpec spec;
-  spec.argv = {options_.trainer_path, spec_path.string(), "--output-dir",
-               assignment_.output_dir(), "--events-fd", "3"};
+  spec.argv = {options_.trainer_path,    spec_path.string(), "--output-dir",
+               assignment_.output_dir(), "--events-fd",      "3"};
   if (assignment_.resume()) spec.argv.push_back("--auto-resume");
   if (assignment_.world_size() > 1) {
     spec.env = {{"RANK", absl::StrCat(assignment_.rank())},
@@ -153,9 +156,9 @@ absl::StatusOr<std::unique_ptr<ChildProcess>> JobRunner::Launch() {
 void JobRunner::Run() {
   std::error_code ec;  // A failure here surfaces as Launch()'s error.
   fs::create_directories(fs::path(assignment_.output_dir()) / "logs", ec);
-  const std::string log_name =
-      assignment_.rank() == 0 ? "lm-train.log"
-                              : absl::StrCat("lm-train-rank", assignment_.rank(), ".log");
+  const std::string log_name = assignment_.rank() == 0
+                                   ? "lm-train.log"
+                                   : absl::StrCat("lm-train-rank", assignment_.rank(), ".log");
   Relay relay(this, (fs::path(assignment_.output_dir()) / "logs" / log_name).string());
   v1::WorkerJobEvent exited;
   auto child = Launch();

@@ -41,8 +41,8 @@ class JobRunner {
   };
 
   // worker_id() is read for every report (the id changes if the agent re-registers).
-  JobRunner(v1::Assignment assignment, std::function<std::string()> worker_id,
-            ServerClient* client, ProcessLauncher* launcher, Options options);
+  JobRunner(v1::Assignment assignment, std::function<std::string()> worker_id, ServerClient* client,
+            ProcessLauncher* launcher, Options options);
   ~JobRunner();  // Joins the thread (kills the child first if still running).
   JobRunner(const JobRunner&) = delete;
   JobRunner& operator=(const JobRunner&) = delete;

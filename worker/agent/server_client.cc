@@ -53,8 +53,7 @@ absl::StatusOr<v1::RegisterWorkerResponse> GrpcServerClient::Register(
 
 absl::StatusOr<v1::SyncResponse> GrpcServerClient::Sync(const v1::SyncRequest& request) {
   return Invoke<v1::SyncResponse>(
-      request.wait_ms() + 5000,
-      [&](Stub& stub, grpc::ClientContext* ctx, v1::SyncResponse* resp) {
+      request.wait_ms() + 5000, [&](Stub& stub, grpc::ClientContext* ctx, v1::SyncResponse* resp) {
         return stub.Sync(ctx, request, resp);
       });
 }

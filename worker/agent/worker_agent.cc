@@ -34,8 +34,7 @@ bool WorkerAgent::Register() {
   req.set_name(options_.name.empty() ? host : options_.name);
   req.set_slots(options_.slots);
   req.mutable_labels()->insert(options_.labels.begin(), options_.labels.end());
-  req.set_advertise_address(options_.advertise_address.empty() ? host
-                                                               : options_.advertise_address);
+  req.set_advertise_address(options_.advertise_address.empty() ? host : options_.advertise_address);
   req.set_rendezvous_port_base(options_.rendezvous_port_base);
   req.set_rendezvous_port_count(options_.rendezvous_port_count);
   v1::Device* cpu = req.add_devices();

@@ -26,14 +26,14 @@ namespace lmtrain {
 class WorkerAgent {
  public:
   struct Options {
-    std::string name;           // Shown by the server; default: hostname.
-    int slots = 1;              // Jobs run at once.
-    std::string work_dir;       // Scratch space: jobs/ID/job.yaml.
-    std::string trainer_path;   // lm-train executable.
+    std::string name;          // Shown by the server; default: hostname.
+    int slots = 1;             // Jobs run at once.
+    std::string work_dir;      // Scratch space: jobs/ID/job.yaml.
+    std::string trainer_path;  // lm-train executable.
     absl::Duration kill_grace = absl::Seconds(10);
-    int sync_wait_ms = 1000;    // Long-poll length (also the heartbeat period).
+    int sync_wait_ms = 1000;                    // Long-poll length (also the heartbeat period).
     std::map<std::string, std::string> labels;  // Matched by job selectors.
-    std::string advertise_address;  // How other workers reach this one; default hostname.
+    std::string advertise_address;     // How other workers reach this one; default hostname.
     int rendezvous_port_base = 29500;  // Ports for the c10d TCPStore of jobs whose rank 0
     int rendezvous_port_count = 100;   // runs here: [base, base + count).
   };

@@ -5,9 +5,9 @@
 #include <system_error>
 #include <utility>
 
+#include "common/sha256.h"
 #include "common/status_macros.h"
 #include "worker/dataset_cache/dataset_file.h"
-#include "common/sha256.h"
 
 namespace lmtrain {
 namespace {

@@ -6,9 +6,9 @@
 #include <cstring>
 #include <vector>
 
+#include "common/sha256.h"
 #include "common/status_macros.h"
 #include "worker/dataset_cache/internal/dataset_format.h"
-#include "common/sha256.h"
 
 namespace lmtrain {
 namespace {

@@ -47,7 +47,7 @@ struct JobResult {
   // A stop request (on any rank) ended the job early: a checkpoint was saved at that step
   // unless save_strategy is "no"; nothing final was written.
   bool stopped = false;
-  int64_t step = 0;      // Optimizer updates done.
+  int64_t step = 0;  // Optimizer updates done.
 };
 
 // Runs the job. Errors: InvalidArgument (bad model/task combination, tokenizer ids beyond

@@ -7,8 +7,8 @@
 #include <limits>
 #include <utility>
 
-#include "common/status_macros.h"
 #include "common/atomic_file.h"
+#include "common/status_macros.h"
 #include "worker/trainer/autocast_guard.h"
 #include "worker/trainer/optimizer_factory.h"
 #include "worker/trainer/torch_errors.h"

@@ -12,13 +12,13 @@
 namespace lmtrain {
 
 struct TrainerFlags {
-  std::string job_file;    // Required positional argument.
-  std::string output_dir;  // --output-dir, required.
-  int events_fd = -1;      // --events-fd: where trainer events go; -1: nowhere.
-  int threads = 0;         // --threads: torch intra-op threads; 0: the hardware's cores.
-  bool resume = false;     // --resume: continue from the newest checkpoint in output_dir.
+  std::string job_file;      // Required positional argument.
+  std::string output_dir;    // --output-dir, required.
+  int events_fd = -1;        // --events-fd: where trainer events go; -1: nowhere.
+  int threads = 0;           // --threads: torch intra-op threads; 0: the hardware's cores.
+  bool resume = false;       // --resume: continue from the newest checkpoint in output_dir.
   bool auto_resume = false;  // --auto-resume: --resume if there is a checkpoint, else fresh.
-  bool help = false;       // --help / -h: print Usage() and exit 0.
+  bool help = false;         // --help / -h: print Usage() and exit 0.
 };
 
 // Parses argv[1..]. InvalidArgument naming the flag for unknown flags, missing values,

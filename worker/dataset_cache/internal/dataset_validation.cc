@@ -3,9 +3,9 @@
 #include <cstring>
 #include <set>
 
+#include "common/sha256.h"
 #include "common/status_macros.h"
 #include "worker/dataset_cache/dataset_file.h"
-#include "common/sha256.h"
 
 namespace lmtrain {
 namespace dataset_cache_internal {
