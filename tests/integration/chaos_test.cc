@@ -3,6 +3,7 @@
 // SUCCEEDED exactly once, and its final weights must equal, byte for byte, those of the same
 // job run by lm-train without interruption. Bounded: a handful of kills, tiny jobs.
 // LMTRAIN_CHAOS_SEED picks the kill schedule (printed, to replay a failure).
+#include <gmock/gmock.h>
 #include <gtest/gtest.h>
 #include <signal.h>
 #include <unistd.h>
@@ -25,7 +26,7 @@ namespace fs = std::filesystem;
 constexpr int kJobs = 5;
 constexpr int kMaxSteps = 40;
 
-std::string ChaosJob(const std::string& name, int max_steps = kMaxSteps) {
+std::string ChaosJob(const std::string& name, int max_steps = kMaxSteps, int priority = 0) {
   const std::string data = SourceDir() + "/examples/data";
   return absl::StrCat(
       "name: ", name, "\ntask: clm\n",
@@ -35,7 +36,7 @@ std::string ChaosJob(const std::string& name, int max_steps = kMaxSteps) {
       "  per_device_train_batch_size: 8\n  max_steps: ", max_steps, "\n  warmup_steps: 3\n",
       "  logging_steps: 5\n  save_steps: 4\n  do_eval: false\n  seed: 11\n",
       // Several kills may hit one job; the test is about losing nothing, not the retry cap.
-      "resources:\n  max_retries: 10\n");
+      "resources:\n  max_retries: 10\n  priority: ", priority, "\n");
 }
 
 std::string ReadFile(const fs::path& path) {
@@ -46,10 +47,11 @@ std::string ReadFile(const fs::path& path) {
 }
 
 // The uninterrupted reference: lm-train alone on the same job file.
-std::string ReferenceWeights(const fs::path& dir, const fs::path& job) {
+std::string ReferenceWeights(const fs::path& dir, const fs::path& job,
+                             const std::string& out = "reference") {
   PosixProcessLauncher launcher;
   auto child = launcher.Launch(
-      {{BinDir() + "/lm-train", job.string(), "--output-dir", (dir / "reference").string()}});
+      {{BinDir() + "/lm-train", job.string(), "--output-dir", (dir / out).string()}});
   if (!child.ok()) return "";
   ReadAll((*child)->stdout_fd());
   const std::string err = ReadAll((*child)->stderr_fd());
@@ -57,7 +59,7 @@ std::string ReferenceWeights(const fs::path& dir, const fs::path& job) {
     ADD_FAILURE() << "reference run failed: " << err;
     return "";
   }
-  return ReadFile(dir / "reference" / "model.safetensors");
+  return ReadFile(dir / out / "model.safetensors");
 }
 
 uint64_t ChaosSeed() {
@@ -188,6 +190,58 @@ TEST(ChaosTest, ServerKilledMidTrainingReattachesEveryRunningJob) {
         << "job " << id << " was not re-attached: " << job->attempts(0).outcome();
     EXPECT_EQ(job->retries(), 0);
   }
+}
+
+// Preemption end to end: a higher-priority job takes the only slot; the victim gets SIGTERM,
+// saves a checkpoint, goes PREEMPTED -> QUEUED without using a retry, resumes afterwards and
+// ends with the weights of an uninterrupted run.
+TEST(ChaosTest, PreemptedJobCheckpointsResumesAndKeepsItsWeights) {
+  ProcessGroup group({/*workers=*/1, /*slots_per_worker=*/1, /*lease_timeout_ms=*/4000});
+  const fs::path low_file = group.dir() / "low" / "job.yaml";
+  const fs::path high_file = group.dir() / "high" / "job.yaml";
+  fs::create_directories(low_file.parent_path());
+  fs::create_directories(high_file.parent_path());
+  std::ofstream(low_file) << ChaosJob("low", /*max_steps=*/160, /*priority=*/0);
+  std::ofstream(high_file) << ChaosJob("high", kMaxSteps, /*priority=*/80);
+  const std::string reference = ReferenceWeights(group.dir(), low_file);
+  ASSERT_FALSE(reference.empty());
+  ASSERT_TRUE(group.StartAll().ok());
+  JobClient client(group.address(), 3000);
+  auto low = client.Submit(low_file.string(), "low");
+  ASSERT_TRUE(low.ok()) << low.status();
+  const absl::Time deadline = absl::Now() + absl::Minutes(2);
+  auto training = [&] {
+    auto job = client.Get(*low);
+    return job.ok() && job->state() == v1::RUNNING && job->has_metrics() &&
+           job->metrics().step() > 0;
+  };
+  while (!training() && absl::Now() < deadline) absl::SleepFor(absl::Milliseconds(100));
+  ASSERT_TRUE(training()) << "the low-priority job never started training";
+  auto high = client.Submit(high_file.string(), "high");
+  ASSERT_TRUE(high.ok()) << high.status();
+  const absl::Time end = absl::Now() + absl::Minutes(4);
+  while (!AllTerminal(client, {*low, *high}) && absl::Now() < end) {
+    absl::SleepFor(absl::Seconds(1));
+  }
+  auto low_job = client.Get(*low);
+  auto high_job = client.Get(*high);
+  ASSERT_TRUE(low_job.ok() && high_job.ok());
+  EXPECT_EQ(high_job->state(), v1::SUCCEEDED) << high_job->error();
+  EXPECT_EQ(low_job->state(), v1::SUCCEEDED) << low_job->error();
+  ASSERT_EQ(low_job->attempts_size(), 2);
+  EXPECT_THAT(low_job->attempts(0).outcome(), ::testing::HasSubstr("preempted by job"));
+  EXPECT_EQ(low_job->retries(), 0);
+  bool preempted = false;
+  ASSERT_TRUE(client
+                  .Watch(*low, 0,
+                         [&](const v1::JobEvent& e) {
+                           preempted |=
+                               e.has_state_changed() && e.state_changed().state() == v1::PREEMPTED;
+                         })
+                  .ok());
+  EXPECT_TRUE(preempted);
+  const std::string weights = ReadFile(fs::path(low_job->output_dir()) / "model.safetensors");
+  EXPECT_TRUE(weights == reference) << "the preempted job's final weights differ";
 }
 
 }  // namespace
