@@ -8,6 +8,9 @@
 #include <signal.h>
 #include <unistd.h>
 
+#include <algorithm>
+#include <cmath>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <random>
@@ -242,6 +245,65 @@ TEST(ChaosTest, PreemptedJobCheckpointsResumesAndKeepsItsWeights) {
   EXPECT_TRUE(preempted);
   const std::string weights = ReadFile(fs::path(low_job->output_dir()) / "model.safetensors");
   EXPECT_TRUE(weights == reference) << "the preempted job's final weights differ";
+}
+
+// The float32 tensors' bytes after a safetensors header; "" when the file is unreadable.
+std::vector<float> SafetensorsFloats(const std::string& file, std::string* header) {
+  if (file.size() < 8) return {};
+  uint64_t n = 0;
+  std::memcpy(&n, file.data(), 8);
+  if (8 + n > file.size()) return {};
+  *header = file.substr(8, n);
+  std::vector<float> out((file.size() - 8 - n) / sizeof(float));
+  std::memcpy(out.data(), file.data() + 8 + n, out.size() * sizeof(float));
+  return out;
+}
+
+// A two-worker gang through the whole stack: the server places both ranks at once, hands out
+// rank 0's rendezvous address, the workers start lm-train as one c10d group, and the result
+// matches one process with the same global batch.
+TEST(ChaosTest, TwoWorkerGangTrainsLikeOneProcessWithTheGlobalBatch) {
+  ProcessGroup group({/*workers=*/2, /*slots_per_worker=*/1, /*lease_timeout_ms=*/4000});
+  const fs::path one_file = group.dir() / "one" / "job.yaml";
+  const fs::path gang_file = group.dir() / "gang" / "job.yaml";
+  fs::create_directories(one_file.parent_path());
+  fs::create_directories(gang_file.parent_path());
+  // per_device_train_batch_size 8 in one process; no dropout, whose draws differ by rank.
+  std::string one = ChaosJob("gang");
+  const std::string positions = "n_positions: 64";
+  one.replace(one.find(positions), positions.size(),
+              "n_positions: 64, resid_pdrop: 0.0, embd_pdrop: 0.0, attn_pdrop: 0.0");
+  std::string gang = one;
+  const std::string batch = "per_device_train_batch_size: 8";
+  gang.replace(gang.find(batch), batch.size(), "per_device_train_batch_size: 4");
+  gang += "  workers: 2\n";  // Appended to the resources section, which comes last.
+  std::ofstream(one_file) << one;
+  std::ofstream(gang_file) << gang;
+  const std::string reference = ReferenceWeights(group.dir(), one_file);
+  ASSERT_FALSE(reference.empty());
+  ASSERT_TRUE(group.StartAll().ok());
+  JobClient client(group.address(), 3000);
+  auto id = client.Submit(gang_file.string(), "gang");
+  ASSERT_TRUE(id.ok()) << id.status();
+  const absl::Time end = absl::Now() + absl::Minutes(4);
+  while (!AllTerminal(client, {*id}) && absl::Now() < end) absl::SleepFor(absl::Seconds(1));
+  auto job = client.Get(*id);
+  ASSERT_TRUE(job.ok()) << job.status();
+  ASSERT_EQ(job->state(), v1::SUCCEEDED) << job->error();
+  ASSERT_EQ(job->attempts_size(), 1);
+  EXPECT_EQ(job->attempts(0).worker_ids_size(), 2);
+  EXPECT_NE(job->attempts(0).worker_ids(0), job->attempts(0).worker_ids(1));
+  std::string want_header, got_header;
+  const std::vector<float> want = SafetensorsFloats(reference, &want_header);
+  const std::vector<float> got =
+      SafetensorsFloats(ReadFile(fs::path(job->output_dir()) / "model.safetensors"), &got_header);
+  ASSERT_EQ(got_header, want_header);
+  ASSERT_EQ(got.size(), want.size());
+  ASSERT_FALSE(want.empty());
+  float worst = 0;
+  for (size_t i = 0; i < want.size(); ++i) worst = std::max(worst, std::fabs(got[i] - want[i]));
+  EXPECT_LT(worst, 1e-4f) << "2 ranks x 4 drifted from 1 process x 8";
+  std::cout << "gang vs one process: largest weight difference " << worst << std::endl;
 }
 
 }  // namespace
