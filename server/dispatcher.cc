@@ -262,6 +262,7 @@ absl::StatusOr<JobState> Dispatcher::Cancel(const std::string& job_id, const std
   t.time_ms = clock_->NowMs();
   t.reason = why;
   ASSIGN_OR_RETURN(JobRecord moved, store_->TransitionJob(job_id, t));
+  queued_.erase(std::stoll(job_id));
   waiting_.erase(job_id);
   dirty_ = true;
   hub_->Bump(job_id);
@@ -338,6 +339,15 @@ std::vector<WorkerStatus> Dispatcher::ListWorkers() {
   std::sort(out.begin(), out.end(),
             [](const WorkerStatus& a, const WorkerStatus& b) { return a.id < b.id; });
   return out;
+}
+
+void Dispatcher::JobQueued(const std::string& job_id) {
+  absl::MutexLock lock(&mu_);
+  if (!queued_loaded_) return;        // The first pass loads every QUEUED job from the store.
+  auto job = store_->GetJob(job_id);  // Under mu_: a cancel cannot slip in between.
+  if (!job.ok() || job->state != JobState::kQueued) return;
+  queued_[std::stoll(job_id)] = *std::move(job);
+  dirty_ = true;
 }
 
 std::string Dispatcher::WaitingReason(const std::string& job_id) {

@@ -161,6 +161,10 @@ class Dispatcher {
 
   std::vector<WorkerStatus> ListWorkers();
 
+  // A job was just created QUEUED (JobManager::Submit): it joins the in-memory queue the
+  // scheduling passes work from. Ignored when the job is no longer QUEUED or unknown.
+  void JobQueued(const std::string& job_id);
+
   // Why a QUEUED job waits (the last scheduling pass's explanation); "" if unknown.
   std::string WaitingReason(const std::string& job_id);
 
@@ -228,6 +232,11 @@ class Dispatcher {
   absl::flat_hash_map<std::string, Worker> workers_ ABSL_GUARDED_BY(mu_);
   absl::flat_hash_map<std::string, Active> active_ ABSL_GUARDED_BY(mu_);
   std::map<std::string, std::string> waiting_ ABSL_GUARDED_BY(mu_);
+  // The QUEUED jobs, by numeric id: loaded from the store on the first pass, then kept up to
+  // date by JobQueued, RequeueLocked, placements and cancels, so that a pass does not read and
+  // decode every queued job from the store.
+  std::map<int64_t, JobRecord> queued_ ABSL_GUARDED_BY(mu_);
+  bool queued_loaded_ ABSL_GUARDED_BY(mu_) = false;
   bool dirty_ ABSL_GUARDED_BY(mu_) = true;               // Something changed since the last pass.
   uint64_t seen_work_version_ ABSL_GUARDED_BY(mu_) = 0;  // Hub kWorkKey at the last pass.
 };

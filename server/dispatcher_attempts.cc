@@ -67,11 +67,20 @@ void Dispatcher::SchedulePassLocked() {
   if (!dirty_ && version == seen_work_version_) return;
   dirty_ = false;
   seen_work_version_ = version;
-  auto queued = store_->ListJobs({{JobState::kQueued}, 1 << 30});
-  if (!queued.ok()) {
-    dirty_ = true;  // Try again on the next call.
-    return;
+  if (!queued_loaded_) {
+    auto listed = store_->ListJobs({{JobState::kQueued}, 1 << 30});
+    if (!listed.ok()) {
+      dirty_ = true;  // Try again on the next call.
+      return;
+    }
+    queued_.clear();
+    for (JobRecord& job : *listed) queued_[std::stoll(job.id)] = std::move(job);
+    queued_loaded_ = true;
   }
+  std::vector<JobRecord> queued_jobs;
+  queued_jobs.reserve(queued_.size());
+  for (const auto& [id, job] : queued_) queued_jobs.push_back(job);
+  const std::vector<JobRecord>* queued = &queued_jobs;
   if (queued->empty()) {
     waiting_.clear();
     return;
@@ -85,6 +94,7 @@ void Dispatcher::SchedulePassLocked() {
     auto it = by_id.find(p.job_id);
     if (it == by_id.end()) continue;
     absl::Status placed = PlaceLocked(*it->second, p.worker_ids);
+    if (placed.ok()) queued_.erase(std::stoll(p.job_id));
     if (!placed.ok()) {
       waiting_[p.job_id] = absl::StrCat("placement failed: ", placed.message());
       dirty_ = true;
@@ -247,6 +257,7 @@ absl::Status Dispatcher::RequeueLocked(const std::string& job_id, const std::str
   t.reason = reason;
   auto moved = store_->TransitionJob(job_id, t);
   if (!moved.ok() && !absl::IsFailedPrecondition(moved.status())) return moved.status();
+  if (moved.ok() && queued_loaded_) queued_[std::stoll(job_id)] = *moved;
   dirty_ = true;
   hub_->Bump(job_id);
   hub_->Bump(EventHub::kWorkKey);

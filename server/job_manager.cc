@@ -34,6 +34,7 @@ absl::StatusOr<std::string> JobManager::Submit(const SubmitRequest& request) {
   job.resources.max_retries = spec.resources.max_retries;
   job.created_at_ms = clock_->NowMs();
   ASSIGN_OR_RETURN(std::string id, store_->CreateJob(job));
+  dispatcher_->JobQueued(id);
   hub_->Bump(id);
   hub_->Bump(EventHub::kWorkKey);
   return id;

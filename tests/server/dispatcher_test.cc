@@ -14,6 +14,8 @@ namespace {
 
 using ::testing::ElementsAre;
 using ::testing::HasSubstr;
+using ::testing::IsEmpty;
+using ::testing::Not;
 
 class DispatcherTest : public testing::DispatcherFixture {};
 
@@ -203,6 +205,27 @@ TEST_F(DispatcherTest, PerUserLimitsAndWeightsComeFromTheOptions) {
   EXPECT_EQ(placed, (std::set<std::string>{a1, b1}));
   EXPECT_EQ(State(a2), JobState::kQueued);
   EXPECT_THAT(dispatcher_->WaitingReason(a2), HasSubstr("max_running_jobs"));
+}
+
+// The dispatcher keeps QUEUED jobs in memory after its first pass: jobs submitted later join
+// it, a cancelled one leaves it, a finished slot goes to the next job still queued.
+TEST_F(DispatcherTest, InMemoryQueueFollowsSubmitsCancelsAndPlacements) {
+  const std::string a = Submit("a");
+  const std::string w = Worker("w", 1);
+  const JobAssignment first = Sync(w).assignments.at(0);
+  ASSERT_EQ(first.job_id, a);
+  Start(w, first);
+  const std::string b = Submit("b");
+  const std::string c = Submit("c");
+  ASSERT_TRUE(manager_->Cancel(b, "").ok());
+  EXPECT_EQ(State(b), JobState::kCancelled);
+  EXPECT_TRUE(Sync(w, {Ref(first)}).assignments.empty());  // A pass: the only slot is busy.
+  EXPECT_THAT(dispatcher_->WaitingReason(c), Not(IsEmpty()));
+  ASSERT_TRUE(Exit(w, first, 0).ok());
+  const SyncResult next = Sync(w);
+  ASSERT_EQ(next.assignments.size(), 1u);
+  EXPECT_EQ(next.assignments[0].job_id, c);
+  EXPECT_EQ(State(b), JobState::kCancelled);
 }
 
 }  // namespace
