@@ -2,11 +2,8 @@
 // them (RANK, WORLD_SIZE, MASTER_ADDR, MASTER_PORT) form one c10d group; they must train
 // exactly as one process with the global batch, fail as retryable (exit 3) when a peer is
 // lost, and stop together on SIGTERM with a checkpoint that resumes bit-identically.
-#include <arpa/inet.h>
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
-#include <netinet/in.h>
-#include <sys/socket.h>
 
 #include <cmath>
 #include <cstring>
@@ -16,6 +13,7 @@
 #include <random>
 #include <regex>
 
+#include "tests/trainer/free_port.h"
 #include "tests/trainer/lm_train_child.h"
 
 namespace lmtrain {
@@ -29,18 +27,7 @@ using testing_child::Clock;
 using testing_child::kData;
 using testing_child::ReadFile;
 
-// A port that was free a moment ago (the group's rank 0 binds it next).
-int FreePort() {
-  const int fd = socket(AF_INET, SOCK_STREAM, 0);
-  sockaddr_in addr{};
-  addr.sin_family = AF_INET;
-  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  EXPECT_EQ(bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)), 0);
-  socklen_t len = sizeof(addr);
-  getsockname(fd, reinterpret_cast<sockaddr*>(&addr), &len);
-  close(fd);
-  return ntohs(addr.sin_port);
-}
+using testing_child::FreePort;
 
 std::vector<std::string> RankEnv(int rank, int world, int port) {
   return {"RANK=" + std::to_string(rank),        "WORLD_SIZE=" + std::to_string(world),
