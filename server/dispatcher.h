@@ -209,8 +209,7 @@ class Dispatcher {
 
   // dispatcher_attempts.cc: scheduling passes, placement, the end of attempts.
   void SchedulePassLocked() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
-  scheduler::ClusterSnapshot SnapshotLocked(const std::vector<JobRecord>& queued)
-      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  scheduler::ClusterSnapshot SnapshotLocked() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   absl::Status PlaceLocked(const JobRecord& job, const std::vector<std::string>& gang)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   void StopAttemptLocked(Active& active) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);

@@ -24,7 +24,7 @@ std::string UserOf(const JobRecord& job) { return job.user.empty() ? kAnonymousU
 
 }  // namespace
 
-scheduler::ClusterSnapshot Dispatcher::SnapshotLocked(const std::vector<JobRecord>& queued) {
+scheduler::ClusterSnapshot Dispatcher::SnapshotLocked() {
   scheduler::ClusterSnapshot s;
   s.now_ms = clock_->NowMs();
   s.users = options_.users;
@@ -50,12 +50,12 @@ scheduler::ClusterSnapshot Dispatcher::SnapshotLocked(const std::vector<JobRecor
     ws.free_slots = std::max(0, w.info.slots - used[id]);
     ws.labels = w.info.labels;
   }
-  for (const JobRecord& job : queued) {
+  for (const auto& [id, job] : queued_) {
     scheduler::QueuedJob& q = s.queued.emplace_back();
     q.id = job.id;
     q.user = UserOf(job);
     q.priority = job.priority;
-    q.queued_seq = std::stoll(job.id);
+    q.queued_seq = id;
     q.queued_at_ms = job.created_at_ms;
     q.resources = ToRequest(job.resources);
   }
@@ -77,25 +77,20 @@ void Dispatcher::SchedulePassLocked() {
     for (JobRecord& job : *listed) queued_[std::stoll(job.id)] = std::move(job);
     queued_loaded_ = true;
   }
-  std::vector<JobRecord> queued_jobs;
-  queued_jobs.reserve(queued_.size());
-  for (const auto& [id, job] : queued_) queued_jobs.push_back(job);
-  const std::vector<JobRecord>* queued = &queued_jobs;
-  if (queued->empty()) {
+  if (queued_.empty()) {
     waiting_.clear();
     return;
   }
-  const scheduler::Decision decision = scheduler_->Schedule(SnapshotLocked(*queued));
+  const scheduler::Decision decision = scheduler_->Schedule(SnapshotLocked());
   waiting_ = decision.waiting;
-  std::map<std::string, const JobRecord*> by_id;
-  for (const JobRecord& job : *queued) by_id[job.id] = &job;
   bool changed = false;
   for (const scheduler::Placement& p : decision.placements) {
-    auto it = by_id.find(p.job_id);
-    if (it == by_id.end()) continue;
-    absl::Status placed = PlaceLocked(*it->second, p.worker_ids);
-    if (placed.ok()) queued_.erase(std::stoll(p.job_id));
-    if (!placed.ok()) {
+    auto it = queued_.find(std::stoll(p.job_id));
+    if (it == queued_.end()) continue;
+    absl::Status placed = PlaceLocked(it->second, p.worker_ids);
+    if (placed.ok()) {
+      queued_.erase(it);
+    } else {
       waiting_[p.job_id] = absl::StrCat("placement failed: ", placed.message());
       dirty_ = true;
     }

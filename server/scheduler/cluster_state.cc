@@ -31,10 +31,15 @@ void ClusterState::Load(const ClusterSnapshot& snapshot) {
   for (const QueuedJob& job : snapshot.queued) AddQueued(job).IgnoreError();
 }
 
-absl::Status ClusterState::AddQueued(const QueuedJob& job) {
-  if (queue_.Find(job.id) != nullptr || running_.Find(job.id) != nullptr) {
-    return absl::AlreadyExistsError(absl::StrCat("job ", job.id, " is already known"));
+absl::Status ClusterState::CheckUnknown(const std::string& job_id) const {
+  if (queue_.Find(job_id) != nullptr || running_.Find(job_id) != nullptr) {
+    return absl::AlreadyExistsError(absl::StrCat("job ", job_id, " is already known"));
   }
+  return absl::OkStatus();
+}
+
+absl::Status ClusterState::AddQueued(const QueuedJob& job) {
+  if (absl::Status unknown = CheckUnknown(job.id); !unknown.ok()) return unknown;
   auto rec = std::make_unique<QueuedRec>();
   rec->id = job.id;
   rec->user = &users_.Get(job.user);
@@ -50,9 +55,7 @@ absl::Status ClusterState::AddQueued(const QueuedJob& job) {
 }
 
 absl::Status ClusterState::AddRunning(const RunningJob& job, bool take_slots) {
-  if (queue_.Find(job.id) != nullptr || running_.Find(job.id) != nullptr) {
-    return absl::AlreadyExistsError(absl::StrCat("job ", job.id, " is already known"));
-  }
+  if (absl::Status unknown = CheckUnknown(job.id); !unknown.ok()) return unknown;
   auto rec = std::make_unique<RunningRec>();
   rec->id = job.id;
   rec->user = &users_.Get(job.user);

@@ -58,6 +58,8 @@ class ClusterState {
   const RunningSet& running() const { return running_; }
 
  private:
+  // AlreadyExists when the id is queued or running.
+  absl::Status CheckUnknown(const std::string& job_id) const;
   void Preempt(RunningRec* victim);
 
   const uint64_t seed_;
