@@ -17,7 +17,11 @@ namespace lmtrain {
 namespace fs = std::filesystem;
 
 JobClient::JobClient(const std::string& target, int rpc_timeout_ms)
-    : channel_(grpc::CreateChannel(target, grpc::InsecureChannelCredentials())),
+    : JobClient(grpc::CreateChannel(target, grpc::InsecureChannelCredentials()),
+                rpc_timeout_ms) {}
+
+JobClient::JobClient(std::shared_ptr<grpc::Channel> channel, int rpc_timeout_ms)
+    : channel_(std::move(channel)),
       stub_(v1::JobService::NewStub(channel_)),
       rpc_timeout_ms_(rpc_timeout_ms) {}
 

@@ -18,6 +18,8 @@ class JobClient {
  public:
   // `target` "host:port"; calls time out after rpc_timeout_ms (Watch excepted).
   explicit JobClient(const std::string& target, int rpc_timeout_ms = 10000);
+  // Over `channel` (TLS and token as made by ClientChannelFactory).
+  explicit JobClient(std::shared_ptr<grpc::Channel> channel, int rpc_timeout_ms = 10000);
 
   // Reads and validates job_file, submits it; returns the job id.
   absl::StatusOr<std::string> Submit(const std::string& job_file, const std::string& request_id);

@@ -1,7 +1,9 @@
 // lmctl: the lmtrain command line.
-//   lmctl [--server HOST:PORT] submit FILE | list | get ID [-o json] | watch ID | cancel ID
+//   lmctl [--server HOST:PORT] [--token T] [--tls-ca F [--tls-cert F --tls-key F]]
+//         [--config FILE] submit FILE | list | get ID [-o json] | watch ID | cancel ID
 //         | events ID [-f] [-o json]
-// The server address also comes from $LMCTL_SERVER (default 127.0.0.1:50051).
+// Connection settings: flags > $LMCTL_SERVER/$LMCTL_TOKEN/... > ~/.config/lmctl/config.yaml
+// > defaults (127.0.0.1:50051, plaintext, no token); see client/lmctl_config.h.
 #include <cstdlib>
 #include <functional>
 #include <iostream>
@@ -10,6 +12,7 @@
 #include "absl/strings/str_cat.h"
 #include "client/job_client.h"
 #include "client/job_format.h"
+#include "client/lmctl_config.h"
 #include "common/command_line.h"
 
 namespace lmtrain {
@@ -100,6 +103,27 @@ int Cancel(Context& c) {
   return 0;
 }
 
+// Flags given (non-empty) override the environment, which overrides the config file.
+absl::StatusOr<ClientChannelFactory> ConnectionFromSettings(
+    const std::string& server, const std::string& token, const std::string& tls_ca,
+    const std::string& tls_cert, const std::string& tls_key, const std::string& config) {
+  auto given = [](const std::string& v) {
+    return v.empty() ? std::nullopt : std::optional<std::string>(v);
+  };
+  const PartialLmctlSettings flags{given(server), given(token), given(tls_ca), given(tls_cert),
+                                   given(tls_key)};
+  const GetEnv getenv = [](const char* name) { return std::getenv(name); };
+  const std::string path = config.empty() ? DefaultLmctlConfigPath(getenv) : config;
+  PartialLmctlSettings file;
+  if (!path.empty()) {
+    auto loaded = LoadLmctlConfig(path, /*required=*/!config.empty());
+    if (!loaded.ok()) return loaded.status();
+    file = *loaded;
+  }
+  return ClientChannelFactory::Create(
+      ResolveLmctlSettings(flags, LmctlSettingsFromEnv(getenv), file));
+}
+
 struct Command {
   size_t nargs;
   const char* usage;
@@ -125,11 +149,16 @@ const std::map<std::string, Command>& Commands() {
 
 int main(int argc, char** argv) {
   using namespace lmtrain;
-  const char* env_server = std::getenv("LMCTL_SERVER");
-  std::string server = env_server != nullptr ? env_server : "127.0.0.1:50051";
+  std::string server, token, tls_ca, tls_cert, tls_key, config;
   Context c{nullptr, {}, "text", "", false, false, 100};
   CommandLine cl("lmctl", "the lmtrain command line");
-  cl.AddString("server", &server, "lm-server address (env LMCTL_SERVER)");
+  cl.AddString("server", &server, "lm-server address (env LMCTL_SERVER; default 127.0.0.1:50051)");
+  cl.AddString("token", &token, "bearer token (env LMCTL_TOKEN)");
+  cl.AddString("tls-ca", &tls_ca, "PEM CA of the server's certificate; turns TLS on");
+  cl.AddString("tls-cert", &tls_cert, "PEM client certificate for mutual TLS (with --tls-key)");
+  cl.AddString("tls-key", &tls_key, "PEM private key of --tls-cert");
+  cl.AddString("config", &config,
+               "config file (env LMCTL_CONFIG; default ~/.config/lmctl/config.yaml)");
   cl.AddString("output", &c.output, "text | json (also -o)");
   cl.AddString("request-id", &c.request_id, "submit: idempotency key");
   cl.AddBool("logs", &c.logs, "watch: also print the trainer's log lines");
@@ -163,7 +192,9 @@ int main(int argc, char** argv) {
     std::cerr << "lmctl: -o must be text or json (got '" << c.output << "')\n";
     return 2;
   }
-  JobClient client(server);
+  auto channels = ConnectionFromSettings(server, token, tls_ca, tls_cert, tls_key, config);
+  if (!channels.ok()) return Fail(channels.status());
+  JobClient client(channels->NewChannel());
   c.client = &client;
   return cmd.run(c);
 }

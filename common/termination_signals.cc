@@ -7,10 +7,13 @@
 namespace lmtrain {
 
 void WatchTerminationSignals(std::function<void(int)> on_signal) {
+  WatchSignals({SIGTERM, SIGINT}, std::move(on_signal));
+}
+
+void WatchSignals(const std::vector<int>& signals, std::function<void(int)> on_signal) {
   sigset_t set;
   sigemptyset(&set);
-  sigaddset(&set, SIGTERM);
-  sigaddset(&set, SIGINT);
+  for (int signo : signals) sigaddset(&set, signo);
   pthread_sigmask(SIG_BLOCK, &set, nullptr);
   std::thread([set, on_signal = std::move(on_signal)] {
     while (true) {

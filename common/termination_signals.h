@@ -6,9 +6,13 @@
 #pragma once
 
 #include <functional>
+#include <vector>
 
 namespace lmtrain {
 
 void WatchTerminationSignals(std::function<void(int)> on_signal);
+
+// The same for any signals (e.g. SIGHUP to reload lm-server's tokens file); same rules.
+void WatchSignals(const std::vector<int>& signals, std::function<void(int)> on_signal);
 
 }  // namespace lmtrain

@@ -14,6 +14,7 @@ PACKAGES=(
   libtorch-dev libgloo-dev libopenblas0-pthread libsentencepiece-dev libicu-dev
   # tests
   libgtest-dev libgmock-dev
+  openssl  # the security tests make throwaway TLS certificates
 )
 
 missing=()

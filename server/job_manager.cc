@@ -1,6 +1,7 @@
 #include "server/job_manager.h"
 
 #include <filesystem>
+#include <optional>
 
 #include "absl/strings/str_cat.h"
 #include "common/job_spec.h"
@@ -8,10 +9,42 @@
 
 namespace lmtrain {
 
+namespace {
+
+constexpr JobState kUnfinished[] = {JobState::kQueued, JobState::kScheduled, JobState::kRunning,
+                                    JobState::kPreempted, JobState::kRetrying};
+
+}  // namespace
+
 JobManager::JobManager(JobStore* store, Clock* clock, EventHub* hub, Dispatcher* dispatcher)
-    : store_(store), clock_(clock), hub_(hub), dispatcher_(dispatcher) {}
+    : JobManager(store, clock, hub, dispatcher, Options()) {}
+
+JobManager::JobManager(JobStore* store, Clock* clock, EventHub* hub, Dispatcher* dispatcher,
+                       Options options)
+    : store_(store), clock_(clock), hub_(hub), dispatcher_(dispatcher), options_(options) {}
+
+int JobManager::QuotaOf(const std::string& user) const {
+  auto it = options_.max_queued_jobs.find(user);
+  return it != options_.max_queued_jobs.end() ? it->second : options_.default_max_queued_jobs;
+}
+
+absl::Status JobManager::CheckQuota(const std::string& user, int quota) {
+  JobFilter filter{{std::begin(kUnfinished), std::end(kUnfinished)}, quota};
+  filter.user = user;
+  ASSIGN_OR_RETURN(std::vector<JobRecord> unfinished, store_->ListJobs(filter));
+  if (static_cast<int>(unfinished.size()) < quota) return absl::OkStatus();
+  return absl::ResourceExhaustedError(absl::StrCat(
+      "user '", user, "' has ", quota, " unfinished jobs, the limit (max_queued_jobs: ", quota,
+      "); wait for one to finish or cancel one"));
+}
 
 absl::StatusOr<std::string> JobManager::Submit(const SubmitRequest& request) {
+  if (static_cast<int64_t>(request.spec_yaml.size()) > options_.max_spec_bytes) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        request.source_name, ": the job file is ", request.spec_yaml.size(),
+        " bytes; the server accepts at most ", options_.max_spec_bytes,
+        " (lm-server --max-spec-bytes)"));
+  }
   if (request.base_dir.empty() || !std::filesystem::path(request.base_dir).is_absolute()) {
     return absl::InvalidArgumentError(
         absl::StrCat("base_dir must be an absolute path (got '", request.base_dir, "')"));
@@ -33,6 +66,11 @@ absl::StatusOr<std::string> JobManager::Submit(const SubmitRequest& request) {
   job.resources.selector = spec.resources.selector;
   job.resources.max_retries = spec.resources.max_retries;
   job.created_at_ms = clock_->NowMs();
+  std::optional<absl::MutexLock> lock;  // Quota check and insert are one step.
+  if (const int quota = QuotaOf(job.user); quota > 0) {
+    lock.emplace(&submit_mu_);
+    RETURN_IF_ERROR(CheckQuota(job.user, quota));
+  }
   ASSIGN_OR_RETURN(std::string id, store_->CreateJob(job));
   dispatcher_->JobQueued(id);
   hub_->Bump(id);
@@ -42,7 +80,24 @@ absl::StatusOr<std::string> JobManager::Submit(const SubmitRequest& request) {
 
 absl::StatusOr<JobRecord> JobManager::Get(const std::string& id) { return store_->GetJob(id); }
 
+absl::Status JobManager::CheckAccess(const Principal& caller, const std::string& id) {
+  if (caller.is_admin()) return absl::OkStatus();
+  ASSIGN_OR_RETURN(JobRecord job, store_->GetJob(id));
+  if (CanAccessJob(caller, job.user)) return absl::OkStatus();
+  return absl::PermissionDeniedError(
+      absl::StrCat("job ", id, " belongs to another user; ", caller.user, " may not access it"));
+}
+
 absl::StatusOr<std::vector<JobRecord>> JobManager::List(const JobFilter& filter) {
+  return store_->ListJobs(filter);
+}
+
+absl::StatusOr<std::vector<JobRecord>> JobManager::ListFor(const Principal& caller,
+                                                           JobFilter filter) {
+  if (!caller.is_admin()) {
+    if (caller.role != Role::kUser || caller.user.empty()) return std::vector<JobRecord>{};
+    filter.user = caller.user;
+  }
   return store_->ListJobs(filter);
 }
 

@@ -1,19 +1,23 @@
 // JobManager: the user-facing job operations of lm-server (submit, get, list, cancel, watch),
 // independent of gRPC. The gRPC JobService is a thin adapter over it.
 //
-// Submit validates the job file again (the client validated it too), stores the normalised
-// spec, and wakes the dispatcher. A rejected submit stores nothing.
+// Submit validates the job file again (the client validated it too), checks the admission
+// limits (spec size, the user's quota of unfinished jobs), stores the normalised spec, and
+// wakes the dispatcher. A rejected submit stores nothing.
 //
 // Thread-safe: stateless apart from the collaborators given at construction (not owned).
 #pragma once
 
+#include <map>
 #include <string>
 #include <vector>
 
 #include "absl/status/statusor.h"
+#include "absl/synchronization/mutex.h"
 #include "absl/time/time.h"
 #include "common/clock.h"
 #include "server/dispatcher.h"
+#include "server/auth/principal.h"
 #include "server/event_hub.h"
 #include "storage/job_store.h"
 
@@ -24,18 +28,35 @@ struct SubmitRequest {
   std::string source_name = "job.yaml";
   std::string base_dir;  // Absolute.
   std::string request_id;
-  std::string user;  // "" = anonymous (until issue 6's authentication names users).
+  std::string user;  // "" = anonymous; with authentication on, the caller's token's user.
 };
 
 class JobManager {
  public:
-  JobManager(JobStore* store, Clock* clock, EventHub* hub, Dispatcher* dispatcher);
+  // Admission limits (issue 6). Defaults keep the single-user behaviour.
+  struct Options {
+    int64_t max_spec_bytes = 1 << 20;  // Larger spec_yaml: InvalidArgument naming the limit.
+    // Per-user quota of jobs not yet terminal (queued, scheduled, running, preempted,
+    // retrying); at the quota, Submit is ResourceExhausted. 0 = no limit. From the scheduler
+    // config (users.NAME.max_queued_jobs, default_user.max_queued_jobs).
+    int default_max_queued_jobs = 0;
+    std::map<std::string, int> max_queued_jobs;  // By user.
+  };
+
+  JobManager(JobStore* store, Clock* clock, EventHub* hub, Dispatcher* dispatcher);  // Defaults.
+  JobManager(JobStore* store, Clock* clock, EventHub* hub, Dispatcher* dispatcher,
+             Options options);
   JobManager(const JobManager&) = delete;
   JobManager& operator=(const JobManager&) = delete;
 
   // InvalidArgument (spec errors with file:line), or the new job's id.
   absl::StatusOr<std::string> Submit(const SubmitRequest& request);
   absl::StatusOr<JobRecord> Get(const std::string& id);
+  // May `caller` see and cancel job `id` (CanAccessJob)? NotFound when there is no such job,
+  // PermissionDenied ("job 12 belongs to another user") when not.
+  absl::Status CheckAccess(const Principal& caller, const std::string& id);
+  // List as `caller` sees it: non-admins only their own jobs.
+  absl::StatusOr<std::vector<JobRecord>> ListFor(const Principal& caller, JobFilter filter);
   absl::StatusOr<std::vector<JobRecord>> List(const JobFilter& filter);
   // Dispatcher::Cancel: at once when nothing runs, else after the ranks stopped (the state
   // stays SCHEDULED/RUNNING until then). Returns the state after the call.
@@ -52,10 +73,15 @@ class JobManager {
   bool WaitForEvents(const std::string& id, uint64_t seen, absl::Duration timeout);
 
  private:
+  int QuotaOf(const std::string& user) const;
+  absl::Status CheckQuota(const std::string& user, int quota);  // Under submit_mu_.
+
   JobStore* const store_;
   Clock* const clock_;
   EventHub* const hub_;
   Dispatcher* const dispatcher_;
+  const Options options_;
+  absl::Mutex submit_mu_;  // Held across quota check + insert when a quota applies.
 };
 
 }  // namespace lmtrain

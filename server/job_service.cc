@@ -72,10 +72,20 @@ void EventToProto(const EventRecord& e, v1::JobEvent* out) {
   }
 }
 
-grpc::Status JobServiceImpl::SubmitJob(grpc::ServerContext*, const v1::SubmitJobRequest* req,
+absl::StatusOr<Principal> JobServiceImpl::Authorize(const grpc::ServerContext* ctx,
+                                                    const std::string& id) {
+  absl::StatusOr<Principal> caller = auth_->Caller(ctx);
+  if (!caller.ok() || id.empty()) return caller;
+  if (absl::Status access = manager_->CheckAccess(*caller, id); !access.ok()) return access;
+  return caller;
+}
+
+grpc::Status JobServiceImpl::SubmitJob(grpc::ServerContext* ctx, const v1::SubmitJobRequest* req,
                                        v1::SubmitJobResponse* resp) {
+  absl::StatusOr<Principal> caller = Authorize(ctx, "");
+  if (!caller.ok()) return ToGrpcStatus(caller.status());
   SubmitRequest r{req->spec_yaml(), req->source_name(), req->base_dir(), req->request_id(),
-                  req->user()};
+                  caller->authenticated ? caller->user : req->user()};
   if (r.source_name.empty()) r.source_name = "job.yaml";
   auto id = manager_->Submit(r);
   if (!id.ok()) return ToGrpcStatus(id.status());
@@ -83,8 +93,11 @@ grpc::Status JobServiceImpl::SubmitJob(grpc::ServerContext*, const v1::SubmitJob
   return grpc::Status::OK;
 }
 
-grpc::Status JobServiceImpl::GetJob(grpc::ServerContext*, const v1::GetJobRequest* req,
+grpc::Status JobServiceImpl::GetJob(grpc::ServerContext* ctx, const v1::GetJobRequest* req,
                                     v1::Job* resp) {
+  if (auto caller = Authorize(ctx, req->job_id()); !caller.ok()) {
+    return ToGrpcStatus(caller.status());
+  }
   auto job = manager_->Get(req->job_id());
   if (!job.ok()) return ToGrpcStatus(job.status());
   JobToProto(*job, resp);
@@ -92,12 +105,14 @@ grpc::Status JobServiceImpl::GetJob(grpc::ServerContext*, const v1::GetJobReques
   return grpc::Status::OK;
 }
 
-grpc::Status JobServiceImpl::ListJobs(grpc::ServerContext*, const v1::ListJobsRequest* req,
+grpc::Status JobServiceImpl::ListJobs(grpc::ServerContext* ctx, const v1::ListJobsRequest* req,
                                       v1::ListJobsResponse* resp) {
+  absl::StatusOr<Principal> caller = Authorize(ctx, "");
+  if (!caller.ok()) return ToGrpcStatus(caller.status());
   JobFilter filter;
   for (int s : req->states()) filter.states.push_back(FromProto(static_cast<v1::JobState>(s)));
   filter.limit = req->limit() > 0 ? std::min(req->limit(), 10000) : 100;
-  auto jobs = manager_->List(filter);
+  auto jobs = manager_->ListFor(*caller, filter);
   if (!jobs.ok()) return ToGrpcStatus(jobs.status());
   for (const JobRecord& job : *jobs) {
     v1::Job* out = resp->add_jobs();
@@ -107,8 +122,11 @@ grpc::Status JobServiceImpl::ListJobs(grpc::ServerContext*, const v1::ListJobsRe
   return grpc::Status::OK;
 }
 
-grpc::Status JobServiceImpl::CancelJob(grpc::ServerContext*, const v1::CancelJobRequest* req,
+grpc::Status JobServiceImpl::CancelJob(grpc::ServerContext* ctx, const v1::CancelJobRequest* req,
                                        v1::CancelJobResponse* resp) {
+  if (auto caller = Authorize(ctx, req->job_id()); !caller.ok()) {
+    return ToGrpcStatus(caller.status());
+  }
   auto state = manager_->Cancel(req->job_id(), req->reason());
   if (!state.ok()) return ToGrpcStatus(state.status());
   resp->set_state(ToProto(*state));
@@ -117,6 +135,9 @@ grpc::Status JobServiceImpl::CancelJob(grpc::ServerContext*, const v1::CancelJob
 
 grpc::Status JobServiceImpl::WatchJob(grpc::ServerContext* ctx, const v1::WatchJobRequest* req,
                                       grpc::ServerWriter<v1::JobEvent>* writer) {
+  if (auto caller = Authorize(ctx, req->job_id()); !caller.ok()) {
+    return ToGrpcStatus(caller.status());
+  }
   const std::string& id = req->job_id();
   int64_t cursor = req->after_seq();
   while (!ctx->IsCancelled()) {

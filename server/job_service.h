@@ -1,15 +1,22 @@
 // JobServiceImpl: the public lmtrain.v1.JobService over gRPC's sync API. A thin adapter:
-// unpack, call JobManager, pack. WatchJob holds its handler thread while it streams.
+// ask GrpcAuth who calls (or end the call with its denial), unpack, call JobManager, pack.
+// WatchJob holds its handler thread while it streams.
+//
+// With authentication on: SubmitJob's `user` is replaced by the caller's; ListJobs returns
+// only the caller's jobs unless the caller is an admin; GetJob, CancelJob and WatchJob of
+// another user's job are PERMISSION_DENIED (an unknown id stays NOT_FOUND).
 #pragma once
 
 #include "lmtrain/v1/jobs.grpc.pb.h"
+#include "server/auth/grpc_auth.h"
 #include "server/job_manager.h"
 
 namespace lmtrain {
 
 class JobServiceImpl final : public v1::JobService::Service {
  public:
-  explicit JobServiceImpl(JobManager* manager) : manager_(manager) {}
+  // Neither is owned.
+  JobServiceImpl(JobManager* manager, const GrpcAuth* auth) : manager_(manager), auth_(auth) {}
 
   grpc::Status SubmitJob(grpc::ServerContext*, const v1::SubmitJobRequest* req,
                          v1::SubmitJobResponse* resp) override;
@@ -22,7 +29,11 @@ class JobServiceImpl final : public v1::JobService::Service {
                         grpc::ServerWriter<v1::JobEvent>* writer) override;
 
  private:
+  // The caller, if it may touch job `id` (empty: no job), else the status to end with.
+  absl::StatusOr<Principal> Authorize(const grpc::ServerContext* ctx, const std::string& id);
+
   JobManager* const manager_;
+  const GrpcAuth* const auth_;
 };
 
 // Record -> message mappings used by the service (exposed for tests).

@@ -1,6 +1,12 @@
 // lm-server: the lmtrain control plane (gRPC API, scheduler, SQLite store).
 //   lm-server --listen HOST:PORT --data-dir DIR [--artifacts DIR] [--local-worker N]
 //             [--scheduler-config FILE] (see server/scheduler_config.h)
+//             [--auth-tokens FILE] [--tls-cert F --tls-key F [--tls-client-ca F]]
+//             [--max-request-bytes N] [--max-spec-bytes N]   (see docs/security.md)
+// SIGHUP re-reads the tokens file.
+#include <signal.h>
+
+#include <atomic>
 #include <iostream>
 
 #include "common/command_line.h"
@@ -11,11 +17,22 @@ int main(int argc, char** argv) {
   using namespace lmtrain;
   // First, before any thread exists, so every thread inherits the blocked signals.
   absl::Notification term;
-  WatchTerminationSignals([&term](int) {
-    if (!term.HasBeenNotified()) term.Notify();
+  std::atomic<Server*> running{nullptr};
+  WatchSignals({SIGTERM, SIGINT, SIGHUP}, [&term, &running](int signo) {
+    if (signo != SIGHUP) {
+      if (!term.HasBeenNotified()) term.Notify();
+      return;
+    }
+    Server* s = running.load();
+    if (s == nullptr) return;
+    absl::Status reloaded = s->ReloadTokens();
+    std::cerr << "lm-server: SIGHUP: "
+              << (reloaded.ok() ? "tokens file reloaded" : std::string(reloaded.message()))
+              << std::endl;
   });
   Server::Options o;
   int64_t local_workers = 0, lease_ms = o.lease_timeout_ms;
+  int64_t max_request_bytes = o.max_receive_message_bytes;
   std::string scheduler_config;
   CommandLine cl("lm-server", "the lmtrain control plane");
   cl.AddString("listen", &o.listen, "gRPC address HOST:PORT (port 0: any free port)");
@@ -26,6 +43,14 @@ int main(int argc, char** argv) {
   cl.AddInt("lease-timeout-ms", &lease_ms, "worker heartbeat timeout");
   cl.AddString("scheduler-config", &scheduler_config,
                "YAML: user weights and limits, backfill, preemption, seed");
+  cl.AddString("auth-tokens", &o.auth_tokens_file,
+               "YAML list of bearer tokens and roles; turns authentication on");
+  cl.AddString("tls-cert", &o.tls.cert, "PEM server certificate (turns TLS on, with --tls-key)");
+  cl.AddString("tls-key", &o.tls.key, "PEM private key of --tls-cert");
+  cl.AddString("tls-client-ca", &o.tls.client_ca,
+               "PEM CA: require client certificates signed by it (mutual TLS)");
+  cl.AddInt("max-request-bytes", &max_request_bytes, "largest gRPC request accepted");
+  cl.AddInt("max-spec-bytes", &o.max_spec_bytes, "largest job file a submit may carry");
   auto args = cl.Parse(argc - 1, argv + 1);
   if (!args.ok()) {
     std::cerr << args.status().message() << "\n";
@@ -33,6 +58,11 @@ int main(int argc, char** argv) {
   }
   o.local_worker_slots = static_cast<int>(local_workers);
   o.lease_timeout_ms = lease_ms;
+  if (max_request_bytes <= 0 || max_request_bytes > (1LL << 31) - 1) {
+    std::cerr << "lm-server: --max-request-bytes must be in 1..2147483647\n";
+    return 2;
+  }
+  o.max_receive_message_bytes = static_cast<int>(max_request_bytes);
   if (!scheduler_config.empty()) {
     auto config = LoadSchedulerConfig(scheduler_config);
     if (!config.ok()) {
@@ -47,10 +77,15 @@ int main(int argc, char** argv) {
     return 1;
   }
   Server* s = server->get();
+  running.store(s);
   std::cout << "lm-server: listening on " << o.listen.substr(0, o.listen.rfind(':')) << ":"
-            << s->port() << ", data in " << s->options().data_dir << std::endl;
+            << s->port() << (o.tls.enabled() ? " (TLS)" : "") << ", data in "
+            << s->options().data_dir
+            << (o.auth_tokens_file.empty() ? ", authentication off" : ", authentication on")
+            << std::endl;
   term.WaitForNotification();
   std::cout << "lm-server: shutting down" << std::endl;
+  running.store(nullptr);
   s->Shutdown();
   return 0;
 }

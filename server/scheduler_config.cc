@@ -41,9 +41,13 @@ absl::StatusOr<scheduler::UserPolicy> ReadUser(const std::string& source, const 
     } else if (key == "max_running_jobs") {
       if (auto s = Read(source, kv.second, where, &policy.max_running_jobs); !s.ok()) return s;
       if (policy.max_running_jobs < 0) return Bad(source, kv.second, where + " must be >= 0");
+    } else if (key == "max_queued_jobs") {
+      if (auto s = Read(source, kv.second, where, &policy.max_queued_jobs); !s.ok()) return s;
+      if (policy.max_queued_jobs < 0) return Bad(source, kv.second, where + " must be >= 0");
     } else {
       return Bad(source, kv.first,
-                 absl::StrCat("unknown key '", where, "' (known: weight, max_running_jobs)"));
+                 absl::StrCat("unknown key '", where,
+                              "' (known: weight, max_running_jobs, max_queued_jobs)"));
     }
   }
   return policy;

@@ -39,40 +39,87 @@ absl::Status Server::Init() {
   dispatcher_ = std::make_unique<Dispatcher>(store_.get(), SystemClock::Get(), &hub_,
                                              scheduler_.get(), std::move(dispatch));
   RETURN_IF_ERROR(dispatcher_->Recover());
-  manager_ =
-      std::make_unique<JobManager>(store_.get(), SystemClock::Get(), &hub_, dispatcher_.get());
-  job_service_ = std::make_unique<JobServiceImpl>(manager_.get());
-  worker_service_ = std::make_unique<WorkerServiceImpl>(dispatcher_.get(), &hub_);
+  JobManager::Options admission;
+  admission.max_spec_bytes = options_.max_spec_bytes;
+  admission.default_max_queued_jobs = options_.scheduler.default_user.max_queued_jobs;
+  for (const auto& [user, policy] : options_.scheduler.users) {
+    admission.max_queued_jobs[user] = policy.max_queued_jobs;
+  }
+  manager_ = std::make_unique<JobManager>(store_.get(), SystemClock::Get(), &hub_,
+                                          dispatcher_.get(), std::move(admission));
+  if (!options_.auth_tokens_file.empty()) {
+    ASSIGN_OR_RETURN(authenticator_, TokenAuthenticator::Load(options_.auth_tokens_file));
+  }
+  auth_ = std::make_unique<GrpcAuth>(authenticator_.get(), &authorizer_);
+  job_service_ = std::make_unique<JobServiceImpl>(manager_.get(), auth_.get());
+  worker_service_ = std::make_unique<WorkerServiceImpl>(dispatcher_.get(), &hub_, auth_.get());
+  RETURN_IF_ERROR(StartGrpc());
+  expiry_thread_ = std::thread([this] { ExpiryLoop(); });
+  if (options_.local_worker_slots > 0) StartLocalWorker();
+  return absl::OkStatus();
+}
 
+absl::Status Server::StartGrpc() {
+  ASSIGN_OR_RETURN(std::shared_ptr<grpc::ServerCredentials> credentials,
+                   MakeServerCredentials(options_.tls));
   grpc::EnableDefaultHealthCheckService(true);
   grpc::ServerBuilder builder;
-  builder.AddListeningPort(options_.listen, grpc::InsecureServerCredentials(), &port_);
+  builder.AddListeningPort(options_.listen, credentials, &port_);
   builder.RegisterService(job_service_.get());
   builder.RegisterService(worker_service_.get());
-  builder.SetMaxReceiveMessageSize(16 << 20);
+  builder.SetMaxReceiveMessageSize(options_.max_receive_message_bytes);
   // gRPC sets SO_REUSEPORT by default, so a second lm-server on the same address would start
   // and silently share the port (and split the workers) with the first: refuse instead.
   builder.AddChannelArgument(GRPC_ARG_ALLOW_REUSEPORT, 0);
+  if (auth_->enabled()) {
+    std::vector<std::unique_ptr<grpc::experimental::ServerInterceptorFactoryInterface>> creators;
+    creators.push_back(auth_->NewInterceptorFactory());
+    builder.experimental().SetInterceptorCreators(std::move(creators));
+  }
   grpc_server_ = builder.BuildAndStart();
   if (grpc_server_ == nullptr || port_ == 0) {
     return absl::UnavailableError(absl::StrCat("cannot listen on ", options_.listen));
   }
-  expiry_thread_ = std::thread([this] { ExpiryLoop(); });
-
-  if (options_.local_worker_slots > 0) {
-    local_client_ = std::make_unique<GrpcServerClient>(absl::StrCat("127.0.0.1:", port_));
-    WorkerAgent::Options o;
-    o.name = "local";
-    o.slots = options_.local_worker_slots;
-    o.work_dir = options_.data_dir + "/worker";
-    o.trainer_path = options_.trainer_path.empty() ? DefaultTrainerPath() : options_.trainer_path;
-    o.kill_grace = options_.kill_grace;
-    o.advertise_address = "127.0.0.1";
-    fs::create_directories(o.work_dir, ec);
-    local_agent_ = std::make_unique<WorkerAgent>(local_client_.get(), &local_launcher_, o);
-    local_thread_ = std::thread([this] { local_agent_->Run(); });
-  }
   return absl::OkStatus();
+}
+
+// With authentication or TLS on, the embedded worker talks to us over gRPC's in-process
+// channel (no certificate to verify) with an internal worker token made for this run.
+void Server::StartLocalWorker() {
+  std::error_code ec;
+  if (auth_->enabled() || options_.tls.enabled()) {
+    std::string token;
+    if (authenticator_ != nullptr) {
+      token = TokenAuthenticator::GenerateToken();
+      authenticator_->AddInternalToken(token, Principal{"local-worker", Role::kWorker, true});
+    }
+    grpc::Server* server = grpc_server_.get();
+    local_client_ = std::make_unique<GrpcServerClient>([server, token] {
+      grpc::ChannelArguments args;
+      if (token.empty()) return server->InProcessChannel(args);
+      return server->experimental().InProcessChannelWithInterceptors(args,
+                                                                     TokenInterceptors(token));
+    });
+  } else {
+    local_client_ = std::make_unique<GrpcServerClient>(absl::StrCat("127.0.0.1:", port_));
+  }
+  WorkerAgent::Options o;
+  o.name = "local";
+  o.slots = options_.local_worker_slots;
+  o.work_dir = options_.data_dir + "/worker";
+  o.trainer_path = options_.trainer_path.empty() ? DefaultTrainerPath() : options_.trainer_path;
+  o.kill_grace = options_.kill_grace;
+  o.advertise_address = "127.0.0.1";
+  fs::create_directories(o.work_dir, ec);
+  local_agent_ = std::make_unique<WorkerAgent>(local_client_.get(), &local_launcher_, o);
+  local_thread_ = std::thread([this] { local_agent_->Run(); });
+}
+
+absl::Status Server::ReloadTokens() {
+  if (authenticator_ == nullptr) {
+    return absl::FailedPreconditionError("authentication is off (no --auth-tokens)");
+  }
+  return authenticator_->Reload();
 }
 
 void Server::ExpiryLoop() {

@@ -1,5 +1,6 @@
 // Server: lm-server wired together. Owns, in dependency order: the SQLite store, the event
-// hub, the scheduler, the dispatcher, the job manager, the gRPC services (JobService,
+// hub, the scheduler, the dispatcher, the job manager, authentication and authorization
+// (when a tokens file is given; docs/security.md), the gRPC services (JobService,
 // WorkerService, the standard health service), a lease-expiry thread, and optionally in-process
 // worker agents
 // (`--local-worker N`: the embedded default, one command for a working system).
@@ -18,6 +19,10 @@
 
 #include "absl/status/statusor.h"
 #include "absl/synchronization/notification.h"
+#include "server/auth/authorizer.h"
+#include "server/auth/grpc_auth.h"
+#include "server/auth/server_credentials.h"
+#include "server/auth/token_authenticator.h"
 #include "server/dispatcher.h"
 #include "server/event_hub.h"
 #include "server/job_manager.h"
@@ -42,6 +47,11 @@ class Server {
     int64_t lease_timeout_ms = 15000;
     absl::Duration kill_grace = absl::Seconds(10);
     SchedulerConfig scheduler;  // Policy switches, seed, per-user weights and limits.
+    // Security (docs/security.md).
+    std::string auth_tokens_file;  // YAML token list (server/auth/token_file.h); "" = auth off.
+    ServerTlsOptions tls;          // Server certificate (+ client CA for mutual TLS).
+    int max_receive_message_bytes = 16 << 20;  // Largest request gRPC accepts.
+    int64_t max_spec_bytes = 1 << 20;          // Largest job file a submit may carry.
   };
 
   // Opens the store, recovers running jobs, starts serving. Errors name the file or address.
@@ -52,10 +62,15 @@ class Server {
   const Options& options() const { return options_; }
   void Shutdown();
   void Wait();  // Until Shutdown() has completed.
+  // Re-reads the tokens file (SIGHUP); on error keeps the old tokens. FailedPrecondition when
+  // authentication is off.
+  absl::Status ReloadTokens();
 
  private:
   explicit Server(Options options) : options_(std::move(options)) {}
   absl::Status Init();
+  absl::Status StartGrpc();
+  void StartLocalWorker();
   void ExpiryLoop();
 
   Options options_;
@@ -64,6 +79,9 @@ class Server {
   std::unique_ptr<scheduler::Scheduler> scheduler_;
   std::unique_ptr<Dispatcher> dispatcher_;
   std::unique_ptr<JobManager> manager_;
+  std::unique_ptr<TokenAuthenticator> authenticator_;  // Null: authentication off.
+  Authorizer authorizer_;
+  std::unique_ptr<GrpcAuth> auth_;
   std::unique_ptr<JobServiceImpl> job_service_;
   std::unique_ptr<WorkerServiceImpl> worker_service_;
   std::unique_ptr<grpc::Server> grpc_server_;

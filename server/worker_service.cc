@@ -37,9 +37,10 @@ std::vector<RankRef> Ranks(const google::protobuf::RepeatedPtrField<v1::RunningR
 
 }  // namespace
 
-grpc::Status WorkerServiceImpl::RegisterWorker(grpc::ServerContext*,
+grpc::Status WorkerServiceImpl::RegisterWorker(grpc::ServerContext* ctx,
                                                const v1::RegisterWorkerRequest* req,
                                                v1::RegisterWorkerResponse* resp) {
+  if (auto caller = auth_->Caller(ctx); !caller.ok()) return ToGrpcStatus(caller.status());
   if (req->slots() <= 0) {
     return grpc::Status(grpc::StatusCode::INVALID_ARGUMENT, "slots must be > 0");
   }
@@ -63,6 +64,7 @@ grpc::Status WorkerServiceImpl::RegisterWorker(grpc::ServerContext*,
 
 grpc::Status WorkerServiceImpl::Sync(grpc::ServerContext* ctx, const v1::SyncRequest* req,
                                      v1::SyncResponse* resp) {
+  if (auto caller = auth_->Caller(ctx); !caller.ok()) return ToGrpcStatus(caller.status());
   const std::vector<RankRef> running = Ranks(req->running());
   const absl::Time deadline =
       absl::Now() + absl::Milliseconds(std::clamp(req->wait_ms(), 0, kMaxWaitMs));
@@ -101,9 +103,10 @@ grpc::Status WorkerServiceImpl::Sync(grpc::ServerContext* ctx, const v1::SyncReq
   return grpc::Status::OK;
 }
 
-grpc::Status WorkerServiceImpl::ReportJobEvents(grpc::ServerContext*,
+grpc::Status WorkerServiceImpl::ReportJobEvents(grpc::ServerContext* ctx,
                                                 const v1::ReportJobEventsRequest* req,
                                                 v1::ReportJobEventsResponse* resp) {
+  if (auto caller = auth_->Caller(ctx); !caller.ok()) return ToGrpcStatus(caller.status());
   std::vector<WorkerReport> reports;
   reports.reserve(req->events_size());
   for (const v1::WorkerJobEvent& e : req->events()) reports.push_back(FromProto(e));

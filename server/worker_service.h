@@ -4,6 +4,7 @@
 #pragma once
 
 #include "lmtrain/v1/worker.grpc.pb.h"
+#include "server/auth/grpc_auth.h"
 #include "server/dispatcher.h"
 #include "server/event_hub.h"
 
@@ -11,7 +12,9 @@ namespace lmtrain {
 
 class WorkerServiceImpl final : public v1::WorkerService::Service {
  public:
-  WorkerServiceImpl(Dispatcher* dispatcher, EventHub* hub) : dispatcher_(dispatcher), hub_(hub) {}
+  // None is owned. Every handler first asks `auth` whether the caller may call it (workers).
+  WorkerServiceImpl(Dispatcher* dispatcher, EventHub* hub, const GrpcAuth* auth)
+      : dispatcher_(dispatcher), hub_(hub), auth_(auth) {}
 
   grpc::Status RegisterWorker(grpc::ServerContext*, const v1::RegisterWorkerRequest* req,
                               v1::RegisterWorkerResponse* resp) override;
@@ -23,6 +26,7 @@ class WorkerServiceImpl final : public v1::WorkerService::Service {
  private:
   Dispatcher* const dispatcher_;
   EventHub* const hub_;
+  const GrpcAuth* const auth_;
 };
 
 }  // namespace lmtrain

@@ -13,6 +13,7 @@ namespace lmtrain {
 namespace {
 
 bool Matches(const JobFilter& filter, const JobRecord& job) {
+  if (!filter.user.empty() && job.user != filter.user) return false;
   return filter.states.empty() ||
          std::find(filter.states.begin(), filter.states.end(), job.state) != filter.states.end();
 }

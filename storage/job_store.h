@@ -129,6 +129,7 @@ struct EventRecord {
 struct JobFilter {
   std::vector<JobState> states;  // Empty: any state.
   int limit = 100;               // Newest first.
+  std::string user;              // Empty: any user; else only jobs submitted by this user.
 };
 
 class JobStore {

@@ -81,6 +81,9 @@ struct RunningJob {
 struct UserPolicy {
   double weight = 1.0;       // > 0: share of slots relative to other users.
   int max_running_jobs = 0;  // 0: no limit.
+  // Admission quota on unfinished jobs, enforced at submit by JobManager (the scheduler
+  // ignores it). 0: no limit.
+  int max_queued_jobs = 0;
 };
 
 struct ClusterSnapshot {

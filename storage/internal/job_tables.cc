@@ -23,12 +23,14 @@ constexpr char kInsertJob[] =
     "INSERT INTO jobs (name, task, state, spec_yaml, priority, request_id, created_at_ms, "
     "user, resources_json) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9) RETURNING id";
 constexpr char kSelectJob[] = "SELECT " LMTRAIN_JOB_COLUMNS " FROM jobs WHERE id = ?1";
-constexpr char kSelectAllJobs[] =
-    "SELECT " LMTRAIN_JOB_COLUMNS " FROM jobs ORDER BY id DESC LIMIT ?1";
+// ?2 (?3 below) is the user to match, '' for any.
+constexpr char kSelectAllJobs[] = "SELECT " LMTRAIN_JOB_COLUMNS
+                                  " FROM jobs WHERE (?2 = '' OR user = ?2) "
+                                  "ORDER BY id DESC LIMIT ?1";
 // ?1 is a JSON array of state names, so one cached statement serves any set of states.
 constexpr char kSelectJobsInStates[] =
     "SELECT " LMTRAIN_JOB_COLUMNS
-    " FROM jobs WHERE state IN (SELECT value FROM json_each(?1)) "
+    " FROM jobs WHERE state IN (SELECT value FROM json_each(?1)) AND (?3 = '' OR user = ?3) "
     "ORDER BY id DESC LIMIT ?2";
 constexpr char kJobExists[] = "SELECT 1 FROM jobs WHERE id = ?1";
 constexpr char kUpdateLifecycle[] =
@@ -237,11 +239,11 @@ absl::StatusOr<std::optional<JobRecord>> SelectJob(Connection& db, int64_t id) {
 absl::StatusOr<std::vector<JobRecord>> SelectJobs(Connection& db, const JobFilter& filter) {
   if (filter.states.empty()) {
     ASSIGN_OR_RETURN(CachedStatement stmt, db.Prepare(kSelectAllJobs));
-    RETURN_IF_ERROR(stmt->BindAll(filter.limit));
+    RETURN_IF_ERROR(stmt->BindAll(filter.limit, filter.user));
     return ReadJobs(db, std::move(stmt));
   }
   ASSIGN_OR_RETURN(CachedStatement stmt, db.Prepare(kSelectJobsInStates));
-  RETURN_IF_ERROR(stmt->BindAll(StateNamesJson(filter.states), filter.limit));
+  RETURN_IF_ERROR(stmt->BindAll(StateNamesJson(filter.states), filter.limit, filter.user));
   return ReadJobs(db, std::move(stmt));
 }
 

@@ -14,9 +14,9 @@ TEST(SchedulerConfigTest, ReadsEveryKey) {
 backfill: false
 preemption: true
 min_runtime_before_preemption_seconds: 1.5
-default_user: {weight: 0.5}
+default_user: {weight: 0.5, max_queued_jobs: 10}
 users:
-  alice: {weight: 2, max_running_jobs: 4}
+  alice: {weight: 2, max_running_jobs: 4, max_queued_jobs: 3}
   bob: {max_running_jobs: 1}
 )",
                                      "s.yaml");
@@ -28,6 +28,9 @@ users:
   EXPECT_DOUBLE_EQ(config->default_user.weight, 0.5);
   EXPECT_DOUBLE_EQ(config->users.at("alice").weight, 2.0);
   EXPECT_EQ(config->users.at("alice").max_running_jobs, 4);
+  EXPECT_EQ(config->users.at("alice").max_queued_jobs, 3);
+  EXPECT_EQ(config->default_user.max_queued_jobs, 10);
+  EXPECT_EQ(config->users.at("bob").max_queued_jobs, 0);
   EXPECT_DOUBLE_EQ(config->users.at("bob").weight, 1.0);
   EXPECT_EQ(config->users.at("bob").max_running_jobs, 1);
 }

@@ -185,6 +185,28 @@ TEST_P(JobStoreContractTest, ListJobsFiltersByStateNewestFirstWithLimit) {
   EXPECT_THAT(list({JobState::kSucceeded}, 100), IsEmpty());
 }
 
+TEST_P(JobStoreContractTest, ListJobsFiltersByUser) {
+  std::vector<std::string> ids;  // alice, bob, alice (running), bob
+  for (const char* user : {"alice", "bob", "alice", "bob"}) {
+    NewJob job = MakeJob("j");
+    job.user = user;
+    ASSERT_OK_AND_ASSIGN(ids.emplace_back(), store_->CreateJob(job));
+  }
+  ASSERT_OK(store_->TransitionJob(ids[2], To(JobState::kScheduled, 1900)));
+  auto list = [&](std::vector<JobState> states, const std::string& user) {
+    JobFilter filter{states, 100};
+    filter.user = user;
+    absl::StatusOr<std::vector<JobRecord>> jobs = store_->ListJobs(filter);
+    EXPECT_TRUE(jobs.ok()) << jobs.status();
+    return jobs.ok() ? Ids(*jobs) : std::vector<std::string>{};
+  };
+  EXPECT_THAT(list({}, "alice"), ElementsAre(ids[2], ids[0]));
+  EXPECT_THAT(list({}, "bob"), ElementsAre(ids[3], ids[1]));
+  EXPECT_THAT(list({}, ""), ElementsAre(ids[3], ids[2], ids[1], ids[0]));
+  EXPECT_THAT(list({JobState::kQueued}, "alice"), ElementsAre(ids[0]));
+  EXPECT_THAT(list({JobState::kQueued}, "carol"), IsEmpty());
+}
+
 TEST_P(JobStoreContractTest, ListJobsReturnsFullRecords) {
   ASSERT_OK_AND_ASSIGN(std::string id, store_->CreateJob(MakeJob("full")));
   ASSERT_OK(store_->AppendEvents(id, 1500, {CheckpointRecord{10, "/out/checkpoint-10", 1500}}));

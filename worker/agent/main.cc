@@ -1,6 +1,8 @@
 // lm-worker: the agent that runs lm-train jobs for lm-server on this machine.
 //   lm-worker --server HOST:PORT --work-dir DIR --slots N [--trainer PATH]
 //             [--labels k=v,...] [--advertise-address HOST] [--rendezvous-ports LO-HI]
+//             [--token T (env LMTRAIN_WORKER_TOKEN)] [--tls-ca F [--tls-cert F --tls-key F]]
+#include <cstdlib>
 #include <filesystem>
 #include <iostream>
 
@@ -14,6 +16,8 @@ int main(int argc, char** argv) {
   using namespace lmtrain;
   std::string server = "127.0.0.1:50051", work_dir = "./lm-worker", trainer = DefaultTrainerPath();
   std::string name, labels, advertise, ports = "29500-29599";
+  ClientChannelOptions connection;
+  if (const char* env_token = std::getenv("LMTRAIN_WORKER_TOKEN")) connection.token = env_token;
   int64_t slots = 1;
   double kill_grace_s = 10;
   CommandLine cl("lm-worker", "runs lm-train jobs handed out by lm-server");
@@ -27,6 +31,10 @@ int main(int argc, char** argv) {
   cl.AddString("advertise-address", &advertise,
                "address other workers reach this one at (default: hostname)");
   cl.AddString("rendezvous-ports", &ports, "port range LO-HI for multi-worker rendezvous");
+  cl.AddString("token", &connection.token, "worker bearer token (env LMTRAIN_WORKER_TOKEN)");
+  cl.AddString("tls-ca", &connection.tls_ca, "PEM CA of the server's certificate; turns TLS on");
+  cl.AddString("tls-cert", &connection.tls_cert, "PEM client certificate for mutual TLS");
+  cl.AddString("tls-key", &connection.tls_key, "PEM private key of --tls-cert");
   auto args = cl.Parse(argc - 1, argv + 1);
   if (!args.ok()) {
     std::cerr << args.status().message() << "\n";
@@ -61,7 +69,13 @@ int main(int argc, char** argv) {
   options.rendezvous_port_base = lo;
   options.rendezvous_port_count = hi - lo + 1;
   options.advertise_address = advertise;
-  GrpcServerClient client(server);
+  connection.target = server;
+  auto channels = ClientChannelFactory::Create(connection);
+  if (!channels.ok()) {
+    std::cerr << "lm-worker: " << channels.status().message() << "\n";
+    return 2;
+  }
+  GrpcServerClient client(*channels);
   PosixProcessLauncher launcher;
   options.name = name;
   options.slots = static_cast<int>(slots);

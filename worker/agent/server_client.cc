@@ -10,16 +10,25 @@ namespace {
 
 // Each channel gets its own subchannel pool, so a fresh channel (GrpcServerClient::Reconnect)
 // really opens a new connection instead of sharing a global subchannel stuck in backoff.
-std::shared_ptr<grpc::Channel> WorkerChannel(const std::string& target) {
-  grpc::ChannelArguments args;
-  args.SetInt(GRPC_ARG_USE_LOCAL_SUBCHANNEL_POOL, 1);
-  return grpc::CreateCustomChannel(target, grpc::InsecureChannelCredentials(), args);
+GrpcServerClient::ChannelMaker WorkerChannels(ClientChannelFactory channels) {
+  return [channels = std::move(channels)] {
+    grpc::ChannelArguments args;
+    args.SetInt(GRPC_ARG_USE_LOCAL_SUBCHANNEL_POOL, 1);
+    return channels.NewChannel(args);
+  };
 }
 
 }  // namespace
 
 GrpcServerClient::GrpcServerClient(const std::string& target)
-    : target_(target), stub_(v1::WorkerService::NewStub(WorkerChannel(target))) {}
+    : GrpcServerClient(ClientChannelFactory::Plaintext(target)) {}
+
+GrpcServerClient::GrpcServerClient(const ClientChannelFactory& channels)
+    : GrpcServerClient(WorkerChannels(channels)) {}
+
+GrpcServerClient::GrpcServerClient(ChannelMaker make_channel)
+    : make_channel_(std::move(make_channel)),
+      stub_(v1::WorkerService::NewStub(make_channel_())) {}
 
 std::shared_ptr<GrpcServerClient::Stub> GrpcServerClient::CurrentStub() {
   absl::MutexLock lock(&mu_);
@@ -28,7 +37,7 @@ std::shared_ptr<GrpcServerClient::Stub> GrpcServerClient::CurrentStub() {
 
 void GrpcServerClient::Reconnect(const std::shared_ptr<Stub>& failed) {
   absl::MutexLock lock(&mu_);
-  if (stub_ == failed) stub_ = v1::WorkerService::NewStub(WorkerChannel(target_));
+  if (stub_ == failed) stub_ = v1::WorkerService::NewStub(make_channel_());
 }
 
 template <typename Response, typename Call>

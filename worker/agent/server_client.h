@@ -3,12 +3,14 @@
 // Thread-safe: calls may come from the agent thread and every job runner thread at once.
 #pragma once
 
+#include <functional>
 #include <memory>
 #include <string>
 
 #include "absl/status/statusor.h"
 #include "absl/synchronization/mutex.h"
 #include "lmtrain/v1/worker.grpc.pb.h"
+#include "proto/client_channel.h"
 
 namespace lmtrain {
 
@@ -28,8 +30,15 @@ class ServerClient {
 // gRPC's reconnect backoff; the worker's own retry loop paces the attempts.
 class GrpcServerClient final : public ServerClient {
  public:
-  // `target`: "host:port" of lm-server (plaintext for now).
+  // Makes a fresh channel each time it is called (from any thread).
+  using ChannelMaker = std::function<std::shared_ptr<grpc::Channel>()>;
+
+  // `target`: "host:port" of lm-server, plaintext, no token.
   explicit GrpcServerClient(const std::string& target);
+  // TLS and the worker token as `channels` says (lm-worker --token/--tls-*).
+  explicit GrpcServerClient(const ClientChannelFactory& channels);
+  // Any channel, e.g. lm-server's in-process channel for its embedded worker.
+  explicit GrpcServerClient(ChannelMaker make_channel);
 
   absl::StatusOr<v1::RegisterWorkerResponse> Register(
       const v1::RegisterWorkerRequest& request) override;
@@ -45,7 +54,7 @@ class GrpcServerClient final : public ServerClient {
   template <typename Response, typename Call>
   absl::StatusOr<Response> Invoke(int64_t deadline_ms, Call call);
 
-  const std::string target_;
+  const ChannelMaker make_channel_;
   absl::Mutex mu_;
   std::shared_ptr<Stub> stub_ ABSL_GUARDED_BY(mu_);
 };

@@ -42,7 +42,17 @@ bool WorkerAgent::Register() {
   cpu->set_name(absl::StrCat(std::thread::hardware_concurrency(), " cores"));
   AddRunning(req.mutable_running());
   auto resp = client_->Register(req);
-  if (!resp.ok()) return false;
+  if (!resp.ok()) {
+    const absl::StatusCode code = resp.status().code();
+    if ((code == absl::StatusCode::kUnauthenticated ||
+         code == absl::StatusCode::kPermissionDenied) && !refused_shown_) {
+      std::cerr << "lm-worker: the server refused to register this worker ("
+                << resp.status().message() << "); check --token / LMTRAIN_WORKER_TOKEN"
+                << std::endl;
+      refused_shown_ = true;
+    }
+    return false;
+  }
   std::cerr << "lm-worker: registered as " << resp->worker_id() << " (" << req.running_size()
             << " running rank(s) reported)" << std::endl;
   absl::MutexLock lock(&id_mu_);

@@ -58,6 +58,7 @@ class WorkerAgent {
   std::atomic<bool> stop_{false};
   mutable absl::Mutex id_mu_;
   std::string worker_id_ ABSL_GUARDED_BY(id_mu_);
+  bool refused_shown_ = false;  // Agent thread only: a refused token was reported.
   // Agent thread only. Key: RunnerKey (job, rank, attempt).
   std::map<std::string, std::unique_ptr<JobRunner>> runners_;
   std::set<std::string> started_;  // Every key ever started: a re-sent assignment is ignored.
