@@ -22,8 +22,8 @@ absl::StatusOr<std::string> ReadPemFile(const std::string& path, const std::stri
 
 absl::StatusOr<TlsPem> ReadTlsFiles(const TlsFilePaths& paths, const std::string& flag_prefix) {
   if (paths.cert.empty() != paths.key.empty()) {
-    return absl::InvalidArgumentError(absl::StrCat(flag_prefix, "cert and ", flag_prefix,
-                                                   "key must be given together"));
+    return absl::InvalidArgumentError(
+        absl::StrCat(flag_prefix, "cert and ", flag_prefix, "key must be given together"));
   }
   TlsPem pem;
   if (!paths.cert.empty()) {

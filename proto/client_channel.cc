@@ -25,8 +25,7 @@ class TokenInterceptor final : public grpc::experimental::Interceptor {
   const std::string* header_;
 };
 
-class TokenInterceptorFactory final
-    : public grpc::experimental::ClientInterceptorFactoryInterface {
+class TokenInterceptorFactory final : public grpc::experimental::ClientInterceptorFactoryInterface {
  public:
   explicit TokenInterceptorFactory(const std::string& token) : header_("Bearer " + token) {}
   grpc::experimental::Interceptor* CreateClientInterceptor(
@@ -43,8 +42,9 @@ class TokenInterceptorFactory final
 absl::StatusOr<ClientChannelFactory> ClientChannelFactory::Create(
     const ClientChannelOptions& options) {
   const bool tls = !options.tls_ca.empty() || !options.tls_cert.empty() || !options.tls_key.empty();
-  if (!tls) return ClientChannelFactory(options.target, options.token,
-                                        grpc::InsecureChannelCredentials(), false);
+  if (!tls)
+    return ClientChannelFactory(options.target, options.token, grpc::InsecureChannelCredentials(),
+                                false);
   ASSIGN_OR_RETURN(TlsPem pem,
                    ReadTlsFiles({options.tls_cert, options.tls_key, options.tls_ca}, "--tls-"));
   grpc::SslCredentialsOptions ssl;

@@ -60,8 +60,8 @@ absl::Status Authorizer::Check(const Principal& caller, absl::string_view method
         method, " needs a valid bearer token (lmctl --token / LMCTL_TOKEN; lm-worker --token)"));
   }
   if (std::find(policy->roles.begin(), policy->roles.end(), caller.role) == policy->roles.end()) {
-    return absl::PermissionDeniedError(absl::StrCat(caller.user, " (", RoleName(caller.role),
-                                                    ") may not call ", method));
+    return absl::PermissionDeniedError(
+        absl::StrCat(caller.user, " (", RoleName(caller.role), ") may not call ", method));
   }
   return absl::OkStatus();
 }

@@ -18,18 +18,18 @@
 #pragma once
 
 #include <string>
-#include "absl/strings/string_view.h"
 #include <vector>
 
 #include "absl/status/status.h"
+#include "absl/strings/string_view.h"
 #include "server/auth/principal.h"
 
 namespace lmtrain {
 
 struct MethodPolicy {
-  std::string method;               // Full gRPC name: "/package.Service/Method".
-  bool is_public = false;           // Anyone, even anonymous (health checks).
-  std::vector<Role> roles;          // Who may call (ignored when public).
+  std::string method;       // Full gRPC name: "/package.Service/Method".
+  bool is_public = false;   // Anyone, even anonymous (health checks).
+  std::vector<Role> roles;  // Who may call (ignored when public).
   // Name of the request field holding a job id whose owner the caller must be (admins pass);
   // "" when the method is not about one job. The handler enforces it.
   std::string job_field;

@@ -17,8 +17,7 @@ class AuthInterceptor final : public grpc::experimental::Interceptor {
 
   void Intercept(grpc::experimental::InterceptorBatchMethods* methods) override {
     using grpc::experimental::InterceptionHookPoints;
-    if (methods->QueryInterceptionHookPoint(
-            InterceptionHookPoints::POST_RECV_INITIAL_METADATA)) {
+    if (methods->QueryInterceptionHookPoint(InterceptionHookPoints::POST_RECV_INITIAL_METADATA)) {
       absl::string_view token;
       for (const auto& [key, value] : *methods->GetRecvInitialMetadata()) {
         if (key == "authorization") {
@@ -35,8 +34,8 @@ class AuthInterceptor final : public grpc::experimental::Interceptor {
       absl::Status unasked = auth_->End(ctx_);
       if (!unasked.ok()) {
         std::cerr << "lm-server: refused " << method_
-                  << " (no handler asked for authorization; unknown method or a BUG): "
-                  << unasked << "\n";
+                  << " (no handler asked for authorization; unknown method or a BUG): " << unasked
+                  << "\n";
         methods->ModifySendStatus(ToGrpcStatus(unasked));
       }
     }
@@ -51,8 +50,7 @@ class AuthInterceptor final : public grpc::experimental::Interceptor {
 
 namespace {
 
-class AuthInterceptorFactory final
-    : public grpc::experimental::ServerInterceptorFactoryInterface {
+class AuthInterceptorFactory final : public grpc::experimental::ServerInterceptorFactoryInterface {
  public:
   explicit AuthInterceptorFactory(GrpcAuth* auth) : auth_(auth) {}
   grpc::experimental::Interceptor* CreateServerInterceptor(

@@ -59,7 +59,7 @@ class GrpcAuth {
     std::string method;
     Principal principal;
     absl::Status decision;
-    mutable bool asked = false;  // The handler called Caller().
+    mutable bool asked = false;   // The handler called Caller().
     const void* owner = nullptr;  // The interceptor that began it.
   };
   void Begin(const void* owner, const grpc::ServerContextBase* ctx, std::string method,

@@ -18,8 +18,7 @@ absl::StatusOr<std::shared_ptr<grpc::ServerCredentials>> MakeServerCredentials(
   ssl.pem_key_cert_pairs.push_back({pem.key, pem.cert});
   if (!options.client_ca.empty()) {
     ASSIGN_OR_RETURN(ssl.pem_root_certs, ReadPemFile(options.client_ca, "--tls-client-ca"));
-    ssl.client_certificate_request =
-        GRPC_SSL_REQUEST_AND_REQUIRE_CLIENT_CERTIFICATE_AND_VERIFY;
+    ssl.client_certificate_request = GRPC_SSL_REQUEST_AND_REQUIRE_CLIENT_CERTIFICATE_AND_VERIFY;
   }
   return grpc::SslServerCredentials(ssl);
 }

@@ -69,7 +69,8 @@ absl::StatusOr<TokenEntry> ReadEntry(const std::string& source, const YAML::Node
     }
   }
   if (entry.principal.user.empty()) return Bad(source, node, "entry has no user");
-  if (role.empty()) return Bad(source, node, "entry for '" + entry.principal.user + "' has no role");
+  if (role.empty())
+    return Bad(source, node, "entry for '" + entry.principal.user + "' has no role");
   if (has_token == has_sha) {
     return Bad(source, node,
                absl::StrCat("entry for '", entry.principal.user,
@@ -123,7 +124,8 @@ absl::StatusOr<std::vector<TokenEntry>> ParseTokenFile(const std::string& text,
     if (!entry.ok()) return entry.status();
     auto [it, inserted] = seen.emplace(entry->token_sha256, entry->line);
     if (!inserted) {
-      return Bad(source, node, absl::StrCat("the same token is already listed at line ", it->second));
+      return Bad(source, node,
+                 absl::StrCat("the same token is already listed at line ", it->second));
     }
     entries.push_back(*std::move(entry));
   }

@@ -43,11 +43,15 @@ const CallerCase kCallers[] = {{Who::kAnonymous, "anonymous", ""},
 
 Role RoleOf(Who who) {
   switch (who) {
-    case Who::kAnonymous: return Role::kAnonymous;
+    case Who::kAnonymous:
+      return Role::kAnonymous;
     case Who::kOtherUser:
-    case Who::kOwner: return Role::kUser;
-    case Who::kWorker: return Role::kWorker;
-    case Who::kAdmin: return Role::kAdmin;
+    case Who::kOwner:
+      return Role::kUser;
+    case Who::kWorker:
+      return Role::kWorker;
+    case Who::kAdmin:
+      return Role::kAdmin;
   }
   return Role::kAnonymous;
 }

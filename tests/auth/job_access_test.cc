@@ -130,11 +130,11 @@ TEST(GrpcAuthTest, DeniedCallFailsClosedEvenIfTheHandlerNeverAsks) {
   builder.experimental().SetInterceptorCreators(std::move(creators));
   std::unique_ptr<grpc::Server> server = builder.BuildAndStart();
   ASSERT_NE(port, 0);
-  const grpc::Status got = testing::CallByName(testing::TokenChannel(port, ""),
-                                               "/grpc.health.v1.Health/Check", "");
+  const grpc::Status got =
+      testing::CallByName(testing::TokenChannel(port, ""), "/grpc.health.v1.Health/Check", "");
   EXPECT_EQ(got.error_code(), grpc::StatusCode::PERMISSION_DENIED) << got.error_message();
-  const grpc::Status get = testing::CallByName(testing::TokenChannel(port, ""),
-                                               "/lmtrain.v1.JobService/GetJob", "");
+  const grpc::Status get =
+      testing::CallByName(testing::TokenChannel(port, ""), "/lmtrain.v1.JobService/GetJob", "");
   EXPECT_EQ(get.error_code(), grpc::StatusCode::UNAUTHENTICATED) << get.error_message();
   server->Shutdown();
 }

@@ -3,8 +3,8 @@
 #pragma once
 
 #include <grpcpp/generic/generic_stub.h>
-#include <gtest/gtest.h>
 #include <grpcpp/grpcpp.h>
+#include <gtest/gtest.h>
 
 #include <chrono>
 #include <memory>
@@ -63,8 +63,8 @@ inline grpc::Status CallByName(const std::shared_ptr<grpc::Channel>& channel,
   if (served) {
     void* got = nullptr;
     bool ok = false;
-    const auto next = cq.AsyncNext(&got, &ok,
-                                   std::chrono::system_clock::now() + std::chrono::milliseconds(300));
+    const auto next =
+        cq.AsyncNext(&got, &ok, std::chrono::system_clock::now() + std::chrono::milliseconds(300));
     still_open = next == grpc::CompletionQueue::TIMEOUT;
     if (still_open) ctx.TryCancel();
   }

@@ -32,8 +32,8 @@ class TestCerts {
   }
   bool Sign(const std::string& name, const std::string& cn) {
     const std::string d = dir_.path().string() + "/";
-    return Run("openssl req -newkey ec -pkeyopt ec_paramgen_curve:prime256v1 -nodes -keyout " +
-               d + name + ".key -out " + d + name + ".csr -subj /CN=" + cn) &&
+    return Run("openssl req -newkey ec -pkeyopt ec_paramgen_curve:prime256v1 -nodes -keyout " + d +
+               name + ".key -out " + d + name + ".csr -subj /CN=" + cn) &&
            Run("openssl x509 -req -in " + d + name + ".csr -CA " + d + "ca.pem -CAkey " + d +
                "ca.key -CAcreateserial -days 2 -out " + d + name + ".pem -extfile " + d + name +
                ".ext");

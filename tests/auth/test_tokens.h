@@ -12,10 +12,10 @@
 namespace lmtrain::testing {
 
 // The callers of the matrix. Tokens are fixed test values (>= 16 characters).
-inline constexpr char kAliceToken[] = "alice-token-0123456789";   // user, owns the job
-inline constexpr char kBobToken[] = "bob-token-0123456789abc";    // user, another user
-inline constexpr char kWorkerToken[] = "worker-token-0123456789"; // worker
-inline constexpr char kAdminToken[] = "admin-token-0123456789";   // admin
+inline constexpr char kAliceToken[] = "alice-token-0123456789";    // user, owns the job
+inline constexpr char kBobToken[] = "bob-token-0123456789abc";     // user, another user
+inline constexpr char kWorkerToken[] = "worker-token-0123456789";  // worker
+inline constexpr char kAdminToken[] = "admin-token-0123456789";    // admin
 
 // A temp folder, removed on destruction.
 class TempDir {

@@ -46,8 +46,7 @@ TEST(TokenFileTest, ErrorsNameFileLineAndWhat) {
               HasSubstr("tokens.yaml:4: the same token is already listed at line 1"));
   EXPECT_THAT(ErrorOf("[]"), HasSubstr("must be a non-empty list"));
   EXPECT_THAT(ErrorOf("- user: [\n"), HasSubstr("not valid YAML"));
-  EXPECT_EQ(LoadTokenFile("/nonexistent/tokens.yaml").status().code(),
-            absl::StatusCode::kNotFound);
+  EXPECT_EQ(LoadTokenFile("/nonexistent/tokens.yaml").status().code(), absl::StatusCode::kNotFound);
 }
 
 TEST(TokenAuthenticatorTest, KnownTokensOnlyAndReloadKeepsInternalOnes) {

@@ -56,10 +56,10 @@ TEST(LmctlConfigTest, FlagsBeatEnvironmentBeatsFileBeatsDefaults) {
   flags.server = "flag:3";
 
   ClientChannelOptions got = ResolveLmctlSettings(flags, env, file);
-  EXPECT_EQ(got.target, "flag:3");      // flag
-  EXPECT_EQ(got.token, "t-env");        // env over file
+  EXPECT_EQ(got.target, "flag:3");        // flag
+  EXPECT_EQ(got.token, "t-env");          // env over file
   EXPECT_EQ(got.tls_ca, "/file/ca.pem");  // only the file has it
-  EXPECT_EQ(got.tls_cert, "");          // nobody: default
+  EXPECT_EQ(got.tls_cert, "");            // nobody: default
 
   got = ResolveLmctlSettings({}, {}, {});
   EXPECT_EQ(got.target, "127.0.0.1:50051");
