@@ -1,0 +1,87 @@
+// JobManager's part of issue 6's security, without gRPC: who may touch a job (CheckAccess),
+// what a caller lists (ListFor), the per-user quota of unfinished jobs and the spec size limit.
+#include <gtest/gtest.h>
+
+#include "server/job_manager.h"
+#include "storage/in_memory_job_store.h"
+#include "tests/server/fake_clock.h"
+#include "tests/server/server_test_util.h"
+
+namespace lmtrain {
+namespace {
+
+JobManager::Options Limits() {
+  JobManager::Options o;
+  o.max_spec_bytes = 4096;
+  o.default_max_queued_jobs = 3;
+  o.max_queued_jobs["alice"] = 1;
+  o.max_queued_jobs["ops"] = 0;  // No limit.
+  return o;
+}
+
+class JobManagerAccessTest : public ::testing::Test {
+ protected:
+  JobManagerAccessTest()
+      : scheduler_(scheduler::MakePolicyScheduler({})),
+        dispatcher_(&store_, &clock_, &hub_, scheduler_.get(), {"/artifacts", 10000}),
+        manager_(&store_, &clock_, &hub_, &dispatcher_, Limits()) {}
+
+  absl::StatusOr<std::string> SubmitAs(const std::string& user) {
+    SubmitRequest r = folder_.Request();
+    r.user = user;
+    return manager_.Submit(r);
+  }
+
+  InMemoryJobStore store_;
+  FakeClock clock_;
+  EventHub hub_;
+  std::unique_ptr<scheduler::Scheduler> scheduler_;
+  Dispatcher dispatcher_;
+  JobManager manager_;
+  testing::JobFolder folder_;
+};
+
+TEST_F(JobManagerAccessTest, OwnersAndAdminsOnly) {
+  const std::string id = SubmitAs("alice").value();
+  const Principal alice{"alice", Role::kUser, true}, bob{"bob", Role::kUser, true},
+      admin{"root", Role::kAdmin, true}, worker{"w", Role::kWorker, true};
+  EXPECT_TRUE(manager_.CheckAccess(alice, id).ok());
+  EXPECT_TRUE(manager_.CheckAccess(admin, id).ok());
+  EXPECT_TRUE(manager_.CheckAccess(Principal::AuthDisabled(), id).ok());
+  EXPECT_EQ(manager_.CheckAccess(bob, id).code(), absl::StatusCode::kPermissionDenied);
+  EXPECT_EQ(manager_.CheckAccess(worker, id).code(), absl::StatusCode::kPermissionDenied);
+  EXPECT_EQ(manager_.CheckAccess(bob, "424242").code(), absl::StatusCode::kNotFound);
+
+  const std::string bobs = SubmitAs("bob").value();
+  EXPECT_EQ(manager_.ListFor(alice, {}).value().size(), 1u);
+  EXPECT_EQ(manager_.ListFor(bob, {}).value()[0].id, bobs);
+  EXPECT_EQ(manager_.ListFor(admin, {}).value().size(), 2u);
+  EXPECT_TRUE(manager_.ListFor(worker, {}).value().empty());
+}
+
+TEST_F(JobManagerAccessTest, QuotaCountsUnfinishedJobsPerUser) {
+  const std::string first = SubmitAs("alice").value();
+  auto second = SubmitAs("alice");
+  EXPECT_EQ(second.status().code(), absl::StatusCode::kResourceExhausted);
+  EXPECT_EQ(second.status().message(),
+            "user 'alice' has 1 unfinished jobs, the limit (max_queued_jobs: 1); wait for one "
+            "to finish or cancel one");
+  for (int i = 0; i < 3; ++i) EXPECT_TRUE(SubmitAs("bob").ok());  // default_max_queued_jobs
+  EXPECT_EQ(SubmitAs("bob").status().code(), absl::StatusCode::kResourceExhausted);
+  for (int i = 0; i < 5; ++i) EXPECT_TRUE(SubmitAs("ops").ok());
+  ASSERT_TRUE(manager_.Cancel(first, "done").ok());
+  EXPECT_TRUE(SubmitAs("alice").ok());
+}
+
+TEST_F(JobManagerAccessTest, SpecLargerThanTheLimitIsRefusedAndNothingStored) {
+  SubmitRequest r = folder_.Request();
+  r.spec_yaml += "# " + std::string(5000, 'x') + "\n";
+  auto id = manager_.Submit(r);
+  EXPECT_EQ(id.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_NE(id.status().message().find("the server accepts at most 4096"), std::string::npos)
+      << id.status();
+  EXPECT_TRUE(store_.ListJobs({}).value().empty());
+}
+
+}  // namespace
+}  // namespace lmtrain
