@@ -71,6 +71,12 @@ int main(int argc, char** argv) {
     }
     o.scheduler = *config;
   }
+  const std::string host = o.listen.substr(0, o.listen.rfind(':'));
+  if (!o.auth_tokens_file.empty() && !o.tls.enabled() && host != "127.0.0.1" &&
+      host != "localhost" && host != "[::1]") {
+    std::cerr << "lm-server: warning: bearer tokens travel in clear text on " << o.listen
+              << "; add --tls-cert/--tls-key (docs/security.md)" << std::endl;
+  }
   auto server = Server::Start(o);
   if (!server.ok()) {
     std::cerr << "lm-server: " << server.status().message() << "\n";
