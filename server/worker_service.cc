@@ -37,10 +37,18 @@ std::vector<RankRef> Ranks(const google::protobuf::RepeatedPtrField<v1::RunningR
 
 }  // namespace
 
+absl::Status WorkerServiceImpl::CheckWorker(const grpc::ServerContext* ctx,
+                                            const std::string& worker_id) {
+  absl::StatusOr<Principal> caller = auth_->Caller(ctx);
+  if (!caller.ok()) return caller.status();
+  return binding_.Check(worker_id, *caller);
+}
+
 grpc::Status WorkerServiceImpl::RegisterWorker(grpc::ServerContext* ctx,
                                                const v1::RegisterWorkerRequest* req,
                                                v1::RegisterWorkerResponse* resp) {
-  if (auto caller = auth_->Caller(ctx); !caller.ok()) return ToGrpcStatus(caller.status());
+  absl::StatusOr<Principal> caller = auth_->Caller(ctx);
+  if (!caller.ok()) return ToGrpcStatus(caller.status());
   if (req->slots() <= 0) {
     return grpc::Status(grpc::StatusCode::INVALID_ARGUMENT, "slots must be > 0");
   }
@@ -58,13 +66,14 @@ grpc::Status WorkerServiceImpl::RegisterWorker(grpc::ServerContext* ctx,
     info.rendezvous_port_count = req->rendezvous_port_count();
   }
   resp->set_worker_id(dispatcher_->RegisterWorker(info, Ranks(req->running())));
+  binding_.Bind(resp->worker_id(), *caller);
   resp->set_heartbeat_interval_ms(kHeartbeatIntervalMs);
   return grpc::Status::OK;
 }
 
 grpc::Status WorkerServiceImpl::Sync(grpc::ServerContext* ctx, const v1::SyncRequest* req,
                                      v1::SyncResponse* resp) {
-  if (auto caller = auth_->Caller(ctx); !caller.ok()) return ToGrpcStatus(caller.status());
+  if (absl::Status s = CheckWorker(ctx, req->worker_id()); !s.ok()) return ToGrpcStatus(s);
   const std::vector<RankRef> running = Ranks(req->running());
   const absl::Time deadline =
       absl::Now() + absl::Milliseconds(std::clamp(req->wait_ms(), 0, kMaxWaitMs));
@@ -106,7 +115,7 @@ grpc::Status WorkerServiceImpl::Sync(grpc::ServerContext* ctx, const v1::SyncReq
 grpc::Status WorkerServiceImpl::ReportJobEvents(grpc::ServerContext* ctx,
                                                 const v1::ReportJobEventsRequest* req,
                                                 v1::ReportJobEventsResponse* resp) {
-  if (auto caller = auth_->Caller(ctx); !caller.ok()) return ToGrpcStatus(caller.status());
+  if (absl::Status s = CheckWorker(ctx, req->worker_id()); !s.ok()) return ToGrpcStatus(s);
   std::vector<WorkerReport> reports;
   reports.reserve(req->events_size());
   for (const v1::WorkerJobEvent& e : req->events()) reports.push_back(FromProto(e));

@@ -1,10 +1,13 @@
 // WorkerServiceImpl: the internal lmtrain.v1.WorkerService over gRPC's sync API; a thin
 // adapter over Dispatcher. Sync long-polls: it holds the handler thread until the worker
 // has work (an assignment or a cancel) or wait_ms (capped at 30 s) has passed.
+// With authentication on, only workers may call it, and a worker id registered with one
+// token cannot be used with another (WorkerBinding).
 #pragma once
 
 #include "lmtrain/v1/worker.grpc.pb.h"
 #include "server/auth/grpc_auth.h"
+#include "server/auth/worker_binding.h"
 #include "server/dispatcher.h"
 #include "server/event_hub.h"
 
@@ -24,9 +27,13 @@ class WorkerServiceImpl final : public v1::WorkerService::Service {
                                v1::ReportJobEventsResponse* resp) override;
 
  private:
+  // The caller may call WorkerService and act as `worker_id` (WorkerBinding).
+  absl::Status CheckWorker(const grpc::ServerContext* ctx, const std::string& worker_id);
+
   Dispatcher* const dispatcher_;
   EventHub* const hub_;
   const GrpcAuth* const auth_;
+  WorkerBinding binding_;
 };
 
 }  // namespace lmtrain

@@ -112,6 +112,26 @@ TEST_F(JobAccessTest, EmbeddedWorkerAuthenticatesItself) {
   EXPECT_NE(state, v1::QUEUED);
 }
 
+// One worker's token cannot sync or report as a worker another token registered.
+TEST_F(JobAccessTest, WorkerIdsAreBoundToTheTokenThatRegisteredThem) {
+  StartServer();
+  GrpcServerClient one(testing::TokenChannelMaker(server_->port(), testing::kWorkerToken));
+  GrpcServerClient two(testing::TokenChannelMaker(server_->port(), testing::kWorker2Token));
+  v1::RegisterWorkerRequest reg;
+  reg.set_name("one");
+  reg.set_slots(1);
+  auto id = one.Register(reg);
+  ASSERT_TRUE(id.ok()) << id.status();
+  v1::SyncRequest sync;
+  sync.set_worker_id(id->worker_id());
+  EXPECT_TRUE(one.Sync(sync).ok());
+  auto stolen = two.Sync(sync);
+  EXPECT_EQ(stolen.status().code(), absl::StatusCode::kPermissionDenied) << stolen.status();
+  v1::ReportJobEventsRequest report;
+  report.set_worker_id(id->worker_id());
+  EXPECT_EQ(two.Report(report).status().code(), absl::StatusCode::kPermissionDenied);
+}
+
 // A handler that never asks GrpcAuth (the health service, under a table that has no row for
 // it; the generated JobService base class, whose handlers just say UNIMPLEMENTED) still cannot
 // answer a denied call: the interceptor empties its reply and replaces its status.

@@ -14,6 +14,7 @@
 #include "proto/grpc_status.h"
 #include "server/server.h"
 #include "tests/auth/test_tokens.h"
+#include "worker/agent/server_client.h"
 
 namespace lmtrain::testing {
 
@@ -23,6 +24,11 @@ inline std::shared_ptr<grpc::Channel> TokenChannel(int port, const std::string& 
   o.target = "127.0.0.1:" + std::to_string(port);
   o.token = token;
   return ClientChannelFactory::Create(o).value().NewChannel();
+}
+
+// The same, made afresh on each call (for GrpcServerClient).
+inline GrpcServerClient::ChannelMaker TokenChannelMaker(int port, const std::string& token) {
+  return [port, token] { return TokenChannel(port, token); };
 }
 
 // Calls `method` with the serialized `request` over `channel` (any RPC type: on the wire a

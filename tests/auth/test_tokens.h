@@ -12,10 +12,11 @@
 namespace lmtrain::testing {
 
 // The callers of the matrix. Tokens are fixed test values (>= 16 characters).
-inline constexpr char kAliceToken[] = "alice-token-0123456789";    // user, owns the job
-inline constexpr char kBobToken[] = "bob-token-0123456789abc";     // user, another user
-inline constexpr char kWorkerToken[] = "worker-token-0123456789";  // worker
-inline constexpr char kAdminToken[] = "admin-token-0123456789";    // admin
+inline constexpr char kAliceToken[] = "alice-token-0123456789";      // user, owns the job
+inline constexpr char kBobToken[] = "bob-token-0123456789abc";       // user, another user
+inline constexpr char kWorkerToken[] = "worker-token-0123456789";    // worker
+inline constexpr char kWorker2Token[] = "worker2-token-0123456789";  // another worker
+inline constexpr char kAdminToken[] = "admin-token-0123456789";      // admin
 
 // A temp folder, removed on destruction.
 class TempDir {
@@ -45,7 +46,8 @@ inline std::string TokensYaml() {
          DigestHex(Sha256Of(kAliceToken).value()) +
          "\n- user: bob\n  role: user\n  token: " + kBobToken +
          "\n- user: worker-1\n  role: worker\n  token: " + kWorkerToken +
-         "\n- user: root\n  role: admin\n  token: " + kAdminToken + "\n";
+         "\n- user: root\n  role: admin\n  token: " + kAdminToken +
+         "\n- user: worker-2\n  role: worker\n  token: " + kWorker2Token + "\n";
 }
 
 }  // namespace lmtrain::testing

@@ -20,7 +20,7 @@ std::string ErrorOf(const std::string& yaml) {
 TEST(TokenFileTest, ReadsHashedAndPlainTokens) {
   auto entries = ParseTokenFile(testing::TokensYaml(), "tokens.yaml");
   ASSERT_TRUE(entries.ok()) << entries.status();
-  ASSERT_EQ(entries->size(), 4u);
+  ASSERT_EQ(entries->size(), 5u);
   EXPECT_EQ((*entries)[0].principal.user, "alice");
   EXPECT_EQ((*entries)[0].principal.role, Role::kUser);
   EXPECT_EQ((*entries)[0].line, 1);
