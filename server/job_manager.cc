@@ -3,13 +3,35 @@
 #include <filesystem>
 
 #include "absl/strings/str_cat.h"
+#include "common/artifact_ref.h"
 #include "common/job_spec.h"
 #include "common/status_macros.h"
+#include "server/artifacts/data_roots.h"
 
 namespace lmtrain {
 
-JobManager::JobManager(JobStore* store, Clock* clock, EventHub* hub, Dispatcher* dispatcher)
-    : store_(store), clock_(clock), hub_(hub), dispatcher_(dispatcher) {}
+namespace {
+
+// Every artifact reference of `spec` must name a blob the store has.
+absl::Status CheckArtifactsStored(JobSpec spec, const ArtifactStore& artifacts) {
+  for (const SpecPath& p : SpecPaths(spec)) {
+    if (!IsArtifactRef(*p.value)) continue;
+    ASSIGN_OR_RETURN(ArtifactRef ref, ParseArtifactRef(*p.value));
+    ASSIGN_OR_RETURN(ArtifactStore::BlobStat stat, artifacts.Stat(ref.sha256));
+    if (!stat.exists) {
+      return absl::InvalidArgumentError(
+          absl::StrCat(p.key, ": artifact sha256:", ref.sha256,
+                       " is not in the server's artifact store (lmctl submit uploads it)"));
+    }
+  }
+  return absl::OkStatus();
+}
+
+}  // namespace
+
+JobManager::JobManager(JobStore* store, Clock* clock, EventHub* hub, Dispatcher* dispatcher,
+                       SubmitPolicy policy)
+    : store_(store), clock_(clock), hub_(hub), dispatcher_(dispatcher), policy_(std::move(policy)) {}
 
 absl::StatusOr<std::string> JobManager::Submit(const SubmitRequest& request) {
   if (request.base_dir.empty() || !std::filesystem::path(request.base_dir).is_absolute()) {
@@ -21,6 +43,9 @@ absl::StatusOr<std::string> JobManager::Submit(const SubmitRequest& request) {
   options.base_dir = request.base_dir;
   options.check_files = true;
   ASSIGN_OR_RETURN(JobSpec spec, ParseJobSpec(request.spec_yaml, options));
+  // The output dir is assigned below the artifacts dir at dispatch (ARTIFACTS/jobs/ID).
+  RETURN_IF_ERROR(CheckJobPaths(spec, "", policy_.data_roots, policy_.artifacts_dir));
+  if (policy_.artifacts != nullptr) RETURN_IF_ERROR(CheckArtifactsStored(spec, *policy_.artifacts));
   NewJob job;
   job.name = spec.name;
   job.task = spec.task;

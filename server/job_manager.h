@@ -14,6 +14,7 @@
 #include "absl/time/time.h"
 #include "common/clock.h"
 #include "server/dispatcher.h"
+#include "server/artifacts/artifact_store.h"
 #include "server/event_hub.h"
 #include "storage/job_store.h"
 
@@ -27,13 +28,28 @@ struct SubmitRequest {
   std::string user;  // "" = anonymous (until issue 6's authentication names users).
 };
 
+// What JobManager::Submit checks beyond the job file itself (docs/operations.md, "Artifact
+// store"). The default checks nothing more.
+struct JobSubmitPolicy {
+  // Non-empty: local paths a job reads must lie under one of these (server/artifacts/
+  // data_roots.h); jobs write only under artifacts_dir.
+  std::vector<std::string> data_roots;
+  std::string artifacts_dir;
+  // Not null: every artifact:sha256: reference must name a stored blob.
+  const ArtifactStore* artifacts = nullptr;
+};
+
 class JobManager {
  public:
-  JobManager(JobStore* store, Clock* clock, EventHub* hub, Dispatcher* dispatcher);
+  using SubmitPolicy = JobSubmitPolicy;
+
+  JobManager(JobStore* store, Clock* clock, EventHub* hub, Dispatcher* dispatcher,
+             SubmitPolicy policy = {});
   JobManager(const JobManager&) = delete;
   JobManager& operator=(const JobManager&) = delete;
 
-  // InvalidArgument (spec errors with file:line), or the new job's id.
+  // InvalidArgument (spec errors with file:line; a path outside the data roots; an artifact
+  // reference the store does not have), or the new job's id.
   absl::StatusOr<std::string> Submit(const SubmitRequest& request);
   absl::StatusOr<JobRecord> Get(const std::string& id);
   absl::StatusOr<std::vector<JobRecord>> List(const JobFilter& filter);
@@ -56,6 +72,7 @@ class JobManager {
   Clock* const clock_;
   EventHub* const hub_;
   Dispatcher* const dispatcher_;
+  const SubmitPolicy policy_;
 };
 
 }  // namespace lmtrain

@@ -39,9 +39,17 @@ absl::Status Server::Init() {
   dispatcher_ = std::make_unique<Dispatcher>(store_.get(), SystemClock::Get(), &hub_,
                                              scheduler_.get(), std::move(dispatch));
   RETURN_IF_ERROR(dispatcher_->Recover());
-  manager_ =
-      std::make_unique<JobManager>(store_.get(), SystemClock::Get(), &hub_, dispatcher_.get());
+  ArtifactStore::Options artifact_options;
+  artifact_options.root = options_.artifacts_dir;
+  artifact_options.max_file_bytes = options_.max_artifact_bytes;
+  artifact_options.user_quota_bytes = options_.artifact_quota_bytes;
+  ASSIGN_OR_RETURN(artifacts_, ArtifactStore::Open(artifact_options));
+  JobManager::SubmitPolicy policy{options_.data_roots, options_.artifacts_dir, artifacts_.get()};
+  manager_ = std::make_unique<JobManager>(store_.get(), SystemClock::Get(), &hub_,
+                                          dispatcher_.get(), std::move(policy));
   job_service_ = std::make_unique<JobServiceImpl>(manager_.get());
+  artifact_service_ = std::make_unique<ArtifactServiceImpl>(artifacts_.get(), manager_.get(),
+                                                            options_.artifacts_dir);
   worker_service_ = std::make_unique<WorkerServiceImpl>(dispatcher_.get(), &hub_);
 
   grpc::EnableDefaultHealthCheckService(true);
@@ -49,6 +57,7 @@ absl::Status Server::Init() {
   builder.AddListeningPort(options_.listen, grpc::InsecureServerCredentials(), &port_);
   builder.RegisterService(job_service_.get());
   builder.RegisterService(worker_service_.get());
+  builder.RegisterService(artifact_service_.get());
   builder.SetMaxReceiveMessageSize(16 << 20);
   // gRPC sets SO_REUSEPORT by default, so a second lm-server on the same address would start
   // and silently share the port (and split the workers) with the first: refuse instead.
@@ -69,6 +78,11 @@ absl::Status Server::Init() {
     o.kill_grace = options_.kill_grace;
     o.advertise_address = "127.0.0.1";
     fs::create_directories(o.work_dir, ec);
+    local_artifact_client_ =
+        std::make_unique<ArtifactClient>(absl::StrCat("127.0.0.1:", port_), ArtifactClient::Options{});
+    local_artifact_cache_ =
+        std::make_unique<ArtifactCache>(local_artifact_client_.get(), o.work_dir + "/artifact-cache");
+    o.artifacts = local_artifact_cache_.get();
     local_agent_ = std::make_unique<WorkerAgent>(local_client_.get(), &local_launcher_, o);
     local_thread_ = std::thread([this] { local_agent_->Run(); });
   }

@@ -18,6 +18,9 @@
 
 #include "absl/status/statusor.h"
 #include "absl/synchronization/notification.h"
+#include "client/artifacts/artifact_client.h"
+#include "server/artifact_service.h"
+#include "server/artifacts/artifact_store.h"
 #include "server/dispatcher.h"
 #include "server/event_hub.h"
 #include "server/job_manager.h"
@@ -26,6 +29,7 @@
 #include "server/worker_service.h"
 #include "storage/job_store.h"
 #include "worker/agent/process_launcher.h"
+#include "worker/agent/artifact_cache.h"
 #include "worker/agent/server_client.h"
 #include "worker/agent/worker_agent.h"
 
@@ -42,6 +46,11 @@ class Server {
     int64_t lease_timeout_ms = 15000;
     absl::Duration kill_grace = absl::Seconds(10);
     SchedulerConfig scheduler;  // Policy switches, seed, per-user weights and limits.
+    // Artifact store (docs/operations.md): per-file limit, per-user quota (0: none), and the
+    // data roots jobs may read local paths under (empty: any path).
+    int64_t max_artifact_bytes = int64_t{16} << 30;
+    int64_t artifact_quota_bytes = 0;
+    std::vector<std::string> data_roots;
   };
 
   // Opens the store, recovers running jobs, starts serving. Errors name the file or address.
@@ -63,8 +72,10 @@ class Server {
   EventHub hub_;
   std::unique_ptr<scheduler::Scheduler> scheduler_;
   std::unique_ptr<Dispatcher> dispatcher_;
+  std::unique_ptr<ArtifactStore> artifacts_;
   std::unique_ptr<JobManager> manager_;
   std::unique_ptr<JobServiceImpl> job_service_;
+  std::unique_ptr<ArtifactServiceImpl> artifact_service_;
   std::unique_ptr<WorkerServiceImpl> worker_service_;
   std::unique_ptr<grpc::Server> grpc_server_;
   int port_ = 0;
@@ -73,6 +84,8 @@ class Server {
   std::thread expiry_thread_;
   // The embedded local worker.
   std::unique_ptr<GrpcServerClient> local_client_;
+  std::unique_ptr<ArtifactClient> local_artifact_client_;
+  std::unique_ptr<ArtifactCache> local_artifact_cache_;
   PosixProcessLauncher local_launcher_;
   std::unique_ptr<WorkerAgent> local_agent_;
   std::thread local_thread_;

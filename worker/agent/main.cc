@@ -62,6 +62,11 @@ int main(int argc, char** argv) {
   options.rendezvous_port_count = hi - lo + 1;
   options.advertise_address = advertise;
   GrpcServerClient client(server);
+  // Artifacts the jobs name (uploaded by lmctl) are fetched into WORK_DIR/artifact-cache.
+  ArtifactClient artifact_client(server, {});
+  ArtifactCache artifact_cache(&artifact_client,
+                               std::filesystem::absolute(work_dir).string() + "/artifact-cache");
+  options.artifacts = &artifact_cache;
   PosixProcessLauncher launcher;
   options.name = name;
   options.slots = static_cast<int>(slots);
