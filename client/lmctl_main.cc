@@ -25,10 +25,10 @@ struct Context {
   bool logs = false;
   bool follow = false;
   int64_t limit = 100;
-  std::string server;         // submit (uploads), download
+  std::string server;           // submit (uploads), download
   std::string upload = "auto";  // submit: auto | always | never
-  bool no_upload = false;     // submit: same as --upload=never
-  int64_t step = 0;           // download: 0 = latest checkpoint
+  bool no_upload = false;       // submit: same as --upload=never
+  int64_t step = 0;             // download: 0 = latest checkpoint
 };
 
 int Fail(const absl::Status& s) {

@@ -5,7 +5,8 @@
 //
 //   file                          -> artifact:sha256:<file hash>
 //   folder                        -> artifact:sha256:<folder manifest hash>
-//   tokenizer .../vocab.json      -> artifact:sha256:<manifest of vocab.json + merges.txt>/vocab.json
+//   tokenizer .../vocab.json      -> artifact:sha256:<manifest of vocab.json +
+//   merges.txt>/vocab.json
 //
 // Files the server already has are not sent again (StatArtifact first); an upload cut short
 // continues from the bytes the server kept on the next submit.

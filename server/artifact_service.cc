@@ -101,8 +101,8 @@ grpc::Status ArtifactServiceImpl::DownloadCheckpoint(
   auto job = jobs_->Get(req->job_id());
   if (!job.ok()) return ToGrpcStatus(job.status());
   if (job->output_dir.empty() || !IsUnderRoot(job->output_dir, artifacts_dir_)) {
-    return ToGrpcStatus(absl::FailedPreconditionError(absl::StrCat(
-        "job ", req->job_id(), " has no output folder under the artifacts dir yet")));
+    return ToGrpcStatus(absl::FailedPreconditionError(
+        absl::StrCat("job ", req->job_id(), " has no output folder under the artifacts dir yet")));
   }
   std::optional<int64_t> step;
   if (req->step() > 0) step = req->step();

@@ -31,7 +31,11 @@ absl::Status CheckArtifactsStored(JobSpec spec, const ArtifactStore& artifacts) 
 
 JobManager::JobManager(JobStore* store, Clock* clock, EventHub* hub, Dispatcher* dispatcher,
                        SubmitPolicy policy)
-    : store_(store), clock_(clock), hub_(hub), dispatcher_(dispatcher), policy_(std::move(policy)) {}
+    : store_(store),
+      clock_(clock),
+      hub_(hub),
+      dispatcher_(dispatcher),
+      policy_(std::move(policy)) {}
 
 absl::StatusOr<std::string> JobManager::Submit(const SubmitRequest& request) {
   if (request.base_dir.empty() || !std::filesystem::path(request.base_dir).is_absolute()) {

@@ -13,8 +13,8 @@
 #include "absl/status/statusor.h"
 #include "absl/time/time.h"
 #include "common/clock.h"
-#include "server/dispatcher.h"
 #include "server/artifacts/artifact_store.h"
+#include "server/dispatcher.h"
 #include "server/event_hub.h"
 #include "storage/job_store.h"
 

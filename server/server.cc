@@ -78,10 +78,10 @@ absl::Status Server::Init() {
     o.kill_grace = options_.kill_grace;
     o.advertise_address = "127.0.0.1";
     fs::create_directories(o.work_dir, ec);
-    local_artifact_client_ =
-        std::make_unique<ArtifactClient>(absl::StrCat("127.0.0.1:", port_), ArtifactClient::Options{});
-    local_artifact_cache_ =
-        std::make_unique<ArtifactCache>(local_artifact_client_.get(), o.work_dir + "/artifact-cache");
+    local_artifact_client_ = std::make_unique<ArtifactClient>(absl::StrCat("127.0.0.1:", port_),
+                                                              ArtifactClient::Options{});
+    local_artifact_cache_ = std::make_unique<ArtifactCache>(local_artifact_client_.get(),
+                                                            o.work_dir + "/artifact-cache");
     o.artifacts = local_artifact_cache_.get();
     local_agent_ = std::make_unique<WorkerAgent>(local_client_.get(), &local_launcher_, o);
     local_thread_ = std::thread([this] { local_agent_->Run(); });

@@ -28,8 +28,8 @@
 #include "server/scheduler_config.h"
 #include "server/worker_service.h"
 #include "storage/job_store.h"
-#include "worker/agent/process_launcher.h"
 #include "worker/agent/artifact_cache.h"
+#include "worker/agent/process_launcher.h"
 #include "worker/agent/server_client.h"
 #include "worker/agent/worker_agent.h"
 

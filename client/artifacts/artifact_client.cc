@@ -152,8 +152,8 @@ absl::Status ArtifactClient::Fetch(const std::string& hex, const std::string& de
   if (status.ok()) {
     ASSIGN_OR_RETURN(Sha256Digest digest, hash.Finish());
     if (DigestHex(digest) != hex) {
-      status = absl::DataLossError(absl::StrCat("downloaded artifact has SHA-256 ",
-                                                DigestHex(digest), ", expected ", hex));
+      status = absl::DataLossError(
+          absl::StrCat("downloaded artifact has SHA-256 ", DigestHex(digest), ", expected ", hex));
     }
   }
   if (!status.ok()) {
@@ -163,8 +163,9 @@ absl::Status ArtifactClient::Fetch(const std::string& hex, const std::string& de
   return status;
 }
 
-absl::StatusOr<DownloadedCheckpoint> ArtifactClient::DownloadCheckpoint(
-    const std::string& job_id, int64_t step, const std::string& dir) {
+absl::StatusOr<DownloadedCheckpoint> ArtifactClient::DownloadCheckpoint(const std::string& job_id,
+                                                                        int64_t step,
+                                                                        const std::string& dir) {
   v1::DownloadCheckpointRequest req;
   req.set_job_id(job_id);
   req.set_step(step);

@@ -30,8 +30,8 @@ class ArtifactFetcher {
 
 struct UploadResult {
   int64_t size = 0;
-  int64_t bytes_sent = 0;      // 0 when the server had it.
-  int64_t resumed_from = 0;    // Offset the upload started at (partial bytes kept earlier).
+  int64_t bytes_sent = 0;    // 0 when the server had it.
+  int64_t resumed_from = 0;  // Offset the upload started at (partial bytes kept earlier).
   bool already_stored = false;
 };
 
@@ -45,8 +45,8 @@ struct DownloadedCheckpoint {
 class ArtifactClient final : public ArtifactFetcher {
  public:
   struct Options {
-    std::string user;            // Sent as the request's user (until authentication).
-    int rpc_timeout_ms = 10000;  // Unary calls; streams have none.
+    std::string user;              // Sent as the request's user (until authentication).
+    int rpc_timeout_ms = 10000;    // Unary calls; streams have none.
     size_t chunk_bytes = 1 << 20;  // <= 1 MiB (the server's limit).
   };
   ArtifactClient(const std::string& target, Options options);
@@ -60,8 +60,8 @@ class ArtifactClient final : public ArtifactFetcher {
   // Downloads job `job_id`'s checkpoint `step` (0: latest) into `dir` (created; files
   // overwritten) and verifies it against its manifest.json: DataLoss naming the file when
   // one is missing or differs.
-  absl::StatusOr<DownloadedCheckpoint> DownloadCheckpoint(const std::string& job_id,
-                                                          int64_t step, const std::string& dir);
+  absl::StatusOr<DownloadedCheckpoint> DownloadCheckpoint(const std::string& job_id, int64_t step,
+                                                          const std::string& dir);
 
  private:
   absl::StatusOr<UploadResult> Upload(std::istream& in, const std::string& hex, int64_t size,

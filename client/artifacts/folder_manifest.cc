@@ -78,9 +78,8 @@ absl::StatusOr<FolderManifest> ParseFolderManifest(const std::string& text) {
   if (!j.contains("files") || !j["files"].is_array()) return bad("no \"files\" array");
   FolderManifest manifest;
   for (const nlohmann::json& f : j["files"]) {
-    if (!f.is_object() || !f.contains("path") || !f["path"].is_string() ||
-        !f.contains("size") || !f["size"].is_number_integer() || !f.contains("sha256") ||
-        !f["sha256"].is_string()) {
+    if (!f.is_object() || !f.contains("path") || !f["path"].is_string() || !f.contains("size") ||
+        !f["size"].is_number_integer() || !f.contains("sha256") || !f["sha256"].is_string()) {
       return bad("each file needs path (string), size (integer) and sha256 (string)");
     }
     FolderManifest::File file{f["path"].get<std::string>(), f["size"].get<int64_t>(),

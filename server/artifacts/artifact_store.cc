@@ -83,7 +83,8 @@ absl::Status ArtifactStore::LoadUsage() {
     }
     usage_[user_dir.path().filename().string()] = total;
   }
-  if (ec) return absl::InternalError(absl::StrCat("cannot read ", owners.string(), ": ", ec.message()));
+  if (ec)
+    return absl::InternalError(absl::StrCat("cannot read ", owners.string(), ": ", ec.message()));
   return absl::OkStatus();
 }
 
@@ -121,14 +122,16 @@ int64_t ArtifactStore::UsageBytes(const std::string& user) const {
   return it == usage_.end() ? 0 : it->second;
 }
 
-absl::StatusOr<std::unique_ptr<ArtifactUpload>> ArtifactStore::BeginUpload(
-    const std::string& user, const std::string& hex, int64_t size, int64_t offset) {
+absl::StatusOr<std::unique_ptr<ArtifactUpload>> ArtifactStore::BeginUpload(const std::string& user,
+                                                                           const std::string& hex,
+                                                                           int64_t size,
+                                                                           int64_t offset) {
   RETURN_IF_ERROR(CheckHex(hex));
   if (size < 0) return absl::InvalidArgumentError(absl::StrCat("artifact size ", size, " < 0"));
   if (size > options_.max_file_bytes) {
-    return absl::ResourceExhaustedError(absl::StrCat(
-        "artifact sha256:", hex, " has ", size, " bytes, over the server's limit of ",
-        options_.max_file_bytes, " bytes per file (lm-server --max-artifact-bytes)"));
+    return absl::ResourceExhaustedError(
+        absl::StrCat("artifact sha256:", hex, " has ", size, " bytes, over the server's limit of ",
+                     options_.max_file_bytes, " bytes per file (lm-server --max-artifact-bytes)"));
   }
   const std::string who = UserDirName(user);
   {
@@ -155,9 +158,9 @@ absl::StatusOr<std::unique_ptr<ArtifactUpload>> ArtifactStore::BeginUpload(
     return fail(absl::AlreadyExistsError(absl::StrCat("artifact sha256:", hex, " is stored")));
   }
   if (offset < 0 || offset > stat.partial_bytes) {
-    return fail(absl::InvalidArgumentError(
-        absl::StrCat("upload of sha256:", hex, " cannot start at byte ", offset, ": the server has ",
-                     stat.partial_bytes, " bytes of it (resume from there or from 0)")));
+    return fail(absl::InvalidArgumentError(absl::StrCat(
+        "upload of sha256:", hex, " cannot start at byte ", offset, ": the server has ",
+        stat.partial_bytes, " bytes of it (resume from there or from 0)")));
   }
   const std::string partial = PartialPath(hex);
   const int fd = open(partial.c_str(), O_WRONLY | O_CREAT | O_CLOEXEC, 0644);
@@ -170,8 +173,7 @@ absl::StatusOr<std::unique_ptr<ArtifactUpload>> ArtifactStore::BeginUpload(
   return std::unique_ptr<ArtifactUpload>(new ArtifactUpload(this, user, hex, size, offset, fd));
 }
 
-absl::Status ArtifactStore::Commit(const std::string& user, const std::string& hex,
-                                   int64_t size) {
+absl::Status ArtifactStore::Commit(const std::string& user, const std::string& hex, int64_t size) {
   const std::string final_path = FinalPath(hex);
   std::error_code ec;
   fs::create_directories(fs::path(final_path).parent_path(), ec);
@@ -210,9 +212,8 @@ absl::Status ArtifactUpload::Append(std::string_view bytes) {
   if (fd_ < 0 || finished_) return absl::FailedPreconditionError("upload already ended");
   if (received_ + static_cast<int64_t>(bytes.size()) > size_) {
     Discard();
-    return absl::InvalidArgumentError(
-        absl::StrCat("upload of sha256:", hex_, " sent more than the declared ", size_,
-                     " bytes; nothing kept"));
+    return absl::InvalidArgumentError(absl::StrCat(
+        "upload of sha256:", hex_, " sent more than the declared ", size_, " bytes; nothing kept"));
   }
   size_t done = 0;
   while (done < bytes.size()) {

@@ -39,9 +39,9 @@ class ArtifactUpload;
 class ArtifactStore {
  public:
   struct Options {
-    std::string root;                          // Required; created if missing.
+    std::string root;                            // Required; created if missing.
     int64_t max_file_bytes = int64_t{16} << 30;  // 16 GiB per blob; > 0.
-    int64_t user_quota_bytes = 0;              // Per user; 0 = unlimited.
+    int64_t user_quota_bytes = 0;                // Per user; 0 = unlimited.
   };
   struct BlobStat {
     bool exists = false;
@@ -110,8 +110,12 @@ class ArtifactUpload {
   friend class ArtifactStore;
   ArtifactUpload(ArtifactStore* store, std::string user, std::string hex, int64_t size,
                  int64_t received, int fd)
-      : store_(store), user_(std::move(user)), hex_(std::move(hex)), size_(size),
-        received_(received), fd_(fd) {}
+      : store_(store),
+        user_(std::move(user)),
+        hex_(std::move(hex)),
+        size_(size),
+        received_(received),
+        fd_(fd) {}
   void Discard();
 
   ArtifactStore* const store_;

@@ -27,7 +27,6 @@ bool IsUnderRoot(const std::string& path, const std::string& root);
 //   (/data, /shared)
 // `output_dir` must lie under `artifacts_dir` (key "output_dir").
 absl::Status CheckJobPaths(const JobSpec& spec, const std::string& output_dir,
-                           const std::vector<std::string>& roots,
-                           const std::string& artifacts_dir);
+                           const std::vector<std::string>& roots, const std::string& artifacts_dir);
 
 }  // namespace lmtrain

@@ -81,9 +81,9 @@ absl::StatusOr<std::unique_ptr<Cluster>> Cluster::Start(int worker_slots, double
 
 absl::Status Cluster::AddWorker(int slots, double kill_grace_s) {
   if (worker_) return absl::FailedPreconditionError("the cluster has a worker already");
-  auto worker = launcher_.Launch({{BinDir() + "/lm-worker", "--server", address(), "--work-dir",
-                                   (dir_ / "worker").string(), "--slots", std::to_string(slots),
-                                   "--kill-grace-seconds", std::to_string(kill_grace_s)}});
+  auto worker = launcher_.Launch(
+      {{BinDir() + "/lm-worker", "--server", address(), "--work-dir", (dir_ / "worker").string(),
+        "--slots", std::to_string(slots), "--kill-grace-seconds", std::to_string(kill_grace_s)}});
   if (!worker.ok()) return worker.status();
   worker_ = std::move(*worker);
   return absl::OkStatus();

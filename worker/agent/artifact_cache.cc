@@ -33,7 +33,8 @@ absl::Status LinkOrCopy(const std::string& from, const fs::path& to) {
   fs::create_directories(to.parent_path(), ec);
   fs::create_hard_link(from, to, ec);
   if (ec) fs::copy_file(from, to, fs::copy_options::overwrite_existing, ec);
-  if (ec) return absl::InternalError(absl::StrCat("cannot place ", to.string(), ": ", ec.message()));
+  if (ec)
+    return absl::InternalError(absl::StrCat("cannot place ", to.string(), ": ", ec.message()));
   return absl::OkStatus();
 }
 
@@ -90,8 +91,8 @@ absl::StatusOr<std::string> ArtifactCache::Resolve(const std::string& value, Spe
     const std::string path = absl::StrCat(tree, "/", ref.subpath);
     std::error_code ec;
     if (!fs::exists(path, ec)) {
-      return absl::NotFoundError(absl::StrCat(ref.subpath, " is not in folder artifact sha256:",
-                                              ref.sha256));
+      return absl::NotFoundError(
+          absl::StrCat(ref.subpath, " is not in folder artifact sha256:", ref.sha256));
     }
     return path;
   }
@@ -121,9 +122,8 @@ absl::StatusOr<std::string> ArtifactCache::LocalizeSpec(const std::string& spec_
     if (!IsArtifactRef(*p.value)) continue;
     auto local = Resolve(*p.value, p.kind);
     if (!local.ok()) {
-      return absl::Status(local.status().code(),
-                          absl::StrCat("fetching ", p.key, " (", *p.value,
-                                       "): ", local.status().message()));
+      return absl::Status(local.status().code(), absl::StrCat("fetching ", p.key, " (", *p.value,
+                                                              "): ", local.status().message()));
     }
     *p.value = *local;
   }

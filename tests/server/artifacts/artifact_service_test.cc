@@ -42,8 +42,8 @@ class ArtifactServiceTest : public ::testing::Test {
             ::testing::UnitTest::GetInstance()->current_test_info()->name());
     fs::remove_all(dir_);
     store_ = std::move(*ArtifactStore::Open({(dir_ / "server").string(), 64 << 20, 0}));
-    service_ = std::make_unique<ArtifactServiceImpl>(store_.get(), nullptr,
-                                                     (dir_ / "server").string());
+    service_ =
+        std::make_unique<ArtifactServiceImpl>(store_.get(), nullptr, (dir_ / "server").string());
     grpc::ServerBuilder builder;
     builder.AddListeningPort("127.0.0.1:0", grpc::InsecureServerCredentials(), &port_);
     builder.RegisterService(service_.get());

@@ -62,7 +62,8 @@ TEST_F(DataRootsTest, DotDotEscapeIsRejectedNamingFieldAndPath) {
   ASSERT_TRUE(absl::IsInvalidArgument(s));
   EXPECT_NE(s.message().find("data.train_file: " + spec.data.train_file), std::string::npos) << s;
   EXPECT_NE(s.message().find("resolves to " + (base_ / "secret/key.txt").string()),
-            std::string::npos) << s;
+            std::string::npos)
+      << s;
   EXPECT_NE(s.message().find("outside the data roots"), std::string::npos) << s;
   // A sibling whose name starts like the root is not under it.
   EXPECT_FALSE(IsUnderRoot((base_ / "data2/x").string(), (base_ / "data").string()));
@@ -77,7 +78,8 @@ TEST_F(DataRootsTest, SymlinkEscapeIsRejected) {
   EXPECT_NE(s.message().find("model.name_or_path: "), std::string::npos) << s;
   EXPECT_NE(s.message().find("tokenizer.path: "), std::string::npos) << s;
   EXPECT_NE(s.message().find("resolves to " + (base_ / "secret/key.txt").string()),
-            std::string::npos) << s;
+            std::string::npos)
+      << s;
 }
 
 TEST_F(DataRootsTest, RootGivenThroughASymlinkStillAllowsItsFiles) {
@@ -94,7 +96,8 @@ TEST_F(DataRootsTest, RelativePathsAndWritesOutsideArtifactsAreRejected) {
   absl::Status s = CheckJobPaths(spec, (base_ / "secret/out").string(), roots_, artifacts_);
   ASSERT_TRUE(absl::IsInvalidArgument(s));
   EXPECT_NE(s.message().find("data.train_file: 'train.txt' must be an absolute path"),
-            std::string::npos) << s;
+            std::string::npos)
+      << s;
   EXPECT_NE(s.message().find("training.resume_from_checkpoint: "), std::string::npos) << s;
   EXPECT_NE(s.message().find("output_dir: "), std::string::npos) << s;
   EXPECT_NE(s.message().find("outside the artifacts dir"), std::string::npos) << s;

@@ -43,8 +43,8 @@ TEST_F(SubmitPolicyTest, DataRootsAllowTheirFilesAndRejectOthers) {
   EXPECT_TRUE(Manager({folder_.dir().string()}).Submit(folder_.Request()).ok());
   auto rejected = Manager({(root_ / "elsewhere").string()}).Submit(folder_.Request());
   ASSERT_TRUE(absl::IsInvalidArgument(rejected.status()));
-  EXPECT_NE(rejected.status().message().find(
-                "data.train_file: " + (folder_.dir() / "train.txt").string()),
+  EXPECT_NE(rejected.status().message().find("data.train_file: " +
+                                             (folder_.dir() / "train.txt").string()),
             std::string::npos)
       << rejected.status();
   EXPECT_EQ(JobCount(), 1u);
