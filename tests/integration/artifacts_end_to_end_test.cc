@@ -108,6 +108,23 @@ TEST(ArtifactsEndToEnd, UploadedDataTrainsOnAWorkerThatNeverSawItAndCheckpointsC
   auto tampered = VerifyCheckpointFolder((c.dir() / "downloaded-40").string());
   EXPECT_TRUE(absl::IsDataLoss(tampered.status())) << tampered.status();
 
+  // Fine-tune from the downloaded checkpoint-20 (model and tokenizer folders travel as folder
+  // manifests), deleted again before the worker fetches it.
+  const fs::path pretrained = c.dir() / "downloaded-20";
+  const fs::path job2 = c.dir() / "job2.yaml";
+  std::ofstream(job2) << "name: from-pretrained\ntask: clm\nmodel: {name_or_path: "
+                      << pretrained.string() << "}\ntokenizer: {path: " << pretrained.string()
+                      << "}\ndata: {train_file: " << SourceDir()
+                      << "/examples/data/austen_valid.txt, block_size: 32}\n"
+                      << "training: {max_steps: 4, per_device_train_batch_size: 4, "
+                         "do_eval: false, logging_steps: 2}\n";
+  ASSERT_EQ(c.Lmctl({"--upload=always", "submit", job2.string()}, &out, &err), 0) << err;
+  EXPECT_NE(err.find("manifest of " + pretrained.string()), std::string::npos) << err;
+  const std::string id2 = LastLine(out);
+  fs::remove_all(pretrained);
+  ASSERT_EQ(c.Lmctl({"watch", id2}, &out, &err), 0) << out << err;
+  EXPECT_FALSE(fs::is_empty(c.dir() / "worker/artifact-cache/trees"));
+
   // A step that does not exist, and a job that does not: clear errors, exit 1.
   EXPECT_EQ(c.Lmctl({"download", "--step", "7", id, (c.dir() / "x").string()}, &out, &err), 1);
   EXPECT_NE(err.find("no checkpoint-7"), std::string::npos) << err;
