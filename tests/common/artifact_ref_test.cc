@@ -58,9 +58,9 @@ TEST(ArtifactRef, SpecPathsListsEveryLocalPathField) {
   JobSpec spec;
   std::vector<std::string> keys;
   for (const SpecPath& p : SpecPaths(spec)) keys.push_back(p.key);
-  EXPECT_EQ(keys, (std::vector<std::string>{"model.name_or_path", "tokenizer.path",
-                                            "data.train_file", "data.validation_file",
-                                            "data.test_file", "data.data_dir"}));
+  EXPECT_EQ(keys,
+            (std::vector<std::string>{"model.name_or_path", "tokenizer.path", "data.train_file",
+                                      "data.validation_file", "data.test_file", "data.data_dir"}));
   *SpecPaths(spec)[2].value = "x";
   EXPECT_EQ(spec.data.train_file, "x");
 }

@@ -198,3 +198,22 @@ TEST_F(ArtifactServiceTest, CacheRefusesABlobWhoseBytesDoNotMatch) {
 
 }  // namespace
 }  // namespace lmtrain
+
+namespace lmtrain {
+namespace {
+
+TEST(UploadMode, AutoUploadsUnlessTheServerIsLoopback) {
+  for (const char* local : {"127.0.0.1:50051", "localhost:50051", "[::1]:50051", "127.1.2.3:1",
+                            "unix:/run/lm.sock", "dns:///localhost:50051"}) {
+    EXPECT_TRUE(IsLoopbackTarget(local)) << local;
+  }
+  for (const char* remote : {"10.0.0.5:50051", "lm-server.cluster:50051", "[2001:db8::1]:50051",
+                             "dns:///lm-server:50051"}) {
+    EXPECT_FALSE(IsLoopbackTarget(remote)) << remote;
+  }
+  EXPECT_EQ(*ParseUploadMode("always"), UploadMode::kAlways);
+  EXPECT_TRUE(absl::IsInvalidArgument(ParseUploadMode("sometimes").status()));
+}
+
+}  // namespace
+}  // namespace lmtrain
