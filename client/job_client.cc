@@ -36,11 +36,17 @@ absl::StatusOr<std::string> JobClient::Submit(const std::string& job_file,
   options.source_name = job_file;
   options.base_dir = path.parent_path().string();
   RETURN_IF_ERROR(ParseJobSpec(text.str(), options).status());
+  return SubmitText(text.str(), job_file, options.base_dir, request_id);
+}
 
+absl::StatusOr<std::string> JobClient::SubmitText(const std::string& text,
+                                                  const std::string& source_name,
+                                                  const std::string& base_dir,
+                                                  const std::string& request_id) {
   v1::SubmitJobRequest req;
-  req.set_spec_yaml(text.str());
-  req.set_source_name(job_file);
-  req.set_base_dir(options.base_dir);
+  req.set_spec_yaml(text);
+  req.set_source_name(source_name);
+  req.set_base_dir(base_dir);
   req.set_request_id(request_id);
   v1::SubmitJobResponse resp;
   grpc::ClientContext ctx;

@@ -23,6 +23,10 @@ class JobClient {
 
   // Reads and validates job_file, submits it; returns the job id.
   absl::StatusOr<std::string> Submit(const std::string& job_file, const std::string& request_id);
+  // Submits a job file's text as is (validated by the server only); `base_dir` absolute.
+  absl::StatusOr<std::string> SubmitText(const std::string& text, const std::string& source_name,
+                                         const std::string& base_dir,
+                                         const std::string& request_id);
   absl::StatusOr<v1::Job> Get(const std::string& id);
   absl::StatusOr<std::vector<v1::Job>> List(int limit);
   absl::StatusOr<v1::JobState> Cancel(const std::string& id);

@@ -1,7 +1,8 @@
 // lmctl: the lmtrain command line.
 //   lmctl [--server HOST:PORT] [--token T] [--tls-ca F [--tls-cert F --tls-key F]]
 //         [--config FILE] submit FILE | list | get ID [-o json] | watch ID | cancel ID
-//         | events ID [-f] [-o json]
+//         | events ID [-f] [-o json] | download ID [--step N] DIR
+//   submit uploads the files a job names unless --upload=never (client/spec_uploader.h).
 // Connection settings: flags > $LMCTL_SERVER/$LMCTL_TOKEN/... > ~/.config/lmctl/config.yaml
 // > defaults (127.0.0.1:50051, plaintext, no token); see client/lmctl_config.h.
 #include <cstdlib>
@@ -13,6 +14,7 @@
 #include "client/job_client.h"
 #include "client/job_format.h"
 #include "client/lmctl_config.h"
+#include "client/spec_uploader.h"
 #include "common/command_line.h"
 
 namespace lmtrain {
@@ -26,6 +28,10 @@ struct Context {
   bool logs = false;
   bool follow = false;
   int64_t limit = 100;
+  const ClientChannelFactory* channels = nullptr;  // submit (uploads), download
+  std::string upload = "auto";  // submit: auto | always | never
+  bool no_upload = false;       // submit: same as --upload=never
+  int64_t step = 0;             // download: 0 = latest checkpoint
 };
 
 int Fail(const absl::Status& s) {
@@ -34,7 +40,9 @@ int Fail(const absl::Status& s) {
 }
 
 int Submit(Context& c) {
-  auto id = c.client->Submit(c.args[0], c.request_id);
+  auto mode = ParseUploadMode(c.no_upload ? "never" : c.upload);
+  if (!mode.ok()) return Fail(mode.status());
+  auto id = SubmitJobFile(*c.client, c.channels->target(), c.channels->NewChannel(), c.args[0], c.request_id, *mode, std::cerr);
   if (!id.ok()) return Fail(id.status());
   std::cerr << "submitted " << c.args[0] << " as job " << *id << "\n";
   std::cout << *id << std::endl;
@@ -124,6 +132,17 @@ absl::StatusOr<ClientChannelFactory> ConnectionFromSettings(
       ResolveLmctlSettings(flags, LmctlSettingsFromEnv(getenv), file));
 }
 
+int Download(Context& c) {
+  ArtifactClient artifacts(c.channels->NewChannel(), {});
+  auto got = artifacts.DownloadCheckpoint(c.args[0], c.step, c.args[1]);
+  if (!got.ok()) return Fail(got.status());
+  std::cout << "job " << c.args[0] << " checkpoint-" << got->step << ": " << got->files
+            << " files, " << got->bytes << " bytes in " << c.args[1]
+            << (got->verified ? " (verified against manifest.json)" : " (no manifest.json)")
+            << std::endl;
+  return 0;
+}
+
 struct Command {
   size_t nargs;
   const char* usage;
@@ -140,6 +159,8 @@ const std::map<std::string, Command>& Commands() {
       {"cancel", {1, "cancel ID        cancel a queued or running job", Cancel}},
       {"events",
        {1, "events ID [-f] [-o json]  the job's event log (-f: follow until it ends)", Events}},
+      {"download",
+       {2, "download ID [--step N] DIR  fetch a checkpoint (default: latest), verified", Download}},
   };
   return *commands;
 }
@@ -164,6 +185,11 @@ int main(int argc, char** argv) {
   cl.AddBool("logs", &c.logs, "watch: also print the trainer's log lines");
   cl.AddBool("follow", &c.follow, "events: follow live until the job ends (also -f)");
   cl.AddInt("limit", &c.limit, "list: at most this many jobs");
+  cl.AddString("upload", &c.upload,
+               "submit: upload the files a job names: auto (unless the server is loopback), "
+               "always, never");
+  cl.AddBool("no-upload", &c.no_upload, "submit: keep paths as they are (shared storage)");
+  cl.AddInt("step", &c.step, "download: checkpoint step (default: latest)");
   std::vector<std::string> args(argv + 1, argv + argc);
   for (std::string& a : args) {
     if (a == "-o") a = "--output";
@@ -196,5 +222,6 @@ int main(int argc, char** argv) {
   if (!channels.ok()) return Fail(channels.status());
   JobClient client(channels->NewChannel());
   c.client = &client;
+  c.channels = &*channels;
   return cmd.run(c);
 }

@@ -10,6 +10,7 @@
 
 #include "absl/strings/ascii.h"
 #include "absl/strings/str_cat.h"
+#include "common/artifact_ref.h"
 #include "common/internal/model_config.h"
 #include "common/internal/yaml_reader.h"
 
@@ -210,6 +211,11 @@ const FieldTable<JobSpec>& TopLevelFields() {
 void ResolvePath(YamlReader& r, const ParseOptions& options, const std::string& key,
                  std::string& value) {
   if (value.empty()) return;
+  if (IsArtifactRef(value)) {  // Stays as written; the worker resolves it (common/artifact_ref.h).
+    auto ref = ParseArtifactRef(value);
+    if (!ref.ok()) r.ReportAt(key, absl::StrCat(key, ": ", ref.status().message()));
+    return;
+  }
   fs::path path(value);
   if (path.is_relative()) {
     if (!fs::path(options.base_dir).is_absolute()) {
@@ -247,7 +253,8 @@ void CheckExists(YamlReader& r, const std::string& key, const std::string& value
 void CheckPath(YamlReader& r, const ParseOptions& options, const std::string& key,
                std::string& value, Expect expect) {
   ResolvePath(r, options, key, value);
-  if (options.check_files && !value.empty() && fs::path(value).is_absolute()) {
+  if (options.check_files && !value.empty() && !IsArtifactRef(value) &&
+      fs::path(value).is_absolute()) {
     CheckExists(r, key, value, expect);
   }
 }

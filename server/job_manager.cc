@@ -4,8 +4,10 @@
 #include <optional>
 
 #include "absl/strings/str_cat.h"
+#include "common/artifact_ref.h"
 #include "common/job_spec.h"
 #include "common/status_macros.h"
+#include "server/artifacts/data_roots.h"
 
 namespace lmtrain {
 
@@ -14,6 +16,21 @@ namespace {
 constexpr JobState kUnfinished[] = {JobState::kQueued, JobState::kScheduled, JobState::kRunning,
                                     JobState::kPreempted, JobState::kRetrying};
 
+// Every artifact reference of `spec` must name a blob the store has.
+absl::Status CheckArtifactsStored(JobSpec spec, const ArtifactStore& artifacts) {
+  for (const SpecPath& p : SpecPaths(spec)) {
+    if (!IsArtifactRef(*p.value)) continue;
+    ASSIGN_OR_RETURN(ArtifactRef ref, ParseArtifactRef(*p.value));
+    ASSIGN_OR_RETURN(ArtifactStore::BlobStat stat, artifacts.Stat(ref.sha256));
+    if (!stat.exists) {
+      return absl::InvalidArgumentError(
+          absl::StrCat(p.key, ": artifact sha256:", ref.sha256,
+                       " is not in the server's artifact store (lmctl submit uploads it)"));
+    }
+  }
+  return absl::OkStatus();
+}
+
 }  // namespace
 
 JobManager::JobManager(JobStore* store, Clock* clock, EventHub* hub, Dispatcher* dispatcher)
@@ -21,7 +38,20 @@ JobManager::JobManager(JobStore* store, Clock* clock, EventHub* hub, Dispatcher*
 
 JobManager::JobManager(JobStore* store, Clock* clock, EventHub* hub, Dispatcher* dispatcher,
                        Options options)
-    : store_(store), clock_(clock), hub_(hub), dispatcher_(dispatcher), options_(options) {}
+    : store_(store),
+      clock_(clock),
+      hub_(hub),
+      dispatcher_(dispatcher),
+      options_(std::move(options)),
+      policy_(options_.submit_policy) {}
+
+JobManager::JobManager(JobStore* store, Clock* clock, EventHub* hub, Dispatcher* dispatcher,
+                       SubmitPolicy policy)
+    : JobManager(store, clock, hub, dispatcher, [&policy] {
+        Options options;
+        options.submit_policy = std::move(policy);
+        return options;
+      }()) {}
 
 int JobManager::QuotaOf(const std::string& user) const {
   auto it = options_.max_queued_jobs.find(user);
@@ -54,6 +84,9 @@ absl::StatusOr<std::string> JobManager::Submit(const SubmitRequest& request) {
   options.base_dir = request.base_dir;
   options.check_files = true;
   ASSIGN_OR_RETURN(JobSpec spec, ParseJobSpec(request.spec_yaml, options));
+  // The output dir is assigned below the artifacts dir at dispatch (ARTIFACTS/jobs/ID).
+  RETURN_IF_ERROR(CheckJobPaths(spec, "", policy_.data_roots, policy_.artifacts_dir));
+  if (policy_.artifacts != nullptr) RETURN_IF_ERROR(CheckArtifactsStored(spec, *policy_.artifacts));
   NewJob job;
   job.name = spec.name;
   job.task = spec.task;

@@ -16,6 +16,7 @@
 #include "absl/synchronization/mutex.h"
 #include "absl/time/time.h"
 #include "common/clock.h"
+#include "server/artifacts/artifact_store.h"
 #include "server/dispatcher.h"
 #include "server/auth/principal.h"
 #include "server/event_hub.h"
@@ -31,6 +32,17 @@ struct SubmitRequest {
   std::string user;  // "" = anonymous; with authentication on, the caller's token's user.
 };
 
+// What JobManager::Submit checks beyond the job file itself (docs/operations.md, "Artifact
+// store"). The default checks nothing more.
+struct JobSubmitPolicy {
+  // Non-empty: local paths a job reads must lie under one of these (server/artifacts/
+  // data_roots.h); jobs write only under artifacts_dir.
+  std::vector<std::string> data_roots;
+  std::string artifacts_dir;
+  // Not null: every artifact:sha256: reference must name a stored blob.
+  const ArtifactStore* artifacts = nullptr;
+};
+
 class JobManager {
  public:
   // Admission limits (issue 6). Defaults keep the single-user behaviour.
@@ -41,15 +53,20 @@ class JobManager {
     // config (users.NAME.max_queued_jobs, default_user.max_queued_jobs).
     int default_max_queued_jobs = 0;
     std::map<std::string, int> max_queued_jobs;  // By user.
+    JobSubmitPolicy submit_policy;                // Data roots and artifact references.
   };
+  using SubmitPolicy = JobSubmitPolicy;
 
   JobManager(JobStore* store, Clock* clock, EventHub* hub, Dispatcher* dispatcher);  // Defaults.
   JobManager(JobStore* store, Clock* clock, EventHub* hub, Dispatcher* dispatcher,
              Options options);
+  JobManager(JobStore* store, Clock* clock, EventHub* hub, Dispatcher* dispatcher,
+             SubmitPolicy policy);  // Default admission limits.
   JobManager(const JobManager&) = delete;
   JobManager& operator=(const JobManager&) = delete;
 
-  // InvalidArgument (spec errors with file:line), or the new job's id.
+  // InvalidArgument (spec errors with file:line; a path outside the data roots; an artifact
+  // reference the store does not have), or the new job's id.
   absl::StatusOr<std::string> Submit(const SubmitRequest& request);
   absl::StatusOr<JobRecord> Get(const std::string& id);
   // May `caller` see and cancel job `id` (CanAccessJob)? NotFound when there is no such job,
@@ -82,6 +99,7 @@ class JobManager {
   Dispatcher* const dispatcher_;
   const Options options_;
   absl::Mutex submit_mu_;  // Held across quota check + insert when a quota applies.
+  const SubmitPolicy& policy_;  // options_.submit_policy
 };
 
 }  // namespace lmtrain

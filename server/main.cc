@@ -3,12 +3,15 @@
 //             [--scheduler-config FILE] (see server/scheduler_config.h)
 //             [--auth-tokens FILE] [--tls-cert F --tls-key F [--tls-client-ca F]]
 //             [--max-request-bytes N] [--max-spec-bytes N]   (see docs/security.md)
+//             [--data-roots DIR,...] [--max-artifact-bytes N] [--artifact-quota-bytes N]
 // SIGHUP re-reads the tokens file.
 #include <signal.h>
 
 #include <atomic>
+#include <filesystem>
 #include <iostream>
 
+#include "absl/strings/str_split.h"
 #include "common/command_line.h"
 #include "common/termination_signals.h"
 #include "server/server.h"
@@ -33,7 +36,7 @@ int main(int argc, char** argv) {
   Server::Options o;
   int64_t local_workers = 0, lease_ms = o.lease_timeout_ms;
   int64_t max_request_bytes = o.max_receive_message_bytes;
-  std::string scheduler_config;
+  std::string scheduler_config, data_roots;
   CommandLine cl("lm-server", "the lmtrain control plane");
   cl.AddString("listen", &o.listen, "gRPC address HOST:PORT (port 0: any free port)");
   cl.AddString("data-dir", &o.data_dir, "folder for lm.db and artifacts");
@@ -51,12 +54,20 @@ int main(int argc, char** argv) {
                "PEM CA: require client certificates signed by it (mutual TLS)");
   cl.AddInt("max-request-bytes", &max_request_bytes, "largest gRPC request accepted");
   cl.AddInt("max-spec-bytes", &o.max_spec_bytes, "largest job file a submit may carry");
+  cl.AddString("data-roots", &data_roots,
+               "DIR,...: jobs may only read local data/model/tokenizer paths under these");
+  cl.AddInt("max-artifact-bytes", &o.max_artifact_bytes, "largest file lmctl may upload");
+  cl.AddInt("artifact-quota-bytes", &o.artifact_quota_bytes,
+            "bytes of uploads charged to one user (0: unlimited)");
   auto args = cl.Parse(argc - 1, argv + 1);
   if (!args.ok()) {
     std::cerr << args.status().message() << "\n";
     return IsHelpRequest(args.status()) ? 0 : 2;
   }
   o.local_worker_slots = static_cast<int>(local_workers);
+  for (absl::string_view root : absl::StrSplit(data_roots, ',', absl::SkipEmpty())) {
+    o.data_roots.push_back(std::filesystem::absolute(std::string(root)).string());
+  }
   o.lease_timeout_ms = lease_ms;
   if (max_request_bytes <= 0 || max_request_bytes > (1LL << 31) - 1) {
     std::cerr << "lm-server: --max-request-bytes must be in 1..2147483647\n";

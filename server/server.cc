@@ -39,7 +39,13 @@ absl::Status Server::Init() {
   dispatcher_ = std::make_unique<Dispatcher>(store_.get(), SystemClock::Get(), &hub_,
                                              scheduler_.get(), std::move(dispatch));
   RETURN_IF_ERROR(dispatcher_->Recover());
+  ArtifactStore::Options artifact_options;
+  artifact_options.root = options_.artifacts_dir;
+  artifact_options.max_file_bytes = options_.max_artifact_bytes;
+  artifact_options.user_quota_bytes = options_.artifact_quota_bytes;
+  ASSIGN_OR_RETURN(artifacts_, ArtifactStore::Open(artifact_options));
   JobManager::Options admission;
+  admission.submit_policy = {options_.data_roots, options_.artifacts_dir, artifacts_.get()};
   admission.max_spec_bytes = options_.max_spec_bytes;
   admission.default_max_queued_jobs = options_.scheduler.default_user.max_queued_jobs;
   for (const auto& [user, policy] : options_.scheduler.users) {
@@ -52,6 +58,8 @@ absl::Status Server::Init() {
   }
   auth_ = std::make_unique<GrpcAuth>(authenticator_.get(), &authorizer_);
   job_service_ = std::make_unique<JobServiceImpl>(manager_.get(), auth_.get());
+  artifact_service_ = std::make_unique<ArtifactServiceImpl>(artifacts_.get(), manager_.get(),
+                                                            options_.artifacts_dir, auth_.get());
   worker_service_ = std::make_unique<WorkerServiceImpl>(dispatcher_.get(), &hub_, auth_.get());
   RETURN_IF_ERROR(StartGrpc());
   expiry_thread_ = std::thread([this] { ExpiryLoop(); });
@@ -67,6 +75,7 @@ absl::Status Server::StartGrpc() {
   builder.AddListeningPort(options_.listen, credentials, &port_);
   builder.RegisterService(job_service_.get());
   builder.RegisterService(worker_service_.get());
+  builder.RegisterService(artifact_service_.get());
   builder.SetMaxReceiveMessageSize(options_.max_receive_message_bytes);
   // gRPC sets SO_REUSEPORT by default, so a second lm-server on the same address would start
   // and silently share the port (and split the workers) with the first: refuse instead.
@@ -94,14 +103,18 @@ void Server::StartLocalWorker() {
       authenticator_->AddInternalToken(token, Principal{"local-worker", Role::kWorker, true});
     }
     grpc::Server* server = grpc_server_.get();
-    local_client_ = std::make_unique<GrpcServerClient>([server, token] {
+    auto channel = [server, token] {
       grpc::ChannelArguments args;
       if (token.empty()) return server->InProcessChannel(args);
       return server->experimental().InProcessChannelWithInterceptors(args,
                                                                      TokenInterceptors(token));
-    });
+    };
+    local_client_ = std::make_unique<GrpcServerClient>(channel);
+    local_artifact_client_ = std::make_unique<ArtifactClient>(channel(), ArtifactClient::Options{});
   } else {
     local_client_ = std::make_unique<GrpcServerClient>(absl::StrCat("127.0.0.1:", port_));
+    local_artifact_client_ = std::make_unique<ArtifactClient>(absl::StrCat("127.0.0.1:", port_),
+                                                              ArtifactClient::Options{});
   }
   WorkerAgent::Options o;
   o.name = "local";
@@ -111,6 +124,9 @@ void Server::StartLocalWorker() {
   o.kill_grace = options_.kill_grace;
   o.advertise_address = "127.0.0.1";
   fs::create_directories(o.work_dir, ec);
+  local_artifact_cache_ = std::make_unique<ArtifactCache>(local_artifact_client_.get(),
+                                                          o.work_dir + "/artifact-cache");
+  o.artifacts = local_artifact_cache_.get();
   local_agent_ = std::make_unique<WorkerAgent>(local_client_.get(), &local_launcher_, o);
   local_thread_ = std::thread([this] { local_agent_->Run(); });
 }

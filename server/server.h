@@ -23,6 +23,9 @@
 #include "server/auth/grpc_auth.h"
 #include "server/auth/server_credentials.h"
 #include "server/auth/token_authenticator.h"
+#include "client/artifacts/artifact_client.h"
+#include "server/artifact_service.h"
+#include "server/artifacts/artifact_store.h"
 #include "server/dispatcher.h"
 #include "server/event_hub.h"
 #include "server/job_manager.h"
@@ -30,6 +33,7 @@
 #include "server/scheduler_config.h"
 #include "server/worker_service.h"
 #include "storage/job_store.h"
+#include "worker/agent/artifact_cache.h"
 #include "worker/agent/process_launcher.h"
 #include "worker/agent/server_client.h"
 #include "worker/agent/worker_agent.h"
@@ -52,6 +56,11 @@ class Server {
     ServerTlsOptions tls;          // Server certificate (+ client CA for mutual TLS).
     int max_receive_message_bytes = 16 << 20;  // Largest request gRPC accepts.
     int64_t max_spec_bytes = 1 << 20;          // Largest job file a submit may carry.
+    // Artifact store (docs/operations.md): per-file limit, per-user quota (0: none), and the
+    // data roots jobs may read local paths under (empty: any path).
+    int64_t max_artifact_bytes = int64_t{16} << 30;
+    int64_t artifact_quota_bytes = 0;
+    std::vector<std::string> data_roots;
   };
 
   // Opens the store, recovers running jobs, starts serving. Errors name the file or address.
@@ -78,11 +87,13 @@ class Server {
   EventHub hub_;
   std::unique_ptr<scheduler::Scheduler> scheduler_;
   std::unique_ptr<Dispatcher> dispatcher_;
+  std::unique_ptr<ArtifactStore> artifacts_;
   std::unique_ptr<JobManager> manager_;
   std::unique_ptr<TokenAuthenticator> authenticator_;  // Null: authentication off.
   Authorizer authorizer_;
   std::unique_ptr<GrpcAuth> auth_;
   std::unique_ptr<JobServiceImpl> job_service_;
+  std::unique_ptr<ArtifactServiceImpl> artifact_service_;
   std::unique_ptr<WorkerServiceImpl> worker_service_;
   std::unique_ptr<grpc::Server> grpc_server_;
   int port_ = 0;
@@ -91,6 +102,8 @@ class Server {
   std::thread expiry_thread_;
   // The embedded local worker.
   std::unique_ptr<GrpcServerClient> local_client_;
+  std::unique_ptr<ArtifactClient> local_artifact_client_;
+  std::unique_ptr<ArtifactCache> local_artifact_cache_;
   PosixProcessLauncher local_launcher_;
   std::unique_ptr<WorkerAgent> local_agent_;
   std::thread local_thread_;

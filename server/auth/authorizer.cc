@@ -31,6 +31,12 @@ const std::vector<MethodPolicy>& DefaultPolicies() {
       Allow("/lmtrain.v1.WorkerService/RegisterWorker", {kWorker}),
       Allow("/lmtrain.v1.WorkerService/Sync", {kWorker}),
       Allow("/lmtrain.v1.WorkerService/ReportJobEvents", {kWorker}),
+      // lmtrain.v1.ArtifactService: users upload what their jobs name and download their
+      // jobs' checkpoints; workers fetch what the jobs they run name.
+      Allow("/lmtrain.v1.ArtifactService/StatArtifact", {kUser, kAdmin}),
+      Allow("/lmtrain.v1.ArtifactService/UploadArtifact", {kUser, kAdmin}),
+      Allow("/lmtrain.v1.ArtifactService/DownloadArtifact", {kUser, kAdmin, kWorker}),
+      Allow("/lmtrain.v1.ArtifactService/DownloadCheckpoint", {kUser, kAdmin}, "job_id"),
       // Standard services.
       Public("/grpc.health.v1.Health/Check"),
       Public("/grpc.health.v1.Health/Watch"),

@@ -73,14 +73,20 @@ absl::StatusOr<std::unique_ptr<Cluster>> Cluster::Start(int worker_slots, double
   if (!port.ok()) return port.status();
   c->port_ = std::stoi(*port);
   if (worker_slots > 0) {
-    auto worker = c->launcher_.Launch(
-        {{BinDir() + "/lm-worker", "--server", c->address(), "--work-dir",
-          (c->dir_ / "worker").string(), "--slots", std::to_string(worker_slots),
-          "--kill-grace-seconds", std::to_string(kill_grace_s)}});
-    if (!worker.ok()) return worker.status();
-    c->worker_ = std::move(*worker);
+    absl::Status s = c->AddWorker(worker_slots, kill_grace_s);
+    if (!s.ok()) return s;
   }
   return c;
+}
+
+absl::Status Cluster::AddWorker(int slots, double kill_grace_s) {
+  if (worker_) return absl::FailedPreconditionError("the cluster has a worker already");
+  auto worker = launcher_.Launch(
+      {{BinDir() + "/lm-worker", "--server", address(), "--work-dir", (dir_ / "worker").string(),
+        "--slots", std::to_string(slots), "--kill-grace-seconds", std::to_string(kill_grace_s)}});
+  if (!worker.ok()) return worker.status();
+  worker_ = std::move(*worker);
+  return absl::OkStatus();
 }
 
 Cluster::~Cluster() {

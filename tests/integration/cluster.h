@@ -24,6 +24,8 @@ class Cluster {
 
   std::string address() const { return "127.0.0.1:" + std::to_string(port_); }
   const std::filesystem::path& dir() const { return dir_; }
+  // Starts an lm-worker (work dir dir()/worker) when the cluster has none yet.
+  absl::Status AddWorker(int slots, double kill_grace_s = 2.0);
   // Runs lmctl with args against this cluster; returns exit code, fills stdout/stderr.
   int Lmctl(const std::vector<std::string>& args, std::string* out, std::string* err);
 

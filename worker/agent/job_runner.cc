@@ -136,8 +136,17 @@ absl::StatusOr<std::unique_ptr<ChildProcess>> JobRunner::Launch() {
   if (ec)
     return absl::InternalError(
         absl::StrCat("cannot create ", job_dir.string(), ": ", ec.message()));
+  std::string spec_yaml = assignment_.spec_yaml();
+  if (options_.artifacts != nullptr) {
+    auto local = options_.artifacts->LocalizeSpec(spec_yaml);
+    if (!local.ok()) return local.status();
+    spec_yaml = *std::move(local);
+  } else if (spec_yaml.find(kArtifactRefPrefix) != std::string::npos) {
+    return absl::FailedPreconditionError(
+        "the job names artifacts (artifact:sha256:...) but this worker has no artifact cache");
+  }
   const fs::path spec_path = job_dir / "job.yaml";
-  std::ofstream(spec_path) << assignment_.spec_yaml();
+  std::ofstream(spec_path) << spec_yaml;
   LaunchSpec spec;
   spec.argv = {options_.trainer_path,    spec_path.string(), "--output-dir",
                assignment_.output_dir(), "--events-fd",      "3"};

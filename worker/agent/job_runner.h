@@ -12,6 +12,8 @@
 // Multi-rank jobs: the child gets RANK, WORLD_SIZE, LOCAL_RANK, MASTER_ADDR, MASTER_PORT
 // (torchrun's names); assignment.resume adds --auto-resume. Each rank logs to
 // OUTPUT_DIR/logs/lm-train[-rankN].log.
+// Artifact references in the spec are fetched and replaced by local paths first (Options::
+// artifacts); a failure to fetch ends the attempt like a failed launch (exit code 127).
 // Files: WORK_DIR/jobs/ID/attempt-A-rank-R/job.yaml (the spec) and OUTPUT_DIR/logs/lm-train.log
 // (all output).
 // Thread-safe: Cancel(), done() and Shutdown() may be called from any thread.
@@ -26,6 +28,7 @@
 
 #include "absl/time/time.h"
 #include "lmtrain/v1/worker.pb.h"
+#include "worker/agent/artifact_cache.h"
 #include "worker/agent/process_launcher.h"
 #include "worker/agent/server_client.h"
 
@@ -38,6 +41,9 @@ class JobRunner {
     std::string work_dir;
     absl::Duration kill_grace = absl::Seconds(10);
     absl::Duration flush_interval = absl::Milliseconds(200);
+    // Fetches the artifacts a spec names before launch (not owned). Null: a spec with
+    // artifact references fails to launch.
+    ArtifactCache* artifacts = nullptr;
   };
 
   // worker_id() is read for every report (the id changes if the agent re-registers).

@@ -76,6 +76,11 @@ int main(int argc, char** argv) {
     return 2;
   }
   GrpcServerClient client(*channels);
+  // Artifacts the jobs name (uploaded by lmctl) are fetched into WORK_DIR/artifact-cache.
+  ArtifactClient artifact_client(channels->NewChannel(), {});
+  ArtifactCache artifact_cache(&artifact_client,
+                               std::filesystem::absolute(work_dir).string() + "/artifact-cache");
+  options.artifacts = &artifact_cache;
   PosixProcessLauncher launcher;
   options.name = name;
   options.slots = static_cast<int>(slots);

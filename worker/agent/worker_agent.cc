@@ -90,6 +90,7 @@ void WorkerAgent::Apply(const v1::SyncResponse& resp) {
     const std::string key = RunnerKey(a.job_id(), a.rank(), a.attempt());
     if (!started_.insert(key).second) continue;  // Re-sent until acknowledged.
     JobRunner::Options o{options_.trainer_path, options_.work_dir, options_.kill_grace};
+    o.artifacts = options_.artifacts;
     auto runner = std::make_unique<JobRunner>(
         a, [this] { return worker_id(); }, client_, launcher_, o);
     runner->Start();

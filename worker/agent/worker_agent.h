@@ -36,6 +36,7 @@ class WorkerAgent {
     std::string advertise_address;     // How other workers reach this one; default hostname.
     int rendezvous_port_base = 29500;  // Ports for the c10d TCPStore of jobs whose rank 0
     int rendezvous_port_count = 100;   // runs here: [base, base + count).
+    ArtifactCache* artifacts = nullptr;  // Not owned; see JobRunner::Options::artifacts.
   };
 
   WorkerAgent(ServerClient* client, ProcessLauncher* launcher, Options options);
