@@ -6,6 +6,8 @@
 
 #include "absl/strings/str_cat.h"
 #include "common/status_macros.h"
+#include "server/metrics/grpc_metrics_interceptor.h"
+#include "server/metrics/observed_job_store.h"
 #include "storage/sqlite_job_store.h"
 
 namespace lmtrain {
@@ -28,7 +30,8 @@ absl::Status Server::Init() {
   }
   SqliteJobStore::Options store_options;
   store_options.path = options_.data_dir + "/lm.db";
-  ASSIGN_OR_RETURN(store_, SqliteJobStore::Open(store_options));
+  ASSIGN_OR_RETURN(std::unique_ptr<SqliteJobStore> sqlite, SqliteJobStore::Open(store_options));
+  store_ = std::make_unique<ObservedJobStore>(std::move(sqlite), &metrics_);
 
   scheduler_ = scheduler::MakePolicyScheduler(options_.scheduler.options);
   Dispatcher::Options dispatch;
@@ -44,8 +47,20 @@ absl::Status Server::Init() {
   job_service_ = std::make_unique<JobServiceImpl>(manager_.get());
   worker_service_ = std::make_unique<WorkerServiceImpl>(dispatcher_.get(), &hub_);
 
+  if (!options_.http_listen.empty()) {
+    HttpServer::Options http;
+    http.listen = options_.http_listen;
+    http.authenticate = options_.http_authenticator;
+    http.ready = [this] { return Ready(); };
+    ASSIGN_OR_RETURN(http_server_, HttpServer::Start(std::move(http), manager_.get(),
+                                                     dispatcher_.get(), &metrics_));
+  }
+
   grpc::EnableDefaultHealthCheckService(true);
   grpc::ServerBuilder builder;
+  std::vector<std::unique_ptr<grpc::experimental::ServerInterceptorFactoryInterface>> interceptors;
+  interceptors.push_back(MakeGrpcMetricsInterceptorFactory(&metrics_));
+  builder.experimental().SetInterceptorCreators(std::move(interceptors));
   builder.AddListeningPort(options_.listen, grpc::InsecureServerCredentials(), &port_);
   builder.RegisterService(job_service_.get());
   builder.RegisterService(worker_service_.get());
@@ -58,6 +73,7 @@ absl::Status Server::Init() {
     return absl::UnavailableError(absl::StrCat("cannot listen on ", options_.listen));
   }
   expiry_thread_ = std::thread([this] { ExpiryLoop(); });
+  serving_.Notify();
 
   if (options_.local_worker_slots > 0) {
     local_client_ = std::make_unique<GrpcServerClient>(absl::StrCat("127.0.0.1:", port_));
@@ -75,6 +91,14 @@ absl::Status Server::Init() {
   return absl::OkStatus();
 }
 
+absl::Status Server::Ready() {
+  if (!serving_.HasBeenNotified()) return absl::UnavailableError("starting");
+  if (stop_.HasBeenNotified()) return absl::UnavailableError("shutting down");
+  JobFilter one;
+  one.limit = 1;
+  return store_->ListJobs(one).status();
+}
+
 void Server::ExpiryLoop() {
   const absl::Duration period =
       absl::Milliseconds(std::max<int64_t>(100, options_.lease_timeout_ms / 4));
@@ -87,6 +111,7 @@ void Server::Shutdown() {
     return;
   }
   stop_.Notify();
+  if (http_server_) http_server_->Stop();  // No HTTP handler touches the core after this.
   if (local_agent_) {
     local_agent_->Stop();
     local_thread_.join();  // Stops its children and reports their exits first.
