@@ -219,11 +219,14 @@ TEST_F(HttpApiTest, EventsPageByAfterAndLogsCarryTheirStream) {
   EXPECT_TRUE(saw_checkpoint) << body;
 
   ASSERT_EQ(Get("/api/v1/jobs/" + id + "/logs", &body), 200) << last_.body;
-  ASSERT_EQ(body["lines"].size(), 2u);
-  EXPECT_EQ(body["lines"][0]["stream"], "stdout");
-  EXPECT_EQ(body["lines"][0]["text"], "hello\n");
+  ASSERT_GE(body["lines"].size(), 2u);  // The server's own lines (placement) come first.
+  const size_t n = body["lines"].size();
+  EXPECT_EQ(body["lines"][n - 2]["stream"], "stdout");
+  EXPECT_EQ(body["lines"][n - 2]["text"], "hello\n");
+  EXPECT_EQ(body["lines"][n - 1]["stream"], "stderr");
   // Invalid UTF-8 in a log line still gives valid JSON (the byte becomes U+FFFD).
-  EXPECT_EQ(body["lines"][1]["text"], "bad \xef\xbf\xbd byte\n");
+  EXPECT_EQ(body["lines"][n - 1]["text"], "bad \xef\xbf\xbd byte\n");
+  for (const json& line : body["lines"]) EXPECT_FALSE(line.contains("type"));
   ASSERT_EQ(Get("/api/v1/jobs/" + id + "/logs?limit=1", &body), 200);
   EXPECT_EQ(body["lines"].size(), 1u);
   EXPECT_TRUE(body["more"]);
@@ -352,11 +355,11 @@ TEST_F(HttpApiTest, ServesTheEmbeddedDashboardWithAStrictContentSecurityPolicy) 
 }
 
 TEST_F(HttpApiTest, PrometheusMetricsShowQueueRunningAndWorkerThroughput) {
-  Submit("q1", 0);
-  Submit("q2", 7);
   const std::string run = Submit("run", 9);
   JobAssignment a;
   const std::string w = RunOnWorker(run, &a);
+  Submit("q1", 0);  // They stay QUEUED: no worker asks for work after this.
+  Submit("q2", 7);
   TrainingMetrics m;
   m.tokens_per_second = 2048;
   Report(w, a, {m});
