@@ -41,7 +41,9 @@ try {
   page = await browser.newPage();
   page.setDefaultTimeout(60000);
   page.on("pageerror", (e) => problems.push("page error: " + e.message));
-  page.on("console", (m) => { if (m.type() === "error") problems.push("console error: " + m.text()); });
+  page.on("console", (m) => {
+    if (m.type() === "error") problems.push(`console error: ${m.text()} (${m.location().url || "?"})`);
+  });
   await page.setRequestInterception(true);
   page.on("request", (r) => {
     if (new URL(r.url()).origin !== origin && !r.url().startsWith("data:")) {
@@ -77,7 +79,8 @@ try {
   await page.waitForSelector(row);
 
   // Job page: the charts have points from the stored metric history.
-  await page.click(row);
+  // The table is redrawn on every poll: click inside the page, where the row cannot go stale.
+  await page.$eval(row, (tr) => tr.click());
   await page.waitForFunction((id) => location.hash === "#/jobs/" + id, {}, jobId);
   await page.waitForFunction(() => {
     const n = (sel) => Number(document.querySelector(sel)?.dataset.points || 0);
@@ -100,7 +103,17 @@ try {
   check(charts.cancelEnabled, "Cancel button is enabled for a running job");
   await shot(page, "job.png");
 
-  // Cancel from the page: the button asks for confirmation, then the job ends CANCELLED.
+  // Workers page: the worker running the job, its slots in use.
+  await page.goto(url + "#/workers", { waitUntil: "load" });
+  const worker = "#workers-table tbody tr[data-worker-id]";
+  await page.waitForFunction((sel, id) => [...document.querySelectorAll(sel)].some(
+    (tr) => tr.querySelector(`a[href="#/jobs/${id}"]`) && /100%/.test(tr.innerText)), {}, worker, jobId);
+  const workers = await page.$$eval(worker, (t) => t.length);
+  await shot(page, "workers.png");
+
+  // Cancel from the job page: the button asks for confirmation, then the job ends CANCELLED.
+  await page.goto(url + "#/jobs/" + jobId, { waitUntil: "load" });
+  await page.waitForFunction(() => document.getElementById("view").dataset.jobState === "RUNNING");
   await page.click("#cancel-btn");
   await page.waitForSelector("#cancel-confirm", { visible: true });
   await page.click("#cancel-confirm");
@@ -108,12 +121,6 @@ try {
                              { timeout: 60000 });
   check(await page.$eval("#cancel-btn", (b) => b.disabled), "Cancel button disabled once cancelled");
   await shot(page, "job-cancelled.png");
-
-  // Workers page: the worker with its slots.
-  await page.goto(url + "#/workers", { waitUntil: "load" });
-  await page.waitForSelector("#workers-table tbody tr[data-worker-id]");
-  const workers = await page.$$eval("#workers-table tbody tr[data-worker-id]", (t) => t.length);
-  await shot(page, "workers.png");
 
   check(problems.length === 0, problems.join("; "));
   console.log(JSON.stringify({ ok: true, rows, charts, workers, screenshots: shots }));

@@ -77,6 +77,7 @@ TEST(DashboardBrowser, JobsTableChartsAndCancelFromThePage) {
   ASSERT_TRUE(fs::exists(script_dir / "node_modules" / "puppeteer-core"))
       << "tests/browser/node_modules is missing: run scripts/setup.sh (npm ci there)";
   const fs::path out = fs::path(BinDir()).parent_path() / "test-artifacts" / "browser";
+  fs::remove_all(out);  // Only this run's screenshots.
   fs::create_directories(out);
 
   auto cluster = Cluster::Start(1);

@@ -6,7 +6,7 @@
 
 (function () {
   const SVG = "http://www.w3.org/2000/svg";
-  const W = 640, H = 260, M = { l: 58, r: 16, t: 14, b: 34 };
+  const W = 520, H = 250, M = { l: 52, r: 14, t: 12, b: 36 };
 
   function el(name, attrs, parent) {
     const e = document.createElementNS(SVG, name);
@@ -63,11 +63,11 @@
     const axis = el("g", { class: "axis" }, svg);
     for (const v of ty.values) {
       el("line", { x1: M.l, x2: W - M.r, y1: sy(v), y2: sy(v) }, grid);
-      el("text", { x: M.l - 6, y: sy(v) + 3, "text-anchor": "end" }, axis).textContent = fmt(v);
+      el("text", { x: M.l - 6, y: sy(v) + 4, "text-anchor": "end" }, axis).textContent = fmt(v);
     }
     for (const v of tx.values) {
       el("line", { x1: sx(v), x2: sx(v), y1: H - M.b, y2: H - M.b + 4 }, axis);
-      el("text", { x: sx(v), y: H - M.b + 16, "text-anchor": "middle" }, axis).textContent = fmt(v);
+      el("text", { x: sx(v), y: H - M.b + 17, "text-anchor": "middle" }, axis).textContent = fmt(v);
     }
     el("line", { x1: M.l, x2: W - M.r, y1: H - M.b, y2: H - M.b }, axis);
     if (opts.xLabel) {
