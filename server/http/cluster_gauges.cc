@@ -11,8 +11,7 @@ constexpr int kScanLimit = 100000;
 
 }  // namespace
 
-absl::Status UpdateClusterGauges(JobManager* jobs, Dispatcher* dispatcher,
-                                 ServerMetrics* metrics) {
+absl::Status UpdateClusterGauges(JobManager* jobs, Dispatcher* dispatcher, ServerMetrics* metrics) {
   auto queued = jobs->List(JobFilter{{JobState::kQueued}, kScanLimit});
   if (!queued.ok()) return queued.status();
   std::map<LabelValues, double> by_priority;

@@ -12,7 +12,6 @@
 namespace lmtrain {
 
 // Replaces the gauges' series with the current values. Errors are the store's.
-absl::Status UpdateClusterGauges(JobManager* jobs, Dispatcher* dispatcher,
-                                 ServerMetrics* metrics);
+absl::Status UpdateClusterGauges(JobManager* jobs, Dispatcher* dispatcher, ServerMetrics* metrics);
 
 }  // namespace lmtrain

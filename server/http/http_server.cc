@@ -51,7 +51,8 @@ class HttpServer::Routes {
         metrics_(metrics) {}
 
   void Register(httplib::Server& s) {
-    s.Get("/", [](const httplib::Request&, httplib::Response& res) { ServeAsset("index.html", res); });
+    s.Get("/",
+          [](const httplib::Request&, httplib::Response& res) { ServeAsset("index.html", res); });
     s.Get(R"(/assets/(.+))", [](const httplib::Request& req, httplib::Response& res) {
       ServeAsset(req.matches[1], res);
     });
@@ -74,21 +75,21 @@ class HttpServer::Routes {
         [this](const Principal& p, const httplib::Request& req) {
           return api_.JobEvents(p, req.matches[1], req.params);
         });
-    Api(s, absl::StrCat(kJobPath, "/logs"), [this](const Principal& p, const httplib::Request& req) {
-      return api_.JobLogs(p, req.matches[1], req.params);
-    });
-    Api(s, "/api/v1/workers", [this](const Principal& p, const httplib::Request&) {
-      return api_.ListWorkers(p);
-    });
+    Api(s, absl::StrCat(kJobPath, "/logs"),
+        [this](const Principal& p, const httplib::Request& req) {
+          return api_.JobLogs(p, req.matches[1], req.params);
+        });
+    Api(s, "/api/v1/workers",
+        [this](const Principal& p, const httplib::Request&) { return api_.ListWorkers(p); });
     s.Post(absl::StrCat(kJobPath, "/cancel"),
            [this](const httplib::Request& req, httplib::Response& res) { Cancel(req, res); });
-    s.set_error_handler(httplib::Server::HandlerWithResponse(
-        [](const httplib::Request& req, httplib::Response& res) {
+    s.set_error_handler(httplib::Server::HandlerWithResponse([](const httplib::Request& req,
+                                                                httplib::Response& res) {
       if (!res.body.empty()) return httplib::Server::HandlerResponse::Unhandled;
       SendError(res, res.status,
-                res.status == 404 ? absl::StrCat("no such endpoint: ", req.method, " ",
-                                                 req.path.substr(0, 200))
-                                  : absl::StrCat("HTTP ", res.status));
+                res.status == 404
+                    ? absl::StrCat("no such endpoint: ", req.method, " ", req.path.substr(0, 200))
+                    : absl::StrCat("HTTP ", res.status));
       return httplib::Server::HandlerResponse::Handled;
     }));
     s.set_exception_handler(
@@ -204,7 +205,8 @@ absl::StatusOr<std::unique_ptr<HttpServer>> HttpServer::Start(Options options, J
   http.set_payload_max_length(1 << 20);
   server->routes_ = std::make_unique<Routes>(std::move(options), jobs, dispatcher, metrics);
   server->routes_->Register(http);
-  server->port_ = port == 0 ? http.bind_to_any_port(host) : (http.bind_to_port(host, port) ? port : -1);
+  server->port_ =
+      port == 0 ? http.bind_to_any_port(host) : (http.bind_to_port(host, port) ? port : -1);
   if (server->port_ <= 0) {
     server->port_ = 0;
     return absl::UnavailableError(absl::StrCat(

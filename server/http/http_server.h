@@ -45,7 +45,7 @@ using HttpAuthenticator =
 class HttpServer {
  public:
   struct Options {
-    std::string listen;  // HOST:PORT (IPv6 as [::1]:PORT); port 0 picks a free port.
+    std::string listen;              // HOST:PORT (IPv6 as [::1]:PORT); port 0 picks a free port.
     HttpAuthenticator authenticate;  // Empty: every caller is Principal::AuthDisabled().
     std::function<absl::Status()> ready;  // /readyz; empty: always ready.
     int threads = 8;

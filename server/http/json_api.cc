@@ -67,9 +67,9 @@ absl::StatusOr<std::vector<JobState>> StatesParam(const QueryParams& query) {
 absl::Status CheckJobId(const std::string& id) {
   if (id.empty() || id.size() > kMaxIdLength ||
       !std::all_of(id.begin(), id.end(), [](char c) { return c >= '0' && c <= '9'; })) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "job id must be a decimal number of at most ", kMaxIdLength, " digits (got '",
-        id.substr(0, kMaxIdLength), id.size() > kMaxIdLength ? "...'" : "'", ")"));
+    return absl::InvalidArgumentError(
+        absl::StrCat("job id must be a decimal number of at most ", kMaxIdLength, " digits (got '",
+                     id.substr(0, kMaxIdLength), id.size() > kMaxIdLength ? "...'" : "'", ")"));
   }
   return absl::OkStatus();
 }
@@ -102,15 +102,23 @@ absl::Status ScanEvents(JobManager* jobs, const std::string& id, int64_t after, 
 
 int HttpStatusFor(const absl::Status& status) {
   switch (status.code()) {
-    case absl::StatusCode::kOk: return 200;
-    case absl::StatusCode::kNotFound: return 404;
+    case absl::StatusCode::kOk:
+      return 200;
+    case absl::StatusCode::kNotFound:
+      return 404;
     case absl::StatusCode::kInvalidArgument:
-    case absl::StatusCode::kOutOfRange: return 400;
-    case absl::StatusCode::kFailedPrecondition: return 409;
-    case absl::StatusCode::kPermissionDenied: return 403;
-    case absl::StatusCode::kUnauthenticated: return 401;
-    case absl::StatusCode::kUnavailable: return 503;
-    default: return 500;
+    case absl::StatusCode::kOutOfRange:
+      return 400;
+    case absl::StatusCode::kFailedPrecondition:
+      return 409;
+    case absl::StatusCode::kPermissionDenied:
+      return 403;
+    case absl::StatusCode::kUnauthenticated:
+      return 401;
+    case absl::StatusCode::kUnavailable:
+      return 503;
+    default:
+      return 500;
   }
 }
 

@@ -16,8 +16,7 @@ class MetricsInterceptor : public grpc::experimental::Interceptor {
     if (methods->QueryInterceptionHookPoint(InterceptionHookPoints::PRE_SEND_STATUS)) {
       const LabelValues labels = {method_, GrpcCodeName(methods->GetSendStatus().error_code())};
       metrics_->grpc_requests->Increment(labels);
-      metrics_->grpc_request_seconds->Observe(labels,
-                                              absl::ToDoubleSeconds(absl::Now() - start_));
+      metrics_->grpc_request_seconds->Observe(labels, absl::ToDoubleSeconds(absl::Now() - start_));
     }
     methods->Proceed();
   }
@@ -48,11 +47,23 @@ MakeGrpcMetricsInterceptorFactory(ServerMetrics* metrics) {
 }
 
 std::string GrpcCodeName(grpc::StatusCode code) {
-  static const char* const kNames[] = {
-      "OK",        "CANCELLED",          "UNKNOWN",        "INVALID_ARGUMENT",  "DEADLINE_EXCEEDED",
-      "NOT_FOUND", "ALREADY_EXISTS",     "PERMISSION_DENIED", "RESOURCE_EXHAUSTED",
-      "FAILED_PRECONDITION", "ABORTED", "OUT_OF_RANGE",   "UNIMPLEMENTED",     "INTERNAL",
-      "UNAVAILABLE", "DATA_LOSS",        "UNAUTHENTICATED"};
+  static const char* const kNames[] = {"OK",
+                                       "CANCELLED",
+                                       "UNKNOWN",
+                                       "INVALID_ARGUMENT",
+                                       "DEADLINE_EXCEEDED",
+                                       "NOT_FOUND",
+                                       "ALREADY_EXISTS",
+                                       "PERMISSION_DENIED",
+                                       "RESOURCE_EXHAUSTED",
+                                       "FAILED_PRECONDITION",
+                                       "ABORTED",
+                                       "OUT_OF_RANGE",
+                                       "UNIMPLEMENTED",
+                                       "INTERNAL",
+                                       "UNAVAILABLE",
+                                       "DATA_LOSS",
+                                       "UNAUTHENTICATED"};
   const int i = static_cast<int>(code);
   if (i >= 0 && i < static_cast<int>(std::size(kNames))) return kNames[i];
   return absl::StrCat("CODE_", i);

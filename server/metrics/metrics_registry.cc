@@ -2,10 +2,9 @@
 
 #include <charconv>
 #include <cmath>
-#include <regex>
-
 #include <cstdio>
 #include <cstdlib>
+#include <regex>
 
 #include "absl/strings/str_cat.h"
 
@@ -53,12 +52,12 @@ std::string FormatMetricValue(double v) {
   return std::string(buf, result.ptr);
 }
 
-MetricFamily::MetricFamily(std::string name, std::string help,
-                           std::vector<std::string> label_names)
+MetricFamily::MetricFamily(std::string name, std::string help, std::vector<std::string> label_names)
     : name_(std::move(name)), help_(std::move(help)), label_names_(std::move(label_names)) {
   Require(ValidName(name_, true), absl::StrCat("invalid metric name '", name_, "'"));
   for (const std::string& l : label_names_) {
-    Require(ValidName(l, false) && l != "le", absl::StrCat(name_, ": invalid label name '", l, "'"));
+    Require(ValidName(l, false) && l != "le",
+            absl::StrCat(name_, ": invalid label name '", l, "'"));
   }
 }
 
@@ -80,8 +79,8 @@ std::string MetricFamily::LabelText(const LabelValues& values, const std::string
 }
 
 void MetricFamily::RenderHeader(const char* type, std::string* out) const {
-  absl::StrAppend(out, "# HELP ", name_, " ", Escape(help_, false), "\n# TYPE ", name_, " ",
-                  type, "\n");
+  absl::StrAppend(out, "# HELP ", name_, " ", Escape(help_, false), "\n# TYPE ", name_, " ", type,
+                  "\n");
 }
 
 void Counter::Increment(const LabelValues& labels, double amount) {

@@ -26,14 +26,13 @@ class ObservedJobStore : public JobStore {
   absl::StatusOr<std::vector<JobRecord>> ListJobs(const JobFilter& filter) override {
     return store_->ListJobs(filter);
   }
-  absl::StatusOr<JobRecord> TransitionJob(const std::string& id,
-                                          const JobTransition& t) override;
+  absl::StatusOr<JobRecord> TransitionJob(const std::string& id, const JobTransition& t) override;
   absl::StatusOr<int64_t> AppendEvents(const std::string& job_id, int64_t time_ms,
                                        const std::vector<EventPayload>& events) override {
     return store_->AppendEvents(job_id, time_ms, events);
   }
-  absl::StatusOr<std::vector<EventRecord>> ListEvents(const std::string& job_id,
-                                                      int64_t after_seq, int limit) override {
+  absl::StatusOr<std::vector<EventRecord>> ListEvents(const std::string& job_id, int64_t after_seq,
+                                                      int limit) override {
     return store_->ListEvents(job_id, after_seq, limit);
   }
 

@@ -24,10 +24,10 @@ struct ServerMetrics {
   Histogram* const job_duration_seconds;
   // Submit to the first SCHEDULED (first attempt only).
   Histogram* const scheduling_latency_seconds;
-  Gauge* const queued_jobs;            // {priority="0"}: QUEUED jobs per priority.
-  Gauge* const running_jobs;           // {state="SCHEDULED"|"RUNNING"}.
-  Gauge* const worker_slots;           // {worker="id", name="local"}: slots offered.
-  Gauge* const worker_used_slots;      // {worker, name}: slots in use.
+  Gauge* const queued_jobs;               // {priority="0"}: QUEUED jobs per priority.
+  Gauge* const running_jobs;              // {state="SCHEDULED"|"RUNNING"}.
+  Gauge* const worker_slots;              // {worker="id", name="local"}: slots offered.
+  Gauge* const worker_used_slots;         // {worker, name}: slots in use.
   Gauge* const worker_tokens_per_second;  // {worker, name}: see cluster_gauges.h.
 };
 

@@ -93,8 +93,7 @@ TEST(DashboardBrowser, JobsTableChartsAndCancelFromThePage) {
   PosixProcessLauncher launcher;
   LaunchSpec spec;
   spec.argv = {node, (script_dir / "dashboard.mjs").string(),
-               absl::StrCat("http://127.0.0.1:", (*cluster)->http_port(), "/"), *id,
-               out.string()};
+               absl::StrCat("http://127.0.0.1:", (*cluster)->http_port(), "/"), *id, out.string()};
   spec.env = {{"CHROMIUM", chromium}};
   auto child = launcher.Launch(spec);
   ASSERT_TRUE(child.ok()) << child.status();
@@ -104,8 +103,8 @@ TEST(DashboardBrowser, JobsTableChartsAndCancelFromThePage) {
   drain.join();
   const int code = (*child)->Wait().exit_code;
   std::cout << "dashboard.mjs: " << stdout_text << err << std::endl;
-  for (const char* name : {"jobs.png", "job.png", "job-cancelled.png", "workers.png",
-                           "failure.png"}) {
+  for (const char* name :
+       {"jobs.png", "job.png", "job-cancelled.png", "workers.png", "failure.png"}) {
     if (fs::exists(out / name)) std::cout << "screenshot: " << (out / name).string() << "\n";
   }
   ASSERT_EQ(code, 0) << stdout_text << err;

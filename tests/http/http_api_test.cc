@@ -181,9 +181,9 @@ TEST_F(HttpApiTest, MetricsHistoryHasEveryReportedPointWithTimeAndContinuesAfter
   EXPECT_EQ(body["points"][0]["learning_rate"], 1e-3);
   EXPECT_EQ(body["points"][0]["tokens_per_second"], 1200);
   EXPECT_EQ(body["points"][1]["eval_metrics"]["eval_accuracy"], 0.25);
-  EXPECT_EQ(body["points"][1]["time_ms"].get<int64_t>() -
-                body["points"][0]["time_ms"].get<int64_t>(),
-            1000);
+  EXPECT_EQ(
+      body["points"][1]["time_ms"].get<int64_t>() - body["points"][0]["time_ms"].get<int64_t>(),
+      1000);
   EXPECT_FALSE(body["more"]);
   const int64_t next = body["next_after"];
   ASSERT_EQ(Get("/api/v1/jobs/" + id + "/metrics?after=" + std::to_string(next), &body), 200);
@@ -201,8 +201,9 @@ TEST_F(HttpApiTest, EventsPageByAfterAndLogsCarryTheirStream) {
   const std::string id = Submit("logs");
   JobAssignment a;
   const std::string w = RunOnWorker(id, &a);
-  Report(w, a, {LogEvent{"stdout", "hello\n"}, LogEvent{"stderr", "bad \xff byte\n"},
-                CheckpointRecord{30, "/artifacts/jobs/1/checkpoint-30", 0}});
+  Report(w, a,
+         {LogEvent{"stdout", "hello\n"}, LogEvent{"stderr", "bad \xff byte\n"},
+          CheckpointRecord{30, "/artifacts/jobs/1/checkpoint-30", 0}});
   json body;
   ASSERT_EQ(Get("/api/v1/jobs/" + id + "/events?limit=2", &body), 200) << last_.body;
   ASSERT_EQ(body["events"].size(), 2u);
@@ -372,8 +373,8 @@ TEST_F(HttpApiTest, PrometheusMetricsShowQueueRunningAndWorkerThroughput) {
   EXPECT_THAT(res->body, HasSubstr("lmtrain_running_jobs{state=\"RUNNING\"} 1\n"));
   EXPECT_THAT(res->body, HasSubstr("lmtrain_worker_tokens_per_second{worker=\"" + w +
                                    "\",name=\"gpu-box\"} 2048\n"));
-  EXPECT_THAT(res->body, HasSubstr("lmtrain_worker_used_slots{worker=\"" + w +
-                                   "\",name=\"gpu-box\"} 1\n"));
+  EXPECT_THAT(res->body,
+              HasSubstr("lmtrain_worker_used_slots{worker=\"" + w + "\",name=\"gpu-box\"} 1\n"));
 }
 
 TEST(HttpServerStart, RefusesATakenPortAndMalformedAddresses) {

@@ -114,7 +114,8 @@ TEST(ObservedJobStore, RecordsSchedulingLatencyAndDurationByFinalState) {
   const std::string text = metrics.registry.Render();
   EXPECT_THAT(text, HasSubstr("lmtrain_job_scheduling_latency_seconds_sum 2.5\n"));
   EXPECT_THAT(text, HasSubstr("lmtrain_job_duration_seconds_sum{state=\"CANCELLED\"} 20\n"));
-  EXPECT_THAT(text, HasSubstr("lmtrain_job_duration_seconds_bucket{state=\"CANCELLED\",le=\"10\"} 2\n"));
+  EXPECT_THAT(text,
+              HasSubstr("lmtrain_job_duration_seconds_bucket{state=\"CANCELLED\",le=\"10\"} 2\n"));
 }
 
 }  // namespace

@@ -18,8 +18,8 @@ using ::testing::HasSubstr;
 class ServerHttpTest : public ::testing::Test {
  protected:
   ServerHttpTest()
-      : dir_(fs::temp_directory_path() / ("lmtrain-http-" + std::to_string(::getpid()) + "-" +
-                                          std::to_string(counter_++))) {}
+      : dir_(fs::temp_directory_path() /
+             ("lmtrain-http-" + std::to_string(::getpid()) + "-" + std::to_string(counter_++))) {}
   ~ServerHttpTest() override { fs::remove_all(dir_); }
 
   absl::StatusOr<std::unique_ptr<Server>> StartServer(const std::string& http_listen,
