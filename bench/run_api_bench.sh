@@ -25,7 +25,7 @@ trap cleanup EXIT
 
 # start_server NAME: starts lm-server on a free port; sets $addr.
 start_server() {
-  "$bin/lm-server" --listen 127.0.0.1:0 --data-dir "$work/$1" >"$work/$1.log" 2>&1 &
+  "$bin/lm-server" --listen 127.0.0.1:0 --http-listen 127.0.0.1:0 --data-dir "$work/$1" >"$work/$1.log" 2>&1 &
   pids+=($!)
   for _ in $(seq 100); do
     addr="$(sed -n 's/^lm-server: listening on \([^,]*\),.*/\1/p' "$work/$1.log")"

@@ -16,7 +16,8 @@ SERVER_PID=$!
 trap 'kill $SERVER_PID 2>/dev/null; wait $SERVER_PID 2>/dev/null || true' EXIT
 for _ in $(seq 50); do lmctl list > /dev/null 2>&1 && break; sleep 0.2; done
 JOB=$(lmctl submit examples/tiny-gpt2/job.yaml | tail -n1)
-echo "job $JOB submitted; streaming its events (lmctl watch $JOB):"
+echo "job $JOB submitted; dashboard (while it runs): http://127.0.0.1:8080/#/jobs/$JOB"
+echo "streaming its events (lmctl watch $JOB):"
 STATUS=0
 lmctl watch "$JOB" || STATUS=$?
 lmctl get "$JOB" -o json

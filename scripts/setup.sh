@@ -9,13 +9,29 @@ PACKAGES=(
   g++ cmake ninja-build ccache pkg-config git
   # control plane
   libgrpc++-dev protobuf-compiler-grpc libprotobuf-dev protobuf-compiler libabsl-dev
-  libsqlite3-dev libyaml-cpp-dev nlohmann-json3-dev libssl-dev
+  libsqlite3-dev libyaml-cpp-dev nlohmann-json3-dev libssl-dev libcpp-httplib-dev
   # trainer
   libtorch-dev libgloo-dev libopenblas0-pthread libsentencepiece-dev libicu-dev
-  # tests
-  libgtest-dev libgmock-dev
-  openssl  # the security tests make throwaway TLS certificates
+  # tests (openssl: throwaway TLS certificates; chromium + nodejs: the dashboard's browser
+  # test, tests/browser)
+  libgtest-dev libgmock-dev openssl chromium nodejs
 )
+
+SUDO=""
+if [ "$(id -u)" -ne 0 ]; then SUDO="sudo"; fi
+
+# The browser test's driver: puppeteer-core from tests/browser/package-lock.json. It drives the
+# system chromium; no browser is downloaded.
+npm_deps() {
+  local dir
+  dir="$(cd "$(dirname "$0")/.." && pwd)/tests/browser"
+  [ -d "$dir/node_modules" ] && return 0
+  if ! command -v npm > /dev/null; then
+    DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq --no-install-recommends npm
+  fi
+  echo "setup: npm ci in tests/browser"
+  (cd "$dir" && PUPPETEER_SKIP_DOWNLOAD=1 npm ci --no-audit --no-fund)
+}
 
 missing=()
 for p in "${PACKAGES[@]}"; do
@@ -26,12 +42,12 @@ done
 
 if [ ${#missing[@]} -eq 0 ]; then
   echo "setup: all ${#PACKAGES[@]} packages present"
+  npm_deps
   exit 0
 fi
 
-SUDO=""
-if [ "$(id -u)" -ne 0 ]; then SUDO="sudo"; fi
 echo "setup: installing ${missing[*]}"
 $SUDO apt-get update -qq
 DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}"
+npm_deps
 echo "setup: done"

@@ -4,6 +4,7 @@
 //             [--auth-tokens FILE] [--tls-cert F --tls-key F [--tls-client-ca F]]
 //             [--max-request-bytes N] [--max-spec-bytes N]   (see docs/security.md)
 //             [--data-roots DIR,...] [--max-artifact-bytes N] [--artifact-quota-bytes N]
+//             [--http-listen HOST:PORT] (dashboard, JSON API, /metrics; docs/dashboard.md)
 // SIGHUP re-reads the tokens file.
 #include <signal.h>
 
@@ -34,6 +35,7 @@ int main(int argc, char** argv) {
               << std::endl;
   });
   Server::Options o;
+  o.http_listen = "127.0.0.1:8080";
   int64_t local_workers = 0, lease_ms = o.lease_timeout_ms;
   int64_t max_request_bytes = o.max_receive_message_bytes;
   std::string scheduler_config, data_roots;
@@ -44,6 +46,8 @@ int main(int argc, char** argv) {
   cl.AddInt("local-worker", &local_workers, "run an embedded worker with N slots");
   cl.AddString("trainer", &o.trainer_path, "lm-train path for the embedded worker");
   cl.AddInt("lease-timeout-ms", &lease_ms, "worker heartbeat timeout");
+  cl.AddString("http-listen", &o.http_listen,
+               "dashboard, JSON API and /metrics HOST:PORT (port 0: any free port; '': off)");
   cl.AddString("scheduler-config", &scheduler_config,
                "YAML: user weights and limits, backfill, preemption, seed");
   cl.AddString("auth-tokens", &o.auth_tokens_file,
@@ -100,6 +104,11 @@ int main(int argc, char** argv) {
             << s->options().data_dir
             << (o.auth_tokens_file.empty() ? ", authentication off" : ", authentication on")
             << std::endl;
+  if (s->http_port() != 0) {
+    const std::string& h = o.http_listen;
+    std::cout << "lm-server: dashboard at http://" << h.substr(0, h.rfind(':')) << ":"
+              << s->http_port() << "/" << std::endl;
+  }
   term.WaitForNotification();
   std::cout << "lm-server: shutting down" << std::endl;
   running.store(nullptr);

@@ -6,6 +6,8 @@
 
 #include "absl/strings/str_cat.h"
 #include "common/status_macros.h"
+#include "server/metrics/grpc_metrics_interceptor.h"
+#include "server/metrics/observed_job_store.h"
 #include "storage/sqlite_job_store.h"
 
 namespace lmtrain {
@@ -28,7 +30,8 @@ absl::Status Server::Init() {
   }
   SqliteJobStore::Options store_options;
   store_options.path = options_.data_dir + "/lm.db";
-  ASSIGN_OR_RETURN(store_, SqliteJobStore::Open(store_options));
+  ASSIGN_OR_RETURN(std::unique_ptr<SqliteJobStore> sqlite, SqliteJobStore::Open(store_options));
+  store_ = std::make_unique<ObservedJobStore>(std::move(sqlite), &metrics_);
 
   scheduler_ = scheduler::MakePolicyScheduler(options_.scheduler.options);
   Dispatcher::Options dispatch;
@@ -61,9 +64,34 @@ absl::Status Server::Init() {
   artifact_service_ = std::make_unique<ArtifactServiceImpl>(artifacts_.get(), manager_.get(),
                                                             options_.artifacts_dir, auth_.get());
   worker_service_ = std::make_unique<WorkerServiceImpl>(dispatcher_.get(), &hub_, auth_.get());
+  RETURN_IF_ERROR(StartHttp());
   RETURN_IF_ERROR(StartGrpc());
   expiry_thread_ = std::thread([this] { ExpiryLoop(); });
+  serving_.Notify();
   if (options_.local_worker_slots > 0) StartLocalWorker();
+  return absl::OkStatus();
+}
+
+// HTTP takes the same tokens as gRPC ("Authorization: Bearer TOKEN"), unless the options
+// name another authenticator.
+absl::Status Server::StartHttp() {
+  if (options_.http_listen.empty()) return absl::OkStatus();
+  HttpServer::Options http;
+  http.listen = options_.http_listen;
+  http.authenticate = options_.http_authenticator;
+  if (!http.authenticate && authenticator_ != nullptr) {
+    const TokenAuthenticator* tokens = authenticator_.get();
+    http.authenticate = [tokens](const std::string& header) -> absl::StatusOr<Principal> {
+      Principal p = tokens->Authenticate(BearerToken(header));
+      if (!p.authenticated) {
+        return absl::UnauthenticatedError("a valid 'Authorization: Bearer TOKEN' is required");
+      }
+      return p;
+    };
+  }
+  http.ready = [this] { return Ready(); };
+  ASSIGN_OR_RETURN(http_server_, HttpServer::Start(std::move(http), manager_.get(),
+                                                   dispatcher_.get(), &metrics_));
   return absl::OkStatus();
 }
 
@@ -73,6 +101,11 @@ absl::Status Server::StartGrpc() {
   grpc::EnableDefaultHealthCheckService(true);
   grpc::ServerBuilder builder;
   builder.AddListeningPort(options_.listen, credentials, &port_);
+  // Auth decides each call first; the metrics interceptor counts every call, denied ones too.
+  std::vector<std::unique_ptr<grpc::experimental::ServerInterceptorFactoryInterface>> interceptors;
+  if (auth_->enabled()) interceptors.push_back(auth_->NewInterceptorFactory());
+  interceptors.push_back(MakeGrpcMetricsInterceptorFactory(&metrics_));
+  builder.experimental().SetInterceptorCreators(std::move(interceptors));
   builder.RegisterService(job_service_.get());
   builder.RegisterService(worker_service_.get());
   builder.RegisterService(artifact_service_.get());
@@ -80,11 +113,6 @@ absl::Status Server::StartGrpc() {
   // gRPC sets SO_REUSEPORT by default, so a second lm-server on the same address would start
   // and silently share the port (and split the workers) with the first: refuse instead.
   builder.AddChannelArgument(GRPC_ARG_ALLOW_REUSEPORT, 0);
-  if (auth_->enabled()) {
-    std::vector<std::unique_ptr<grpc::experimental::ServerInterceptorFactoryInterface>> creators;
-    creators.push_back(auth_->NewInterceptorFactory());
-    builder.experimental().SetInterceptorCreators(std::move(creators));
-  }
   grpc_server_ = builder.BuildAndStart();
   if (grpc_server_ == nullptr || port_ == 0) {
     return absl::UnavailableError(absl::StrCat("cannot listen on ", options_.listen));
@@ -131,6 +159,14 @@ void Server::StartLocalWorker() {
   local_thread_ = std::thread([this] { local_agent_->Run(); });
 }
 
+absl::Status Server::Ready() {
+  if (!serving_.HasBeenNotified()) return absl::UnavailableError("starting");
+  if (stop_.HasBeenNotified()) return absl::UnavailableError("shutting down");
+  JobFilter one;
+  one.limit = 1;
+  return store_->ListJobs(one).status();
+}
+
 absl::Status Server::ReloadTokens() {
   if (authenticator_ == nullptr) {
     return absl::FailedPreconditionError("authentication is off (no --auth-tokens)");
@@ -150,6 +186,7 @@ void Server::Shutdown() {
     return;
   }
   stop_.Notify();
+  if (http_server_) http_server_->Stop();  // No HTTP handler touches the core after this.
   if (local_agent_) {
     local_agent_->Stop();
     local_thread_.join();  // Stops its children and reports their exits first.

@@ -1,8 +1,9 @@
 // Server: lm-server wired together. Owns, in dependency order: the SQLite store, the event
 // hub, the scheduler, the dispatcher, the job manager, authentication and authorization
 // (when a tokens file is given; docs/security.md), the gRPC services (JobService,
-// WorkerService, the standard health service), a lease-expiry thread, and optionally in-process
-// worker agents
+// WorkerService, ArtifactService, the standard health service), a lease-expiry thread,
+// optionally the HTTP front end (server/http: dashboard, JSON API, Prometheus /metrics) and
+// in-process worker agents
 // (`--local-worker N`: the embedded default, one command for a working system).
 //
 //   Start() -> serving -> Shutdown() (SIGTERM) -> Wait() returns
@@ -28,8 +29,10 @@
 #include "server/artifacts/artifact_store.h"
 #include "server/dispatcher.h"
 #include "server/event_hub.h"
+#include "server/http/http_server.h"
 #include "server/job_manager.h"
 #include "server/job_service.h"
+#include "server/metrics/server_metrics.h"
 #include "server/scheduler_config.h"
 #include "server/worker_service.h"
 #include "storage/job_store.h"
@@ -61,6 +64,11 @@ class Server {
     int64_t max_artifact_bytes = int64_t{16} << 30;
     int64_t artifact_quota_bytes = 0;
     std::vector<std::string> data_roots;
+    // HTTP (dashboard, JSON API, /metrics): HOST:PORT, port 0 picks a free port (see
+    // http_port()); "" = no HTTP. (lm-server's --http-listen defaults to 127.0.0.1:8080.)
+    std::string http_listen;
+    // Empty: the tokens file's authenticator when auth is on, else everyone is admin.
+    HttpAuthenticator http_authenticator;
   };
 
   // Opens the store, recovers running jobs, starts serving. Errors name the file or address.
@@ -68,6 +76,8 @@ class Server {
   ~Server();
 
   int port() const { return port_; }
+  int http_port() const { return http_server_ ? http_server_->port() : 0; }  // 0: no HTTP.
+  ServerMetrics& metrics() { return metrics_; }
   const Options& options() const { return options_; }
   void Shutdown();
   void Wait();  // Until Shutdown() has completed.
@@ -79,10 +89,13 @@ class Server {
   explicit Server(Options options) : options_(std::move(options)) {}
   absl::Status Init();
   absl::Status StartGrpc();
+  absl::Status StartHttp();
   void StartLocalWorker();
   void ExpiryLoop();
+  absl::Status Ready();  // /readyz: started, not stopping, store answers.
 
   Options options_;
+  ServerMetrics metrics_;  // Before the store, which records into it.
   std::unique_ptr<JobStore> store_;
   EventHub hub_;
   std::unique_ptr<scheduler::Scheduler> scheduler_;
@@ -95,8 +108,10 @@ class Server {
   std::unique_ptr<JobServiceImpl> job_service_;
   std::unique_ptr<ArtifactServiceImpl> artifact_service_;
   std::unique_ptr<WorkerServiceImpl> worker_service_;
+  std::unique_ptr<HttpServer> http_server_;
   std::unique_ptr<grpc::Server> grpc_server_;
   int port_ = 0;
+  absl::Notification serving_;
   absl::Notification stop_;
   absl::Notification stopped_;
   std::thread expiry_thread_;

@@ -15,10 +15,14 @@ namespace lmtrain::testing {
 namespace fs = std::filesystem;
 namespace {
 
-// Reads fd until its text matches `re` or the timeout passes; returns capture group 1.
-absl::StatusOr<std::string> WaitForMatch(int fd, const std::regex& re, absl::Duration timeout) {
+// Reads fd into *buffer until the text there matches `re` or the timeout passes; returns
+// capture group 1. The buffer carries what was read over to the next call.
+absl::StatusOr<std::string> WaitForMatch(int fd, const std::regex& re, absl::Duration timeout,
+                                         std::string* seen) {
   const absl::Time deadline = absl::Now() + timeout;
-  std::string buffer;
+  std::string& buffer = *seen;
+  std::smatch m;
+  if (std::regex_search(buffer, m, re)) return m[1].str();
   while (absl::Now() < deadline) {
     pollfd p{fd, POLLIN, 0};
     if (poll(&p, 1, 100) <= 0) continue;
@@ -26,7 +30,6 @@ absl::StatusOr<std::string> WaitForMatch(int fd, const std::regex& re, absl::Dur
     const ssize_t n = read(fd, buf, sizeof buf);
     if (n <= 0) break;
     buffer.append(buf, n);
-    std::smatch m;
     if (std::regex_search(buffer, m, re)) return m[1].str();
   }
   return absl::DeadlineExceededError(absl::StrCat("no line matching in output: ", buffer));
@@ -64,14 +67,22 @@ absl::StatusOr<std::unique_ptr<Cluster>> Cluster::Start(int worker_slots, double
                                                      absl::ToUnixMicros(absl::Now()));
   fs::create_directories(c->dir_);
   auto server =
-      c->launcher_.Launch({{BinDir() + "/lm-server", "--listen", "127.0.0.1:0", "--data-dir",
-                            (c->dir_ / "data").string(), "--lease-timeout-ms", "5000"}});
+      c->launcher_.Launch({{BinDir() + "/lm-server", "--listen", "127.0.0.1:0", "--http-listen",
+                            "127.0.0.1:0", "--data-dir", (c->dir_ / "data").string(),
+                            "--lease-timeout-ms", "5000"}});
   if (!server.ok()) return server.status();
   c->server_ = std::move(*server);
+  std::string out;
   auto port = WaitForMatch(c->server_->stdout_fd(), std::regex("listening on [0-9.]+:([0-9]+)"),
-                           absl::Seconds(20));
+                           absl::Seconds(20), &out);
   if (!port.ok()) return port.status();
   c->port_ = std::stoi(*port);
+  // Printed right after the gRPC line.
+  auto http_port = WaitForMatch(c->server_->stdout_fd(),
+                                std::regex("dashboard at http://[0-9.]+:([0-9]+)/"),
+                                absl::Seconds(20), &out);
+  if (!http_port.ok()) return http_port.status();
+  c->http_port_ = std::stoi(*http_port);
   if (worker_slots > 0) {
     absl::Status s = c->AddWorker(worker_slots, kill_grace_s);
     if (!s.ok()) return s;

@@ -23,6 +23,8 @@ class Cluster {
   ~Cluster();
 
   std::string address() const { return "127.0.0.1:" + std::to_string(port_); }
+  // lm-server's HTTP front end (dashboard, JSON API), on its own ephemeral port.
+  int http_port() const { return http_port_; }
   const std::filesystem::path& dir() const { return dir_; }
   // Starts an lm-worker (work dir dir()/worker) when the cluster has none yet.
   absl::Status AddWorker(int slots, double kill_grace_s = 2.0);
@@ -33,6 +35,7 @@ class Cluster {
   Cluster() = default;
   std::filesystem::path dir_;
   int port_ = 0;
+  int http_port_ = 0;
   PosixProcessLauncher launcher_;
   std::unique_ptr<ChildProcess> server_;
   std::unique_ptr<ChildProcess> worker_;

@@ -95,7 +95,8 @@ absl::Status ProcessGroup::StartServer() {
   std::string port;
   absl::Status s =
       Launch(server_proc_,
-             {BinDir() + "/lm-server", "--listen", listen, "--data-dir", (dir_ / "data").string(),
+             {BinDir() + "/lm-server", "--listen", listen, "--http-listen", "127.0.0.1:0",
+              "--data-dir", (dir_ / "data").string(),
               "--lease-timeout-ms", std::to_string(options_.lease_timeout_ms)},
              (dir_ / "logs" / "server.log").string(), &port);
   if (!s.ok()) return s;

@@ -1,0 +1,233 @@
+#include "server/http/http_server.h"
+
+#include <httplib.h>
+#include <sys/socket.h>
+
+#include "absl/strings/numbers.h"
+#include "absl/strings/str_cat.h"
+#include "absl/time/clock.h"
+#include "server/http/cluster_gauges.h"
+#include "server/http/dashboard_assets.h"
+#include "server/http/json_api.h"
+
+namespace lmtrain {
+namespace {
+using nlohmann::json;
+
+constexpr char kJobPath[] = R"(/api/v1/jobs/([^/]+))";
+constexpr char kContentSecurityPolicy[] =
+    "default-src 'self'; connect-src 'self'; img-src 'self' data:; style-src 'self'; "
+    "script-src 'self'; frame-ancestors 'none'";
+
+void SendJson(httplib::Response& res, const ApiResponse& api) {
+  res.status = api.status;
+  res.set_header("Cache-Control", "no-store");
+  // Stored text may hold invalid UTF-8 (log lines): replace it rather than fail the response.
+  res.set_content(api.body.dump(-1, ' ', false, json::error_handler_t::replace),
+                  "application/json");
+}
+
+void SendError(httplib::Response& res, int status, const std::string& message) {
+  SendJson(res, ApiResponse{status, json{{"error", message}}});
+}
+
+// SO_REUSEADDR only: httplib's default also sets SO_REUSEPORT, which would let a second
+// lm-server bind the same port silently instead of failing.
+void SocketOptions(int sock) {
+  int yes = 1;
+  setsockopt(sock, SOL_SOCKET, SO_REUSEADDR, &yes, sizeof yes);
+}
+
+}  // namespace
+
+// The route table: adapters from httplib requests to JsonApi and the other endpoints.
+class HttpServer::Routes {
+ public:
+  Routes(Options options, JobManager* jobs, Dispatcher* dispatcher, ServerMetrics* metrics)
+      : options_(std::move(options)),
+        api_(jobs, dispatcher),
+        jobs_(jobs),
+        dispatcher_(dispatcher),
+        metrics_(metrics) {}
+
+  void Register(httplib::Server& s) {
+    s.Get("/",
+          [](const httplib::Request&, httplib::Response& res) { ServeAsset("index.html", res); });
+    s.Get(R"(/assets/(.+))", [](const httplib::Request& req, httplib::Response& res) {
+      ServeAsset(req.matches[1], res);
+    });
+    s.Get("/healthz", [](const httplib::Request&, httplib::Response& res) {
+      res.set_content("ok\n", "text/plain");
+    });
+    s.Get("/readyz", [this](const httplib::Request&, httplib::Response& res) { Ready(res); });
+    s.Get("/metrics", [this](const httplib::Request&, httplib::Response& res) { Metrics(res); });
+    Api(s, "/api/v1/jobs", [this](const Principal& p, const httplib::Request& req) {
+      return api_.ListJobs(p, req.params);
+    });
+    Api(s, kJobPath, [this](const Principal& p, const httplib::Request& req) {
+      return api_.GetJob(p, req.matches[1]);
+    });
+    Api(s, absl::StrCat(kJobPath, "/metrics"),
+        [this](const Principal& p, const httplib::Request& req) {
+          return api_.JobMetrics(p, req.matches[1], req.params);
+        });
+    Api(s, absl::StrCat(kJobPath, "/events"),
+        [this](const Principal& p, const httplib::Request& req) {
+          return api_.JobEvents(p, req.matches[1], req.params);
+        });
+    Api(s, absl::StrCat(kJobPath, "/logs"),
+        [this](const Principal& p, const httplib::Request& req) {
+          return api_.JobLogs(p, req.matches[1], req.params);
+        });
+    Api(s, "/api/v1/workers",
+        [this](const Principal& p, const httplib::Request&) { return api_.ListWorkers(p); });
+    s.Post(absl::StrCat(kJobPath, "/cancel"),
+           [this](const httplib::Request& req, httplib::Response& res) { Cancel(req, res); });
+    s.set_error_handler(httplib::Server::HandlerWithResponse([](const httplib::Request& req,
+                                                                httplib::Response& res) {
+      if (!res.body.empty()) return httplib::Server::HandlerResponse::Unhandled;
+      SendError(res, res.status,
+                res.status == 404
+                    ? absl::StrCat("no such endpoint: ", req.method, " ", req.path.substr(0, 200))
+                    : absl::StrCat("HTTP ", res.status));
+      return httplib::Server::HandlerResponse::Handled;
+    }));
+    s.set_exception_handler(
+        [](const httplib::Request&, httplib::Response& res, std::exception_ptr ep) {
+          std::string what = "internal error";
+          try {
+            std::rethrow_exception(ep);
+          } catch (const std::exception& e) {
+            what = absl::StrCat("internal error: ", e.what());
+          } catch (...) {
+          }
+          SendError(res, 500, what);
+        });
+  }
+
+ private:
+  using Handler = std::function<ApiResponse(const Principal&, const httplib::Request&)>;
+
+  static void ServeAsset(const std::string& name, httplib::Response& res) {
+    const DashboardAsset* asset = FindDashboardAsset(name);
+    if (asset == nullptr) {
+      SendError(res, 404, absl::StrCat("no such dashboard file: ", name.substr(0, 200)));
+      return;
+    }
+    res.set_header("Content-Security-Policy", kContentSecurityPolicy);
+    res.set_header("X-Content-Type-Options", "nosniff");
+    res.set_header("Cache-Control", "no-cache");
+    res.set_content(std::string(asset->body), std::string(asset->content_type));
+  }
+
+  absl::StatusOr<Principal> Authenticate(const httplib::Request& req) {
+    if (!options_.authenticate) return Principal::AuthDisabled();
+    return options_.authenticate(req.get_header_value("Authorization"));
+  }
+
+  // GET route with authentication.
+  void Api(httplib::Server& s, const std::string& pattern, Handler handler) {
+    s.Get(pattern, [this, handler](const httplib::Request& req, httplib::Response& res) {
+      absl::StatusOr<Principal> p = Authenticate(req);
+      if (!p.ok()) return Unauthorized(res, p.status());
+      SendJson(res, handler(*p, req));
+    });
+  }
+
+  static void Unauthorized(httplib::Response& res, const absl::Status& status) {
+    res.set_header("WWW-Authenticate", "Bearer");
+    SendError(res, 401, std::string(status.message()));
+  }
+
+  void Cancel(const httplib::Request& req, httplib::Response& res) {
+    absl::StatusOr<Principal> p = Authenticate(req);
+    if (!p.ok()) return Unauthorized(res, p.status());
+    const std::string type = req.get_header_value("Content-Type");
+    if (type.rfind("application/json", 0) != 0) {
+      return SendError(res, 415, "POST needs Content-Type: application/json");
+    }
+    SendJson(res, api_.CancelJob(*p, req.matches[1], req.body));
+  }
+
+  void Ready(httplib::Response& res) {
+    absl::Status s = options_.ready ? options_.ready() : absl::OkStatus();
+    res.status = s.ok() ? 200 : 503;
+    res.set_content(s.ok() ? "ready\n" : absl::StrCat("not ready: ", s.message(), "\n"),
+                    "text/plain");
+  }
+
+  void Metrics(httplib::Response& res) {
+    if (metrics_ == nullptr) return SendError(res, 404, "metrics are not enabled");
+    absl::Status s = UpdateClusterGauges(jobs_, dispatcher_, metrics_);
+    if (!s.ok()) return SendError(res, 500, absl::StrCat("metrics: ", s.message()));
+    res.set_content(metrics_->registry.Render(), kPrometheusContentType);
+  }
+
+  const Options options_;
+  JsonApi api_;
+  JobManager* const jobs_;
+  Dispatcher* const dispatcher_;
+  ServerMetrics* const metrics_;
+};
+
+absl::Status ParseHostPort(const std::string& text, const std::string& flag, std::string* host,
+                           int* port) {
+  const size_t colon = text.rfind(':');
+  const auto bad = [&] {
+    return absl::InvalidArgumentError(
+        absl::StrCat(flag, ": expected HOST:PORT with PORT in [0, 65535] (got '", text, "')"));
+  };
+  if (colon == std::string::npos || colon == 0) return bad();
+  *host = text.substr(0, colon);
+  if (host->front() == '[') {
+    if (host->size() < 3 || host->back() != ']') return bad();
+    *host = host->substr(1, host->size() - 2);
+  }
+  if (!absl::SimpleAtoi(text.substr(colon + 1), port) || *port < 0 || *port > 65535) return bad();
+  return absl::OkStatus();
+}
+
+absl::StatusOr<std::unique_ptr<HttpServer>> HttpServer::Start(Options options, JobManager* jobs,
+                                                              Dispatcher* dispatcher,
+                                                              ServerMetrics* metrics) {
+  std::string host;
+  int port = 0;
+  if (absl::Status s = ParseHostPort(options.listen, "--http-listen", &host, &port); !s.ok()) {
+    return s;
+  }
+  std::unique_ptr<HttpServer> server(new HttpServer());
+  server->http_ = std::make_unique<httplib::Server>();
+  httplib::Server& http = *server->http_;
+  const int threads = std::max(1, options.threads);
+  http.new_task_queue = [threads] { return new httplib::ThreadPool(threads); };
+  http.set_socket_options(SocketOptions);
+  http.set_keep_alive_timeout(2);
+  http.set_payload_max_length(1 << 20);
+  server->routes_ = std::make_unique<Routes>(std::move(options), jobs, dispatcher, metrics);
+  server->routes_->Register(http);
+  server->port_ =
+      port == 0 ? http.bind_to_any_port(host) : (http.bind_to_port(host, port) ? port : -1);
+  if (server->port_ <= 0) {
+    server->port_ = 0;
+    return absl::UnavailableError(absl::StrCat(
+        "cannot listen for HTTP on ", host, ":", port,
+        " (address in use or not local?); choose another with --http-listen HOST:PORT"));
+  }
+  server->thread_ = std::thread([&http] { http.listen_after_bind(); });
+  // Stop() before the listen loop has started would be lost: wait until it runs.
+  const absl::Time deadline = absl::Now() + absl::Seconds(10);
+  while (!http.is_running() && absl::Now() < deadline) absl::SleepFor(absl::Milliseconds(1));
+  if (!http.is_running()) return absl::InternalError("HTTP server did not start");
+  return server;
+}
+
+void HttpServer::Stop() {
+  std::lock_guard<std::mutex> lock(stop_mu_);
+  if (!thread_.joinable()) return;
+  http_->stop();
+  thread_.join();
+}
+
+HttpServer::~HttpServer() { Stop(); }
+
+}  // namespace lmtrain

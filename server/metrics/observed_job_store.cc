@@ -1,0 +1,21 @@
+#include "server/metrics/observed_job_store.h"
+
+#include <algorithm>
+#include <string>
+
+namespace lmtrain {
+
+absl::StatusOr<JobRecord> ObservedJobStore::TransitionJob(const std::string& id,
+                                                          const JobTransition& t) {
+  absl::StatusOr<JobRecord> job = store_->TransitionJob(id, t);
+  if (!job.ok()) return job;
+  const double since_submit = std::max<int64_t>(0, t.time_ms - job->created_at_ms) / 1000.0;
+  if (IsTerminal(job->state)) {
+    metrics_->job_duration_seconds->Observe({std::string(JobStateName(job->state))}, since_submit);
+  } else if (job->state == JobState::kScheduled && job->attempts.size() <= 1) {
+    metrics_->scheduling_latency_seconds->Observe({}, since_submit);
+  }
+  return job;
+}
+
+}  // namespace lmtrain
