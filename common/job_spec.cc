@@ -436,7 +436,8 @@ void CheckTraining(YamlReader& r, TrainingSpec& t) {
       std::find(logging_dir.begin(), logging_dir.end(), "..") != logging_dir.end()) {
     r.ReportAt("training.logging_dir",
                absl::StrCat("training.logging_dir must be a relative path inside the output "
-                            "folder, without '..' (got '", t.logging_dir, "')"));
+                            "folder, without '..' (got '",
+                            t.logging_dir, "')"));
   }
   if (!t.load_best_model_at_end || r.HasProblem("training")) return;
   if (t.evaluation_strategy == "no") {
