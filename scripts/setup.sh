@@ -14,6 +14,8 @@ PACKAGES=(
   libtorch-dev libgloo-dev libopenblas0-pthread libsentencepiece-dev libicu-dev
   # tests
   libgtest-dev libgmock-dev
+  # tests: the TensorBoard event-file reader check (Debian's /usr/bin/python3)
+  python3-protobuf
 )
 
 missing=()
