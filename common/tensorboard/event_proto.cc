@@ -25,7 +25,8 @@ void PutTag(std::string& out, int field, int wire_type) {
 
 template <typename Bits>
 void PutLittleEndian(std::string& out, Bits bits) {
-  for (size_t i = 0; i < sizeof(Bits); ++i) out.push_back(static_cast<char>((bits >> (8 * i)) & 0xFF));
+  for (size_t i = 0; i < sizeof(Bits); ++i)
+    out.push_back(static_cast<char>((bits >> (8 * i)) & 0xFF));
 }
 
 void PutDouble(std::string& out, int field, double value) {

@@ -37,8 +37,8 @@ absl::StatusOr<std::unique_ptr<SummaryWriter>> SummaryWriter::Create(
   if (ec) return absl::InternalError("cannot create " + options.log_dir + ": " + ec.message());
   const Clock* clock = options.clock != nullptr ? options.clock : SystemClock::Get();
   const std::string hostname = options.hostname.empty() ? Hostname() : options.hostname;
-  const std::string base = "events.out.tfevents." + std::to_string(clock->NowMs() / 1000) + "." +
-                           hostname;
+  const std::string base =
+      "events.out.tfevents." + std::to_string(clock->NowMs() / 1000) + "." + hostname;
   ASSIGN_OR_RETURN(std::unique_ptr<TfRecordWriter> file, CreateUnique(options.log_dir, base));
   std::unique_ptr<SummaryWriter> writer(new SummaryWriter(std::move(file), clock));
   RETURN_IF_ERROR(writer->file_->Write(EncodeFileVersionEvent(writer->WallTime(), kFileVersion)));

@@ -28,8 +28,8 @@ namespace lmtrain::tensorboard {
 inline constexpr std::string_view kFileVersion = "brain.Event:2";
 
 struct SummaryWriterOptions {
-  std::string log_dir;   // Created (with parents) if missing. Required.
-  std::string hostname;  // In the file name. "": this machine's (Hostname()).
+  std::string log_dir;           // Created (with parents) if missing. Required.
+  std::string hostname;          // In the file name. "": this machine's (Hostname()).
   const Clock* clock = nullptr;  // Wall times and the file name's seconds. null: SystemClock.
 };
 

@@ -100,7 +100,8 @@ TEST(TfRecordTest, FramesLengthDataAndTheirMaskedCrcs) {
   EXPECT_EQ(ReadLittleEndian(framed.substr(15, 4)), MaskCrc32c(Crc32c("abc")));
   EXPECT_EQ(FrameTfRecord("").size(), 16u);
   // A length needing more than one byte is little-endian.
-  EXPECT_EQ(FrameTfRecord(std::string(300, 'x')).substr(0, 8), Bytes({0x2C, 0x01, 0, 0, 0, 0, 0, 0}));
+  EXPECT_EQ(FrameTfRecord(std::string(300, 'x')).substr(0, 8),
+            Bytes({0x2C, 0x01, 0, 0, 0, 0, 0, 0}));
 }
 
 TEST(TfRecordTest, WriterAppendsRecordsAndRefusesAnExistingFile) {
@@ -123,12 +124,12 @@ TEST(TfRecordTest, WriterAppendsRecordsAndRefusesAnExistingFile) {
 TEST(EventProtoTest, ScalarEventBytes) {
   // Event{wall_time: 1.5, step: 3, summary{value{tag: "a", simple_value: 2.0}}}
   const std::string expected =
-      Bytes({0x09, 0, 0, 0, 0, 0, 0, 0xF8, 0x3F,  // field 1, fixed64: 1.5
-             0x10, 0x03,                          // field 2, varint: 3
-             0x2A, 0x0A,                          // field 5 (summary), 10 bytes
-             0x0A, 0x08,                          //   Summary field 1 (value), 8 bytes
-             0x0A, 0x01, 'a',                     //     Value field 1 (tag): "a"
-             0x15, 0, 0, 0, 0x40});               //     Value field 2, fixed32: 2.0f
+      Bytes({0x09, 0,    0,   0, 0,   0, 0, 0xF8, 0x3F,  // field 1, fixed64: 1.5
+             0x10, 0x03,                                 // field 2, varint: 3
+             0x2A, 0x0A,                                 // field 5 (summary), 10 bytes
+             0x0A, 0x08,                                 //   Summary field 1 (value), 8 bytes
+             0x0A, 0x01, 'a',                            //     Value field 1 (tag): "a"
+             0x15, 0,    0,   0, 0x40});                 //     Value field 2, fixed32: 2.0f
   EXPECT_EQ(EncodeScalarEvent(1.5, 3, "a", 2.0f), expected);
 }
 
