@@ -69,6 +69,8 @@ const FieldTable<TrainingSpec>& TrainingFields() {
       BoolField("fp16", &T::fp16),
       BoolField("gradient_checkpointing", &T::gradient_checkpointing),
       StringField("resume_from_checkpoint", &T::resume_from_checkpoint),
+      ChoiceField("report_to", &T::report_to, {"tensorboard", "all", "none"}),
+      StringField("logging_dir", &T::logging_dir),
   };
   return *table;
 }
@@ -436,6 +438,14 @@ void CheckTraining(YamlReader& r, TrainingSpec& t) {
     t.evaluation_strategy = "steps";
   }
   if (t.fp16 && t.bf16) r.ReportAt("training.fp16", "training: set at most one of fp16 and bf16");
+  const fs::path logging_dir(t.logging_dir);
+  if (logging_dir.is_absolute() ||
+      std::find(logging_dir.begin(), logging_dir.end(), "..") != logging_dir.end()) {
+    r.ReportAt("training.logging_dir",
+               absl::StrCat("training.logging_dir must be a relative path inside the output "
+                            "folder, without '..' (got '",
+                            t.logging_dir, "')"));
+  }
   if (!t.load_best_model_at_end || r.HasProblem("training")) return;
   if (t.evaluation_strategy == "no") {
     r.ReportAt("training.load_best_model_at_end",

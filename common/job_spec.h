@@ -127,6 +127,12 @@ struct TrainingSpec {
   // A checkpoint-N folder to resume from, or "latest" (the newest complete checkpoint in the
   // output folder; lm-train --resume says the same). Empty: start fresh.
   std::string resume_from_checkpoint;
+  // Where logs go besides stdout, trainer events and trainer_state.json (HF's report_to, one
+  // value): "tensorboard" (event files in logging_dir; "all" says the same) or "none".
+  std::string report_to = "tensorboard";
+  // TensorBoard's folder, relative to the output folder (not absolute, no ".."). "": HF's
+  // default, runs/<Mon DD_HH-MM-SS>_<hostname>, a new folder each time lm-train starts.
+  std::string logging_dir;
 };
 
 // What a job asks of the cluster and how the scheduler treats it.

@@ -15,6 +15,10 @@ PACKAGES=(
   # tests (openssl: throwaway TLS certificates; chromium + nodejs: the dashboard's browser
   # test, tests/browser)
   libgtest-dev libgmock-dev openssl chromium nodejs
+  # tests
+  libgtest-dev libgmock-dev
+  # tests: the TensorBoard event-file reader check (Debian's /usr/bin/python3)
+  python3-protobuf
 )
 
 SUDO=""

@@ -224,6 +224,20 @@ TEST_F(JobSpecErrorsTest, EvalStepsAloneMeansEvaluateEveryEvalSteps) {
   EXPECT_EQ(spec->training.evaluation_strategy, "no");
 }
 
+TEST_F(JobSpecErrorsTest, LoggingDirStaysInsideTheOutputFolder) {
+  EXPECT_TRUE(HasError(Parse(std::string(kGood) + "training:\n  logging_dir: /tmp/tb\n"), 9,
+                       "training.logging_dir must be a relative path inside the output folder, "
+                       "without '..' (got '/tmp/tb')"));
+  EXPECT_TRUE(HasError(Parse(std::string(kGood) + "training: {logging_dir: tb/../../x}\n"), 8,
+                       "training.logging_dir must be a relative path inside the output folder, "
+                       "without '..' (got 'tb/../../x')"));
+  EXPECT_TRUE(HasError(Parse(std::string(kGood) + "training: {report_to: wandb}\n"), 8,
+                       "training.report_to must be one of tensorboard, all, none (got 'wandb')"));
+  auto spec = Parse(std::string(kGood) + "training: {logging_dir: tb/run1, report_to: all}\n");
+  ASSERT_TRUE(spec.ok()) << spec.status();
+  EXPECT_EQ(spec->training.logging_dir, "tb/run1");
+}
+
 TEST_F(JobSpecErrorsTest, GlueReadsItsDataDirectory) {
   WriteFile("glue/MRPC/train.tsv", "x");
   const std::string job = R"(name: ok

@@ -73,6 +73,8 @@ training:
   do_train: false
   do_eval: False
   eval_on_start: YES
+  report_to: none
+  logging_dir: tb/logs
 resources:
   devices: 1
   priority: -3
@@ -134,6 +136,8 @@ TEST_F(JobSpecTest, ParsesEveryField) {
   want.do_train = false;
   want.do_eval = false;
   want.eval_on_start = true;
+  want.report_to = "none";
+  want.logging_dir = "tb/logs";  // Relative to the output folder, so not resolved here.
   ExpectTrainingEqual(spec->training, want);
   EXPECT_EQ(spec->resources.devices, 1);
   EXPECT_EQ(spec->resources.priority, -3);
@@ -190,6 +194,8 @@ data: {train_file: data/train.txt}
   EXPECT_TRUE(spec->training.do_train);
   EXPECT_TRUE(spec->training.do_eval);
   EXPECT_FALSE(spec->training.eval_on_start);
+  EXPECT_EQ(spec->training.report_to, "tensorboard");
+  EXPECT_EQ(spec->training.logging_dir, "");
   ExpectTrainingEqual(spec->training, TrainingSpec{});
   EXPECT_EQ(spec->resources.devices, 0);
   EXPECT_EQ(spec->resources.priority, 0);

@@ -115,6 +115,8 @@ inline void ExpectTrainingEqual(const TrainingSpec& a, const TrainingSpec& b) {
   EXPECT_EQ(a.do_train, b.do_train);
   EXPECT_EQ(a.do_eval, b.do_eval);
   EXPECT_EQ(a.eval_on_start, b.eval_on_start);
+  EXPECT_EQ(a.report_to, b.report_to);
+  EXPECT_EQ(a.logging_dir, b.logging_dir);
 }
 
 // Field-by-field equality with a readable failure for each differing field.

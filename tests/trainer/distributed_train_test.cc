@@ -178,6 +178,12 @@ TEST_F(DistributedTrainTest, TwoRanksOfFourTrainAsOneProcessOfEight) {
   for (const auto& [step, loss] : single.eval) EXPECT_NEAR(pair.eval.at(step), loss, 1e-5);
   EXPECT_EQ(pair.checkpoints, single.checkpoints);
   EXPECT_EQ(quiet.events, 0) << "rank 1 must not report";
+  // Only rank 0 writes TensorBoard events: one event file under the shared output's runs/.
+  std::vector<fs::path> event_files;
+  for (const auto& e : fs::recursive_directory_iterator(dir_ / "pair/out/runs")) {
+    if (e.is_regular_file()) event_files.push_back(e.path());
+  }
+  EXPECT_EQ(event_files.size(), 1u) << "rank 1 must not write TensorBoard events";
 
   const double worst_weight = MaxAbsDiff(ReadSafetensors(dir_ / "single/out/model.safetensors"),
                                          ReadSafetensors(dir_ / "pair/out/model.safetensors"));

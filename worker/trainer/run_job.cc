@@ -16,6 +16,7 @@
 #include "worker/trainer/resume_point.h"
 #include "worker/trainer/run_results.h"
 #include "worker/trainer/task_factory.h"
+#include "worker/trainer/tensorboard_callback.h"
 #include "worker/trainer/trainer.h"
 #include "worker/trainer/trainer_checkpoint.h"
 #include "worker/trainer/training_reporter.h"
@@ -124,6 +125,18 @@ absl::StatusOr<JobResult> RunTrainer(const JobSpec& spec, Trainer& trainer, Trai
   return result;
 }
 
+// HF's TensorBoardCallback when training.report_to asks for it (null otherwise).
+std::unique_ptr<TensorBoardCallback> MakeTensorBoardCallback(const JobSpec& spec,
+                                                             const JobOptions& options) {
+  if (spec.training.report_to == "none") return nullptr;
+  TensorBoardCallbackOptions tb;
+  tb.hostname = tensorboard::Hostname();
+  tb.log_dir = ResolveLoggingDir(options.output_dir, spec.training.logging_dir,
+                                 SystemClock::Get()->NowMs(), tb.hostname);
+  tb.err = options.err;
+  return std::make_unique<TensorBoardCallback>(std::move(tb));
+}
+
 }  // namespace
 
 absl::StatusOr<JobResult> RunJob(const JobSpec& spec, const JobOptions& options) {
@@ -157,9 +170,11 @@ absl::StatusOr<JobResult> RunJob(const JobSpec& spec, const JobOptions& options)
         "training.fp16 needs a CUDA device; this lm-train runs on CPU (use bf16: true)");
   }
 
-  NullEventSink quiet;  // Events are rank 0's.
+  NullEventSink quiet;  // Events and TensorBoard files are rank 0's.
+  const std::unique_ptr<TensorBoardCallback> tensorboard =
+      options.distributed.is_root() ? MakeTensorBoardCallback(spec, options) : nullptr;
   TrainingReporter reporter(options.distributed.is_root() ? options.events : &quiet, options.out,
-                            options.err);
+                            options.err, tensorboard.get());
   CheckpointWriter checkpoints({options.output_dir, spec.training.save_total_limit});
   Trainer::Options trainer_options;
   trainer_options.training = spec.training;

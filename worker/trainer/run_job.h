@@ -5,7 +5,8 @@
 //   + data) ─► Trainer: [resume] [eval] train [eval] [predict]
 //   ─► DIR/{config.json, model.safetensors, tokenizer files, trainer_state.json,
 //          train_results.json, eval_results.json, predict_results.json, all_results.json,
-//          checkpoint-N/...}
+//          checkpoint-N/..., runs/<Mon DD_HH-MM-SS>_<host>/events.out.tfevents.* unless
+//          training.report_to is none: tensorboard_callback.h}
 //
 // The header is torch-free so that main() needs no LibTorch. Concurrency: runs on the
 // calling thread (the training loop's); other threads may only set *stop_requested.

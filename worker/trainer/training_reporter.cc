@@ -37,8 +37,19 @@ PyItems Pick(const nlohmann::json& j, std::initializer_list<const char*> keys) {
 
 }  // namespace
 
-TrainingReporter::TrainingReporter(EventSink* sink, std::ostream* out, std::ostream* err)
-    : sink_(sink), out_(out), err_(err) {}
+TrainingReporter::TrainingReporter(EventSink* sink, std::ostream* out, std::ostream* err,
+                                   LogCallback* callback)
+    : sink_(sink), out_(out), err_(err), callback_(callback) {}
+
+void TrainingReporter::Log(nlohmann::json entry, const nlohmann::json& extra) {
+  if (callback_ != nullptr) {
+    nlohmann::json logs = entry;
+    logs.erase("step");
+    logs.update(extra);
+    callback_->OnLog(logs, entry["step"].get<int64_t>());
+  }
+  log_history_.push_back(std::move(entry));
+}
 
 void TrainingReporter::OnTrainLog(const TrainLogRecord& r) {
   nlohmann::json entry = {{"loss", PyRound(r.loss, 4)},
@@ -48,7 +59,7 @@ void TrainingReporter::OnTrainLog(const TrainLogRecord& r) {
                           {"step", r.step}};
   *out_ << PyDictRepr(Pick(entry, {"loss", "grad_norm", "learning_rate", "epoch"})) << "\n"
         << ProgressLine(r) << std::endl;
-  log_history_.push_back(std::move(entry));
+  Log(std::move(entry), {{"tokens_per_second", r.tokens_per_second}});
   TrainerEvent event;
   event.metrics.step = r.step;
   event.metrics.max_steps = r.max_steps;
@@ -72,7 +83,7 @@ void TrainingReporter::OnEval(const EvalLogRecord& r) {
     items.push_back(item);
   }
   *out_ << PyDictRepr(items) << std::endl;
-  log_history_.push_back(std::move(entry));
+  Log(std::move(entry));
   TrainerEvent event;
   event.metrics.step = r.step;
   event.metrics.epoch = r.epoch;
@@ -114,7 +125,7 @@ void TrainingReporter::OnTrainEnd(const TrainSummary& s) {
   *out_ << PyDictRepr(Pick(entry, {"train_runtime", "train_samples_per_second",
                                    "train_steps_per_second", "train_loss", "epoch"}))
         << std::endl;
-  log_history_.push_back(std::move(entry));
+  Log(std::move(entry));
 }
 
 void TrainingReporter::Emit(const TrainerEvent& event) {

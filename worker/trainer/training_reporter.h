@@ -1,5 +1,6 @@
 // Reports training progress three ways at once: HF-style lines on stdout, trainer events on
-// the EventSink (common/trainer_events.h), and the log_history of trainer_state.json.
+// the EventSink (common/trainer_events.h), and the log_history of trainer_state.json; each
+// logged dict also goes to an optional LogCallback (HF's on_log: TensorBoard).
 // Torch-free.
 //
 // Values in stdout lines and log_history are rounded as HF's Trainer rounds them (loss 4
@@ -16,6 +17,7 @@
 #include <vector>
 
 #include "worker/trainer/event_sink.h"
+#include "worker/trainer/log_callback.h"
 
 namespace lmtrain {
 
@@ -56,7 +58,9 @@ class TrainingReporter {
  public:
   // `sink`, `out` and `err` are borrowed and must outlive the reporter. `err` receives
   // warnings (e.g. an event sink that stopped accepting events: reported once).
-  TrainingReporter(EventSink* sink, std::ostream* out, std::ostream* err);
+  // `callback` (borrowed; may be null) gets every OnTrainLog / OnEval / OnTrainEnd log.
+  TrainingReporter(EventSink* sink, std::ostream* out, std::ostream* err,
+                   LogCallback* callback = nullptr);
   TrainingReporter(const TrainingReporter&) = delete;
   TrainingReporter& operator=(const TrainingReporter&) = delete;
 
@@ -75,10 +79,13 @@ class TrainingReporter {
 
  private:
   void Emit(const TrainerEvent& event);
+  // Appends `entry` to the history and passes it, without "step", plus `extra` to callback_.
+  void Log(nlohmann::json entry, const nlohmann::json& extra = nlohmann::json::object());
 
   EventSink* const sink_;
   std::ostream* const out_;
   std::ostream* const err_;
+  LogCallback* const callback_;
   bool sink_failed_ = false;
   std::vector<nlohmann::json> log_history_;
 };
