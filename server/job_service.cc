@@ -15,11 +15,6 @@ void CheckpointToProto(const CheckpointRecord& c, v1::Checkpoint* out) {
   ToProtoTime(c.created_at_ms, out->mutable_created_at());
 }
 
-bool IsTerminalEvent(const EventRecord& e) {
-  auto* s = std::get_if<StateChangeEvent>(&e.payload);
-  return s != nullptr && IsTerminal(s->state);
-}
-
 }  // namespace
 
 void JobToProto(const JobRecord& job, v1::Job* out) {
@@ -70,6 +65,23 @@ void EventToProto(const EventRecord& e, v1::JobEvent* out) {
     out->mutable_log()->set_stream(l->stream);
     out->mutable_log()->set_text(l->text);
   }
+}
+
+void WorkerToProto(const WorkerStatus& w, v1::Worker* out) {
+  out->set_id(w.id);
+  out->set_name(w.info.name);
+  out->set_hostname(w.info.hostname);
+  out->set_slots(w.info.slots);
+  out->set_used_slots(w.used_slots);
+  out->mutable_labels()->insert(w.info.labels.begin(), w.info.labels.end());
+  for (const DeviceInfo& d : w.info.devices) {
+    v1::Device* p = out->add_devices();
+    p->set_type(d.type);
+    p->set_index(d.index);
+    p->set_name(d.name);
+  }
+  ToProtoTime(w.last_seen_ms, out->mutable_last_seen());
+  for (const std::string& j : w.running_job_ids) out->add_running_job_ids(j);
 }
 
 grpc::Status JobServiceImpl::SubmitJob(grpc::ServerContext*, const v1::SubmitJobRequest* req,
@@ -127,8 +139,7 @@ grpc::Status JobServiceImpl::WatchJob(grpc::ServerContext* ctx, const v1::WatchJ
       v1::JobEvent msg;
       EventToProto(e, &msg);
       if (!writer->Write(msg)) return grpc::Status::CANCELLED;
-      cursor = e.seq;
-      if (IsTerminalEvent(e)) return grpc::Status::OK;
+      cursor = e.seq;  // Events stored after the terminal one (late log lines) come too.
     }
     if (!events->empty()) continue;
     if (req->replay_only()) return grpc::Status::OK;
@@ -143,6 +154,21 @@ grpc::Status JobServiceImpl::WatchJob(grpc::ServerContext* ctx, const v1::WatchJ
     manager_->WaitForEvents(id, version, kWatchPoll);
   }
   return grpc::Status::CANCELLED;
+}
+
+grpc::Status JobServiceImpl::RetryJob(grpc::ServerContext*, const v1::RetryJobRequest* req,
+                                      v1::RetryJobResponse* resp) {
+  auto id = manager_->Retry(req->job_id());
+  if (!id.ok()) return ToGrpcStatus(id.status());
+  resp->set_job_id(*id);
+  resp->set_retry_of(req->job_id());
+  return grpc::Status::OK;
+}
+
+grpc::Status JobServiceImpl::ListWorkers(grpc::ServerContext*, const v1::ListWorkersRequest*,
+                                         v1::ListWorkersResponse* resp) {
+  for (const WorkerStatus& w : manager_->ListWorkers()) WorkerToProto(w, resp->add_workers());
+  return grpc::Status::OK;
 }
 
 }  // namespace lmtrain

@@ -1,5 +1,6 @@
 #include "server/server.h"
 
+#include <grpcpp/ext/proto_server_reflection_plugin.h>
 #include <grpcpp/health_check_service_interface.h>
 
 #include <filesystem>
@@ -45,6 +46,7 @@ absl::Status Server::Init() {
   worker_service_ = std::make_unique<WorkerServiceImpl>(dispatcher_.get(), &hub_);
 
   grpc::EnableDefaultHealthCheckService(true);
+  grpc::reflection::InitProtoReflectionServerBuilderPlugin();  // For grpcurl & generic clients.
   grpc::ServerBuilder builder;
   builder.AddListeningPort(options_.listen, grpc::InsecureServerCredentials(), &port_);
   builder.RegisterService(job_service_.get());
