@@ -14,6 +14,8 @@ PACKAGES=(
   libtorch-dev libgloo-dev libopenblas0-pthread libsentencepiece-dev libicu-dev
   # tests
   libgtest-dev libgmock-dev
+  # Python client example and its test (stubs from protoc + grpc_python_plugin)
+  python3-grpcio python3-protobuf
 )
 
 missing=()
