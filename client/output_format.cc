@@ -22,7 +22,10 @@ bool NeedsQuotes(const std::string& s) {
   char* end = nullptr;
   std::strtod(s.c_str(), &end);
   if (end != nullptr && *end == '\0') return true;  // A number.
-  return absl::StartsWith(s, "0x") || absl::StartsWith(s, "0o");
+  // YAML 1.1 readers (PyYAML) turn "2026-01-02..." into a date.
+  const bool date = s.size() >= 10 && absl::ascii_isdigit(s[0]) && absl::ascii_isdigit(s[3]) &&
+                    s[4] == '-' && s[7] == '-';
+  return date || absl::StartsWith(s, "0x") || absl::StartsWith(s, "0o");
 }
 
 void Emit(YAML::Emitter& out, const nlohmann::json& v) {

@@ -59,11 +59,14 @@ TEST(OutputFormatTest, YamlReadsBackAsTheSameJson) {
       {"text", "a: b # not a comment"},
       {"metrics", {{"step", 10}, {"eval_metrics", nlohmann::json::object()}}},
       {"attempts", {{{"number", 1}, {"worker_ids", {"1", "2"}}}}},
-      {"none", nlohmann::json::array()}};
+      {"none", nlohmann::json::array()},
+      {"created_at", "2026-11-24T04:50:52.471Z"}};
   const std::string yaml = JsonToYaml(job);
   EXPECT_EQ(YamlToJson(YAML::Load(yaml)), job) << yaml;
   EXPECT_NE(yaml.find("id: \"12\""), std::string::npos) << yaml;
   EXPECT_NE(yaml.find("name: tiny"), std::string::npos) << yaml;
+  EXPECT_NE(yaml.find("created_at: \"2026-11-24T04:50:52.471Z\""), std::string::npos) << yaml;
+  EXPECT_NE(yaml.find("none: []"), std::string::npos) << yaml;
 }
 
 TEST(OutputFormatTest, DocumentsAndStreamItems) {
