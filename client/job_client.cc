@@ -85,6 +85,25 @@ absl::StatusOr<v1::JobState> JobClient::Cancel(const std::string& id) {
   return resp.state();
 }
 
+absl::StatusOr<std::string> JobClient::Retry(const std::string& id) {
+  v1::RetryJobRequest req;
+  req.set_job_id(id);
+  v1::RetryJobResponse resp;
+  grpc::ClientContext ctx;
+  SetDeadlineMs(&ctx, rpc_timeout_ms_);
+  RETURN_IF_ERROR(FromGrpcStatus(stub_->RetryJob(&ctx, req, &resp), ""));
+  return resp.job_id();
+}
+
+absl::StatusOr<std::vector<v1::Worker>> JobClient::ListWorkers() {
+  v1::ListWorkersRequest req;
+  v1::ListWorkersResponse resp;
+  grpc::ClientContext ctx;
+  SetDeadlineMs(&ctx, rpc_timeout_ms_);
+  RETURN_IF_ERROR(FromGrpcStatus(stub_->ListWorkers(&ctx, req, &resp), ""));
+  return std::vector<v1::Worker>(resp.workers().begin(), resp.workers().end());
+}
+
 absl::Status JobClient::Watch(const std::string& id, int64_t after_seq,
                               const std::function<void(const v1::JobEvent&)>& on_event,
                               int reconnect_ms) {

@@ -30,6 +30,9 @@ class JobClient {
   absl::StatusOr<v1::Job> Get(const std::string& id);
   absl::StatusOr<std::vector<v1::Job>> List(int limit);
   absl::StatusOr<v1::JobState> Cancel(const std::string& id);
+  // Resubmits a FAILED/CANCELLED job as a new one; returns the new job's id.
+  absl::StatusOr<std::string> Retry(const std::string& id);
+  absl::StatusOr<std::vector<v1::Worker>> ListWorkers();
   // Streams events after after_seq to on_event until the job ends; reconnects (from the last
   // seq seen, so nothing is repeated or lost) if the stream breaks while the server is
   // reachable again within reconnect_ms.

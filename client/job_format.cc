@@ -7,15 +7,18 @@
 #include "proto_convert.h"
 
 namespace lmtrain {
-namespace {
 
-constexpr char kRowFormat[] = "%5s  %-24s  %-10s  %-10s  %s\n";
-
-nlohmann::json TimeJson(const google::protobuf::Timestamp& ts) {
+nlohmann::json TimestampJson(const google::protobuf::Timestamp& ts) {
   if (ts.seconds() == 0 && ts.nanos() == 0) return nullptr;
   return absl::FormatTime("%Y-%m-%dT%H:%M:%E3SZ", absl::FromUnixMillis(FromProtoTime(ts)),
                           absl::UTCTimeZone());
 }
+
+namespace {
+
+constexpr char kRowFormat[] = "%5s  %-24s  %-10s  %-10s  %s\n";
+
+nlohmann::json TimeJson(const google::protobuf::Timestamp& ts) { return TimestampJson(ts); }
 
 std::string TimeText(const google::protobuf::Timestamp& ts) {
   nlohmann::json j = TimeJson(ts);

@@ -11,6 +11,9 @@
 
 namespace lmtrain {
 
+// RFC 3339 UTC with milliseconds, or null when the timestamp is unset.
+nlohmann::json TimestampJson(const google::protobuf::Timestamp& ts);
+
 // {"id","name","task","state","created_at","started_at","finished_at" (RFC 3339 UTC or null),
 //  "metrics":{step,loss,learning_rate,eval_loss,perplexity,tokens_per_second,...} (null when
 //  never reported), "checkpoints":[{step,path}], "error" (FAILED only), "priority",

@@ -1,113 +1,52 @@
-// lmctl: the lmtrain command line.
-//   lmctl [--server HOST:PORT] [--token T] [--tls-ca F [--tls-cert F --tls-key F]]
-//         [--config FILE] submit FILE | list | get ID [-o json] | watch ID | cancel ID
-//         | events ID [-f] [-o json] | download ID [--step N] DIR
-//   submit uploads the files a job names unless --upload=never (client/spec_uploader.h).
-// Connection settings: flags > $LMCTL_SERVER/$LMCTL_TOKEN/... > ~/.config/lmctl/config.yaml
-// > defaults (127.0.0.1:50051, plaintext, no token); see client/lmctl_config.h.
+// lmctl: the lmtrain command line. `lmctl --help` lists the commands (client/*_commands.cc).
+// Connection settings: flags (--server, --token, --tls-ca, --tls-cert, --tls-key) >
+// $LMCTL_SERVER/$LMCTL_TOKEN/... > ~/.config/lmctl/config.yaml (or --config) > defaults
+// (127.0.0.1:50051, plaintext, no token); see client/lmctl_config.h.
+#include <unistd.h>
+
 #include <cstdlib>
-#include <functional>
 #include <iostream>
-#include <map>
 
 #include "absl/strings/str_cat.h"
 #include "client/job_client.h"
-#include "client/job_format.h"
+#include "client/lmctl_command.h"
 #include "client/lmctl_config.h"
-#include "client/spec_uploader.h"
+#include "client/shell_completion.h"
 #include "common/command_line.h"
 
 namespace lmtrain {
 namespace {
 
-struct Context {
-  JobClient* client;
-  std::vector<std::string> args;  // After the command name.
-  std::string output;             // "text" | "json"
-  std::string request_id;
-  bool logs = false;
-  bool follow = false;
-  int64_t limit = 100;
-  const ClientChannelFactory* channels = nullptr;  // submit (uploads), download
-  std::string upload = "auto";  // submit: auto | always | never
-  bool no_upload = false;       // submit: same as --upload=never
-  int64_t step = 0;             // download: 0 = latest checkpoint
-};
-
-int Fail(const absl::Status& s) {
-  std::cerr << "lmctl: " << s.message() << "\n";
-  return 1;
-}
-
-int Submit(Context& c) {
-  auto mode = ParseUploadMode(c.no_upload ? "never" : c.upload);
-  if (!mode.ok()) return Fail(mode.status());
-  auto id = SubmitJobFile(*c.client, c.channels->target(), c.channels->NewChannel(), c.args[0], c.request_id, *mode, std::cerr);
-  if (!id.ok()) return Fail(id.status());
-  std::cerr << "submitted " << c.args[0] << " as job " << *id << "\n";
-  std::cout << *id << std::endl;
-  return 0;
-}
-
-int List(Context& c) {
-  auto jobs = c.client->List(static_cast<int>(c.limit));
-  if (!jobs.ok()) return Fail(jobs.status());
-  if (c.output == "json") {
-    nlohmann::json all = nlohmann::json::array();
-    for (const auto& job : *jobs) all.push_back(JobToJson(job));
-    std::cout << all.dump(2) << std::endl;
-  } else {
-    std::cout << JobsToTable(*jobs);
+std::vector<Command> AllCommands() {
+  std::vector<Command> all;
+  for (auto group :
+       {JobCommands, StreamCommands, ClusterCommands, ArtifactCommands, LocalCommands}) {
+    for (Command& c : group()) all.push_back(std::move(c));
   }
-  return 0;
+  all.push_back({"completion", 1, 1, "bash|zsh", "print a shell completion script", nullptr});
+  return all;
 }
 
-int Get(Context& c) {
-  auto job = c.client->Get(c.args[0]);
-  if (!job.ok()) return Fail(job.status());
-  std::cout << (c.output == "json" ? JobToJson(*job).dump(2) + "\n" : JobToText(*job));
-  return 0;
+std::string CommandUsage(const Command& c) {
+  return absl::StrCat(c.name, c.synopsis.empty() ? "" : " " + c.synopsis);
 }
 
-int Watch(Context& c) {
-  auto status = c.client->Watch(c.args[0], 0, [&](const v1::JobEvent& e) {
-    const std::string line = EventToLine(e, c.logs);
-    if (!line.empty()) std::cout << line << std::endl;
-  });
-  if (!status.ok()) return Fail(status);
-  auto job = c.client->Get(c.args[0]);
-  if (!job.ok()) return Fail(job.status());
-  std::cout << "job " << job->id() << " " << v1::JobState_Name(job->state());
-  if (!job->error().empty()) std::cout << ": " << job->error();
-  std::cout << std::endl;
-  return job->state() == v1::SUCCEEDED ? 0 : 1;
+std::string Usage(const CommandLine& cl, const std::vector<Command>& commands) {
+  std::string usage = cl.Usage() + "\nCommands (all take -o text|json|yaml):\n";
+  for (const Command& c : commands) {
+    absl::StrAppend(&usage, "  ", CommandUsage(c), "\n      ", c.summary, "\n");
+  }
+  return usage;
 }
 
-// The job's event log from its first event, as a table or JSON lines; with -f, then live
-// until the job ends. Exit 0 once the log (or, with -f, the job) has ended.
-int Events(Context& c) {
-  const bool json = c.output == "json";
-  bool header_shown = json;  // The table's header comes with the first row, not before an error.
-  auto status = c.client->Events(c.args[0], c.follow, [&](const v1::JobEvent& e) {
-    if (!header_shown) std::cout << EventsTableHeader();
-    header_shown = true;
-    if (json) {
-      std::cout << EventToJson(e).dump(-1, ' ', false, nlohmann::json::error_handler_t::replace)
-                << std::endl;
-    } else {
-      std::cout << EventToRow(e) << std::flush;
-    }
-  });
-  if (!status.ok()) return Fail(status);
-  if (!header_shown) std::cout << EventsTableHeader();
-  return 0;
-}
-
-int Cancel(Context& c) {
-  auto state = c.client->Cancel(c.args[0]);
-  if (!state.ok()) return Fail(state.status());
-  std::cout << "job " << c.args[0] << " "
-            << (*state == v1::RUNNING ? "cancelling" : v1::JobState_Name(*state)) << std::endl;
+int Completion(const CommandLine& cl, const std::vector<Command>& commands,
+               const std::string& shell) {
+  CompletionSpec spec;
+  for (const Command& c : commands) spec.commands.emplace_back(c.name, c.summary);
+  spec.flags = cl.FlagNames();
+  auto script = CompletionScript(shell, spec);
+  if (!script.ok()) return FailWith(script.status());
+  std::cout << *script;
   return 0;
 }
 
@@ -132,46 +71,14 @@ absl::StatusOr<ClientChannelFactory> ConnectionFromSettings(
       ResolveLmctlSettings(flags, LmctlSettingsFromEnv(getenv), file));
 }
 
-int Download(Context& c) {
-  ArtifactClient artifacts(c.channels->NewChannel(), {});
-  auto got = artifacts.DownloadCheckpoint(c.args[0], c.step, c.args[1]);
-  if (!got.ok()) return Fail(got.status());
-  std::cout << "job " << c.args[0] << " checkpoint-" << got->step << ": " << got->files
-            << " files, " << got->bytes << " bytes in " << c.args[1]
-            << (got->verified ? " (verified against manifest.json)" : " (no manifest.json)")
-            << std::endl;
-  return 0;
-}
-
-struct Command {
-  size_t nargs;
-  const char* usage;
-  std::function<int(Context&)> run;
-};
-
-const std::map<std::string, Command>& Commands() {
-  static const auto* commands = new std::map<std::string, Command>{
-      {"submit", {1, "submit FILE      validate and submit a job file; prints the job id", Submit}},
-      {"list", {0, "list             jobs, newest first", List}},
-      {"get", {1, "get ID [-o json] one job", Get}},
-      {"watch",
-       {1, "watch ID         stream events until the job ends (exit 0 if SUCCEEDED)", Watch}},
-      {"cancel", {1, "cancel ID        cancel a queued or running job", Cancel}},
-      {"events",
-       {1, "events ID [-f] [-o json]  the job's event log (-f: follow until it ends)", Events}},
-      {"download",
-       {2, "download ID [--step N] DIR  fetch a checkpoint (default: latest), verified", Download}},
-  };
-  return *commands;
-}
-
 }  // namespace
 }  // namespace lmtrain
 
 int main(int argc, char** argv) {
   using namespace lmtrain;
   std::string server, token, tls_ca, tls_cert, tls_key, config;
-  Context c{nullptr, {}, "text", "", false, false, 100};
+  CommandContext c;
+  std::string output = "text";
   CommandLine cl("lmctl", "the lmtrain command line");
   cl.AddString("server", &server, "lm-server address (env LMCTL_SERVER; default 127.0.0.1:50051)");
   cl.AddString("token", &token, "bearer token (env LMCTL_TOKEN)");
@@ -180,10 +87,10 @@ int main(int argc, char** argv) {
   cl.AddString("tls-key", &tls_key, "PEM private key of --tls-cert");
   cl.AddString("config", &config,
                "config file (env LMCTL_CONFIG; default ~/.config/lmctl/config.yaml)");
-  cl.AddString("output", &c.output, "text | json (also -o)");
+  cl.AddString("output", &output, "text | json | yaml (also -o)");
   cl.AddString("request-id", &c.request_id, "submit: idempotency key");
   cl.AddBool("logs", &c.logs, "watch: also print the trainer's log lines");
-  cl.AddBool("follow", &c.follow, "events: follow live until the job ends (also -f)");
+  cl.AddBool("follow", &c.follow, "events, logs: follow live until the job ends (also -f)");
   cl.AddInt("limit", &c.limit, "list: at most this many jobs");
   cl.AddString("upload", &c.upload,
                "submit: upload the files a job names: auto (unless the server is loopback), "
@@ -195,33 +102,40 @@ int main(int argc, char** argv) {
     if (a == "-o") a = "--output";
     if (a == "-f") a = "--follow";
   }
+  const std::vector<Command> commands = AllCommands();
   auto positional = cl.Parse(args);
-  std::string usage = cl.Usage() + "\nCommands:\n";
-  for (const auto& [name, cmd] : Commands()) absl::StrAppend(&usage, "  ", cmd.usage, "\n");
   if (!positional.ok()) {
-    std::cerr << (IsHelpRequest(positional.status()) ? usage
-                                                     : std::string(positional.status().message()))
-              << "\n";
-    return IsHelpRequest(positional.status()) ? 0 : 2;
+    const bool help = IsHelpRequest(positional.status());
+    std::cerr << (help ? Usage(cl, commands) : std::string(positional.status().message())) << "\n";
+    return help ? 0 : 2;
   }
-  if (positional->empty() || !Commands().count(positional->front())) {
-    std::cerr << usage;
+  const Command* cmd = nullptr;
+  for (const Command& candidate : commands) {
+    if (!positional->empty() && candidate.name == positional->front()) cmd = &candidate;
+  }
+  if (cmd == nullptr) {
+    if (!positional->empty())
+      std::cerr << "lmctl: unknown command '" << positional->front() << "'\n";
+    std::cerr << Usage(cl, commands);
     return 2;
   }
-  const Command& cmd = Commands().at(positional->front());
   c.args.assign(positional->begin() + 1, positional->end());
-  if (c.args.size() != cmd.nargs) {
-    std::cerr << "usage: lmctl " << cmd.usage << "\n";
+  if (c.args.size() < cmd->min_args || c.args.size() > cmd->max_args) {
+    std::cerr << "usage: lmctl " << CommandUsage(*cmd) << "\n";
     return 2;
   }
-  if (c.output != "text" && c.output != "json") {
-    std::cerr << "lmctl: -o must be text or json (got '" << c.output << "')\n";
+  auto format = ParseOutputFormat(output);
+  if (!format.ok()) {
+    std::cerr << "lmctl: " << format.status().message() << "\n";
     return 2;
   }
+  c.output = *format;
+  c.stdout_is_tty = isatty(STDOUT_FILENO) == 1;
+  if (cmd->name == "completion") return Completion(cl, commands, c.args[0]);
   auto channels = ConnectionFromSettings(server, token, tls_ca, tls_cert, tls_key, config);
-  if (!channels.ok()) return Fail(channels.status());
+  if (!channels.ok()) return FailWith(channels.status());
   JobClient client(channels->NewChannel());
   c.client = &client;
   c.channels = &*channels;
-  return cmd.run(c);
+  return cmd->run(c);
 }

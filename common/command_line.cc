@@ -114,4 +114,10 @@ std::string CommandLine::Usage() const {
 
 bool IsHelpRequest(const absl::Status& status) { return absl::IsCancelled(status); }
 
+std::vector<std::pair<std::string, bool>> CommandLine::FlagNames() const {
+  std::vector<std::pair<std::string, bool>> out;
+  for (const Flag& f : flags_) out.emplace_back(f.name, !f.is_bool);
+  return out;
+}
+
 }  // namespace lmtrain

@@ -14,6 +14,7 @@
 #include <cstdint>
 #include <functional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "absl/status/statusor.h"
@@ -33,6 +34,9 @@ class CommandLine {
   absl::StatusOr<std::vector<std::string>> Parse(const std::vector<std::string>& args);
   absl::StatusOr<std::vector<std::string>> Parse(int argc, char** argv);
   std::string Usage() const;
+  // The flags added so far, in order (for shell completion): name without "--", and whether
+  // it takes a value (every flag but booleans).
+  std::vector<std::pair<std::string, bool>> FlagNames() const;
 
  private:
   struct Flag {

@@ -19,6 +19,8 @@ PACKAGES=(
   libgtest-dev libgmock-dev
   # tests: the TensorBoard event-file reader check (Debian's /usr/bin/python3)
   python3-protobuf
+  # Python client example and its test (stubs from protoc + grpc_python_plugin)
+  python3-grpcio python3-protobuf
 )
 
 SUDO=""

@@ -138,6 +138,44 @@ absl::StatusOr<JobState> JobManager::Cancel(const std::string& id, const std::st
   return dispatcher_->Cancel(id, reason);
 }
 
+absl::StatusOr<std::string> JobManager::Retry(const std::string& id) {
+  ASSIGN_OR_RETURN(JobRecord old, store_->GetJob(id));
+  if (old.state != JobState::kFailed && old.state != JobState::kCancelled) {
+    return absl::FailedPreconditionError(absl::StrCat("job ", id, " is ", std::string(JobStateName(old.state)),
+                                                      ": only FAILED or CANCELLED jobs can be "
+                                                      "retried"));
+  }
+  // The stored spec is normalised (absolute paths); check its files still exist.
+  ParseOptions options;
+  options.source_name = absl::StrCat("job ", id, " spec");
+  options.base_dir = "/";
+  options.check_files = true;
+  RETURN_IF_ERROR(ParseJobSpec(old.spec_yaml, options).status());
+  NewJob job;
+  job.name = old.name;
+  job.task = old.task;
+  job.spec_yaml = old.spec_yaml;
+  job.priority = old.priority;
+  job.user = old.user;
+  job.resources = old.resources;
+  job.created_at_ms = clock_->NowMs();
+  ASSIGN_OR_RETURN(std::string new_id, store_->CreateJob(job));
+  const int64_t now = clock_->NowMs();
+  RETURN_IF_ERROR(
+      store_->AppendEvents(new_id, now, {LogEvent{"server", absl::StrCat("retry of job ", id)}})
+          .status());
+  RETURN_IF_ERROR(
+      store_->AppendEvents(id, now, {LogEvent{"server", absl::StrCat("retried as job ", new_id)}})
+          .status());
+  dispatcher_->JobQueued(new_id);
+  hub_->Bump(new_id);
+  hub_->Bump(id);
+  hub_->Bump(EventHub::kWorkKey);
+  return new_id;
+}
+
+std::vector<WorkerStatus> JobManager::ListWorkers() { return dispatcher_->ListWorkers(); }
+
 std::string JobManager::WaitingReason(const std::string& id) {
   return dispatcher_->WaitingReason(id);
 }

@@ -79,6 +79,14 @@ class JobManager {
   // stays SCHEDULED/RUNNING until then). Returns the state after the call.
   // FailedPrecondition if terminal.
   absl::StatusOr<JobState> Cancel(const std::string& id, const std::string& reason);
+  // Resubmits a FAILED or CANCELLED job's stored spec (its files validated again) as a new
+  // QUEUED job with the same name, task, priority, user and resources; returns the new id.
+  // Records the link as server log events on both jobs ("retry of job A" / "retried as job
+  // B"). NotFound: no such job. FailedPrecondition: the job is in another state.
+  // InvalidArgument: the spec no longer validates (e.g. a data file was removed).
+  absl::StatusOr<std::string> Retry(const std::string& id);
+  // The registered workers, by id (Dispatcher::ListWorkers).
+  std::vector<WorkerStatus> ListWorkers();
   // Why a QUEUED job waits ("" when not known).
   std::string WaitingReason(const std::string& id);
 

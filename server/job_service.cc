@@ -15,11 +15,6 @@ void CheckpointToProto(const CheckpointRecord& c, v1::Checkpoint* out) {
   ToProtoTime(c.created_at_ms, out->mutable_created_at());
 }
 
-bool IsTerminalEvent(const EventRecord& e) {
-  auto* s = std::get_if<StateChangeEvent>(&e.payload);
-  return s != nullptr && IsTerminal(s->state);
-}
-
 }  // namespace
 
 void JobToProto(const JobRecord& job, v1::Job* out) {
@@ -78,6 +73,23 @@ absl::StatusOr<Principal> JobServiceImpl::Authorize(const grpc::ServerContext* c
   if (!caller.ok() || id.empty()) return caller;
   if (absl::Status access = manager_->CheckAccess(*caller, id); !access.ok()) return access;
   return caller;
+}
+
+void WorkerToProto(const WorkerStatus& w, v1::Worker* out) {
+  out->set_id(w.id);
+  out->set_name(w.info.name);
+  out->set_hostname(w.info.hostname);
+  out->set_slots(w.info.slots);
+  out->set_used_slots(w.used_slots);
+  out->mutable_labels()->insert(w.info.labels.begin(), w.info.labels.end());
+  for (const DeviceInfo& d : w.info.devices) {
+    v1::Device* p = out->add_devices();
+    p->set_type(d.type);
+    p->set_index(d.index);
+    p->set_name(d.name);
+  }
+  ToProtoTime(w.last_seen_ms, out->mutable_last_seen());
+  for (const std::string& j : w.running_job_ids) out->add_running_job_ids(j);
 }
 
 grpc::Status JobServiceImpl::SubmitJob(grpc::ServerContext* ctx, const v1::SubmitJobRequest* req,
@@ -148,8 +160,7 @@ grpc::Status JobServiceImpl::WatchJob(grpc::ServerContext* ctx, const v1::WatchJ
       v1::JobEvent msg;
       EventToProto(e, &msg);
       if (!writer->Write(msg)) return grpc::Status::CANCELLED;
-      cursor = e.seq;
-      if (IsTerminalEvent(e)) return grpc::Status::OK;
+      cursor = e.seq;  // Events stored after the terminal one (late log lines) come too.
     }
     if (!events->empty()) continue;
     if (req->replay_only()) return grpc::Status::OK;
@@ -164,6 +175,25 @@ grpc::Status JobServiceImpl::WatchJob(grpc::ServerContext* ctx, const v1::WatchJ
     manager_->WaitForEvents(id, version, kWatchPoll);
   }
   return grpc::Status::CANCELLED;
+}
+
+grpc::Status JobServiceImpl::RetryJob(grpc::ServerContext* ctx, const v1::RetryJobRequest* req,
+                                      v1::RetryJobResponse* resp) {
+  if (auto caller = Authorize(ctx, req->job_id()); !caller.ok()) {
+    return ToGrpcStatus(caller.status());
+  }
+  auto id = manager_->Retry(req->job_id());
+  if (!id.ok()) return ToGrpcStatus(id.status());
+  resp->set_job_id(*id);
+  resp->set_retry_of(req->job_id());
+  return grpc::Status::OK;
+}
+
+grpc::Status JobServiceImpl::ListWorkers(grpc::ServerContext* ctx, const v1::ListWorkersRequest*,
+                                         v1::ListWorkersResponse* resp) {
+  if (auto caller = Authorize(ctx, ""); !caller.ok()) return ToGrpcStatus(caller.status());
+  for (const WorkerStatus& w : manager_->ListWorkers()) WorkerToProto(w, resp->add_workers());
+  return grpc::Status::OK;
 }
 
 }  // namespace lmtrain

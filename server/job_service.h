@@ -27,6 +27,10 @@ class JobServiceImpl final : public v1::JobService::Service {
                          v1::CancelJobResponse* resp) override;
   grpc::Status WatchJob(grpc::ServerContext* ctx, const v1::WatchJobRequest* req,
                         grpc::ServerWriter<v1::JobEvent>* writer) override;
+  grpc::Status RetryJob(grpc::ServerContext*, const v1::RetryJobRequest* req,
+                        v1::RetryJobResponse* resp) override;
+  grpc::Status ListWorkers(grpc::ServerContext*, const v1::ListWorkersRequest* req,
+                           v1::ListWorkersResponse* resp) override;
 
  private:
   // The caller, if it may touch job `id` (empty: no job), else the status to end with.
@@ -39,5 +43,6 @@ class JobServiceImpl final : public v1::JobService::Service {
 // Record -> message mappings used by the service (exposed for tests).
 void JobToProto(const JobRecord& job, v1::Job* out);
 void EventToProto(const EventRecord& event, v1::JobEvent* out);
+void WorkerToProto(const WorkerStatus& worker, v1::Worker* out);
 
 }  // namespace lmtrain

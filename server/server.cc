@@ -1,5 +1,6 @@
 #include "server/server.h"
 
+#include <grpcpp/ext/proto_server_reflection_plugin.h>
 #include <grpcpp/health_check_service_interface.h>
 
 #include <filesystem>
@@ -99,6 +100,7 @@ absl::Status Server::StartGrpc() {
   ASSIGN_OR_RETURN(std::shared_ptr<grpc::ServerCredentials> credentials,
                    MakeServerCredentials(options_.tls));
   grpc::EnableDefaultHealthCheckService(true);
+  grpc::reflection::InitProtoReflectionServerBuilderPlugin();  // For grpcurl & generic clients.
   grpc::ServerBuilder builder;
   builder.AddListeningPort(options_.listen, credentials, &port_);
   // Auth decides each call first; the metrics interceptor counts every call, denied ones too.

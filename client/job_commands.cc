@@ -1,0 +1,102 @@
+// lmctl's one-shot job commands: submit, list, get, cancel, retry, checkpoints.
+#include <iostream>
+
+#include "client/job_format.h"
+#include "client/lmctl_command.h"
+#include "client/spec_uploader.h"
+#include "client/worker_format.h"
+
+namespace lmtrain {
+namespace {
+
+bool Structured(const CommandContext& c) { return c.output != OutputFormat::kText; }
+
+int Submit(CommandContext& c) {
+  auto mode = ParseUploadMode(c.no_upload ? "never" : c.upload);
+  if (!mode.ok()) return FailWith(mode.status());
+  auto id = SubmitJobFile(*c.client, c.channels->target(), c.channels->NewChannel(), c.args[0],
+                          c.request_id, *mode, std::cerr);
+  if (!id.ok()) return FailWith(id.status());
+  std::cerr << "submitted " << c.args[0] << " as job " << *id << "\n";
+  if (Structured(c)) {
+    std::cout << RenderDocument({{"job_id", *id}}, c.output);
+  } else {
+    std::cout << *id << std::endl;
+  }
+  return 0;
+}
+
+int List(CommandContext& c) {
+  auto jobs = c.client->List(static_cast<int>(c.limit));
+  if (!jobs.ok()) return FailWith(jobs.status());
+  if (Structured(c)) {
+    nlohmann::json all = nlohmann::json::array();
+    for (const auto& job : *jobs) all.push_back(JobToJson(job));
+    std::cout << RenderDocument(all, c.output);
+  } else {
+    std::cout << JobsToTable(*jobs);
+  }
+  return 0;
+}
+
+int Get(CommandContext& c) {
+  auto job = c.client->Get(c.args[0]);
+  if (!job.ok()) return FailWith(job.status());
+  std::cout << (Structured(c) ? RenderDocument(JobToJson(*job), c.output) : JobToText(*job));
+  return 0;
+}
+
+int Cancel(CommandContext& c) {
+  auto state = c.client->Cancel(c.args[0]);
+  if (!state.ok()) return FailWith(state.status());
+  const std::string shown = *state == v1::RUNNING ? "cancelling" : v1::JobState_Name(*state);
+  if (Structured(c)) {
+    std::cout << RenderDocument({{"job_id", c.args[0]}, {"state", v1::JobState_Name(*state)}},
+                                c.output);
+  } else {
+    std::cout << "job " << c.args[0] << " " << shown << std::endl;
+  }
+  return 0;
+}
+
+int Retry(CommandContext& c) {
+  auto id = c.client->Retry(c.args[0]);
+  if (!id.ok()) return FailWith(id.status());
+  std::cerr << "job " << c.args[0] << " retried as job " << *id << "\n";
+  if (Structured(c)) {
+    std::cout << RenderDocument({{"job_id", *id}, {"retry_of", c.args[0]}}, c.output);
+  } else {
+    std::cout << *id << std::endl;
+  }
+  return 0;
+}
+
+int Checkpoints(CommandContext& c) {
+  auto job = c.client->Get(c.args[0]);
+  if (!job.ok()) return FailWith(job.status());
+  std::cout << (Structured(c) ? RenderDocument(CheckpointsToJson(*job), c.output)
+                              : CheckpointsToTable(*job));
+  return 0;
+}
+
+}  // namespace
+
+std::vector<Command> JobCommands() {
+  return {
+      {"submit", 1, 1, "FILE [--request-id K]", "validate and submit a job file; prints the job id",
+       Submit},
+      {"list", 0, 0, "[--limit N]", "jobs, newest first", List},
+      {"get", 1, 1, "ID", "one job", Get},
+      {"cancel", 1, 1, "ID", "cancel a queued or running job", Cancel},
+      {"retry", 1, 1, "ID", "resubmit a FAILED or CANCELLED job as a new job; prints its id",
+       Retry},
+      {"checkpoints", 1, 1, "ID", "the job's checkpoints (step, time, path)", Checkpoints},
+  };
+}
+
+int FailWith(const absl::Status& status) {
+  std::cerr << "lmctl: " << status.message() << "\n";
+  return 1;
+}
+
+}  // namespace lmtrain

@@ -1,0 +1,128 @@
+#include "client/model_estimate.h"
+
+#include <cmath>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "common/status_macros.h"
+
+namespace lmtrain {
+namespace {
+
+// config[key] as an integer, `fallback` (HF's default) when absent or null.
+absl::StatusOr<int64_t> IntKey(const nlohmann::json& config, const char* key, int64_t fallback) {
+  auto it = config.find(key);
+  if (it == config.end() || it->is_null()) return fallback;
+  if (!it->is_number_integer()) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("model config: ", key, " must be an integer (got ", it->dump(), ")"));
+  }
+  return it->get<int64_t>();
+}
+
+int64_t LayerParams(const ModelShape& s) {
+  const int64_t d = s.hidden, f = s.intermediate;
+  return 4 * d * d + 4 * d    // q, k, v, output projections with biases
+         + 2 * d * f + f + d  // MLP
+         + 2 * 2 * d;         // two LayerNorms
+}
+
+}  // namespace
+
+absl::StatusOr<ModelShape> ModelShapeFromConfig(const nlohmann::json& config) {
+  ModelShape s;
+  auto type = config.find("model_type");
+  if (type == config.end() || !type->is_string()) {
+    return absl::InvalidArgumentError("model config: model_type is required");
+  }
+  s.model_type = type->get<std::string>();
+  ASSIGN_OR_RETURN(s.vocab, IntKey(config, "vocab_size", 0));
+  if (s.model_type == "gpt2") {
+    ASSIGN_OR_RETURN(s.layers, IntKey(config, "n_layer", 12));
+    ASSIGN_OR_RETURN(s.hidden, IntKey(config, "n_embd", 768));
+    ASSIGN_OR_RETURN(s.heads, IntKey(config, "n_head", 12));
+    ASSIGN_OR_RETURN(s.intermediate, IntKey(config, "n_inner", 4 * s.hidden));
+    ASSIGN_OR_RETURN(s.positions, IntKey(config, "n_positions", 1024));
+  } else if (s.model_type == "distilbert") {
+    ASSIGN_OR_RETURN(s.layers, IntKey(config, "n_layers", 6));
+    ASSIGN_OR_RETURN(s.hidden, IntKey(config, "dim", 768));
+    ASSIGN_OR_RETURN(s.heads, IntKey(config, "n_heads", 12));
+    ASSIGN_OR_RETURN(s.intermediate, IntKey(config, "hidden_dim", 3072));
+    ASSIGN_OR_RETURN(s.positions, IntKey(config, "max_position_embeddings", 512));
+  } else if (s.model_type == "bert" || s.model_type == "roberta" || s.model_type == "electra" ||
+             s.model_type == "albert") {
+    const bool albert = s.model_type == "albert";
+    ASSIGN_OR_RETURN(s.layers, IntKey(config, "num_hidden_layers", 12));
+    ASSIGN_OR_RETURN(s.hidden, IntKey(config, "hidden_size", albert ? 4096 : 768));
+    ASSIGN_OR_RETURN(s.heads, IntKey(config, "num_attention_heads", albert ? 64 : 12));
+    ASSIGN_OR_RETURN(s.intermediate, IntKey(config, "intermediate_size", albert ? 16384 : 3072));
+    ASSIGN_OR_RETURN(s.positions, IntKey(config, "max_position_embeddings", 512));
+    ASSIGN_OR_RETURN(s.type_vocab, IntKey(config, "type_vocab_size", 2));
+    ASSIGN_OR_RETURN(s.embedding, IntKey(config, "embedding_size", albert ? 128 : s.hidden));
+    s.shared_layers = albert;
+  } else {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "model config: model_type '", s.model_type,
+        "' is not one lmtrain knows (gpt2, bert, roberta, distilbert, albert, electra)"));
+  }
+  if (s.embedding == 0) s.embedding = s.hidden;
+  return s;
+}
+
+int64_t CountParameters(const ModelShape& s, const EstimateOptions& o) {
+  const int64_t d = s.hidden, e = s.embedding;
+  int64_t n = s.vocab * e + s.positions * e + s.type_vocab * e;
+  if (s.model_type != "gpt2") n += 2 * e;  // Embedding LayerNorm.
+  if (e != d) n += e * d + d;              // Factorised embedding projection.
+  n += (s.shared_layers ? 1 : s.layers) * LayerParams(s);
+  if (s.model_type == "gpt2") n += 2 * d;                 // Final LayerNorm (ln_f).
+  if (o.task == "mlm") n += d * e + e + 2 * e + s.vocab;  // Transform, LayerNorm, decoder bias.
+  if (o.task == "qa") n += 2 * d + 2;
+  if (o.task == "glue" || o.task == "classification") {
+    if (s.model_type != "gpt2" && s.model_type != "distilbert") n += d * d + d;  // Pooler.
+    if (s.model_type == "distilbert") n += d * d + d;                            // pre_classifier.
+    n += d * o.num_labels + o.num_labels;
+  }
+  return n;
+}
+
+nlohmann::json EstimateTraining(const ModelShape& s, const EstimateOptions& o) {
+  const int64_t params = CountParameters(s, o);
+  const double weights = 4.0 * params, grads = 4.0 * params;
+  const double optimizer = o.optim == "adafactor" ? 0.0 : 8.0 * params;
+  const double b = o.batch_size, t = o.seq_len;
+  double activations = b * t * s.layers * (34.0 * s.hidden + 5.0 * s.heads * t) * 2.0;
+  const int64_t vocab_out = (o.task == "clm" || o.task == "mlm") ? s.vocab : 0;
+  activations += 3.0 * 4.0 * b * t * vocab_out;  // Logits, their softmax and gradient.
+  if (o.half_precision) activations /= 2;
+  const double tokens = b * t * o.gradient_accumulation_steps;
+  const double flops = 6.0 * params * tokens + 12.0 * s.layers * t * s.hidden * tokens;
+  const double rate = o.flops_per_second > 0 ? o.flops_per_second : (o.on_gpu ? 1e14 : 2e10);
+  return {{"parameters", params},
+          {"memory_bytes",
+           {{"weights", weights},
+            {"gradients", grads},
+            {"optimizer", optimizer},
+            {"activations", activations},
+            {"total", weights + grads + optimizer + activations}}},
+          {"tokens_per_step", static_cast<int64_t>(tokens)},
+          {"flops_per_step", flops},
+          {"assumed_flops_per_second", rate},
+          {"step_seconds", flops / rate}};
+}
+
+std::string HumanCount(double n) {
+  if (n >= 1e9) return absl::StrFormat("%.2f G", n / 1e9);
+  if (n >= 1e6) return absl::StrFormat("%.2f M", n / 1e6);
+  if (n >= 1e3) return absl::StrFormat("%.1f k", n / 1e3);
+  return absl::StrFormat("%.0f", n);
+}
+
+std::string HumanBytes(double bytes) {
+  if (bytes >= 1024.0 * 1024 * 1024) return absl::StrFormat("%.2f GiB", bytes / (1 << 30));
+  if (bytes >= 1024.0 * 1024) return absl::StrFormat("%.1f MiB", bytes / (1 << 20));
+  if (bytes >= 1024.0) return absl::StrFormat("%.1f KiB", bytes / 1024);
+  return absl::StrFormat("%.0f B", bytes);
+}
+
+}  // namespace lmtrain
