@@ -2,7 +2,10 @@
 # Installs every Debian 12 package lmtrain needs to build, run the quickstart and run the
 # tests. Idempotent: packages already installed are skipped, and apt is not touched at all
 # when nothing is missing. Needs root (or sudo).
+# LMTRAIN_SETUP_SKIP="pkg ..." leaves those packages out (the Dockerfiles in deploy/docker skip
+# the test-only ones, and the CUDA image Debian's CPU-only libtorch-dev).
 set -euo pipefail
+cd "$(dirname "$0")/.."
 
 PACKAGES=(
   # toolchain
@@ -16,8 +19,27 @@ PACKAGES=(
   libgtest-dev libgmock-dev
 )
 
+# Node.js runs the deploy manifest validation (tests/deploy); not needed where node is present.
+# (kubectl, which renders the manifests there, has no current Debian package: that test skips
+# when it is missing.)
+if ! command -v npm >/dev/null 2>&1; then PACKAGES+=(nodejs npm); fi
+
+skipped() { [[ " ${LMTRAIN_SETUP_SKIP:-} " == *" $1 "* ]]; }
+
+# tests/deploy's npm packages (kubernetes-models, yaml), pinned by its package-lock.json;
+# installed again when the lock file is newer than the installed tree.
+npm_ci() {
+  local lock=tests/deploy/package-lock.json installed=tests/deploy/node_modules/.package-lock.json
+  if [ -f "$lock" ] && { [ ! -f "$installed" ] || [ "$lock" -nt "$installed" ]; } &&
+     ! skipped npm && command -v npm >/dev/null 2>&1; then
+    echo "setup: npm ci --prefix tests/deploy"
+    npm ci --prefix tests/deploy --no-audit --no-fund --loglevel=error
+  fi
+}
+
 missing=()
 for p in "${PACKAGES[@]}"; do
+  if skipped "$p"; then continue; fi
   if ! dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed"; then
     missing+=("$p")
   fi
@@ -25,6 +47,7 @@ done
 
 if [ ${#missing[@]} -eq 0 ]; then
   echo "setup: all ${#PACKAGES[@]} packages present"
+  npm_ci
   exit 0
 fi
 
@@ -33,4 +56,5 @@ if [ "$(id -u)" -ne 0 ]; then SUDO="sudo"; fi
 echo "setup: installing ${missing[*]}"
 $SUDO apt-get update -qq
 DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}"
+npm_ci
 echo "setup: done"
