@@ -26,15 +26,20 @@ if ! command -v npm >/dev/null 2>&1; then PACKAGES+=(nodejs npm); fi
 
 skipped() { [[ " ${LMTRAIN_SETUP_SKIP:-} " == *" $1 "* ]]; }
 
-# tests/deploy's npm packages (kubernetes-models, yaml), pinned by its package-lock.json;
-# installed again when the lock file is newer than the installed tree.
+# The npm packages of the tests that have them (tests/*/package-lock.json, e.g. tests/deploy's
+# kubernetes-models), installed by npm ci when missing or older than the lock file.
 npm_ci() {
-  local lock=tests/deploy/package-lock.json installed=tests/deploy/node_modules/.package-lock.json
-  if [ -f "$lock" ] && { [ ! -f "$installed" ] || [ "$lock" -nt "$installed" ]; } &&
-     ! skipped npm && command -v npm >/dev/null 2>&1; then
-    echo "setup: npm ci --prefix tests/deploy"
-    npm ci --prefix tests/deploy --no-audit --no-fund --loglevel=error
-  fi
+  skipped npm && return 0
+  command -v npm >/dev/null 2>&1 || return 0
+  local lock dir
+  for lock in tests/*/package-lock.json; do
+    [ -f "$lock" ] || continue
+    dir=$(dirname "$lock")
+    if [ ! -f "$dir/node_modules/.package-lock.json" ] || [ "$lock" -nt "$dir/node_modules/.package-lock.json" ]; then
+      echo "setup: npm ci --prefix $dir"
+      PUPPETEER_SKIP_DOWNLOAD=1 npm ci --prefix "$dir" --no-audit --no-fund --loglevel=error
+    fi
+  done
 }
 
 missing=()

@@ -7,7 +7,8 @@ ARG DEBIAN_IMAGE=debian:12
 FROM ${DEBIAN_IMAGE} AS build
 WORKDIR /src
 COPY scripts/setup.sh scripts/build.sh scripts/
-RUN LMTRAIN_SETUP_SKIP="libgtest-dev libgmock-dev nodejs npm" \
+RUN LMTRAIN_SETUP_SKIP="libgtest-dev libgmock-dev \
+      nodejs npm chromium python3-grpcio python3-protobuf" \
     scripts/setup.sh && rm -rf /var/lib/apt/lists/*
 COPY CMakeLists.txt ./
 COPY cmake/ cmake/

@@ -22,8 +22,12 @@ ARG LIBTORCH_URL
 ARG CUDA_REPO
 WORKDIR /src
 # Debian's libtorch-dev is CPU-only: left out here, the CUDA LibTorch below replaces it.
+# setup.sh still installs libgloo-dev, the gloo headers and library the trainer's CMake asks for;
+# LibTorch's zip carries its own gloo inside libtorch_cpu. That the two agree is unverified
+# (it matters for multi-worker jobs): see deploy/README.md.
 COPY scripts/setup.sh scripts/build.sh scripts/
-RUN LMTRAIN_SETUP_SKIP="libtorch-dev libgtest-dev libgmock-dev nodejs npm" scripts/setup.sh
+RUN LMTRAIN_SETUP_SKIP="libtorch-dev libgtest-dev libgmock-dev \
+      nodejs npm chromium python3-grpcio python3-protobuf" scripts/setup.sh
 RUN apt-get update -qq && \
     apt-get install -y -qq --no-install-recommends ca-certificates curl unzip && \
     curl -fsSL -o /tmp/cuda-keyring.deb "${CUDA_REPO}/cuda-keyring_1.1-1_all.deb" && dpkg -i /tmp/cuda-keyring.deb && \
