@@ -33,8 +33,8 @@ RUN apt-get update -qq && \
     xargs -a /tmp/runtime-packages.txt apt-get install -y -qq --no-install-recommends && \
     apt-get install -y -qq --no-install-recommends ca-certificates && \
     rm -rf /var/lib/apt/lists/* /tmp/runtime-packages.txt
-RUN groupadd --system --gid 10001 lmtrain && \
-    useradd --system --uid 10001 --gid 10001 --home-dir /var/lib/lmtrain --create-home lmtrain
+RUN groupadd --gid 10001 lmtrain && \
+    useradd --uid 10001 --gid 10001 --home-dir /var/lib/lmtrain --create-home lmtrain
 COPY --from=build /out/bin/ /opt/lmtrain/bin/
 ENV PATH=/opt/lmtrain/bin:$PATH
 USER 10001:10001

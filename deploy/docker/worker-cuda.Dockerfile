@@ -68,8 +68,8 @@ RUN dpkg -i /tmp/cuda-keyring.deb && apt-get update -qq && \
     xargs -a /tmp/runtime-packages.txt apt-get install -y -qq --no-install-recommends && \
     apt-get install -y -qq --no-install-recommends ca-certificates && \
     rm -rf /var/lib/apt/lists/* /tmp/runtime-packages.txt /tmp/cuda-keyring.deb
-RUN groupadd --system --gid 10001 lmtrain && \
-    useradd --system --uid 10001 --gid 10001 --home-dir /var/lib/lmtrain-worker --create-home lmtrain
+RUN groupadd --gid 10001 lmtrain && \
+    useradd --uid 10001 --gid 10001 --home-dir /var/lib/lmtrain-worker --create-home lmtrain
 # LibTorch's own libraries (libtorch_cuda, cuDNN, cuBLAS, ... bundled in the zip); lm-train's
 # RUNPATH points here. libcuda.so.1 comes from the host driver via the NVIDIA container runtime.
 COPY --from=build /opt/libtorch/lib/ /opt/libtorch/lib/
