@@ -65,6 +65,7 @@ const cases = [
   ["cpu", "no data PVC", (o) => o.splice(o.indexOf(kind(o, "PersistentVolumeClaim", "lmtrain-data")), 1), /names missing PersistentVolumeClaim lmtrain-data/],
   ["cpu", "a ReadWriteOnce shared volume", (o) => (kind(o, "PersistentVolumeClaim", "lmtrain-shared").spec.accessModes = ["ReadWriteOnce"]), /accessModes must include ReadWriteMany/],
   ["cpu", "workers without the shared volume", (o) => { const c = workerContainer(o); c.volumeMounts = c.volumeMounts.filter((m) => m.mountPath !== "/shared"); }, /does not mount PersistentVolumeClaim lmtrain-shared at \/shared/],
+  ["cpu", "a data root only the server sees", (o) => (serverContainer(o).args = serverContainer(o).args.map((a) => a.replace(/^--data-roots=.*/, "--data-roots=/var/lib/lmtrain/datasets"))), /--data-roots \/var\/lib\/lmtrain\/datasets is not on the shared volume/],
   ["cpu", "a StatefulSet without its headless Service", (o) => (workers(o).spec.serviceName = "nope"), /serviceName 'nope' names no Service/],
   ["cpu", "a worker Service that is not headless", (o) => delete kind(o, "Service", "lm-worker").spec.clusterIP, /must be headless/],
   ["cpu", "workers advertising their bare pod name", (o) => (workerContainer(o).args = workerContainer(o).args.map((a) => a.replace(/^--advertise-address=.*/, "--advertise-address=$(POD_NAME)"))), /--advertise-address must be \$\(POD_NAME\)\.lm-worker/],

@@ -12,7 +12,8 @@
 //    selects its pods; workers advertise $(POD_NAME).<that service>; the worker token comes
 //    from a Secret;
 //  - one ReadWriteMany PVC mounted by the server and every worker at the same path, holding
-//    the server's --artifacts folder (job outputs are written by workers, read by all ranks);
+//    the server's --artifacts folder (job outputs are written by workers, read by all ranks)
+//    and its --data-roots, if any (the server checks job paths there, workers read them);
 //  - every container has cpu and memory requests and limits, runs as non-root without
 //    privilege escalation; every Secret, ConfigMap and PVC a pod names exists (with the key);
 //  - the worker token's SHA-256 is a worker entry of the server's tokens file;
@@ -311,6 +312,11 @@ class Checker {
       return;
     }
     if (!(claim.spec.accessModes || []).includes("ReadWriteMany")) this.fail(claim, "holds the artifacts that workers write: accessModes must include ReadWriteMany");
+    // Data roots are paths the server checks and the workers read: they must be shared too.
+    for (const root of (server.args.get("data-roots") || "").split(",").filter(Boolean)) {
+      const m = mountHolding(server.c, root);
+      if (!m || m.mountPath !== mount.mountPath) this.fail(server.obj, `--data-roots ${root} is not on the shared volume at ${mount.mountPath} (workers read job data there)`);
+    }
     for (const w of workers) {
       const m = (w.c.volumeMounts || []).find((vm) => vm.mountPath === mount.mountPath);
       const v = m && (w.pod.volumes || []).find((x) => x.name === m.name);
