@@ -145,17 +145,23 @@ ApiResponse JsonApi::ListJobs(const Principal& caller, const QueryParams& query)
   auto limit = IntParam(query, "limit", kDefaultLimit, 1, kMaxLimit);
   if (!limit.ok()) return ErrorResponse(limit.status());
   auto user = query.find("user");
-  const bool filtered = user != query.end() || !caller.is_admin();
   JobFilter filter;
   filter.states = *states;
-  filter.limit = filtered ? kMaxScan : static_cast<int>(*limit);
+  filter.limit = static_cast<int>(*limit);
+  if (user != query.end()) filter.user = user->second;
+  if (!caller.is_admin()) {
+    // Non-admins list only their own jobs (workers and anonymous callers: none).
+    const bool own = caller.role == Role::kUser && !caller.user.empty() &&
+                     (filter.user.empty() || filter.user == caller.user);
+    if (!own) return {200, json{{"jobs", json::array()}}};
+    filter.user = caller.user;
+  }
   auto jobs = jobs_->List(filter);
   if (!jobs.ok()) return ErrorResponse(jobs.status());
   json out = json::array();
   for (const JobRecord& job : *jobs) {
     if (static_cast<int64_t>(out.size()) >= *limit) break;
-    if (user != query.end() && job.user != user->second) continue;
-    if (!CanAccessJob(caller, job.user)) continue;
+    if (!CanAccessJob(caller, job.user)) continue;  // The store filtered already; belt and braces.
     json j = JobToJson(job, /*with_spec=*/false);
     if (job.state == JobState::kQueued) j["waiting_reason"] = jobs_->WaitingReason(job.id);
     out.push_back(std::move(j));

@@ -43,8 +43,6 @@ ApiResponse ErrorResponse(const absl::Status& status);
 
 class JsonApi {
  public:
-  // Lists filtered by user (or by the caller's access) look at this many newest jobs.
-  static constexpr int kMaxScan = 10000;
   static constexpr int kMaxLimit = 10000;
   // Events one metrics/logs request reads at most; the client continues from next_after.
   static constexpr int kMaxEventsPerRequest = 20000;
