@@ -196,7 +196,21 @@ absl::StatusOr<std::unique_ptr<HttpServer>> HttpServer::Start(Options options, J
     return s;
   }
   std::unique_ptr<HttpServer> server(new HttpServer());
-  server->http_ = std::make_unique<httplib::Server>();
+  if (options.tls_cert.empty() != options.tls_key.empty()) {
+    return absl::InvalidArgumentError("HTTPS needs both a certificate and its key");
+  }
+  if (!options.tls_cert.empty()) {
+    auto https = std::make_unique<httplib::SSLServer>(options.tls_cert.c_str(),
+                                                      options.tls_key.c_str());
+    if (!https->is_valid()) {
+      return absl::InvalidArgumentError(absl::StrCat("HTTPS: cannot load certificate ",
+                                                     options.tls_cert, " with key ",
+                                                     options.tls_key));
+    }
+    server->http_ = std::move(https);
+  } else {
+    server->http_ = std::make_unique<httplib::Server>();
+  }
   httplib::Server& http = *server->http_;
   const int threads = std::max(1, options.threads);
   http.new_task_queue = [threads] { return new httplib::ThreadPool(threads); };

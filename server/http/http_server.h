@@ -49,6 +49,9 @@ class HttpServer {
     HttpAuthenticator authenticate;  // Empty: every caller is Principal::AuthDisabled().
     std::function<absl::Status()> ready;  // /readyz; empty: always ready.
     int threads = 8;
+    // PEM files: serve HTTPS instead of HTTP (lm-server reuses --tls-cert/--tls-key).
+    std::string tls_cert;
+    std::string tls_key;
   };
 
   // Binds and starts serving. InvalidArgument for a malformed address; Unavailable (naming
