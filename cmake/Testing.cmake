@@ -11,10 +11,19 @@ function(lmtrain_add_test name)
   if(NOT T_TIMEOUT)
     set(T_TIMEOUT 300)
   endif()
-  # A list value must keep its ';' escaped through gtest_discover_tests' generated script, or
-  # only the first label applies and the following words are read as property names.
-  string(REPLACE ";" "\\;" labels "${T_LABELS}")
+  # Labels are set by a small include file that ctest reads after the discovered tests: passed
+  # through gtest_discover_tests' PROPERTIES, a list of labels loses all but the first (its
+  # generated script splits the list into separate words).
   gtest_discover_tests(${name}
-    PROPERTIES LABELS "${labels}" TIMEOUT ${T_TIMEOUT}
-    DISCOVERY_TIMEOUT 60)
+    PROPERTIES TIMEOUT ${T_TIMEOUT}
+    DISCOVERY_TIMEOUT 60
+    TEST_LIST ${name}_TESTS)
+  if(T_LABELS)
+    set(labels_file "${CMAKE_CURRENT_BINARY_DIR}/${name}_labels.cmake")
+    file(WRITE "${labels_file}"
+      "if(${name}_TESTS)\n"
+      "  set_tests_properties(\${${name}_TESTS} PROPERTIES LABELS \"${T_LABELS}\")\n"
+      "endif()\n")
+    set_property(DIRECTORY APPEND PROPERTY TEST_INCLUDE_FILES "${labels_file}")
+  endif()
 endfunction()
