@@ -7,16 +7,13 @@
 #include <sstream>
 
 #include "absl/strings/str_cat.h"
+#include "common/status_macros.h"
+#include "common/yaml_document.h"
 
 namespace lmtrain {
 namespace {
 
 namespace fs = std::filesystem;
-
-absl::Status Bad(const std::string& source, const YAML::Node& node, const std::string& what) {
-  const int line = node.Mark().line >= 0 ? node.Mark().line + 1 : 0;
-  return absl::InvalidArgumentError(absl::StrCat(source, ":", line, ": ", what));
-}
 
 // The table of keys: config key, environment variable, field.
 struct Key {
@@ -52,26 +49,20 @@ std::string Pick(const std::optional<std::string>& flag, const std::optional<std
 
 absl::StatusOr<PartialLmctlSettings> ParseLmctlConfig(const std::string& text,
                                                       const std::string& source) {
-  YAML::Node root;
-  try {
-    root = YAML::Load(text);
-  } catch (const YAML::ParserException& e) {
-    return absl::InvalidArgumentError(
-        absl::StrCat(source, ":", e.mark.line + 1, ": not valid YAML: ", e.msg));
-  }
+  ASSIGN_OR_RETURN(YAML::Node root, ParseYamlDocument(text, source));
   PartialLmctlSettings settings;
   if (root.IsNull()) return settings;
-  if (!root.IsMap()) return Bad(source, root, "the lmctl config must be a mapping");
+  if (!root.IsMap()) return YamlError(source, root, "the lmctl config must be a mapping");
   const fs::path dir = fs::absolute(source).parent_path();
   for (const auto& kv : root) {
     const std::string name = kv.first.as<std::string>();
     const Key* key = FindKey(name);
     if (key == nullptr) {
-      return Bad(source, kv.first,
+      return YamlError(source, kv.first,
                  absl::StrCat("unknown key '", name,
                               "' (known: server, token, tls_ca, tls_cert, tls_key)"));
     }
-    if (!kv.second.IsScalar()) return Bad(source, kv.second, name + " must be a string");
+    if (!kv.second.IsScalar()) return YamlError(source, kv.second, name + " must be a string");
     std::string value = kv.second.Scalar();
     if (key->is_path && !value.empty() && fs::path(value).is_relative()) {
       value = (dir / value).lexically_normal().string();

@@ -6,14 +6,11 @@
 #include <sstream>
 
 #include "absl/strings/str_cat.h"
+#include "common/status_macros.h"
+#include "common/yaml_document.h"
 
 namespace lmtrain {
 namespace {
-
-absl::Status Bad(const std::string& source, const YAML::Node& node, const std::string& what) {
-  const int line = node.Mark().line >= 0 ? node.Mark().line + 1 : 0;
-  return absl::InvalidArgumentError(absl::StrCat(source, ":", line, ": ", what));
-}
 
 template <typename T>
 absl::Status Read(const std::string& source, const YAML::Node& node, const std::string& key,
@@ -22,7 +19,7 @@ absl::Status Read(const std::string& source, const YAML::Node& node, const std::
     *out = node.as<T>();
     return absl::OkStatus();
   } catch (const YAML::Exception&) {
-    return Bad(source, node,
+    return YamlError(source, node,
                absl::StrCat(key, " has the wrong type (got '",
                             node.IsScalar() ? node.Scalar() : "a collection", "')"));
   }
@@ -30,22 +27,22 @@ absl::Status Read(const std::string& source, const YAML::Node& node, const std::
 
 absl::StatusOr<scheduler::UserPolicy> ReadUser(const std::string& source, const YAML::Node& node,
                                                const std::string& path) {
-  if (!node.IsMap()) return Bad(source, node, absl::StrCat(path, " must be a mapping"));
+  if (!node.IsMap()) return YamlError(source, node, absl::StrCat(path, " must be a mapping"));
   scheduler::UserPolicy policy;
   for (const auto& kv : node) {
     const std::string key = kv.first.as<std::string>();
     const std::string where = absl::StrCat(path, ".", key);
     if (key == "weight") {
       if (auto s = Read(source, kv.second, where, &policy.weight); !s.ok()) return s;
-      if (!(policy.weight > 0)) return Bad(source, kv.second, where + " must be > 0");
+      if (!(policy.weight > 0)) return YamlError(source, kv.second, where + " must be > 0");
     } else if (key == "max_running_jobs") {
       if (auto s = Read(source, kv.second, where, &policy.max_running_jobs); !s.ok()) return s;
-      if (policy.max_running_jobs < 0) return Bad(source, kv.second, where + " must be >= 0");
+      if (policy.max_running_jobs < 0) return YamlError(source, kv.second, where + " must be >= 0");
     } else if (key == "max_queued_jobs") {
       if (auto s = Read(source, kv.second, where, &policy.max_queued_jobs); !s.ok()) return s;
-      if (policy.max_queued_jobs < 0) return Bad(source, kv.second, where + " must be >= 0");
+      if (policy.max_queued_jobs < 0) return YamlError(source, kv.second, where + " must be >= 0");
     } else {
-      return Bad(source, kv.first,
+      return YamlError(source, kv.first,
                  absl::StrCat("unknown key '", where,
                               "' (known: weight, max_running_jobs, max_queued_jobs)"));
     }
@@ -63,7 +60,7 @@ absl::Status ReadTop(const std::string& source, const YAML::Node& key_node, cons
   if (key == "min_runtime_before_preemption_seconds") {
     double seconds = 0;
     if (auto s = Read(source, value, key, &seconds); !s.ok()) return s;
-    if (seconds < 0) return Bad(source, value, key + " must be >= 0");
+    if (seconds < 0) return YamlError(source, value, key + " must be >= 0");
     o.min_runtime_before_preemption_ms = static_cast<int64_t>(seconds * 1000);
     return absl::OkStatus();
   }
@@ -74,7 +71,7 @@ absl::Status ReadTop(const std::string& source, const YAML::Node& key_node, cons
     return absl::OkStatus();
   }
   if (key == "users") {
-    if (!value.IsMap()) return Bad(source, value, "users must be a mapping of user name to policy");
+    if (!value.IsMap()) return YamlError(source, value, "users must be a mapping of user name to policy");
     for (const auto& kv : value) {
       const std::string name = kv.first.as<std::string>();
       auto policy = ReadUser(source, kv.second, "users." + name);
@@ -83,7 +80,7 @@ absl::Status ReadTop(const std::string& source, const YAML::Node& key_node, cons
     }
     return absl::OkStatus();
   }
-  return Bad(source, key_node,
+  return YamlError(source, key_node,
              absl::StrCat("unknown key '", key,
                           "' (known: seed, backfill, preemption, "
                           "min_runtime_before_preemption_seconds, default_user, users)"));
@@ -93,16 +90,10 @@ absl::Status ReadTop(const std::string& source, const YAML::Node& key_node, cons
 
 absl::StatusOr<SchedulerConfig> ParseSchedulerConfig(const std::string& text,
                                                      const std::string& source) {
-  YAML::Node root;
-  try {
-    root = YAML::Load(text);
-  } catch (const YAML::ParserException& e) {
-    return absl::InvalidArgumentError(
-        absl::StrCat(source, ":", e.mark.line + 1, ": not valid YAML: ", e.msg));
-  }
+  ASSIGN_OR_RETURN(YAML::Node root, ParseYamlDocument(text, source));
   SchedulerConfig config;
   if (root.IsNull()) return config;
-  if (!root.IsMap()) return Bad(source, root, "the scheduler config must be a mapping");
+  if (!root.IsMap()) return YamlError(source, root, "the scheduler config must be a mapping");
   for (const auto& kv : root) {
     if (auto s = ReadTop(source, kv.first, kv.second, &config); !s.ok()) return s;
   }

@@ -8,6 +8,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
+#include "client/artifacts/folder_manifest.h"
 #include "common/sha256.h"
 #include "common/status_macros.h"
 #include "proto/grpc_status.h"
@@ -15,14 +16,6 @@
 namespace lmtrain {
 namespace fs = std::filesystem;
 namespace {
-
-bool IsCleanRelative(const std::string& path) {
-  if (path.empty() || path.front() == '/') return false;
-  for (absl::string_view part : absl::StrSplit(path, '/')) {
-    if (part.empty() || part == "." || part == "..") return false;
-  }
-  return true;
-}
 
 absl::Status CheckFile(const std::string& dir, const nlohmann::json& entry) {
   if (!entry.is_object() || !entry.contains("path") || !entry["path"].is_string() ||

@@ -14,14 +14,6 @@ namespace lmtrain {
 namespace fs = std::filesystem;
 namespace {
 
-bool IsCleanRelative(const std::string& path) {
-  if (path.empty() || path.front() == '/') return false;
-  for (absl::string_view part : absl::StrSplit(path, '/')) {
-    if (part.empty() || part == "." || part == "..") return false;
-  }
-  return true;
-}
-
 absl::StatusOr<FolderManifest::File> HashFile(const fs::path& dir, const std::string& rel) {
   const std::string path = (dir / rel).string();
   ASSIGN_OR_RETURN(Sha256Digest digest, Sha256OfFile(path));
@@ -32,6 +24,14 @@ absl::StatusOr<FolderManifest::File> HashFile(const fs::path& dir, const std::st
 }
 
 }  // namespace
+
+bool IsCleanRelative(const std::string& path) {
+  if (path.empty() || path.front() == '/') return false;
+  for (absl::string_view part : absl::StrSplit(path, '/')) {
+    if (part.empty() || part == "." || part == "..") return false;
+  }
+  return true;
+}
 
 absl::StatusOr<FolderManifest> BuildFolderManifest(const std::string& dir) {
   std::error_code ec;

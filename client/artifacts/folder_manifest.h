@@ -33,6 +33,10 @@ struct FolderManifest {
 // a folder; DataLoss naming a file that cannot be read.
 absl::StatusOr<FolderManifest> BuildFolderManifest(const std::string& dir);
 
+// A relative path with no empty, "." or ".." part: it names a file inside the folder it is
+// joined to (manifest entries, checkpoint files streamed by the server).
+bool IsCleanRelative(const std::string& path);
+
 // A manifest of the listed files of `dir` only (e.g. vocab.json + merges.txt).
 absl::StatusOr<FolderManifest> BuildFileListManifest(const std::string& dir,
                                                      const std::vector<std::string>& names);

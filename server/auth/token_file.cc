@@ -8,15 +8,11 @@
 
 #include "absl/strings/ascii.h"
 #include "absl/strings/str_cat.h"
+#include "common/status_macros.h"
+#include "common/yaml_document.h"
 
 namespace lmtrain {
 namespace {
-
-int LineOf(const YAML::Node& node) { return node.Mark().line >= 0 ? node.Mark().line + 1 : 0; }
-
-absl::Status Bad(const std::string& source, const YAML::Node& node, const std::string& what) {
-  return absl::InvalidArgumentError(absl::StrCat(source, ":", LineOf(node), ": ", what));
-}
 
 int HexValue(char c) {
   if (c >= '0' && c <= '9') return c - '0';
@@ -38,23 +34,23 @@ bool ParseHexDigest(const std::string& hex, Sha256Digest* out) {
 // One list item: {user, role, token | token_sha256}.
 absl::StatusOr<TokenEntry> ReadEntry(const std::string& source, const YAML::Node& node) {
   if (!node.IsMap()) {
-    return Bad(source, node, "each entry must be a mapping {user, role, token_sha256 | token}");
+    return YamlError(source, node, "each entry must be a mapping {user, role, token_sha256 | token}");
   }
   TokenEntry entry;
-  entry.line = LineOf(node);
+  entry.line = YamlLine(node);
   entry.principal.authenticated = true;
   std::string role, token, token_sha256;
   bool has_token = false, has_sha = false;
   for (const auto& kv : node) {
     const std::string key = kv.first.as<std::string>();
-    if (!kv.second.IsScalar()) return Bad(source, kv.second, key + " must be a string");
+    if (!kv.second.IsScalar()) return YamlError(source, kv.second, key + " must be a string");
     const std::string value = kv.second.Scalar();
     if (key == "user") {
       entry.principal.user = value;
     } else if (key == "role") {
       role = value;
       if (!ParseRole(value, &entry.principal.role)) {
-        return Bad(source, kv.second,
+        return YamlError(source, kv.second,
                    absl::StrCat("role must be one of user, admin, worker (got '", value, "')"));
       }
     } else if (key == "token") {
@@ -64,21 +60,21 @@ absl::StatusOr<TokenEntry> ReadEntry(const std::string& source, const YAML::Node
       token_sha256 = value;
       has_sha = true;
     } else {
-      return Bad(source, kv.first,
+      return YamlError(source, kv.first,
                  absl::StrCat("unknown key '", key, "' (known: user, role, token, token_sha256)"));
     }
   }
-  if (entry.principal.user.empty()) return Bad(source, node, "entry has no user");
+  if (entry.principal.user.empty()) return YamlError(source, node, "entry has no user");
   if (role.empty())
-    return Bad(source, node, "entry for '" + entry.principal.user + "' has no role");
+    return YamlError(source, node, "entry for '" + entry.principal.user + "' has no role");
   if (has_token == has_sha) {
-    return Bad(source, node,
+    return YamlError(source, node,
                absl::StrCat("entry for '", entry.principal.user,
                             "' needs exactly one of token_sha256 (preferred) or token"));
   }
   if (has_token) {
     if (token.size() < 16) {
-      return Bad(source, node,
+      return YamlError(source, node,
                  absl::StrCat("token for '", entry.principal.user,
                               "' is shorter than 16 characters; use e.g. `openssl rand -hex 32`"));
     }
@@ -86,7 +82,7 @@ absl::StatusOr<TokenEntry> ReadEntry(const std::string& source, const YAML::Node
     if (!digest.ok()) return digest.status();
     entry.token_sha256 = *digest;
   } else if (!ParseHexDigest(token_sha256, &entry.token_sha256)) {
-    return Bad(source, node,
+    return YamlError(source, node,
                absl::StrCat("token_sha256 for '", entry.principal.user,
                             "' must be 64 hex digits (got ", token_sha256.size(), " characters)"));
   }
@@ -106,15 +102,9 @@ bool ParseRole(const std::string& name, Role* role) {
 
 absl::StatusOr<std::vector<TokenEntry>> ParseTokenFile(const std::string& text,
                                                        const std::string& source) {
-  YAML::Node root;
-  try {
-    root = YAML::Load(text);
-  } catch (const YAML::ParserException& e) {
-    return absl::InvalidArgumentError(
-        absl::StrCat(source, ":", e.mark.line + 1, ": not valid YAML: ", e.msg));
-  }
+  ASSIGN_OR_RETURN(YAML::Node root, ParseYamlDocument(text, source));
   if (!root.IsSequence() || root.size() == 0) {
-    return Bad(source, root,
+    return YamlError(source, root,
                "the tokens file must be a non-empty list of {user, role, token_sha256 | token}");
   }
   std::vector<TokenEntry> entries;
@@ -124,7 +114,7 @@ absl::StatusOr<std::vector<TokenEntry>> ParseTokenFile(const std::string& text,
     if (!entry.ok()) return entry.status();
     auto [it, inserted] = seen.emplace(entry->token_sha256, entry->line);
     if (!inserted) {
-      return Bad(source, node,
+      return YamlError(source, node,
                  absl::StrCat("the same token is already listed at line ", it->second));
     }
     entries.push_back(*std::move(entry));

@@ -1,0 +1,24 @@
+// Reading small YAML configuration files (tokens, scheduler, lmctl config) with errors that
+// say where: "source:line: message", 1-based lines.
+#pragma once
+
+#include <yaml-cpp/yaml.h>
+
+#include <string>
+
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+
+namespace lmtrain {
+
+// Parses `text` as one YAML document. InvalidArgument "source:line: not valid YAML: ..." when
+// it does not parse.
+absl::StatusOr<YAML::Node> ParseYamlDocument(const std::string& text, const std::string& source);
+
+// 1-based line of `node`, or 0 where yaml-cpp knows none (e.g. an empty document).
+int YamlLine(const YAML::Node& node);
+
+// InvalidArgument "source:line: what", the line being `node`'s.
+absl::Status YamlError(const std::string& source, const YAML::Node& node, const std::string& what);
+
+}  // namespace lmtrain
