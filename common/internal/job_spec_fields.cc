@@ -1,0 +1,192 @@
+#include "common/internal/job_spec_fields.h"
+
+#include <yaml-cpp/yaml.h>
+
+#include "common/internal/model_config.h"
+
+namespace lmtrain::internal {
+
+// ---- The tables: every key of the job file, how to read it and how to write it back. ----
+
+const FieldTable<TrainingSpec>& TrainingFields() {
+  using T = TrainingSpec;
+  static const auto* table = new FieldTable<T>{
+      NumberField("learning_rate", &T::learning_rate, Range::Above(0)),
+      NumberField("per_device_train_batch_size", &T::per_device_train_batch_size, Range::Above(0)),
+      NumberField("per_device_eval_batch_size", &T::per_device_eval_batch_size, Range::Above(0)),
+      NumberField("gradient_accumulation_steps", &T::gradient_accumulation_steps, Range::Above(0)),
+      NumberField("max_steps", &T::max_steps, Range::AtLeast(-1)),
+      NumberField("num_train_epochs", &T::num_train_epochs, Range::Above(0)),
+      NumberField("warmup_steps", &T::warmup_steps, Range::AtLeast(0)),
+      NumberField("warmup_ratio", &T::warmup_ratio, Range::HalfOpen(0, 1)),
+      ChoiceField("lr_scheduler_type", &T::lr_scheduler_type,
+                  {"linear", "cosine", "constant", "constant_with_warmup"}),
+      NumberField("weight_decay", &T::weight_decay, Range::AtLeast(0)),
+      NumberField("adam_beta1", &T::adam_beta1, Range::HalfOpen(0, 1)),
+      NumberField("adam_beta2", &T::adam_beta2, Range::HalfOpen(0, 1)),
+      NumberField("adam_epsilon", &T::adam_epsilon, Range::Above(0)),
+      NumberField("max_grad_norm", &T::max_grad_norm, Range::AtLeast(0)),
+      NumberField("logging_steps", &T::logging_steps, Range::Above(0)),
+      NumberField("eval_steps", &T::eval_steps, Range::AtLeast(0)),
+      NumberField("save_steps", &T::save_steps, Range::AtLeast(0)),
+      NumberField("save_total_limit", &T::save_total_limit, Range::AtLeast(0)),
+      NumberField("seed", &T::seed),
+      BoolField("bf16", &T::bf16),
+      NumberField("max_eval_samples", &T::max_eval_samples, Range::AtLeast(0)),
+      BoolField("do_train", &T::do_train),
+      BoolField("do_eval", &T::do_eval),
+      BoolField("do_predict", &T::do_predict),
+      BoolField("eval_on_start", &T::eval_on_start),
+      ChoiceField("optim", &T::optim, {"adamw_torch", "adamw_hf", "adamw", "adafactor"}),
+      ChoiceField("evaluation_strategy", &T::evaluation_strategy, {"no", "steps", "epoch"}),
+      ChoiceField("save_strategy", &T::save_strategy, {"no", "steps", "epoch"}),
+      BoolField("load_best_model_at_end", &T::load_best_model_at_end),
+      StringField("metric_for_best_model", &T::metric_for_best_model),
+      OptionalBoolField("greater_is_better", &T::greater_is_better),
+      BoolField("fp16", &T::fp16),
+      BoolField("gradient_checkpointing", &T::gradient_checkpointing),
+      StringField("resume_from_checkpoint", &T::resume_from_checkpoint),
+      ChoiceField("report_to", &T::report_to, {"tensorboard", "all", "none"}),
+      StringField("logging_dir", &T::logging_dir),
+  };
+  return *table;
+}
+
+const FieldTable<ResourcesSpec>& ResourcesFields() {
+  static const auto* table = new FieldTable<ResourcesSpec>{
+      NumberField("devices", &ResourcesSpec::devices, Range::AtLeast(0)),
+      NumberField("priority", &ResourcesSpec::priority),
+      NumberField("workers", &ResourcesSpec::workers, Range::AtLeast(1)),
+      NumberField("slots_per_worker", &ResourcesSpec::slots_per_worker, Range::AtLeast(1)),
+      StringMapField("selector", &ResourcesSpec::selector),
+      NumberField("max_retries", &ResourcesSpec::max_retries, Range::AtLeast(0)),
+  };
+  return *table;
+}
+
+const FieldTable<DataSpec>& DataFields() {
+  using D = DataSpec;
+  static const auto* table = new FieldTable<D>{
+      StringField("train_file", &D::train_file),
+      StringField("validation_file", &D::validation_file),
+      StringField("test_file", &D::test_file),
+      NumberField("validation_split_percentage", &D::validation_split_percentage,
+                  Range::HalfOpen(0, 100)),
+      NumberField("block_size", &D::block_size, Range::AtLeast(0)),
+      BoolField("line_by_line", &D::line_by_line),
+      NumberField("max_seq_length", &D::max_seq_length, Range::AtLeast(0)),
+      BoolField("pad_to_max_length", &D::pad_to_max_length),
+      NumberField("mlm_probability", &D::mlm_probability, Range::Open(0, 1)),
+      BoolField("whole_word_masking", &D::whole_word_masking),
+      ChoiceField("task_name", &D::task_name,
+                  {"", "cola", "sst2", "mrpc", "stsb", "qqp", "mnli", "qnli", "rte", "wnli"}),
+      StringField("data_dir", &D::data_dir),
+      StringField("text_column", &D::text_column),
+      StringField("text_pair_column", &D::text_pair_column),
+      StringField("label_column", &D::label_column),
+      NumberField("doc_stride", &D::doc_stride, Range::AtLeast(0)),
+      NumberField("n_best_size", &D::n_best_size, Range::Above(0)),
+      NumberField("max_answer_length", &D::max_answer_length, Range::Above(0)),
+      BoolField("version_2_with_negative", &D::version_2_with_negative),
+      NumberField("null_score_diff_threshold", &D::null_score_diff_threshold),
+      NumberField("max_train_samples", &D::max_train_samples, Range::AtLeast(0)),
+      NumberField("max_predict_samples", &D::max_predict_samples, Range::AtLeast(0)),
+  };
+  return *table;
+}
+
+const FieldTable<TokenizerTrainSpec>& TokenizerTrainFields() {
+  static const auto* table = new FieldTable<TokenizerTrainSpec>{
+      ChoiceField("type", &TokenizerTrainSpec::type, {"bpe", "unigram"}),
+      NumberField("vocab_size", &TokenizerTrainSpec::vocab_size, Range::Above(0)),
+  };
+  return *table;
+}
+
+namespace {
+
+// A nested mapping read and written through its own table.
+template <typename S, typename M>
+Field<S> SectionField(std::string_view key, M S::*member, const FieldTable<M>& table) {
+  return {key,
+          [member, &table](YamlReader& r, const YAML::Node& v, const std::string& path, S& out) {
+            ReadTable(r, v, path, table, out.*member);
+          },
+          [member, &table](YAML::Emitter& e, const S& s) {
+            e << YAML::BeginMap;
+            WriteTable(e, table, s.*member);
+            e << YAML::EndMap;
+          }};
+}
+
+// model: name_or_path or config. Which one is set is checked later, from the keys seen.
+Field<JobSpec> ModelField() {
+  auto read = [](YamlReader& r, const YAML::Node& v, const std::string& path, JobSpec& out) {
+    r.VisitMapping(v, path, {"name_or_path", "config"},
+                   [&](const std::string& key, const YAML::Node& value, const std::string& child) {
+                     if (key == "config") {
+                       out.model.config = ReadModelConfig(r, value, child);
+                     } else if (auto s = r.ReadString(value, child)) {
+                       out.model.name_or_path = *s;
+                     }
+                   });
+  };
+  auto write = [](YAML::Emitter& e, const JobSpec& s) {
+    e << YAML::BeginMap;
+    if (!s.model.name_or_path.empty()) {
+      e << YAML::Key << "name_or_path" << YAML::Value << s.model.name_or_path;
+    }
+    if (!s.model.config.is_null()) {
+      e << YAML::Key << "config" << YAML::Value;
+      WriteJsonAsYaml(e, s.model.config);
+    }
+    e << YAML::EndMap;
+  };
+  return {"model", read, write};
+}
+
+// tokenizer: path or train. A null `train:` trains with the defaults.
+Field<JobSpec> TokenizerField() {
+  auto read = [](YamlReader& r, const YAML::Node& v, const std::string& path, JobSpec& out) {
+    r.VisitMapping(v, path, {"path", "train"},
+                   [&](const std::string& key, const YAML::Node& value, const std::string& child) {
+                     if (key == "train") {
+                       ReadTable(r, value, child, TokenizerTrainFields(),
+                                           out.tokenizer.train.emplace());
+                     } else if (auto s = r.ReadString(value, child)) {
+                       out.tokenizer.path = *s;
+                     }
+                   });
+  };
+  auto write = [](YAML::Emitter& e, const JobSpec& s) {
+    e << YAML::BeginMap;
+    if (!s.tokenizer.path.empty()) {
+      e << YAML::Key << "path" << YAML::Value << s.tokenizer.path;
+    }
+    if (s.tokenizer.train) {
+      e << YAML::Key << "train" << YAML::Value << YAML::BeginMap;
+      WriteTable(e, TokenizerTrainFields(), *s.tokenizer.train);
+      e << YAML::EndMap;
+    }
+    e << YAML::EndMap;
+  };
+  return {"tokenizer", read, write};
+}
+
+}  // namespace
+
+const FieldTable<JobSpec>& TopLevelFields() {
+  static const auto* table = new FieldTable<JobSpec>{
+      StringField("name", &JobSpec::name),
+      StringField("task", &JobSpec::task),
+      ModelField(),
+      TokenizerField(),
+      SectionField("data", &JobSpec::data, DataFields()),
+      SectionField("training", &JobSpec::training, TrainingFields()),
+      SectionField("resources", &JobSpec::resources, ResourcesFields()),
+  };
+  return *table;
+}
+
+
+}  // namespace lmtrain::internal
