@@ -97,14 +97,7 @@ std::vector<ValidationCheck> CheckGlue(const JobSpec& spec, int* num_labels) {
 }
 
 std::vector<ValidationCheck> CheckClassification(const JobSpec& spec, ClassLabels* labels_out) {
-  ClassificationDataOptions options;
-  options.train_file = spec.data.train_file;
-  options.validation_file = spec.data.validation_file;
-  options.test_file = spec.data.test_file;
-  options.text_column = spec.data.text_column;
-  options.text_pair_column = spec.data.text_pair_column;
-  options.label_column = spec.data.label_column;
-  auto dataset = LoadClassificationDataset(options);
+  auto dataset = LoadClassificationDataset(ClassificationDataOptionsFromSpec(spec));
   if (!dataset.ok()) return {Fail("classification labels", dataset.status())};
   *labels_out = dataset->labels;
   return {{"classification labels", true,

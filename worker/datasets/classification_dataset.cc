@@ -97,6 +97,17 @@ absl::StatusOr<std::vector<TextExample>> ReadSplit(const std::string& path,
 
 }  // namespace
 
+ClassificationDataOptions ClassificationDataOptionsFromSpec(const JobSpec& spec) {
+  ClassificationDataOptions options;
+  options.train_file = spec.data.train_file;
+  options.validation_file = spec.data.validation_file;
+  options.test_file = spec.data.test_file;
+  options.text_column = spec.data.text_column;
+  options.text_pair_column = spec.data.text_pair_column;
+  options.label_column = spec.data.label_column;
+  return options;
+}
+
 absl::StatusOr<ClassificationDataset> LoadClassificationDataset(
     const ClassificationDataOptions& options) {
   if (options.train_file.empty()) {

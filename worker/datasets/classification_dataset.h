@@ -19,6 +19,7 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
+#include "common/job_spec.h"
 #include "worker/datasets/class_labels.h"
 #include "worker/datasets/table.h"
 #include "worker/datasets/text_example.h"
@@ -36,6 +37,9 @@ struct ClassificationDataOptions {
   // under "data"). has_header must stay true: columns are found by name.
   TableReadOptions table;
 };
+
+// The options a job file's data section names (train/validation/test files and columns).
+ClassificationDataOptions ClassificationDataOptionsFromSpec(const JobSpec& spec);
 
 struct ClassificationDataset {
   ClassLabels labels;            // id2label / label2id of the model config

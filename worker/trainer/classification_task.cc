@@ -114,14 +114,8 @@ absl::Status ReadGlue(const JobSpec& spec, GlueTask task, ClassificationData& da
 }
 
 absl::Status ReadGeneric(const JobSpec& spec, ClassificationData& data) {
-  ClassificationDataOptions options;
-  options.train_file = spec.data.train_file;
-  options.validation_file = spec.data.validation_file;
-  options.test_file = spec.data.test_file;
-  options.text_column = spec.data.text_column;
-  options.text_pair_column = spec.data.text_pair_column;
-  options.label_column = spec.data.label_column;
-  ASSIGN_OR_RETURN(ClassificationDataset dataset, LoadClassificationDataset(options));
+  ASSIGN_OR_RETURN(ClassificationDataset dataset,
+                   LoadClassificationDataset(ClassificationDataOptionsFromSpec(spec)));
   data.labels = std::move(dataset.labels);
   data.train.examples = std::move(dataset.train);
   data.eval.examples = std::move(dataset.validation);
