@@ -3,6 +3,7 @@
 //
 //   lm-bench-train --model bert-base|gpt2-small|gpt2-tiny --batch B --seq T
 //                  [--precision fp32|bf16] [--steps N] [--warmup W] [--threads K]
+//                  [--optimizer fused|torch]
 //
 // Prints each step's time, then tokens/s and achieved GFLOP/s (6·params·tokens for the dense
 // layers, the MLM/LM decoder only on the positions that have a label, plus 12·L·B·T²·H for
@@ -21,7 +22,9 @@
 #include <thread>
 #include <vector>
 
+#include "common/malloc_tuning.h"
 #include "worker/models/pretrained_model.h"
+#include "worker/optim/fused_adamw.h"
 
 namespace lmtrain {
 namespace {
@@ -35,7 +38,8 @@ struct Options {
   std::string precision = "fp32";
   int64_t steps = 5;
   int64_t warmup = 1;
-  int64_t threads = 0;  // 0: hardware cores.
+  int64_t threads = 0;              // 0: hardware cores.
+  std::string optimizer = "fused";  // fused (lm-train's) | torch (torch::optim::AdamW).
 };
 
 // The command line is this table.
@@ -71,6 +75,11 @@ const std::map<std::string, Setter>& Flags() {
        [](Options& o, const std::string& v) {
          o.warmup = std::stoll(v);
          return true;
+       }},
+      {"--optimizer",
+       [](Options& o, const std::string& v) {
+         o.optimizer = v;
+         return v == "fused" || v == "torch";
        }},
       {"--threads",
        [](Options& o, const std::string& v) {
@@ -171,16 +180,32 @@ double MatmulCeiling(torch::ScalarType dtype) {
   return best;
 }
 
-double RunStep(Bench& bench, torch::optim::Optimizer& optimizer, bool bf16) {
-  const auto start = Clock::now();
+// Seconds of one step's phases.
+struct StepTimes {
+  double forward = 0, backward = 0, optimizer = 0;
+  double Total() const { return forward + backward + optimizer; }
+};
+
+double Since(Clock::time_point start) {
+  return std::chrono::duration<double>(Clock::now() - start).count();
+}
+
+StepTimes RunStep(Bench& bench, torch::optim::Optimizer& optimizer, bool bf16) {
+  StepTimes times;
+  auto start = Clock::now();
   optimizer.zero_grad();
   at::autocast::set_cpu_enabled(bf16);
   torch::Tensor loss = bench.loss();
   at::autocast::set_cpu_enabled(false);
+  times.forward = Since(start);
+  start = Clock::now();
   loss.backward();
+  times.backward = Since(start);
+  start = Clock::now();
   optimizer.step();
   if (bf16) at::autocast::clear_cache();
-  return std::chrono::duration<double>(Clock::now() - start).count();
+  times.optimizer = Since(start);
+  return times;
 }
 
 double Median(std::vector<double> values) {
@@ -197,20 +222,29 @@ int Run(const Options& o) {
   at::autocast::set_autocast_cpu_dtype(at::kBFloat16);
   Bench bench = o.model == "bert-base" ? MakeBert(o) : MakeGpt2(o);
   bench.module->train();
-  torch::optim::AdamW optimizer(bench.module->parameters(),
-                                torch::optim::AdamWOptions(5e-5).weight_decay(0.0));
-  for (int64_t i = 0; i < o.warmup; ++i) RunStep(bench, optimizer, bf16);
-  std::vector<double> times;
+  // lm-train's AdamW (worker/optim/fused_adamw.h); --optimizer torch: LibTorch's own.
+  std::unique_ptr<torch::optim::Optimizer> optimizer;
+  const auto adamw_options = torch::optim::AdamWOptions(5e-5).weight_decay(0.0);
+  if (o.optimizer == "torch") {
+    optimizer = std::make_unique<torch::optim::AdamW>(bench.module->parameters(), adamw_options);
+  } else {
+    optimizer = std::make_unique<FusedAdamW>(bench.module->parameters(), adamw_options);
+  }
+  for (int64_t i = 0; i < o.warmup; ++i) RunStep(bench, *optimizer, bf16);
+  std::vector<double> times, optimizer_times;
   for (int64_t i = 0; i < o.steps; ++i) {
-    times.push_back(RunStep(bench, optimizer, bf16));
-    std::cout << "step " << i << ": " << times.back() << " s\n";
+    const StepTimes step = RunStep(bench, *optimizer, bf16);
+    times.push_back(step.Total());
+    optimizer_times.push_back(step.optimizer);
+    std::cout << "step " << i << ": " << step.Total() << " s (forward " << step.forward
+              << ", backward " << step.backward << ", optimizer " << step.optimizer << ")\n";
   }
   const double median = Median(times);
   const double tokens_per_s = static_cast<double>(o.batch * o.seq) / median;
   const double gflops = StepFlops(bench, o) / median / 1e9;
   const double ceiling = MatmulCeiling(bf16 ? torch::kBFloat16 : torch::kFloat32);
   std::cout << "model " << o.model << " batch " << o.batch << " seq " << o.seq << " " << o.precision
-            << " threads " << threads << "\n"
+            << " threads " << threads << " optimizer " << o.optimizer << "\n"
             << "tokens/s " << tokens_per_s << ", " << gflops << " GFLOP/s achieved vs " << ceiling
             << " GFLOP/s " << o.precision << " matmul ceiling (" << 100.0 * gflops / ceiling
             << "%)\n";
@@ -219,8 +253,10 @@ int Run(const Options& o) {
                             {"seq", o.seq},
                             {"precision", o.precision},
                             {"threads", threads},
+                            {"optimizer", o.optimizer},
                             {"steps", o.steps},
                             {"step_s_median", median},
+                            {"optimizer_s_median", Median(optimizer_times)},
                             {"tokens_per_s", tokens_per_s},
                             {"gflops", gflops},
                             {"matmul_ceiling_gflops", ceiling},
@@ -233,10 +269,12 @@ int Run(const Options& o) {
 }  // namespace lmtrain
 
 int main(int argc, char** argv) {
+  lmtrain::TuneMallocForTraining();  // As lm-train does (common/malloc_tuning.h).
   lmtrain::Options options;
   if (!lmtrain::ParseArgs(argc, argv, options) || lmtrain::ModelConfig(options.model).is_null()) {
     std::cerr << "usage: lm-bench-train --model bert-base|gpt2-small|gpt2-tiny --batch B --seq T "
-                 "[--precision fp32|bf16] [--steps N] [--warmup W] [--threads K]\n";
+                 "[--precision fp32|bf16] [--steps N] [--warmup W] [--threads K] "
+                 "[--optimizer fused|torch]\n";
     return 2;
   }
   try {

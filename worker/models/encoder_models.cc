@@ -4,6 +4,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "common/status_macros.h"
+#include "worker/models/internal/linear_cross_entropy.h"
 
 namespace lmtrain {
 namespace {
@@ -129,10 +130,16 @@ EncoderForMaskedLm::EncoderForMaskedLm(EncoderConfig config)
   }
 }
 
+torch::Tensor EncoderForMaskedLm::Transform(const torch::Tensor& hidden) {
+  return internal::ApplyLayerNorm(norm_, ApplyActivation(activation_, dense_->forward(hidden)));
+}
+
+const torch::Tensor& EncoderForMaskedLm::DecoderWeight() const {
+  return decoder_.defined() ? decoder_ : body_->WordEmbeddings();
+}
+
 torch::Tensor EncoderForMaskedLm::Logits(const torch::Tensor& hidden) {
-  torch::Tensor x =
-      internal::ApplyLayerNorm(norm_, ApplyActivation(activation_, dense_->forward(hidden)));
-  return torch::linear(x, decoder_.defined() ? decoder_ : body_->WordEmbeddings(), bias_);
+  return torch::linear(Transform(hidden), DecoderWeight(), bias_);
 }
 
 torch::Tensor EncoderForMaskedLm::Forward(const EncoderInputs& inputs) {
@@ -148,7 +155,7 @@ torch::Tensor EncoderForMaskedLm::ForwardLoss(const EncoderInputs& inputs,
   torch::Tensor rows = labels.reshape({-1}).ne(-100).nonzero().squeeze(1);
   torch::Tensor selected = hidden.reshape({-1, hidden.size(-1)}).index_select(0, rows);
   torch::Tensor targets = labels.reshape({-1}).index_select(0, rows);
-  return torch::cross_entropy_loss(Logits(selected), targets);
+  return internal::LinearCrossEntropy(Transform(selected), DecoderWeight(), bias_, targets);
 }
 
 // ------------------------------------------------------------------- question answering

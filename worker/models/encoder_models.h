@@ -38,6 +38,10 @@ class EncoderForMaskedLm : public internal::EncoderWithHead<MaskedLmModel> {
   torch::Tensor Logits(const torch::Tensor& hidden);
 
  private:
+  // dense -> act -> LayerNorm: hidden [..., H] -> decoder input [..., E].
+  torch::Tensor Transform(const torch::Tensor& hidden);
+  const torch::Tensor& DecoderWeight() const;
+
   Activation activation_;
   torch::nn::Linear dense_{nullptr};
   torch::nn::LayerNorm norm_{nullptr};
@@ -77,6 +81,10 @@ class EncoderForSequenceClassification
   torch::Tensor Logits(const torch::Tensor& hidden);
 
  private:
+  // dense -> act -> LayerNorm: hidden [..., H] -> decoder input [..., E].
+  torch::Tensor Transform(const torch::Tensor& hidden);
+  const torch::Tensor& DecoderWeight() const;
+
   Activation activation_;
   torch::nn::Linear dense_{nullptr}, out_{nullptr};
 };
@@ -94,6 +102,10 @@ class ElectraForPreTraining : public internal::EncoderWithHead<DiscriminatorMode
   torch::Tensor Logits(const torch::Tensor& hidden);
 
  private:
+  // dense -> act -> LayerNorm: hidden [..., H] -> decoder input [..., E].
+  torch::Tensor Transform(const torch::Tensor& hidden);
+  const torch::Tensor& DecoderWeight() const;
+
   Activation activation_;
   torch::nn::Linear dense_{nullptr}, prediction_{nullptr};
 };

@@ -11,6 +11,7 @@
 #include "absl/strings/string_view.h"
 #include "absl/strings/strip.h"
 #include "common/status_macros.h"
+#include "worker/models/internal/linear_cross_entropy.h"
 #include "worker/models/state_dict_loader.h"
 
 namespace lmtrain {
@@ -135,7 +136,7 @@ torch::Tensor Gpt2LMHeadModel::ForwardLoss(const torch::Tensor& input_ids,
   torch::Tensor rows = kept.select(1, 0).mul(length).add_(kept.select(1, 1));
   torch::Tensor selected = hidden.reshape({batch * length, -1}).index_select(0, rows);
   torch::Tensor targets = labels.reshape({-1}).index_select(0, rows.add(1));
-  return torch::cross_entropy_loss(Logits(selected), targets);
+  return internal::LinearCrossEntropy(selected, OutputEmbedding(), torch::Tensor(), targets);
 }
 
 }  // namespace lmtrain

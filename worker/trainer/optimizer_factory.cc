@@ -5,6 +5,7 @@
 
 #include "common/status_macros.h"
 #include "worker/optim/adafactor.h"
+#include "worker/optim/fused_adamw.h"
 
 namespace lmtrain {
 namespace {
@@ -58,8 +59,7 @@ std::unique_ptr<torch::optim::AdamW> MakeAdamW(const WeightDecayGroups& groups,
   };
   add(groups.decay, training.weight_decay);
   add(groups.no_decay, 0.0);
-  return std::make_unique<torch::optim::AdamW>(std::move(param_groups),
-                                               GroupOptions(training, 0.0));
+  return std::make_unique<FusedAdamW>(std::move(param_groups), GroupOptions(training, 0.0));
 }
 
 absl::StatusOr<std::unique_ptr<torch::optim::Optimizer>> MakeOptimizer(

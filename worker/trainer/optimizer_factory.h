@@ -30,9 +30,10 @@ struct WeightDecayGroups {
 // appears once (under its first name).
 WeightDecayGroups SplitWeightDecayGroups(const torch::nn::Module& model);
 
-// torch::optim::AdamW over the two groups: training.weight_decay for `decay`, 0 for
-// `no_decay`; lr = training.learning_rate, betas (adam_beta1, adam_beta2), eps
-// adam_epsilon. Empty groups are left out.
+// AdamW (as FusedAdamW, worker/optim: torch::optim::AdamW's update and state in one pass per
+// parameter) over the two groups: training.weight_decay for `decay`, 0 for `no_decay`;
+// lr = training.learning_rate, betas (adam_beta1, adam_beta2), eps adam_epsilon. Empty groups
+// are left out.
 std::unique_ptr<torch::optim::AdamW> MakeAdamW(const WeightDecayGroups& groups,
                                                const TrainingSpec& training);
 

@@ -32,6 +32,7 @@
 
 #include "absl/status/statusor.h"
 #include "common/job_spec.h"
+#include "common/malloc_tuning.h"
 #include "common/status_macros.h"
 #include "worker/trainer/event_sink.h"
 #include "worker/trainer/predict.h"
@@ -129,6 +130,7 @@ int Run(const TrainerFlags& flags, EventSink& events) {
 }  // namespace lmtrain
 
 int main(int argc, char** argv) {
+  lmtrain::TuneMallocForTraining();  // Reuse step memory instead of page-faulting it anew.
   lmtrain::InstallSignalHandlers();
   const std::vector<std::string> args(argv + 1, argv + argc);
   if (!args.empty() && args[0] == "predict") {

@@ -1,0 +1,119 @@
+// internal::LinearCrossEntropy against the unfused torch::linear + cross_entropy_loss: loss and
+// every gradient, with and without bias, chunked and not, under bf16 autocast, without grad,
+// and with an upstream gradient other than 1.
+#include "worker/models/internal/linear_cross_entropy.h"
+
+#include <gtest/gtest.h>
+#include <torch/torch.h>
+
+#include "worker/trainer/autocast_guard.h"
+
+namespace lmtrain::internal {
+namespace {
+
+struct Inputs {
+  torch::Tensor hidden, weight, bias, targets;
+};
+
+// Rows > kChunkElements / vocab when `chunked`, so the loop runs several chunks.
+Inputs MakeInputs(int64_t rows, int64_t vocab, bool with_bias, uint64_t seed) {
+  torch::manual_seed(seed);
+  Inputs in;
+  in.hidden = torch::randn({rows, 32}).requires_grad_();
+  in.weight = (torch::randn({vocab, 32}) * 0.5).requires_grad_();
+  if (with_bias) in.bias = (torch::randn({vocab}) * 0.1).requires_grad_();
+  in.targets = torch::randint(vocab, {rows}, torch::kLong);
+  return in;
+}
+
+struct Grads {
+  torch::Tensor loss, hidden, weight, bias;
+};
+
+Grads LossAndGrads(const Inputs& in, bool fused, double upstream = 1.0) {
+  for (const torch::Tensor& t : {in.hidden, in.weight, in.bias}) {
+    if (t.defined() && t.grad().defined()) t.mutable_grad().reset();
+  }
+  torch::Tensor loss =
+      fused ? LinearCrossEntropy(in.hidden, in.weight, in.bias, in.targets)
+            : torch::cross_entropy_loss(torch::linear(in.hidden, in.weight, in.bias), in.targets);
+  (loss * upstream).backward();
+  return {loss.detach(), in.hidden.grad().clone(), in.weight.grad().clone(),
+          in.bias.defined() ? in.bias.grad().clone() : torch::Tensor()};
+}
+
+void ExpectClose(const Grads& a, const Grads& b, double atol, double rtol) {
+  EXPECT_TRUE(torch::allclose(a.loss, b.loss, rtol, atol)) << a.loss << " vs " << b.loss;
+  EXPECT_TRUE(torch::allclose(a.hidden, b.hidden, rtol, atol)) << (a.hidden - b.hidden).abs().max();
+  EXPECT_TRUE(torch::allclose(a.weight, b.weight, rtol, atol)) << (a.weight - b.weight).abs().max();
+  ASSERT_EQ(a.bias.defined(), b.bias.defined());
+  if (a.bias.defined()) {
+    EXPECT_TRUE(torch::allclose(a.bias, b.bias, rtol, atol)) << (a.bias - b.bias).abs().max();
+  }
+}
+
+TEST(LinearCrossEntropyTest, MatchesTheUnfusedPairInFp32) {
+  for (bool bias : {false, true}) {
+    const Inputs in = MakeInputs(/*rows=*/37, /*vocab=*/101, bias, 1);
+    ExpectClose(LossAndGrads(in, true), LossAndGrads(in, false), 1e-6, 1e-5);
+  }
+}
+
+TEST(LinearCrossEntropyTest, ManyChunksMatchTheUnfusedPair) {
+  // 8M logits a chunk: a 1M-class vocabulary makes 8-row chunks, so 20 rows take three.
+  const int64_t vocab = int64_t{1} << 20;
+  ASSERT_GT(20, kChunkElements / vocab);
+  const Inputs in = MakeInputs(20, vocab, /*with_bias=*/true, 2);
+  ExpectClose(LossAndGrads(in, true), LossAndGrads(in, false), 1e-6, 1e-5);
+}
+
+TEST(LinearCrossEntropyTest, ScalesByTheUpstreamGradient) {
+  const Inputs in = MakeInputs(16, 50, true, 3);
+  ExpectClose(LossAndGrads(in, true, 2.5), LossAndGrads(in, false, 2.5), 1e-6, 1e-5);
+}
+
+TEST(LinearCrossEntropyTest, Bf16AutocastStaysCloseToTheUnfusedPair) {
+  const Inputs in = MakeInputs(64, 300, true, 4);
+  Grads fused, plain;
+  {
+    AutocastGuard autocast(true);
+    fused = LossAndGrads(in, true);
+  }
+  {
+    AutocastGuard autocast(true);
+    plain = LossAndGrads(in, false);
+  }
+  EXPECT_EQ(fused.loss.scalar_type(), torch::kFloat32);
+  EXPECT_EQ(fused.hidden.scalar_type(), torch::kFloat32);
+  // bf16 matmuls: both sides round logits to 8 bits of mantissa.
+  ExpectClose(fused, plain, 2e-2, 2e-2);
+  const Grads exact = LossAndGrads(in, false);
+  EXPECT_NEAR(fused.loss.item<double>(), exact.loss.item<double>(), 5e-2);
+}
+
+TEST(LinearCrossEntropyTest, WithoutGradReturnsTheLossOnly) {
+  const Inputs in = MakeInputs(10, 40, false, 5);
+  torch::NoGradGuard no_grad;
+  torch::Tensor loss = LinearCrossEntropy(in.hidden, in.weight, in.bias, in.targets);
+  EXPECT_FALSE(loss.requires_grad());
+  torch::Tensor expected =
+      torch::cross_entropy_loss(torch::linear(in.hidden, in.weight), in.targets);
+  EXPECT_NEAR(loss.item<double>(), expected.item<double>(), 1e-6);
+}
+
+TEST(LinearCrossEntropyTest, NoRowsGiveNanAsTorch) {
+  const Inputs in = MakeInputs(0, 40, false, 6);
+  EXPECT_TRUE(
+      std::isnan(LinearCrossEntropy(in.hidden, in.weight, in.bias, in.targets).item<double>()));
+}
+
+TEST(LinearCrossEntropyTest, RejectsShapesThatDoNotFit) {
+  const Inputs in = MakeInputs(4, 10, false, 7);
+  EXPECT_THROW(LinearCrossEntropy(in.hidden, in.weight.narrow(1, 0, 16), in.bias, in.targets),
+               c10::Error);
+  EXPECT_THROW(LinearCrossEntropy(in.hidden, in.weight, in.bias, in.targets.narrow(0, 0, 3)),
+               c10::Error);
+}
+
+}  // namespace
+}  // namespace lmtrain::internal

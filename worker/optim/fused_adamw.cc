@@ -1,0 +1,115 @@
+#include "worker/optim/fused_adamw.h"
+
+#include <ATen/Parallel.h>
+
+#include <cmath>
+#include <memory>
+#include <string>
+#include <utility>
+
+namespace lmtrain {
+namespace {
+
+bool Fusable(const torch::Tensor& p, const torch::optim::AdamWOptions& options) {
+  const torch::Tensor& g = p.grad();
+  return !options.amsgrad() && p.device().is_cpu() && p.scalar_type() == torch::kFloat32 &&
+         p.is_contiguous() && !g.is_sparse() && g.scalar_type() == torch::kFloat32 &&
+         g.is_contiguous() && g.sizes() == p.sizes();
+}
+
+struct Coefficients {
+  float decay;  // 1 - lr * weight_decay
+  float beta1, one_minus_beta1, beta2, one_minus_beta2;
+  float inv_sqrt_bias_correction2;
+  float eps;
+  float step_size;  // lr / (1 - beta1^t)
+};
+
+// One element's update. Kept free of branches so that GCC vectorises the loop.
+void UpdateRange(float* p, const float* g, float* m, float* v, int64_t begin, int64_t end,
+                 const Coefficients& c) {
+  for (int64_t i = begin; i < end; ++i) {
+    const float grad = g[i];
+    const float param = p[i] * c.decay;
+    const float avg = m[i] * c.beta1 + c.one_minus_beta1 * grad;
+    const float avg_sq = v[i] * c.beta2 + c.one_minus_beta2 * grad * grad;
+    const float denom = std::sqrt(avg_sq) * c.inv_sqrt_bias_correction2 + c.eps;
+    m[i] = avg;
+    v[i] = avg_sq;
+    p[i] = param - c.step_size * (avg / denom);
+  }
+}
+
+}  // namespace
+
+bool FusedAdamW::FusedStep(const torch::Tensor& p, const torch::optim::AdamWOptions& options) {
+  if (!Fusable(p, options)) return false;
+  const std::string key = c10::guts::to_string(p.unsafeGetTensorImpl());
+  auto found = state_.find(key);
+  if (found == state_.end()) {
+    auto state = std::make_unique<torch::optim::AdamWParamState>();
+    state->step(0);
+    state->exp_avg(torch::zeros_like(p, torch::MemoryFormat::Contiguous));
+    state->exp_avg_sq(torch::zeros_like(p, torch::MemoryFormat::Contiguous));
+    found = state_.emplace(key, std::move(state)).first;
+  }
+  auto& state = static_cast<torch::optim::AdamWParamState&>(*found->second);
+  torch::Tensor& m = state.exp_avg();
+  torch::Tensor& v = state.exp_avg_sq();
+  if (!m.is_contiguous() || !v.is_contiguous() || m.scalar_type() != torch::kFloat32 ||
+      v.scalar_type() != torch::kFloat32) {
+    return false;  // A loaded state of another layout: AdamW's step handles it.
+  }
+  state.step(state.step() + 1);
+  const auto [beta1, beta2] = options.betas();
+  const double t = static_cast<double>(state.step());
+  const Coefficients c{static_cast<float>(1.0 - options.lr() * options.weight_decay()),
+                       static_cast<float>(beta1),
+                       static_cast<float>(1.0 - beta1),
+                       static_cast<float>(beta2),
+                       static_cast<float>(1.0 - beta2),
+                       static_cast<float>(1.0 / std::sqrt(1.0 - std::pow(beta2, t))),
+                       static_cast<float>(options.eps()),
+                       static_cast<float>(options.lr() / (1.0 - std::pow(beta1, t)))};
+  float* pp = p.data_ptr<float>();
+  const float* gp = p.grad().data_ptr<float>();
+  float* mp = m.data_ptr<float>();
+  float* vp = v.data_ptr<float>();
+  at::parallel_for(0, p.numel(), 1 << 15,
+                   [&](int64_t begin, int64_t end) { UpdateRange(pp, gp, mp, vp, begin, end, c); });
+  return true;
+}
+
+torch::Tensor FusedAdamW::step(LossClosure closure) {
+  torch::Tensor loss;
+  if (closure != nullptr) {
+    at::AutoGradMode enable_grad(true);
+    loss = closure();
+  }
+  torch::NoGradGuard no_grad;
+  std::vector<torch::Tensor> left;  // Stepped by AdamW::step below.
+  for (auto& group : param_groups_) {
+    const auto& options = static_cast<const torch::optim::AdamWOptions&>(group.options());
+    for (const torch::Tensor& p : group.params()) {
+      if (p.grad().defined() && !FusedStep(p, options)) left.push_back(p);
+    }
+  }
+  if (left.empty()) return loss;
+  // AdamW's step for the rest; hide the fused parameters' gradients from it.
+  std::vector<std::pair<torch::Tensor, torch::Tensor>> hidden;
+  for (auto& group : param_groups_) {
+    for (torch::Tensor& p : group.params()) {
+      bool is_left = false;
+      for (const torch::Tensor& l : left) is_left = is_left || l.is_same(p);
+      if (p.grad().defined() && !is_left) {
+        hidden.emplace_back(p, p.grad());
+        p.mutable_grad() = torch::Tensor();
+      }
+    }
+  }
+  torch::optim::AdamW::step();
+  for (auto& [p, g] : hidden) p.mutable_grad() = g;
+  return loss;
+}
+
+}  // namespace lmtrain
