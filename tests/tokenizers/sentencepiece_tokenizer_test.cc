@@ -22,21 +22,19 @@ const char kText[] =
 SentencePieceTrainOptions SmallOptions() {
   SentencePieceTrainOptions options;
   options.vocab_size = 400;
-  options.max_sentences =
-      1500;  // Fewer than the corpus's lines: sampling is exercised.
+  options.max_sentences = 1500;  // Fewer than the corpus's lines: sampling is exercised.
   return options;
 }
 
-std::unique_ptr<SentencePieceTokenizer> TrainOrDie(
-    const std::string& model_path, const SentencePieceTrainOptions& options) {
-  auto trained = SentencePieceTokenizer::Train(
-      tokenizer_testing::SourcePath(kCorpus), model_path, options);
+std::unique_ptr<SentencePieceTokenizer> TrainOrDie(const std::string& model_path,
+                                                   const SentencePieceTrainOptions& options) {
+  auto trained =
+      SentencePieceTokenizer::Train(tokenizer_testing::SourcePath(kCorpus), model_path, options);
   EXPECT_TRUE(trained.ok()) << trained.status();
   return trained.ok() ? std::move(trained).value() : nullptr;
 }
 
-TEST(SentencePieceTokenizerTest,
-     TrainedBpeRoundTripsTextAndHasTheSpecialPieces) {
+TEST(SentencePieceTokenizerTest, TrainedBpeRoundTripsTextAndHasTheSpecialPieces) {
   ScopedTempDir dir;
   auto tokenizer = TrainOrDie(dir.File("spiece.model"), SmallOptions());
   ASSERT_NE(tokenizer, nullptr);
@@ -84,6 +82,35 @@ TEST(SentencePieceTokenizerTest, EncodeWithOffsetsAlignsPiecesWithTheText) {
   EXPECT_EQ(encoding.word_ids.back(), 2);
 }
 
+// nmt_nfkc rewrites full-width letters and folds runs of spaces, so the pieces
+// no longer spell the input; the offsets must still point at the input bytes
+// each piece came from (sentencepiece's own alignment).
+TEST(SentencePieceTokenizerTest, OffsetsStayExactWhenNormalizationChangesTheText) {
+  ScopedTempDir dir;
+  auto tokenizer = TrainOrDie(dir.File("spiece.model"), SmallOptions());
+  ASSERT_NE(tokenizer, nullptr);
+  // "Ｅｍｍａ" is four full-width letters of 3 bytes each (NFKC: "Emma").
+  const std::string text = "\xef\xbc\xa5\xef\xbd\x8d\xef\xbd\x8d\xef\xbd\x81   was  rich";
+  const Encoding encoding = tokenizer->EncodeWithOffsets(text, true);
+  EXPECT_EQ(encoding.ids, tokenizer->Encode(text));
+  ASSERT_FALSE(encoding.offsets.empty());
+  std::string spelled;
+  size_t previous_end = 0;
+  for (const auto& [begin, end] : encoding.offsets) {
+    ASSERT_LE(begin, end);
+    ASSERT_LE(end, text.size());
+    EXPECT_GE(begin, previous_end);  // In order, never overlapping.
+    previous_end = end;
+    spelled += text.substr(begin, end - begin);
+  }
+  // Every input byte but the spaces belongs to exactly one piece.
+  EXPECT_EQ(spelled, "\xef\xbc\xa5\xef\xbd\x8d\xef\xbd\x8d\xef\xbd\x81wasrich");
+  EXPECT_EQ(encoding.offsets.front().first, 0u);
+  EXPECT_EQ(encoding.offsets.back().second, text.size());
+  EXPECT_EQ(encoding.word_ids.front(), 0);
+  EXPECT_EQ(encoding.word_ids.back(), 2);
+}
+
 TEST(SentencePieceTokenizerTest, DecodeWritesSpecialPiecesAsText) {
   ScopedTempDir dir;
   auto tokenizer = TrainOrDie(dir.File("spiece.model"), SmallOptions());
@@ -105,8 +132,7 @@ TEST(SentencePieceTokenizerTest, TrainingIsDeterministicForASeed) {
   SentencePieceTrainOptions other_seed = SmallOptions();
   other_seed.seed = 7;
   ASSERT_NE(TrainOrDie(dir.File("c.model"), other_seed), nullptr);
-  EXPECT_NE(a, ReadTextFile(dir.File("c.model")))
-      << "the seed should pick other sentences";
+  EXPECT_NE(a, ReadTextFile(dir.File("c.model"))) << "the seed should pick other sentences";
 }
 
 TEST(SentencePieceTokenizerTest, UnigramTrains) {
@@ -129,8 +155,7 @@ TEST(SentencePieceTokenizerTest, SaveToThenLoadGivesIdenticalIds) {
               HasSubstr("\"tokenizer_class\": \"T5Tokenizer\""));
   EXPECT_THAT(ReadTextFile(save_dir.File("special_tokens_map.json")),
               HasSubstr("\"pad_token\": \"<pad>\""));
-  for (const std::string& path :
-       {save_dir.path(), save_dir.File("spiece.model")}) {
+  for (const std::string& path : {save_dir.path(), save_dir.File("spiece.model")}) {
     auto reloaded = LoadTokenizer(path);
     ASSERT_TRUE(reloaded.ok()) << reloaded.status();
     EXPECT_EQ((*reloaded)->Encode(kText), tokenizer->Encode(kText));
@@ -143,25 +168,19 @@ TEST(SentencePieceTokenizerTest, TrainingErrors) {
   const std::string corpus = tokenizer_testing::SourcePath(kCorpus);
   SentencePieceTrainOptions bad = SmallOptions();
   bad.model_type = "wordpiece";
-  EXPECT_EQ(
-      TrainSentencePiece(corpus, dir.File("m.model"), bad).status().code(),
-      absl::StatusCode::kInvalidArgument);
+  EXPECT_EQ(TrainSentencePiece(corpus, dir.File("m.model"), bad).status().code(),
+            absl::StatusCode::kInvalidArgument);
   bad = SmallOptions();
   bad.vocab_size = 2;
-  EXPECT_EQ(
-      TrainSentencePiece(corpus, dir.File("m.model"), bad).status().code(),
-      absl::StatusCode::kInvalidArgument);
-  auto missing = TrainSentencePiece(dir.File("none.txt"), dir.File("m.model"),
-                                    SmallOptions());
+  EXPECT_EQ(TrainSentencePiece(corpus, dir.File("m.model"), bad).status().code(),
+            absl::StatusCode::kInvalidArgument);
+  auto missing = TrainSentencePiece(dir.File("none.txt"), dir.File("m.model"), SmallOptions());
   EXPECT_EQ(missing.status().code(), absl::StatusCode::kNotFound);
-  EXPECT_THAT(std::string(missing.status().message()),
-              HasSubstr(dir.File("none.txt")));
+  EXPECT_THAT(std::string(missing.status().message()), HasSubstr(dir.File("none.txt")));
   tokenizer_testing::WriteTextFile(dir.File("empty.txt"), "");
-  auto empty = TrainSentencePiece(dir.File("empty.txt"), dir.File("m.model"),
-                                  SmallOptions());
+  auto empty = TrainSentencePiece(dir.File("empty.txt"), dir.File("m.model"), SmallOptions());
   EXPECT_FALSE(empty.ok());
-  EXPECT_THAT(std::string(empty.status().message()),
-              HasSubstr(dir.File("empty.txt")));
+  EXPECT_THAT(std::string(empty.status().message()), HasSubstr(dir.File("empty.txt")));
 }
 
 }  // namespace

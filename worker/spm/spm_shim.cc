@@ -62,8 +62,7 @@ bool InRange(const LmtrainSpmModel* model, int32_t id) {
 // Copies `bytes` into a malloc'ed buffer for the caller.
 int HandOut(const void* bytes, size_t size, void** out) {
   void* buffer = std::malloc(size + 1);
-  if (buffer == nullptr)
-    return Fail(kResourceExhausted, "sentencepiece shim: out of memory");
+  if (buffer == nullptr) return Fail(kResourceExhausted, "sentencepiece shim: out of memory");
   if (size > 0) std::memcpy(buffer, bytes, size);
   static_cast<char*>(buffer)[size] = '\0';
   *out = buffer;
@@ -99,20 +98,17 @@ class ArrayIterator : public sentencepiece::SentenceIterator {
 // sentencepiece seeds a thread_local generator once per thread from the global
 // seed, so a second training on the same thread would continue the first one's
 // random stream. Training on a fresh thread makes every run start from `seed`.
-int TrainOnFreshThread(
-    const std::unordered_map<std::string, std::string>& kwargs,
-    sentencepiece::SentenceIterator* sentences, uint32_t seed,
-    std::string* serialized) {
-  static std::mutex* const mu =
-      new std::mutex;  // sentencepiece's seed and flags are global.
+int TrainOnFreshThread(const std::unordered_map<std::string, std::string>& kwargs,
+                       sentencepiece::SentenceIterator* sentences, uint32_t seed,
+                       std::string* serialized) {
+  static std::mutex* const mu = new std::mutex;  // sentencepiece's seed and flags are global.
   std::lock_guard<std::mutex> lock(*mu);
   sentencepiece::SetRandomGeneratorSeed(seed);
   int rc = 0;
   std::string error;
   std::thread worker([&] {
     rc = Guard([&] {
-      return FromSpm(sentencepiece::SentencePieceTrainer::Train(
-          kwargs, sentences, serialized));
+      return FromSpm(sentencepiece::SentencePieceTrainer::Train(kwargs, sentences, serialized));
     });
     if (rc != 0) error = last_error;
   });
@@ -133,8 +129,7 @@ void lmtrain_spm_free_buffer(void* buffer) { std::free(buffer); }
 int lmtrain_spm_load(const char* data, size_t size, LmtrainSpmModel** model) {
   return Guard([&] {
     auto loaded = std::make_unique<LmtrainSpmModel>();
-    int rc = FromSpm(loaded->processor.LoadFromSerializedProto(
-        std::string_view(data, size)));
+    int rc = FromSpm(loaded->processor.LoadFromSerializedProto(std::string_view(data, size)));
     if (rc != 0) return rc;
     *model = loaded.release();
     return 0;
@@ -147,12 +142,11 @@ int32_t lmtrain_spm_vocab_size(const LmtrainSpmModel* model) {
   return model->processor.GetPieceSize();
 }
 
-int lmtrain_spm_encode(const LmtrainSpmModel* model, const char* text,
-                       size_t size, int32_t** ids, size_t* count) {
+int lmtrain_spm_encode(const LmtrainSpmModel* model, const char* text, size_t size, int32_t** ids,
+                       size_t* count) {
   return Guard([&] {
     std::vector<int> result;
-    int rc =
-        FromSpm(model->processor.Encode(std::string_view(text, size), &result));
+    int rc = FromSpm(model->processor.Encode(std::string_view(text, size), &result));
     if (rc != 0) return rc;
     static_assert(sizeof(int) == sizeof(int32_t), "int must be 32 bits");
     void* buffer = nullptr;
@@ -164,16 +158,43 @@ int lmtrain_spm_encode(const LmtrainSpmModel* model, const char* text,
   });
 }
 
-int lmtrain_spm_decode(const LmtrainSpmModel* model, const int32_t* ids,
-                       size_t count, char** text, size_t* size) {
+int lmtrain_spm_encode_with_spans(const LmtrainSpmModel* model, const char* text, size_t size,
+                                  int32_t** ids, uint32_t** spans, size_t* count) {
+  return Guard([&] {
+    const sentencepiece::ImmutableSentencePieceText encoded =
+        model->processor.EncodeAsImmutableProto(std::string_view(text, size));
+    std::vector<int32_t> piece_ids;
+    std::vector<uint32_t> piece_spans;
+    for (const auto& piece : encoded.pieces()) {
+      piece_ids.push_back(static_cast<int32_t>(piece.id()));
+      piece_spans.push_back(piece.begin());
+      piece_spans.push_back(piece.end());
+    }
+    void* id_buffer = nullptr;
+    void* span_buffer = nullptr;
+    int rc = HandOut(piece_ids.data(), piece_ids.size() * sizeof(int32_t), &id_buffer);
+    if (rc != 0) return rc;
+    rc = HandOut(piece_spans.data(), piece_spans.size() * sizeof(uint32_t), &span_buffer);
+    if (rc != 0) {
+      std::free(id_buffer);
+      return rc;
+    }
+    *ids = static_cast<int32_t*>(id_buffer);
+    *spans = static_cast<uint32_t*>(span_buffer);
+    *count = piece_ids.size();
+    return 0;
+  });
+}
+
+int lmtrain_spm_decode(const LmtrainSpmModel* model, const int32_t* ids, size_t count, char** text,
+                       size_t* size) {
   return Guard([&] {
     std::vector<int> pieces(ids, ids + count);
     for (int id : pieces) {
       if (!InRange(model, id)) {
-        return Fail(kOutOfRange,
-                    "sentencepiece decode: id " + std::to_string(id) +
-                        " is outside the vocabulary of " +
-                        std::to_string(model->processor.GetPieceSize()));
+        return Fail(kOutOfRange, "sentencepiece decode: id " + std::to_string(id) +
+                                     " is outside the vocabulary of " +
+                                     std::to_string(model->processor.GetPieceSize()));
       }
     }
     std::string result;
@@ -188,22 +209,19 @@ int lmtrain_spm_decode(const LmtrainSpmModel* model, const int32_t* ids,
   });
 }
 
-int32_t lmtrain_spm_piece_to_id(const LmtrainSpmModel* model, const char* piece,
-                                size_t size) {
+int32_t lmtrain_spm_piece_to_id(const LmtrainSpmModel* model, const char* piece, size_t size) {
   const std::string_view wanted(piece, size);
   // PieceToId answers unk_id for unknown pieces; tell those apart from "<unk>"
   // itself.
   const int id = model->processor.PieceToId(wanted);
-  if (!InRange(model, id) || model->processor.IdToPiece(id) != wanted)
-    return -1;
+  if (!InRange(model, id) || model->processor.IdToPiece(id) != wanted) return -1;
   return id;
 }
 
-int lmtrain_spm_id_to_piece(const LmtrainSpmModel* model, int32_t id,
-                            const char** piece, size_t* size) {
+int lmtrain_spm_id_to_piece(const LmtrainSpmModel* model, int32_t id, const char** piece,
+                            size_t* size) {
   if (!InRange(model, id)) {
-    return Fail(kOutOfRange,
-                "sentencepiece: id " + std::to_string(id) + " out of range");
+    return Fail(kOutOfRange, "sentencepiece: id " + std::to_string(id) + " out of range");
   }
   const std::string& spelling = model->processor.IdToPiece(id);
   *piece = spelling.data();
@@ -245,27 +263,23 @@ int32_t lmtrain_spm_special_id(const LmtrainSpmModel* model, int which) {
   return InRange(model, id) ? id : -1;
 }
 
-int lmtrain_spm_train(const char* const* keys, const char* const* values,
-                      size_t count, const char* const* sentences,
-                      const size_t* sentence_sizes, size_t sentence_count,
-                      uint32_t seed, char** model, size_t* size) {
+int lmtrain_spm_train(const char* const* keys, const char* const* values, size_t count,
+                      const char* const* sentences, const size_t* sentence_sizes,
+                      size_t sentence_count, uint32_t seed, char** model, size_t* size) {
   return Guard([&] {
     std::unordered_map<std::string, std::string> kwargs;
     for (size_t i = 0; i < count; ++i) {
       if (keys[i] == nullptr || values[i] == nullptr) {
-        return Fail(kInvalidArgument,
-                    "sentencepiece train: null flag name or value");
+        return Fail(kInvalidArgument, "sentencepiece train: null flag name or value");
       }
       kwargs[keys[i]] = values[i];
     }
     std::unique_ptr<ArrayIterator> iterator;
     if (sentences != nullptr) {
       if (kwargs.count("input") != 0) {
-        return Fail(kInvalidArgument,
-                    "sentencepiece train: both sentences and --input given");
+        return Fail(kInvalidArgument, "sentencepiece train: both sentences and --input given");
       }
-      iterator = std::make_unique<ArrayIterator>(sentences, sentence_sizes,
-                                                 sentence_count);
+      iterator = std::make_unique<ArrayIterator>(sentences, sentence_sizes, sentence_count);
     }
     std::string serialized;
     int rc = TrainOnFreshThread(kwargs, iterator.get(), seed, &serialized);

@@ -36,7 +36,7 @@ extern "C" {
 
 /* Bumped on any change of the functions below; the loader refuses a different
  * version. */
-#define LMTRAIN_SPM_ABI_VERSION 1
+#define LMTRAIN_SPM_ABI_VERSION 2
 
 typedef struct LmtrainSpmModel LmtrainSpmModel;
 
@@ -78,23 +78,30 @@ void lmtrain_spm_free(LmtrainSpmModel* model);
 int32_t lmtrain_spm_vocab_size(const LmtrainSpmModel* model);
 
 /* Ids of `text` (no BOS/EOS added) into a new buffer of *count ids. */
-int lmtrain_spm_encode(const LmtrainSpmModel* model, const char* text,
-                       size_t size, int32_t** ids, size_t* count);
+int lmtrain_spm_encode(const LmtrainSpmModel* model, const char* text, size_t size, int32_t** ids,
+                       size_t* count);
+
+/* As lmtrain_spm_encode, plus where each piece came from: `*spans` gets
+ * 2 * *count values, begin and end (exclusive) byte offsets of piece i's surface
+ * in `text` (sentencepiece's own alignment, exact through normalization; a
+ * piece made only of the dummy-prefix meta symbol has begin == end). Both
+ * buffers are the caller's. */
+int lmtrain_spm_encode_with_spans(const LmtrainSpmModel* model, const char* text, size_t size,
+                                  int32_t** ids, uint32_t** spans, size_t* count);
 
 /* Text of `ids` into a new buffer of *size bytes (also NUL-terminated). Ids out
  * of range fail. */
-int lmtrain_spm_decode(const LmtrainSpmModel* model, const int32_t* ids,
-                       size_t count, char** text, size_t* size);
+int lmtrain_spm_decode(const LmtrainSpmModel* model, const int32_t* ids, size_t count, char** text,
+                       size_t* size);
 
 /* Id of the piece spelled exactly `piece`, or -1 when the vocabulary has no
  * such piece. */
-int32_t lmtrain_spm_piece_to_id(const LmtrainSpmModel* model, const char* piece,
-                                size_t size);
+int32_t lmtrain_spm_piece_to_id(const LmtrainSpmModel* model, const char* piece, size_t size);
 
 /* Spelling of piece `id`; *piece points into the model and lives as long as it
  * does. Out-of-range id: code 11. */
-int lmtrain_spm_id_to_piece(const LmtrainSpmModel* model, int32_t id,
-                            const char** piece, size_t* size);
+int lmtrain_spm_id_to_piece(const LmtrainSpmModel* model, int32_t id, const char** piece,
+                            size_t* size);
 
 /* LmtrainSpmPieceKind of `id`, or 0 when out of range. */
 int lmtrain_spm_piece_kind(const LmtrainSpmModel* model, int32_t id);
@@ -113,10 +120,9 @@ int32_t lmtrain_spm_special_id(const LmtrainSpmModel* model, int which);
  * sentences with a fixed seed of its own, so `seed` only reaches its other
  * random choices). Deterministic for given flags, text and seed when
  * num_threads is 1. */
-int lmtrain_spm_train(const char* const* keys, const char* const* values,
-                      size_t count, const char* const* sentences,
-                      const size_t* sentence_sizes, size_t sentence_count,
-                      uint32_t seed, char** model, size_t* size);
+int lmtrain_spm_train(const char* const* keys, const char* const* values, size_t count,
+                      const char* const* sentences, const size_t* sentence_sizes,
+                      size_t sentence_count, uint32_t seed, char** model, size_t* size);
 
 #pragma GCC visibility pop
 #ifdef __cplusplus

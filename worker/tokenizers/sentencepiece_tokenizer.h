@@ -18,9 +18,11 @@
 namespace lmtrain {
 
 // Encode applies the model's normalizer and segmentation (no BOS/EOS added).
-// EncodeWithOffsets uses Tokenizer's default alignment of the decoded pieces
-// with the text (exact unless normalization changed the text; the shim does
-// not expose sentencepiece's own offsets) and adds no template.
+// EncodeWithOffsets takes each piece's offsets from sentencepiece's own
+// alignment of pieces to input bytes, so they stay exact when normalization
+// (NFKC, lower-casing, whitespace folding) changed the text; the space that a
+// "▁" piece stands for is left out of its range. Word ids count the pieces that
+// start a "▁" word (Metaspace). No template is added.
 // Decode turns runs of ordinary pieces back into text through sentencepiece and
 // writes control and unknown pieces
 // ("<s>", "</s>", "<pad>", "<unk>") as their own text, as Hugging Face's
@@ -34,8 +36,7 @@ class SentencePieceTokenizer final : public Tokenizer {
   // Loads the .model file at `path`. NotFound when missing; InvalidArgument
   // naming the file when it is not a sentencepiece model; FailedPrecondition
   // when the shim cannot be loaded.
-  static absl::StatusOr<std::unique_ptr<SentencePieceTokenizer>> FromFile(
-      const std::string& path);
+  static absl::StatusOr<std::unique_ptr<SentencePieceTokenizer>> FromFile(const std::string& path);
 
   // Loads a model from its serialized bytes; `source` names it in errors.
   static absl::StatusOr<std::unique_ptr<SentencePieceTokenizer>> FromSerialized(
@@ -65,15 +66,9 @@ class SentencePieceTokenizer final : public Tokenizer {
   int32_t VocabSize() const override { return vocab_size_; }
   std::string IdToToken(int32_t id) const override;
   std::optional<int32_t> TokenToId(std::string_view token) const override;
-  std::optional<int32_t> EosId() const override {
-    return Special(LMTRAIN_SPM_EOS);
-  }
-  std::optional<int32_t> BosId() const override {
-    return Special(LMTRAIN_SPM_BOS);
-  }
-  std::optional<int32_t> PadId() const override {
-    return Special(LMTRAIN_SPM_PAD);
-  }
+  std::optional<int32_t> EosId() const override { return Special(LMTRAIN_SPM_EOS); }
+  std::optional<int32_t> BosId() const override { return Special(LMTRAIN_SPM_BOS); }
+  std::optional<int32_t> PadId() const override { return Special(LMTRAIN_SPM_PAD); }
   std::optional<int32_t> UnkId() const override;
   // The "<mask>" piece when the model has one (models from Train do, id 4).
   std::optional<int32_t> MaskId() const override;
@@ -81,17 +76,19 @@ class SentencePieceTokenizer final : public Tokenizer {
   // special_tokens_map.json, which transformers' AutoTokenizer loads.
   absl::Status SaveTo(const std::string& dir) const override;
 
+ protected:
+  Encoding EncodeSequence(std::string_view text) const override;
+
  private:
-  SentencePieceTokenizer(const tokenizers_internal::SpmLibrary* lib,
-                         LmtrainSpmModel* model, std::string bytes);
+  SentencePieceTokenizer(const tokenizers_internal::SpmLibrary* lib, LmtrainSpmModel* model,
+                         std::string bytes);
   std::optional<int32_t> Special(int which) const;
   bool IsSpecialPiece(int32_t id) const;
   void DecodeRun(const std::vector<int32_t>& run, std::string* out) const;
 
-  const tokenizers_internal::SpmLibrary* const
-      lib_;                       // Process-lifetime; not owned.
-  LmtrainSpmModel* const model_;  // Owned; freed through lib_.
-  const std::string bytes_;       // The serialized model.
+  const tokenizers_internal::SpmLibrary* const lib_;  // Process-lifetime; not owned.
+  LmtrainSpmModel* const model_;                      // Owned; freed through lib_.
+  const std::string bytes_;                           // The serialized model.
   const int32_t vocab_size_;
 };
 

@@ -38,6 +38,7 @@ std::string BindAll(void* handle, SpmLibrary* lib) {
   Bind(handle, "lmtrain_spm_free", &lib->free_model, &missing);
   Bind(handle, "lmtrain_spm_vocab_size", &lib->vocab_size, &missing);
   Bind(handle, "lmtrain_spm_encode", &lib->encode, &missing);
+  Bind(handle, "lmtrain_spm_encode_with_spans", &lib->encode_with_spans, &missing);
   Bind(handle, "lmtrain_spm_decode", &lib->decode, &missing);
   Bind(handle, "lmtrain_spm_piece_to_id", &lib->piece_to_id, &missing);
   Bind(handle, "lmtrain_spm_id_to_piece", &lib->id_to_piece, &missing);
@@ -59,10 +60,9 @@ const SpmLibrary* TryOpen(const std::string& path, std::string* why) {
   std::string missing;
   if (!Bind(handle, "lmtrain_spm_abi_version", &abi_version, &missing) ||
       abi_version() != LMTRAIN_SPM_ABI_VERSION) {
-    *why = missing.empty()
-               ? absl::StrCat("ABI version ", abi_version(), ", want ",
-                              LMTRAIN_SPM_ABI_VERSION, " (stale build?)")
-               : "not the lmtrain sentencepiece shim";
+    *why = missing.empty() ? absl::StrCat("ABI version ", abi_version(), ", want ",
+                                          LMTRAIN_SPM_ABI_VERSION, " (stale build?)")
+                           : "not the lmtrain sentencepiece shim";
     dlclose(handle);
     return nullptr;
   }
@@ -80,12 +80,10 @@ const SpmLibrary* TryOpen(const std::string& path, std::string* why) {
 }  // namespace
 
 absl::Status SpmLibrary::Error(int rc, std::string_view context) const {
-  const auto code =
-      rc > 0 && rc <= static_cast<int>(absl::StatusCode::kUnauthenticated)
-          ? static_cast<absl::StatusCode>(rc)
-          : absl::StatusCode::kInternal;
-  return absl::Status(code,
-                      absl::StrCat(AbslView(context), ": ", last_error()));
+  const auto code = rc > 0 && rc <= static_cast<int>(absl::StatusCode::kUnauthenticated)
+                        ? static_cast<absl::StatusCode>(rc)
+                        : absl::StatusCode::kInternal;
+  return absl::Status(code, absl::StrCat(AbslView(context), ": ", last_error()));
 }
 
 std::vector<std::string> SpmLibraryCandidates() {
@@ -93,29 +91,27 @@ std::vector<std::string> SpmLibraryCandidates() {
   if (env != nullptr && env[0] != '\0') return {env};
   std::vector<std::string> candidates;
   const std::string exe_dir = ExecutableDir();
-  if (!exe_dir.empty())
-    candidates.push_back(absl::StrCat(exe_dir, "/../lib/", kSpmLibraryName));
+  if (!exe_dir.empty()) candidates.push_back(absl::StrCat(exe_dir, "/../lib/", kSpmLibraryName));
   candidates.push_back(kSpmLibraryName);
   return candidates;
 }
 
-absl::StatusOr<const SpmLibrary*> LoadSpmLibrary(
-    const std::vector<std::string>& candidates) {
+absl::StatusOr<const SpmLibrary*> LoadSpmLibrary(const std::vector<std::string>& candidates) {
   std::vector<std::string> failures;
   for (const std::string& path : candidates) {
     std::string why;
     if (const SpmLibrary* lib = TryOpen(path, &why)) return lib;
     failures.push_back(absl::StrCat(path, " (", why, ")"));
   }
-  return absl::FailedPreconditionError(absl::StrCat(
-      "cannot load the sentencepiece shim ", kSpmLibraryName, "; tried: ",
-      absl::StrJoin(failures, "; "), ". Build the lmtrain_spm target, or set ",
-      kSpmLibraryEnv, " to its path"));
+  return absl::FailedPreconditionError(
+      absl::StrCat("cannot load the sentencepiece shim ", kSpmLibraryName,
+                   "; tried: ", absl::StrJoin(failures, "; "),
+                   ". Build the lmtrain_spm target, or set ", kSpmLibraryEnv, " to its path"));
 }
 
 absl::StatusOr<const SpmLibrary*> GetSpmLibrary() {
-  static const auto* const library = new absl::StatusOr<const SpmLibrary*>(
-      LoadSpmLibrary(SpmLibraryCandidates()));
+  static const auto* const library =
+      new absl::StatusOr<const SpmLibrary*>(LoadSpmLibrary(SpmLibraryCandidates()));
   return *library;
 }
 

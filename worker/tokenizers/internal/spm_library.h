@@ -38,6 +38,7 @@ struct SpmLibrary {
   decltype(&lmtrain_spm_free) free_model;
   decltype(&lmtrain_spm_vocab_size) vocab_size;
   decltype(&lmtrain_spm_encode) encode;
+  decltype(&lmtrain_spm_encode_with_spans) encode_with_spans;
   decltype(&lmtrain_spm_decode) decode;
   decltype(&lmtrain_spm_piece_to_id) piece_to_id;
   decltype(&lmtrain_spm_id_to_piece) id_to_piece;
@@ -54,8 +55,7 @@ std::vector<std::string> SpmLibraryCandidates();
 // Loads the first candidate that opens and checks its LMTRAIN_SPM_ABI_VERSION.
 // On failure, FailedPrecondition listing every path tried with dlopen's reason.
 // Each call dlopen()s afresh.
-absl::StatusOr<const SpmLibrary*> LoadSpmLibrary(
-    const std::vector<std::string>& candidates);
+absl::StatusOr<const SpmLibrary*> LoadSpmLibrary(const std::vector<std::string>& candidates);
 
 // The process's shim: LoadSpmLibrary(SpmLibraryCandidates()) on the first call,
 // that result (success or error) afterwards. Thread-safe.
