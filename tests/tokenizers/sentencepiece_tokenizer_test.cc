@@ -65,6 +65,22 @@ TEST(SentencePieceTokenizerTest, TrainedModelHasAMaskPieceThatEncodesWhole) {
   EXPECT_EQ(std::count(ids.begin(), ids.end(), 4), 1);
 }
 
+// The bytes of `text` the offsets cover, in token order; "" (and a test
+// failure) when a range is reversed, past the text or overlaps the previous one.
+std::string Spelled(const std::string& text, const Encoding& encoding) {
+  std::string spelled;
+  size_t previous_end = 0;
+  for (const auto& [begin, end] : encoding.offsets) {
+    if (begin > end || end > text.size() || begin < previous_end) {
+      ADD_FAILURE() << "bad range [" << begin << ", " << end << ") after " << previous_end;
+      return "";
+    }
+    previous_end = end;
+    spelled += text.substr(begin, end - begin);
+  }
+  return spelled;
+}
+
 TEST(SentencePieceTokenizerTest, EncodeWithOffsetsAlignsPiecesWithTheText) {
   ScopedTempDir dir;
   auto tokenizer = TrainOrDie(dir.File("spiece.model"), SmallOptions());
@@ -72,13 +88,7 @@ TEST(SentencePieceTokenizerTest, EncodeWithOffsetsAlignsPiecesWithTheText) {
   const std::string text = "Emma was rich";
   const Encoding encoding = tokenizer->EncodeWithOffsets(text, true);
   EXPECT_EQ(encoding.ids, tokenizer->Encode(text));
-  std::string spelled;
-  for (const auto& [begin, end] : encoding.offsets) {
-    ASSERT_LE(begin, end);
-    ASSERT_LE(end, text.size());
-    spelled += text.substr(begin, end - begin);
-  }
-  EXPECT_EQ(spelled, "Emmawasrich");
+  EXPECT_EQ(Spelled(text, encoding), "Emmawasrich");
   EXPECT_EQ(encoding.word_ids.back(), 2);
 }
 
@@ -94,17 +104,8 @@ TEST(SentencePieceTokenizerTest, OffsetsStayExactWhenNormalizationChangesTheText
   const Encoding encoding = tokenizer->EncodeWithOffsets(text, true);
   EXPECT_EQ(encoding.ids, tokenizer->Encode(text));
   ASSERT_FALSE(encoding.offsets.empty());
-  std::string spelled;
-  size_t previous_end = 0;
-  for (const auto& [begin, end] : encoding.offsets) {
-    ASSERT_LE(begin, end);
-    ASSERT_LE(end, text.size());
-    EXPECT_GE(begin, previous_end);  // In order, never overlapping.
-    previous_end = end;
-    spelled += text.substr(begin, end - begin);
-  }
   // Every input byte but the spaces belongs to exactly one piece.
-  EXPECT_EQ(spelled, "\xef\xbc\xa5\xef\xbd\x8d\xef\xbd\x8d\xef\xbd\x81wasrich");
+  EXPECT_EQ(Spelled(text, encoding), "\xef\xbc\xa5\xef\xbd\x8d\xef\xbd\x8d\xef\xbd\x81wasrich");
   EXPECT_EQ(encoding.offsets.front().first, 0u);
   EXPECT_EQ(encoding.offsets.back().second, text.size());
   EXPECT_EQ(encoding.word_ids.front(), 0);
