@@ -81,10 +81,6 @@ class EncoderForSequenceClassification
   torch::Tensor Logits(const torch::Tensor& hidden);
 
  private:
-  // dense -> act -> LayerNorm: hidden [..., H] -> decoder input [..., E].
-  torch::Tensor Transform(const torch::Tensor& hidden);
-  const torch::Tensor& DecoderWeight() const;
-
   Activation activation_;
   torch::nn::Linear dense_{nullptr}, out_{nullptr};
 };
@@ -102,10 +98,6 @@ class ElectraForPreTraining : public internal::EncoderWithHead<DiscriminatorMode
   torch::Tensor Logits(const torch::Tensor& hidden);
 
  private:
-  // dense -> act -> LayerNorm: hidden [..., H] -> decoder input [..., E].
-  torch::Tensor Transform(const torch::Tensor& hidden);
-  const torch::Tensor& DecoderWeight() const;
-
   Activation activation_;
   torch::nn::Linear dense_{nullptr}, prediction_{nullptr};
 };

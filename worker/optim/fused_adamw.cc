@@ -6,6 +6,7 @@
 #include <memory>
 #include <string>
 #include <utility>
+#include <vector>
 
 namespace lmtrain {
 namespace {
@@ -87,28 +88,23 @@ torch::Tensor FusedAdamW::step(LossClosure closure) {
     loss = closure();
   }
   torch::NoGradGuard no_grad;
-  std::vector<torch::Tensor> left;  // Stepped by AdamW::step below.
+  // Fused parameters' gradients, hidden from AdamW::step while it steps the rest.
+  std::vector<std::pair<torch::Tensor, torch::Tensor>> fused;
+  bool any_left = false;
   for (auto& group : param_groups_) {
     const auto& options = static_cast<const torch::optim::AdamWOptions&>(group.options());
-    for (const torch::Tensor& p : group.params()) {
-      if (p.grad().defined() && !FusedStep(p, options)) left.push_back(p);
-    }
-  }
-  if (left.empty()) return loss;
-  // AdamW's step for the rest; hide the fused parameters' gradients from it.
-  std::vector<std::pair<torch::Tensor, torch::Tensor>> hidden;
-  for (auto& group : param_groups_) {
     for (torch::Tensor& p : group.params()) {
-      bool is_left = false;
-      for (const torch::Tensor& l : left) is_left = is_left || l.is_same(p);
-      if (p.grad().defined() && !is_left) {
-        hidden.emplace_back(p, p.grad());
+      if (!p.grad().defined()) continue;
+      if (FusedStep(p, options)) {
+        fused.emplace_back(p, p.grad());
         p.mutable_grad() = torch::Tensor();
+      } else {
+        any_left = true;
       }
     }
   }
-  torch::optim::AdamW::step();
-  for (auto& [p, g] : hidden) p.mutable_grad() = g;
+  if (any_left) torch::optim::AdamW::step();
+  for (auto& [p, g] : fused) p.mutable_grad() = g;
   return loss;
 }
 
