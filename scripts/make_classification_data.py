@@ -12,6 +12,14 @@
       #1 ID, #2 ID, #1 String, #2 String) from aligned King James / World English Bible verses:
       positives are the two translations of one verse, negatives pair a KJV verse with a WEB
       verse 1-3 verses away in the same chapter; 50/50; split by chapter.
+  tests/testdata/paraphrase/pretrain.txt
+      Unlabelled text for in-domain masked-LM pretraining before fine-tuning, as XLM's
+      translation language modelling does it: one aligned verse pair per line, "KJV [SEP] WEB",
+      drawn only from the train split's chapters (dev and test chapters never appear).
+  tests/testdata/paraphrase/base-model/vocab.txt
+      The bert-base-uncased WordPiece entries that the KJV/WEB corpus uses (which pieces exist,
+      no labels), plus the special tokens and the ASCII characters, in bert-base-uncased's order:
+      9887 of 30522 entries, so that the small pretrained base model stays small.
 
 Deterministic: every choice comes from random.Random(SEED) over sorted inputs. Run from the
 repository root:
@@ -30,6 +38,8 @@ import math
 import os
 import random
 import re
+import string
+import unicodedata
 
 SEED = 20240611
 BROWN_GENRES = ("government", "adventure", "reviews")
@@ -38,6 +48,7 @@ BROWN_VALIDATION_PER_GENRE = 100
 BROWN_MIN_WORDS, BROWN_MAX_WORDS = 5, 40
 PARAPHRASE_ROWS = {"train": 1000, "dev": 300, "test": 100}
 PARAPHRASE_MAX_WORDS = 40
+PRETRAIN_LINES = 4000
 KJV_ID_BASE, WEB_ID_BASE = 1000000, 2000000
 MRPC_HEADER = ["Quality", "#1 ID", "#2 ID", "#1 String", "#2 String"]
 MRPC_TEST_HEADER = ["index", "#1 ID", "#2 ID", "#1 String", "#2 String"]
@@ -205,6 +216,70 @@ def paraphrase_rows(rng, chapters, chapter_names, count):
     return rows
 
 
+def pretrain_lines(rng, chapters, chapter_names, count):
+    """count aligned "KJV [SEP] WEB" lines from the given chapters, in a random order."""
+    verses = [v for name in sorted(chapter_names) for v in chapters[name]
+              if short_enough(v.kjv) and short_enough(v.web)]
+    return [f"{v.kjv} [SEP] {v.web}" for v in rng.sample(verses, count)]
+
+
+def basic_tokens(text):
+    """BERT's uncased BasicTokenizer on plain text: lower-case, strip accents, split on white
+    space and punctuation."""
+    text = unicodedata.normalize("NFD", text.lower())
+    text = "".join(c for c in text if unicodedata.category(c) != "Mn")
+    out = []
+    for word in text.split():
+        current = ""
+        for c in word:
+            if unicodedata.category(c).startswith("P") or c in "$+<=>^`|~":
+                if current:
+                    out.append(current)
+                    current = ""
+                out.append(c)
+            else:
+                current += c
+        if current:
+            out.append(current)
+    return out
+
+
+def wordpieces(word, vocabulary):
+    """Greedy longest-match-first WordPiece; ["[UNK]"] when some part matches nothing."""
+    pieces, start = [], 0
+    while start < len(word):
+        end, piece = len(word), None
+        while start < end:
+            candidate = word[start:end] if start == 0 else "##" + word[start:end]
+            if candidate in vocabulary:
+                piece = candidate
+                break
+            end -= 1
+        if piece is None:
+            return ["[UNK]"]
+        pieces.append(piece)
+        start = end
+    return pieces
+
+
+def trimmed_vocabulary(chapters, bert_vocab_path):
+    """bert-base-uncased's entries that the corpus uses, with the special tokens and every ASCII
+    character (alone and as a "##" continuation), in the original order."""
+    with open(bert_vocab_path, encoding="utf-8") as f:
+        vocab = [line.rstrip("\n") for line in f]
+    known = set(vocab)
+    used = set()
+    for verses in chapters.values():
+        for verse in verses:
+            for text in (verse.kjv, verse.web):
+                for word in basic_tokens(text):
+                    used.update(wordpieces(word, known))
+    ascii_chars = set(string.printable.strip())
+    specials = {"[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]"}
+    return [w for w in vocab if w in specials or w in used or (len(w) == 1 and w in ascii_chars)
+            or (len(w) == 3 and w.startswith("##") and w[2] in ascii_chars)]
+
+
 def overlap_baseline_accuracy(train, evaluation):
     """Predicts "1" when the Jaccard overlap of the two strings' word sets exceeds a threshold
     chosen on train."""
@@ -238,6 +313,16 @@ def make_paraphrase(corpora, out_dir, rng):
     write_tsv(os.path.join(out_dir, "dev.tsv"), MRPC_HEADER, rows["dev"])
     test = [(i,) + row[1:] for i, row in enumerate(rows["test"])]  # MRPC test: no label
     write_tsv(os.path.join(out_dir, "test.tsv"), MRPC_TEST_HEADER, test)
+    # Drawn after the splits so that adding it left train/dev/test unchanged.
+    pretrain = pretrain_lines(rng, chapters, split["train"], PRETRAIN_LINES)
+    with open(os.path.join(out_dir, "pretrain.txt"), "w", encoding="utf-8") as f:
+        f.write("".join(line + "\n" for line in pretrain))
+    base = os.path.join(out_dir, "base-model")
+    os.makedirs(base, exist_ok=True)
+    bert_vocab = os.path.join(out_dir, "..", "..", "data", "tokenizers", "bert-base-uncased",
+                              "vocab.txt")
+    with open(os.path.join(base, "vocab.txt"), "w", encoding="utf-8") as f:
+        f.write("".join(w + "\n" for w in trimmed_vocabulary(chapters, bert_vocab)))
     for name in ("train", "dev", "test"):
         print(f"paraphrase: {name} {len(rows[name])} rows from {len(split[name])} chapters, "
               f"majority-class fraction {majority_fraction([r[0] for r in rows[name]]):.4f}")

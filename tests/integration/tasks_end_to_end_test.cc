@@ -3,13 +3,15 @@
 // the issue states:
 //   mlm / clm       eval perplexity at least 30% below the untrained model's (step 0)
 //   classification  Brown 3-genre accuracy >= majority class + 10 points
-//   glue (mrpc)     the GLUE pipeline: MRPC metrics, predict_results.txt, MRPC.tsv submission
+//   glue (mrpc)     KJV/WEB paraphrase accuracy >= majority class + 10 points, fine-tuned from
+//                   a small in-domain pretrained base model; predict_results.txt, MRPC.tsv
 //   qa              exact match on held-out questions well above an untrained model's 0
-// Models are tiny and trained from scratch with the real bert-base-uncased WordPiece vocabulary,
-// so each job takes a minute or two on 2 cores.
+// Models are tiny and, except the paraphrase one, trained from scratch with the real
+// bert-base-uncased WordPiece vocabulary, so each job takes a minute or two on 2 cores.
 #include <gtest/gtest.h>
 
 #include <fstream>
+#include <iostream>
 #include <map>
 #include <nlohmann/json.hpp>
 #include <sstream>
@@ -153,27 +155,31 @@ TEST_F(TasksEndToEnd, BrownGenresBeatTheMajorityClassByTenPoints) {
       << "majority class share " << majority;
 }
 
-// The GLUE path end to end on the MRPC-format KJV/WEB paraphrase set: train, evaluate with
-// MRPC's metrics, predict the test split into predict_results.txt and the submission MRPC.tsv.
-// (A from-scratch model of this size does not yet beat the majority class here; see the
-// issue note. The baseline is asserted for the Brown genres above.)
-TEST_F(TasksEndToEnd, GlueMrpcLayoutTrainsEvaluatesAndWritesTheSubmission) {
+// The GLUE path end to end on the MRPC-format KJV/WEB paraphrase set, as a user fine-tunes a
+// pretrained model: the base model in tests/testdata/paraphrase/base-model was pretrained by
+// scripts/make_paraphrase_base_model.sh (lm-train's masked LM on aligned verse pairs from the
+// train chapters only). Fine-tune, evaluate with MRPC's metrics against the majority class + 10
+// points, predict the test split into predict_results.txt and the submission MRPC.tsv. (From
+// scratch, a model of this size memorises the 1000 pairs and stays near 0.5 on dev.)
+TEST_F(TasksEndToEnd, PretrainedParaphraseBeatsTheMajorityClassAndWritesTheSubmission) {
+  const double majority = MajorityShare(TestData("paraphrase/dev.tsv"), '\t', 0);
+  const std::string base = TestData("paraphrase/base-model");
   const Outcome run =
       RunJob(*cluster_, "paraphrase",
-             absl::StrCat("name: kjv-web-paraphrase\ntask: glue\nmodel: {config: ", kBert, "}\n",
-                          "tokenizer: {path: ", Tokenizer(), "}\n",
+             absl::StrCat("name: kjv-web-paraphrase\ntask: glue\nmodel: {name_or_path: ", base,
+                          "}\ntokenizer: {path: ", base, "}\n",
                           "data: {task_name: mrpc, data_dir: ", TestData("paraphrase"),
                           ", max_seq_length: 128}\n",
-                          "training: {learning_rate: 1.0e-3, per_device_train_batch_size: 16, "
-                          "num_train_epochs: 1, logging_steps: 20, evaluation_strategy: epoch, "
-                          "save_strategy: \"no\", seed: 1, per_device_eval_batch_size: 64, "
-                          "do_predict: true}\n"));
+                          "training: {learning_rate: 3.0e-4, per_device_train_batch_size: 16, "
+                          "num_train_epochs: 5, warmup_ratio: 0.1, logging_steps: 20, "
+                          "evaluation_strategy: epoch, save_strategy: \"no\", seed: 1, "
+                          "per_device_eval_batch_size: 64, do_predict: true}\n"));
   ASSERT_EQ(run.job.state(), v1::SUCCEEDED) << run.job.error();
   ASSERT_FALSE(run.evals.empty());
   const v1::Metrics& last = run.evals.back();
   const double accuracy = Metric(last, "eval_accuracy");
-  EXPECT_GE(accuracy, 0.0);
-  EXPECT_LE(accuracy, 1.0);
+  EXPECT_GE(accuracy, majority + 0.10) << "majority class share " << majority;
+  std::cout << "paraphrase dev accuracy " << accuracy << " (majority " << majority << ")\n";
   EXPECT_NEAR(Metric(last, "eval_combined_score"), (accuracy + Metric(last, "eval_f1")) / 2, 1e-9);
   const fs::path out = cluster_->dir() / "data" / "artifacts" / "jobs" / run.job.id();
   std::ifstream submission(out / "MRPC.tsv");
