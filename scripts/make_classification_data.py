@@ -192,10 +192,16 @@ def split_chapters(rng, chapters):
     return {"train": names[:cut_dev], "dev": names[cut_dev:cut_test], "test": names[cut_test:]}
 
 
+def short_verses(chapters, chapter_names):
+    """The verses of the named chapters whose two translations are both short enough, in
+    chapter-name then verse order."""
+    return [v for name in sorted(chapter_names) for v in chapters[name]
+            if short_enough(v.kjv) and short_enough(v.web)]
+
+
 def paraphrase_rows(rng, chapters, chapter_names, count):
     """count/2 positive and count/2 negative rows, each from a distinct KJV verse."""
-    anchors = [v for name in sorted(chapter_names) for v in chapters[name]
-               if short_enough(v.kjv) and short_enough(v.web)]
+    anchors = short_verses(chapters, chapter_names)
     rng.shuffle(anchors)
     positives, negatives = [], []
     for verse in anchors:
@@ -218,8 +224,7 @@ def paraphrase_rows(rng, chapters, chapter_names, count):
 
 def pretrain_lines(rng, chapters, chapter_names, count):
     """count aligned "KJV [SEP] WEB" lines from the given chapters, in a random order."""
-    verses = [v for name in sorted(chapter_names) for v in chapters[name]
-              if short_enough(v.kjv) and short_enough(v.web)]
+    verses = short_verses(chapters, chapter_names)
     return [f"{v.kjv} [SEP] {v.web}" for v in rng.sample(verses, count)]
 
 
@@ -302,7 +307,7 @@ def write_tsv(path, header, rows):
             f.write("\t".join(fields) + "\n")
 
 
-def make_paraphrase(corpora, out_dir, rng):
+def make_paraphrase(corpora, out_dir, bert_vocab, rng):
     chapters = read_verses(os.path.join(corpora, "kjv_web_pairs.tsv"))
     split = split_chapters(rng, chapters)
     os.makedirs(out_dir, exist_ok=True)
@@ -319,8 +324,6 @@ def make_paraphrase(corpora, out_dir, rng):
         f.write("".join(line + "\n" for line in pretrain))
     base = os.path.join(out_dir, "base-model")
     os.makedirs(base, exist_ok=True)
-    bert_vocab = os.path.join(out_dir, "..", "..", "data", "tokenizers", "bert-base-uncased",
-                              "vocab.txt")
     with open(os.path.join(base, "vocab.txt"), "w", encoding="utf-8") as f:
         f.write("".join(w + "\n" for w in trimmed_vocabulary(chapters, bert_vocab)))
     for name in ("train", "dev", "test"):
@@ -339,7 +342,9 @@ def main():
     parser.add_argument("--out", default=os.path.join(root, "tests", "testdata"))
     args = parser.parse_args()
     make_brown(args.corpora, os.path.join(args.out, "brown3"), random.Random(SEED))
-    make_paraphrase(args.corpora, os.path.join(args.out, "paraphrase"), random.Random(SEED + 1))
+    bert_vocab = os.path.join(root, "tests", "data", "tokenizers", "bert-base-uncased", "vocab.txt")
+    make_paraphrase(args.corpora, os.path.join(args.out, "paraphrase"), bert_vocab,
+                    random.Random(SEED + 1))
 
 
 if __name__ == "__main__":
