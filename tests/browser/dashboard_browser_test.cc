@@ -1,8 +1,10 @@
 // The dashboard in a real browser: headless Chromium (Debian's chromium, driven by
-// dashboard.mjs with puppeteer-core) against real lm-server + lm-worker processes training a
-// tiny GPT-2. Checks the jobs table, the charts' data points, and that Cancel on the page
-// cancels the job (confirmed here over gRPC). Screenshots: BUILD/test-artifacts/browser/.
-// Skips only when chromium or node is not installed.
+// dashboard.py with Python Playwright from the project's .venv) against real lm-server +
+// lm-worker processes training a tiny GPT-2. Checks the jobs table, the charts' data points, and
+// that Cancel on the page cancels the job (confirmed here over gRPC). Screenshots:
+// BUILD/test-artifacts/browser/. Skips only when chromium is not installed; fails when .venv or
+// its playwright package is missing (scripts/setup.sh --tests installs both; Playwright never
+// downloads a browser here).
 #include <gtest/gtest.h>
 #include <httplib.h>
 
@@ -66,16 +68,45 @@ bool WaitForMetrics(int http_port, const std::string& id, int loss_points) {
   return false;
 }
 
+// Runs argv to completion; returns its exit code (-1 when it could not start or was killed)
+// and fills stdout and stderr.
+int RunProgram(const LaunchSpec& spec, std::string* out, std::string* err) {
+  PosixProcessLauncher launcher;
+  auto child = launcher.Launch(spec);
+  if (!child.ok()) {
+    *err = child.status().ToString();
+    return -1;
+  }
+  std::thread drain([&] { *err = ReadAll((*child)->stderr_fd()); });
+  *out = ReadAll((*child)->stdout_fd());
+  drain.join();
+  return (*child)->Wait().exit_code;
+}
+
 TEST(DashboardBrowser, JobsTableChartsAndCancelFromThePage) {
   const char* chromium_env = std::getenv("CHROMIUM");
   const std::string chromium = chromium_env ? chromium_env : FindProgram("chromium");
-  const std::string node = FindProgram("node");
-  if (chromium.empty() || node.empty()) {
-    GTEST_SKIP() << "needs chromium and node on PATH (scripts/setup.sh installs both)";
+  if (chromium.empty()) {
+    GTEST_SKIP() << "needs chromium on PATH (scripts/setup.sh --tests installs it)";
+  }
+  // The interpreter of the project's .venv (LMTRAIN_PYTHON, set in tests/browser/CMakeLists.txt),
+  // which must hold playwright: without it this is a broken setup, not a reason to skip.
+  const std::string python = LMTRAIN_PYTHON;
+  ASSERT_EQ(access(python.c_str(), X_OK), 0)
+      << python << " is missing: run scripts/setup.sh --tests (it creates .venv with playwright)";
+  {
+    std::string version, err;
+    LaunchSpec check;
+    check.argv = {python, "-c",
+                  "import importlib.metadata, playwright.sync_api; "
+                  "print(importlib.metadata.version('playwright'))"};
+    ASSERT_EQ(RunProgram(check, &version, &err), 0)
+        << "playwright is not importable by " << python
+        << ": run scripts/setup.sh --tests (it installs scripts/requirements-test.txt)\n"
+        << err;
+    std::cout << "playwright " << version;
   }
   const fs::path script_dir = fs::path(SourceDir()) / "tests" / "browser";
-  ASSERT_TRUE(fs::exists(script_dir / "node_modules" / "puppeteer-core"))
-      << "tests/browser/node_modules is missing: run scripts/setup.sh (npm ci there)";
   const fs::path out = fs::path(BinDir()).parent_path() / "test-artifacts" / "browser";
   fs::remove_all(out);  // Only this run's screenshots.
   fs::create_directories(out);
@@ -90,19 +121,13 @@ TEST(DashboardBrowser, JobsTableChartsAndCancelFromThePage) {
   ASSERT_TRUE(id.ok()) << id.status();
   ASSERT_TRUE(WaitForMetrics((*cluster)->http_port(), *id, 4)) << "no training metrics in 180 s";
 
-  PosixProcessLauncher launcher;
   LaunchSpec spec;
-  spec.argv = {node, (script_dir / "dashboard.mjs").string(),
+  spec.argv = {python, (script_dir / "dashboard.py").string(),
                absl::StrCat("http://127.0.0.1:", (*cluster)->http_port(), "/"), *id, out.string()};
   spec.env = {{"CHROMIUM", chromium}};
-  auto child = launcher.Launch(spec);
-  ASSERT_TRUE(child.ok()) << child.status();
-  std::string err;
-  std::thread drain([&] { err = ReadAll((*child)->stderr_fd()); });
-  const std::string stdout_text = ReadAll((*child)->stdout_fd());
-  drain.join();
-  const int code = (*child)->Wait().exit_code;
-  std::cout << "dashboard.mjs: " << stdout_text << err << std::endl;
+  std::string stdout_text, err;
+  const int code = RunProgram(spec, &stdout_text, &err);
+  std::cout << "dashboard.py: " << stdout_text << err << std::endl;
   for (const char* name :
        {"jobs.png", "job.png", "job-cancelled.png", "workers.png", "failure.png"}) {
     if (fs::exists(out / name)) std::cout << "screenshot: " << (out / name).string() << "\n";
