@@ -3,13 +3,16 @@
 //
 //   lm-bench-train --model bert-base|gpt2-small|gpt2-tiny --batch B --seq T
 //                  [--precision fp32|bf16] [--steps N] [--warmup W] [--threads K]
-//                  [--optimizer fused|torch]
+//                  [--optimizer fused|torch] [--device cpu|cuda]
 //
 // Prints each step's time, then tokens/s and achieved GFLOP/s (6·params·tokens for the dense
 // layers, the MLM/LM decoder only on the positions that have a label, plus 12·L·B·T²·H for
 // attention) against a measured matmul ceiling of the same precision; the last line is JSON.
-// bf16 runs under CPU autocast (as HF's --bf16 on CPU), the cast cache cleared after each step.
+// bf16 runs under autocast on the device (as HF's --bf16), the cast cache cleared after each
+// step. --device cuda moves the model and batch to the GPU and waits for it at the end of each
+// step; lm-train's fused AdamW is CPU-only, so CUDA parameters take LibTorch's AdamW path.
 #include <ATen/autocast_mode.h>
+#include <torch/cuda.h>
 #include <torch/torch.h>
 
 #include <algorithm>
@@ -40,6 +43,7 @@ struct Options {
   int64_t warmup = 1;
   int64_t threads = 0;              // 0: hardware cores.
   std::string optimizer = "fused";  // fused (lm-train's) | torch (torch::optim::AdamW).
+  std::string device = "cpu";       // cpu | cuda
 };
 
 // The command line is this table.
@@ -86,6 +90,11 @@ const std::map<std::string, Setter>& Flags() {
          o.threads = std::stoll(v);
          return true;
        }},
+      {"--device",
+       [](Options& o, const std::string& v) {
+         o.device = v;
+         return v == "cpu" || v == "cuda";
+       }},
   };
   return *flags;
 }
@@ -124,13 +133,18 @@ Bench MakeBert(const Options& o) {
   // DataCollatorForLanguageModeling: 15% of positions carry a label.
   torch::Tensor picked = torch::rand({o.batch, o.seq}).lt(0.15);
   torch::Tensor labels = torch::where(picked, ids, torch::full_like(ids, -100));
+  const int64_t decoded = picked.sum().item<int64_t>();
+  const torch::Device device(o.device);
+  m->to(device);
+  ids = ids.to(device);
+  labels = labels.to(device);
   EncoderInputs inputs{ids, torch::ones_like(ids), torch::zeros_like(ids)};
   Bench bench{m,
               [m, inputs, labels] { return m->ForwardLoss(inputs, labels); },
               12,
               768,
               m->VocabSize(),
-              picked.sum().item<int64_t>(),
+              decoded,
               (512 + 2) * 768};
   return bench;
 }
@@ -139,7 +153,9 @@ Bench MakeGpt2(const Options& o) {
   auto model = CreateCausalLm(ModelConfig(o.model));
   if (!model.ok()) throw std::runtime_error(std::string(model.status().message()));
   std::shared_ptr<CausalLmModel> m = *model;
-  torch::Tensor ids = torch::randint(m->VocabSize(), {o.batch, o.seq}, torch::kLong);
+  m->to(torch::Device(o.device));
+  torch::Tensor ids =
+      torch::randint(m->VocabSize(), {o.batch, o.seq}, torch::kLong).to(torch::Device(o.device));
   torch::Tensor mask = torch::ones_like(ids);
   const nlohmann::json config = m->HfConfig();
   const int64_t hidden = config["n_embd"], layers = config["n_layer"];
@@ -166,14 +182,16 @@ double StepFlops(const Bench& b, const Options& o) {
 }
 
 // Best GFLOP/s of a [M,K]x[K,N] matmul of the given dtype over ~1 s.
-double MatmulCeiling(torch::ScalarType dtype) {
-  const int64_t n = 1024;
-  torch::Tensor a = torch::randn({n, n}).to(dtype), b = torch::randn({n, n}).to(dtype);
+double MatmulCeiling(torch::ScalarType dtype, const torch::Device& device) {
+  const int64_t n = device.is_cuda() ? 8192 : 1024;
+  const auto options = torch::TensorOptions().dtype(dtype).device(device);
+  torch::Tensor a = torch::randn({n, n}, options), b = torch::randn({n, n}, options);
   double best = 0;
   const auto until = Clock::now() + std::chrono::seconds(1);
   for (int i = 0; i < 3 || Clock::now() < until; ++i) {
     const auto start = Clock::now();
     torch::Tensor c = torch::mm(a, b);
+    if (device.is_cuda()) torch::cuda::synchronize();
     const double s = std::chrono::duration<double>(Clock::now() - start).count();
     best = std::max(best, 2.0 * n * n * n / s / 1e9);
   }
@@ -190,20 +208,28 @@ double Since(Clock::time_point start) {
   return std::chrono::duration<double>(Clock::now() - start).count();
 }
 
-StepTimes RunStep(Bench& bench, torch::optim::Optimizer& optimizer, bool bf16) {
+// Phase times on CUDA include waiting for the device at the end of each phase.
+StepTimes RunStep(Bench& bench, torch::optim::Optimizer& optimizer, bool bf16,
+                  const torch::Device& device) {
+  const auto wait = [&] {
+    if (device.is_cuda()) torch::cuda::synchronize();
+  };
   StepTimes times;
   auto start = Clock::now();
   optimizer.zero_grad();
-  at::autocast::set_cpu_enabled(bf16);
+  at::autocast::set_autocast_enabled(device.type(), bf16);
   torch::Tensor loss = bench.loss();
-  at::autocast::set_cpu_enabled(false);
+  at::autocast::set_autocast_enabled(device.type(), false);
+  wait();
   times.forward = Since(start);
   start = Clock::now();
   loss.backward();
+  wait();
   times.backward = Since(start);
   start = Clock::now();
   optimizer.step();
   if (bf16) at::autocast::clear_cache();
+  wait();
   times.optimizer = Since(start);
   return times;
 }
@@ -219,7 +245,11 @@ int Run(const Options& o) {
   torch::set_num_threads(static_cast<int>(threads));
   torch::manual_seed(0);
   const bool bf16 = o.precision == "bf16";
-  at::autocast::set_autocast_cpu_dtype(at::kBFloat16);
+  const torch::Device device(o.device);
+  if (device.is_cuda() && !torch::cuda::is_available()) {
+    throw std::runtime_error("--device cuda: no CUDA device is visible");
+  }
+  at::autocast::set_autocast_dtype(device.type(), at::kBFloat16);
   Bench bench = o.model == "bert-base" ? MakeBert(o) : MakeGpt2(o);
   bench.module->train();
   // lm-train's AdamW (worker/optim/fused_adamw.h); --optimizer torch: LibTorch's own.
@@ -230,10 +260,10 @@ int Run(const Options& o) {
   } else {
     optimizer = std::make_unique<FusedAdamW>(bench.module->parameters(), adamw_options);
   }
-  for (int64_t i = 0; i < o.warmup; ++i) RunStep(bench, *optimizer, bf16);
+  for (int64_t i = 0; i < o.warmup; ++i) RunStep(bench, *optimizer, bf16, device);
   std::vector<double> times, optimizer_times;
   for (int64_t i = 0; i < o.steps; ++i) {
-    const StepTimes step = RunStep(bench, *optimizer, bf16);
+    const StepTimes step = RunStep(bench, *optimizer, bf16, device);
     times.push_back(step.Total());
     optimizer_times.push_back(step.optimizer);
     std::cout << "step " << i << ": " << step.Total() << " s (forward " << step.forward
@@ -242,9 +272,10 @@ int Run(const Options& o) {
   const double median = Median(times);
   const double tokens_per_s = static_cast<double>(o.batch * o.seq) / median;
   const double gflops = StepFlops(bench, o) / median / 1e9;
-  const double ceiling = MatmulCeiling(bf16 ? torch::kBFloat16 : torch::kFloat32);
+  const double ceiling = MatmulCeiling(bf16 ? torch::kBFloat16 : torch::kFloat32, device);
   std::cout << "model " << o.model << " batch " << o.batch << " seq " << o.seq << " " << o.precision
-            << " threads " << threads << " optimizer " << o.optimizer << "\n"
+            << " threads " << threads << " optimizer " << o.optimizer << " device " << o.device
+            << "\n"
             << "tokens/s " << tokens_per_s << ", " << gflops << " GFLOP/s achieved vs " << ceiling
             << " GFLOP/s " << o.precision << " matmul ceiling (" << 100.0 * gflops / ceiling
             << "%)\n";
@@ -254,6 +285,7 @@ int Run(const Options& o) {
                             {"precision", o.precision},
                             {"threads", threads},
                             {"optimizer", o.optimizer},
+                            {"device", o.device},
                             {"steps", o.steps},
                             {"step_s_median", median},
                             {"optimizer_s_median", Median(optimizer_times)},
@@ -274,7 +306,7 @@ int main(int argc, char** argv) {
   if (!lmtrain::ParseArgs(argc, argv, options) || lmtrain::ModelConfig(options.model).is_null()) {
     std::cerr << "usage: lm-bench-train --model bert-base|gpt2-small|gpt2-tiny --batch B --seq T "
                  "[--precision fp32|bf16] [--steps N] [--warmup W] [--threads K] "
-                 "[--optimizer fused|torch]\n";
+                 "[--optimizer fused|torch] [--device cpu|cuda]\n";
     return 2;
   }
   try {

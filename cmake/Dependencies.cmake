@@ -1,4 +1,5 @@
-# Third-party packages, all from Debian 12 (scripts/setup.sh installs them).
+# Third-party packages: Debian 12's, and LibTorch from PyPI's torch wheel (cmake/Torch.cmake);
+# scripts/setup.sh installs them all.
 find_package(Threads REQUIRED)
 find_package(absl CONFIG REQUIRED)
 find_package(Protobuf REQUIRED)
@@ -13,6 +14,6 @@ if(LMTRAIN_BUILD_TESTS)
   find_package(GTest CONFIG REQUIRED)
 endif()
 if(LMTRAIN_BUILD_TRAINER)
-  find_package(Torch REQUIRED)
+  include(cmake/Torch.cmake)
 endif()
 find_program(GRPC_CPP_PLUGIN grpc_cpp_plugin REQUIRED)

@@ -1,71 +1,101 @@
 #!/usr/bin/env bash
-# Installs every Debian 12 package lmtrain needs to build, run the quickstart and run the
-# tests. Idempotent: packages already installed are skipped, and apt is not touched at all
-# when nothing is missing. Needs root (or sudo).
-# LMTRAIN_SETUP_SKIP="pkg ..." leaves those packages out (the Dockerfiles in deploy/docker skip
-# the test-only ones, and the CUDA image Debian's CPU-only libtorch-dev).
+# Installs what lmtrain needs to build and run: Debian 12 packages, and a project-local Python
+# environment (.venv/) holding PyPI's torch wheel, whose C++ half (headers, libtorch_*.so,
+# TorchConfig.cmake) is the LibTorch that lm-train builds against. With --tests it also
+# installs what the test suite needs (GoogleTest, chromium, and the Python references: HF
+# transformers, tensorboard, playwright, kubernetes-validate). With --no-torch it installs only
+# what lm-server and lmctl need (no .venv, no trainer packages; build with
+# -DLMTRAIN_BUILD_TRAINER=OFF).
+#
+# Idempotent: apt is not touched when nothing is missing, and pip runs only when the pinned
+# requirements changed since the last install (.venv/.lmtrain-requirements). Needs root (or sudo)
+# for apt. LMTRAIN_SETUP_SKIP="pkg ..." leaves those Debian packages out (the Dockerfiles in
+# deploy/docker use it); LMTRAIN_PYTHON picks the interpreter that creates .venv (default
+# python3).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
+WITH_TESTS=0
+WITH_TORCH=1
+for arg in "$@"; do
+  case "$arg" in
+    --tests) WITH_TESTS=1 ;;
+    --no-torch) WITH_TORCH=0 ;;
+    *) echo "setup: unknown argument '$arg' (usage: scripts/setup.sh [--tests|--no-torch])" >&2
+       exit 2 ;;
+  esac
+done
+
 PACKAGES=(
   # toolchain
-  g++ cmake ninja-build ccache pkg-config git
+  g++ cmake ninja-build ccache pkg-config git python3 python3-venv
   # control plane
   libgrpc++-dev protobuf-compiler-grpc libprotobuf-dev protobuf-compiler libabsl-dev
   libsqlite3-dev libyaml-cpp-dev nlohmann-json3-dev libssl-dev libcpp-httplib-dev
-  # trainer
-  libtorch-dev libgloo-dev libopenblas0-pthread libsentencepiece-dev libicu-dev
-  # tests (chromium + nodejs: the dashboard's browser test, tests/browser; nodejs also runs
-  # tests/deploy)
-  libgtest-dev libgmock-dev chromium nodejs
-  openssl  # the security tests make throwaway TLS certificates
-  # Debian's /usr/bin/python3 modules: the TensorBoard event-file reader check and the Python
-  # client example's test (stubs from protoc + grpc_python_plugin)
+  # tokenizers (lmctl validates job files with them too)
+  libsentencepiece-dev libicu-dev
+)
+# The trainer: LibTorch itself comes from the torch wheel below; libgloo-dev only for the gloo
+# headers that c10d's ProcessGroupGloo.hpp includes (worker/trainer/CMakeLists.txt says why).
+TRAINER_PACKAGES=(libgloo-dev)
+if [ "$WITH_TORCH" = 1 ]; then PACKAGES+=("${TRAINER_PACKAGES[@]}"); fi
+TEST_PACKAGES=(
+  libgtest-dev libgmock-dev
+  chromium   # the dashboard's browser test (tests/browser, driven by Playwright)
+  openssl    # the security tests make throwaway TLS certificates
+  # Debian's /usr/bin/python3 modules for the Python client example's test (stubs from
+  # protoc + grpc_python_plugin, which match Debian's protobuf)
   python3-protobuf python3-grpcio
 )
+if [ "$WITH_TESTS" = 1 ]; then PACKAGES+=("${TEST_PACKAGES[@]}"); fi
 
 SUDO=""
 if [ "$(id -u)" -ne 0 ]; then SUDO="sudo"; fi
-
-# Node.js runs the deploy manifest validation (tests/deploy); not needed where node is present.
-# (kubectl, which renders the manifests there, has no current Debian package: that test skips
-# when it is missing.)
-if ! command -v npm >/dev/null 2>&1; then PACKAGES+=(npm); fi
-
 skipped() { [[ " ${LMTRAIN_SETUP_SKIP:-} " == *" $1 "* ]]; }
 
-# The npm packages of the tests that have them (tests/*/package-lock.json, e.g. tests/deploy's
-# kubernetes-models), installed by npm ci when missing or older than the lock file.
-npm_ci() {
-  skipped npm && return 0
-  command -v npm >/dev/null 2>&1 || return 0
-  local lock dir
-  for lock in tests/*/package-lock.json; do
-    [ -f "$lock" ] || continue
-    dir=$(dirname "$lock")
-    if [ ! -f "$dir/node_modules/.package-lock.json" ] || [ "$lock" -nt "$dir/node_modules/.package-lock.json" ]; then
-      echo "setup: npm ci --prefix $dir"
-      PUPPETEER_SKIP_DOWNLOAD=1 npm ci --prefix "$dir" --no-audit --no-fund --loglevel=error
+install_debian_packages() {
+  local missing=() p
+  for p in "${PACKAGES[@]}"; do
+    if skipped "$p"; then continue; fi
+    if ! dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed"; then
+      missing+=("$p")
     fi
   done
+  if [ ${#missing[@]} -eq 0 ]; then
+    echo "setup: all ${#PACKAGES[@]} Debian packages present"
+    return
+  fi
+  echo "setup: installing ${missing[*]}"
+  $SUDO apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}"
 }
 
-missing=()
-for p in "${PACKAGES[@]}"; do
-  if skipped "$p"; then continue; fi
-  if ! dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed"; then
-    missing+=("$p")
+# .venv with the pinned wheels; reinstalled only when the requirement files change.
+install_python_environment() {
+  local files=(scripts/requirements.txt)
+  if [ "$WITH_TESTS" = 1 ]; then files+=(scripts/requirements-test.txt); fi
+  local stamp=.venv/.lmtrain-requirements want
+  want=$(cat "${files[@]}" | sha256sum | cut -d' ' -f1)
+  if [ -f "$stamp" ] && grep -qx "$want" "$stamp"; then
+    echo "setup: .venv is up to date ($(.venv/bin/python3 -c 'import torch; print("torch", torch.__version__)'))"
+    return
   fi
-done
+  if [ ! -x .venv/bin/python3 ]; then
+    echo "setup: creating .venv"
+    "${LMTRAIN_PYTHON:-python3}" -m venv .venv
+  fi
+  local args=() f
+  for f in "${files[@]}"; do args+=(-r "$f"); done
+  echo "setup: pip install ${args[*]} (the torch wheel and its CUDA libraries are ~4.5 GB)"
+  .venv/bin/python3 -m pip install --quiet --disable-pip-version-check "${args[@]}"
+  # Installing the test set also satisfies the plain set.
+  {
+    echo "$want"
+    if [ "$WITH_TESTS" = 1 ]; then sha256sum < scripts/requirements.txt | cut -d' ' -f1; fi
+  } > "$stamp.new"
+  mv "$stamp.new" "$stamp"
+}
 
-if [ ${#missing[@]} -eq 0 ]; then
-  echo "setup: all ${#PACKAGES[@]} packages present"
-  npm_ci
-  exit 0
-fi
-
-echo "setup: installing ${missing[*]}"
-$SUDO apt-get update -qq
-DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}"
-npm_ci
+install_debian_packages
+if [ "$WITH_TORCH" = 1 ]; then install_python_environment; fi
 echo "setup: done"

@@ -3,6 +3,6 @@
 # Set LMTRAIN_CTEST_ARGS to pass extra ctest arguments (e.g. "-L unit").
 set -euo pipefail
 cd "$(dirname "$0")/.."
-scripts/setup.sh
-scripts/build.sh
+scripts/setup.sh --tests
+scripts/build.sh -DLMTRAIN_BUILD_TESTS=ON
 ctest --test-dir build --output-on-failure -j"$(nproc)" ${LMTRAIN_CTEST_ARGS:-}

@@ -6,12 +6,10 @@ ARG DEBIAN_IMAGE=debian:12
 
 FROM ${DEBIAN_IMAGE} AS build
 WORKDIR /src
-# Packages first, so source edits do not redo this layer. The trainer's and the tests' packages
-# are not needed to build lm-server and lmctl (test-only packages: the skip list names them).
-COPY scripts/setup.sh scripts/build.sh scripts/
-RUN LMTRAIN_SETUP_SKIP="libtorch-dev libgloo-dev libopenblas0-pthread libgtest-dev libgmock-dev \
-      nodejs npm chromium python3-grpcio python3-protobuf" \
-    scripts/setup.sh && rm -rf /var/lib/apt/lists/*
+# Packages first, so source edits do not redo this layer. No torch wheel (--no-torch), and the
+# tests' packages are not installed without --tests.
+COPY scripts/setup.sh scripts/build.sh scripts/requirements.txt scripts/
+RUN scripts/setup.sh --no-torch && rm -rf /var/lib/apt/lists/*
 COPY CMakeLists.txt ./
 COPY cmake/ cmake/
 COPY proto/ proto/

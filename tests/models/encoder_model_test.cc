@@ -57,10 +57,10 @@ TEST(EncoderModelTest, TrainsUnderBf16Autocast) {
     ASSERT_TRUE(model.ok()) << model.status();
     torch::Tensor labels = torch::full({2, 5}, -100, torch::kLong);
     labels[1][0] = 7;
-    at::autocast::set_autocast_cpu_dtype(at::kBFloat16);
-    at::autocast::set_cpu_enabled(true);
+    at::autocast::set_autocast_dtype(at::kCPU, at::kBFloat16);
+    at::autocast::set_autocast_enabled(at::kCPU, true);
     torch::Tensor loss = (*model)->ForwardLoss(TinyInputs(), labels);
-    at::autocast::set_cpu_enabled(false);
+    at::autocast::set_autocast_enabled(at::kCPU, false);
     at::autocast::clear_cache();
     loss.backward();
     EXPECT_TRUE(std::isfinite(loss.item<double>()));

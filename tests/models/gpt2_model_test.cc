@@ -231,10 +231,10 @@ TEST(Gpt2ModelTest, Bf16AutocastStaysCloseToFloat32) {
   torch::Tensor mask = Ids({{1, 1, 1, 1, 1, 1}, {1, 1, 1, 1, 0, 0}});
   torch::Tensor labels = ids.masked_fill(mask.eq(0), -100);
   const double fp32 = model->ForwardLoss(ids, mask, labels).item<double>();
-  at::autocast::set_cpu_enabled(true);
-  at::autocast::set_autocast_cpu_dtype(at::kBFloat16);
+  at::autocast::set_autocast_enabled(at::kCPU, true);
+  at::autocast::set_autocast_dtype(at::kCPU, at::kBFloat16);
   const double bf16 = model->ForwardLoss(ids, mask, labels).item<double>();
-  at::autocast::set_cpu_enabled(false);
+  at::autocast::set_autocast_enabled(at::kCPU, false);
   at::autocast::clear_cache();
   EXPECT_NEAR(bf16, fp32, 0.02 * fp32);
 }

@@ -140,12 +140,12 @@ TEST(GradientCheckpointingTest, Gpt2MatchesUnderBf16Autocast) {
   Gpt2Batch batch;
   auto loss_fn = [&] {
     // As the trainer: forward under autocast, backward outside it.
-    at::autocast::set_autocast_cpu_dtype(at::kBFloat16);
-    at::autocast::set_cpu_enabled(true);
+    at::autocast::set_autocast_dtype(at::kCPU, at::kBFloat16);
+    at::autocast::set_autocast_enabled(at::kCPU, true);
     at::autocast::increment_nesting();
     torch::Tensor loss = (*model)->ForwardLoss(batch.ids, batch.mask, batch.labels);
     if (at::autocast::decrement_nesting() == 0) at::autocast::clear_cache();
-    at::autocast::set_cpu_enabled(false);
+    at::autocast::set_autocast_enabled(at::kCPU, false);
     return loss;
   };
   const StepResult without = TrainStep(**model, false, loss_fn);

@@ -322,7 +322,7 @@ TEST(AdafactorTest, KeepsHfStateNames) {
   ASSERT_EQ(optimizer->state().size(), 3u);
   auto state_of = [&](const torch::Tensor& p) -> const AdafactorParamState& {
     return static_cast<const AdafactorParamState&>(
-        *optimizer->state().at(c10::guts::to_string(p.unsafeGetTensorImpl())));
+        *optimizer->state().at(p.unsafeGetTensorImpl()));
   };
   const AdafactorParamState& vector = state_of(params[0]);
   EXPECT_EQ(vector.step(), 2);

@@ -1,6 +1,7 @@
 // The real lm-train writes TensorBoard event files: where (runs/<time>_<host>, logging_dir,
-// report_to: none) and what — checked by an independent reader, check_tfevents.py, run with
-// Debian's /usr/bin/python3 and protobuf's own decoder against trainer_state.json.
+// report_to: none) and what — checked against trainer_state.json by two readers: TensorBoard's
+// own EventAccumulator (check_with_tensorboard.py, the project's .venv) and an independent
+// decoder (check_tfevents.py: its own CRC-32C and protobuf's Python runtime, Debian's python3).
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 #include <sys/wait.h>
@@ -27,6 +28,8 @@ using testing_child::ReadFile;
 constexpr char kPython[] = "/usr/bin/python3";
 const std::string kChecker =
     std::string(LMTRAIN_SOURCE_DIR) + "/tests/trainer/tensorboard/check_tfevents.py";
+const std::string kTensorBoardChecker =
+    std::string(LMTRAIN_SOURCE_DIR) + "/tests/trainer/tensorboard/check_with_tensorboard.py";
 
 class TensorBoardEventsTest : public ::testing::Test {
  protected:
@@ -95,6 +98,13 @@ TEST_F(TensorBoardEventsTest, EventFileMatchesTrainerStateForAnIndependentReader
   const std::vector<fs::path> files = Entries(runs[0]);
   ASSERT_EQ(files.size(), 1u);
   EXPECT_EQ(files[0].filename().string().rfind("events.out.tfevents.", 0), 0u) << files[0];
+
+  std::string tensorboard_output;
+  EXPECT_EQ(RunCommand(std::string(LMTRAIN_PYTHON) + " " + kTensorBoardChecker + " " + out.string(),
+                       &tensorboard_output),
+            0)
+      << tensorboard_output;
+  std::cout << tensorboard_output;
 
   if (access(kPython, X_OK) != 0) GTEST_SKIP() << kPython << " is missing: reader check skipped";
   std::string output;

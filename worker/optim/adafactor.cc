@@ -249,7 +249,7 @@ void Adafactor::StepParameter(torch::Tensor& param, const AdafactorOptions& opti
   TORCH_CHECK(!grad.is_sparse(), "Adafactor does not support sparse gradients.");
   const bool factored = grad.dim() >= 2;
   const bool first_moment = options.beta1().has_value();
-  auto& slot = state_[c10::guts::to_string(param.unsafeGetTensorImpl())];
+  auto& slot = state_[param.unsafeGetTensorImpl()];
   if (slot == nullptr) slot = std::make_unique<AdafactorParamState>();
   auto& state = static_cast<AdafactorParamState&>(*slot);
   PrepareState(state, grad, factored, first_moment);

@@ -45,7 +45,7 @@ void UpdateRange(float* p, const float* g, float* m, float* v, int64_t begin, in
 
 bool FusedAdamW::FusedStep(const torch::Tensor& p, const torch::optim::AdamWOptions& options) {
   if (!Fusable(p, options)) return false;
-  const std::string key = c10::guts::to_string(p.unsafeGetTensorImpl());
+  void* const key = p.unsafeGetTensorImpl();
   auto found = state_.find(key);
   if (found == state_.end()) {
     auto state = std::make_unique<torch::optim::AdamWParamState>();

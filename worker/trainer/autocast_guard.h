@@ -17,17 +17,17 @@ class AutocastGuard {
  public:
   explicit AutocastGuard(bool enabled) : enabled_(enabled) {
     if (!enabled_) return;
-    previous_enabled_ = at::autocast::is_cpu_enabled();
-    previous_dtype_ = at::autocast::get_autocast_cpu_dtype();
-    at::autocast::set_cpu_enabled(true);
-    at::autocast::set_autocast_cpu_dtype(at::kBFloat16);
+    previous_enabled_ = at::autocast::is_autocast_enabled(at::kCPU);
+    previous_dtype_ = at::autocast::get_autocast_dtype(at::kCPU);
+    at::autocast::set_autocast_enabled(at::kCPU, true);
+    at::autocast::set_autocast_dtype(at::kCPU, at::kBFloat16);
     at::autocast::increment_nesting();
   }
   ~AutocastGuard() {
     if (!enabled_) return;
     if (at::autocast::decrement_nesting() == 0) at::autocast::clear_cache();
-    at::autocast::set_cpu_enabled(previous_enabled_);
-    at::autocast::set_autocast_cpu_dtype(previous_dtype_);
+    at::autocast::set_autocast_enabled(at::kCPU, previous_enabled_);
+    at::autocast::set_autocast_dtype(at::kCPU, previous_dtype_);
   }
   AutocastGuard(const AutocastGuard&) = delete;
   AutocastGuard& operator=(const AutocastGuard&) = delete;

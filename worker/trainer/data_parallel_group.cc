@@ -33,8 +33,8 @@ absl::Status Guard(int rank, int world, const char* what, Fn&& fn) {
   }
 }
 
-c10::intrusive_ptr<c10d::ProcessGroup> MakeGloo(const c10::intrusive_ptr<c10d::Store>& store,
-                                                const DistributedEnv& env) {
+c10::intrusive_ptr<c10d::Backend> MakeGloo(const c10::intrusive_ptr<c10d::Store>& store,
+                                           const DistributedEnv& env) {
   auto options = c10d::ProcessGroupGloo::Options::create(env.timeout);
   // As torch.distributed: GLOO_SOCKET_IFNAME picks the interface, else the host name's.
   const char* ifname = std::getenv("GLOO_SOCKET_IFNAME");
@@ -44,9 +44,8 @@ c10::intrusive_ptr<c10d::ProcessGroup> MakeGloo(const c10::intrusive_ptr<c10d::S
   return c10::make_intrusive<c10d::ProcessGroupGloo>(store, env.rank, env.world_size, options);
 }
 
-c10::intrusive_ptr<c10d::ProcessGroup> MakeBackend(const c10::intrusive_ptr<c10d::Store>& store,
-                                                   const DistributedEnv& env,
-                                                   torch::Device device) {
+c10::intrusive_ptr<c10d::Backend> MakeBackend(const c10::intrusive_ptr<c10d::Store>& store,
+                                              const DistributedEnv& env, torch::Device device) {
 #ifdef USE_C10D_NCCL
   if (device.is_cuda()) {
     auto options = c10d::ProcessGroupNCCL::Options::create();
@@ -62,7 +61,7 @@ c10::intrusive_ptr<c10d::ProcessGroup> MakeBackend(const c10::intrusive_ptr<c10d
 class C10dGroup : public DataParallelGroup {
  public:
   C10dGroup(DistributedEnv env, torch::Device device, c10::intrusive_ptr<c10d::Store> store,
-            c10::intrusive_ptr<c10d::ProcessGroup> group)
+            c10::intrusive_ptr<c10d::Backend> group)
       : env_(std::move(env)), device_(device), store_(std::move(store)), group_(std::move(group)) {}
 
   int rank() const override { return env_.rank; }
@@ -152,7 +151,7 @@ class C10dGroup : public DataParallelGroup {
   const DistributedEnv env_;
   const torch::Device device_;
   c10::intrusive_ptr<c10d::Store> store_;  // Kept alive: rank 0's hosts the rendezvous.
-  c10::intrusive_ptr<c10d::ProcessGroup> group_;
+  c10::intrusive_ptr<c10d::Backend> group_;
   int next_tag_ = 1;
 };
 

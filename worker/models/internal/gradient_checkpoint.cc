@@ -63,17 +63,17 @@ class ScopedRngState {
 class ScopedAutocast {
  public:
   ScopedAutocast(bool enabled, at::ScalarType dtype)
-      : enabled_(at::autocast::is_cpu_enabled()),
-        dtype_(at::autocast::get_autocast_cpu_dtype()),
+      : enabled_(at::autocast::is_autocast_enabled(at::kCPU)),
+        dtype_(at::autocast::get_autocast_dtype(at::kCPU)),
         cache_(at::autocast::is_autocast_cache_enabled()) {
-    at::autocast::set_cpu_enabled(enabled);
-    at::autocast::set_autocast_cpu_dtype(dtype);
+    at::autocast::set_autocast_enabled(at::kCPU, enabled);
+    at::autocast::set_autocast_dtype(at::kCPU, dtype);
     at::autocast::set_autocast_cache_enabled(false);
   }
   ~ScopedAutocast() {
     at::autocast::set_autocast_cache_enabled(cache_);
-    at::autocast::set_autocast_cpu_dtype(dtype_);
-    at::autocast::set_cpu_enabled(enabled_);
+    at::autocast::set_autocast_dtype(at::kCPU, dtype_);
+    at::autocast::set_autocast_enabled(at::kCPU, enabled_);
   }
   ScopedAutocast(const ScopedAutocast&) = delete;
   ScopedAutocast& operator=(const ScopedAutocast&) = delete;
@@ -91,8 +91,8 @@ class CheckpointFunction : public torch::autograd::Function<CheckpointFunction> 
                                const c10::intrusive_ptr<Recomputation>& recomputation,
                                at::TensorList inputs) {
     recomputation->rng_state = CpuRngState();
-    recomputation->autocast_enabled = at::autocast::is_cpu_enabled();
-    recomputation->autocast_dtype = at::autocast::get_autocast_cpu_dtype();
+    recomputation->autocast_enabled = at::autocast::is_autocast_enabled(at::kCPU);
+    recomputation->autocast_dtype = at::autocast::get_autocast_dtype(at::kCPU);
     ctx->save_for_backward(inputs.vec());
     ctx->saved_data["recomputation"] = c10::IValue::make_capsule(recomputation);
     ScopedAutocast cache_off(recomputation->autocast_enabled, recomputation->autocast_dtype);

@@ -14,8 +14,10 @@ using torch::autograd::variable_list;
 // Turns CPU autocast off for the explicit dtypes below; restores it on exit.
 class AutocastOff {
  public:
-  AutocastOff() : enabled_(at::autocast::is_cpu_enabled()) { at::autocast::set_cpu_enabled(false); }
-  ~AutocastOff() { at::autocast::set_cpu_enabled(enabled_); }
+  AutocastOff() : enabled_(at::autocast::is_autocast_enabled(at::kCPU)) {
+    at::autocast::set_autocast_enabled(at::kCPU, false);
+  }
+  ~AutocastOff() { at::autocast::set_autocast_enabled(at::kCPU, enabled_); }
   AutocastOff(const AutocastOff&) = delete;
   AutocastOff& operator=(const AutocastOff&) = delete;
 
@@ -136,8 +138,8 @@ torch::Tensor LinearCrossEntropy(const torch::Tensor& hidden, const torch::Tenso
               " do not fit");
   TORCH_CHECK(targets.dim() == 1 && targets.size(0) == hidden.size(0),
               "LinearCrossEntropy: targets ", targets.sizes(), " for hidden ", hidden.sizes());
-  const bool bf16 = at::autocast::is_cpu_enabled() &&
-                    at::autocast::get_autocast_cpu_dtype() == at::kBFloat16 &&
+  const bool bf16 = at::autocast::is_autocast_enabled(at::kCPU) &&
+                    at::autocast::get_autocast_dtype(at::kCPU) == at::kBFloat16 &&
                     hidden.device().is_cpu();
   if (hidden.size(0) == 0 || !hidden.device().is_cpu()) {
     // No rows: the mean is NaN, as torch's. Off the CPU: the plain pair.
