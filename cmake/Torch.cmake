@@ -61,7 +61,9 @@ else()
     IMPORTED_LOCATION "${LMTRAIN_TORCH_PREFIX}/lib/libtorch_cpu.so"
     INTERFACE_INCLUDE_DIRECTORIES
       "${LMTRAIN_TORCH_PREFIX}/include;${LMTRAIN_TORCH_PREFIX}/include/torch/csrc/api/include"
-    INTERFACE_LINK_LIBRARIES "${LMTRAIN_TORCH_PREFIX}/lib/libc10.so;Threads::Threads")
+    INTERFACE_LINK_LIBRARIES "${LMTRAIN_TORCH_PREFIX}/lib/libc10.so;Threads::Threads"
+    # As the wheel's own torch_cpu target: its c10d headers expect these.
+    INTERFACE_COMPILE_DEFINITIONS "USE_DISTRIBUTED;USE_C10D_GLOO;USE_RPC;USE_TENSORPIPE")
   set(LMTRAIN_TORCH_CUDA OFF)
 endif()
 message(STATUS "lmtrain: LibTorch from ${LMTRAIN_TORCH_PREFIX} (CUDA: ${LMTRAIN_TORCH_CUDA})")
