@@ -1,13 +1,28 @@
+include(GoogleTest)
+
+# Test sources name the source and build folders through tests/test_paths.h. The values live in
+# one generated translation unit, lmtrain_test_paths, so that the test sources' compile lines are
+# the same in every checkout and ccache (CCACHE_BASEDIR) reuses their objects across clones.
+file(CONFIGURE OUTPUT "${CMAKE_BINARY_DIR}/lmtrain_test_paths.cc" CONTENT [=[
+#include "tests/test_paths.h"
+const char* lmtrain_test_source_dir() { return "@PROJECT_SOURCE_DIR@"; }
+const char* lmtrain_test_binary_dir() { return "@CMAKE_BINARY_DIR@"; }
+]=] @ONLY)
+add_library(lmtrain_test_paths STATIC "${CMAKE_BINARY_DIR}/lmtrain_test_paths.cc")
+target_include_directories(lmtrain_test_paths PUBLIC "${PROJECT_SOURCE_DIR}")
+
+# lmtrain_use_test_paths(TARGET): TARGET's sources may include tests/test_paths.h.
+function(lmtrain_use_test_paths target)
+  target_link_libraries(${target} PRIVATE lmtrain_test_paths)
+endfunction()
+
 # lmtrain_add_test(NAME SOURCES a.cc b.cc LIBS lib... [LABELS l...] [TIMEOUT s])
 # One GoogleTest executable registered with ctest (one ctest entry per test case).
-include(GoogleTest)
 function(lmtrain_add_test name)
   cmake_parse_arguments(T "" "TIMEOUT" "SOURCES;LIBS;LABELS" ${ARGN})
   add_executable(${name} ${T_SOURCES})
   target_link_libraries(${name} PRIVATE ${T_LIBS} GTest::gtest GTest::gmock GTest::gtest_main)
-  target_compile_definitions(${name} PRIVATE
-    LMTRAIN_SOURCE_DIR="${PROJECT_SOURCE_DIR}"
-    LMTRAIN_BINARY_DIR="${CMAKE_BINARY_DIR}")
+  lmtrain_use_test_paths(${name})
   if(NOT T_TIMEOUT)
     set(T_TIMEOUT 300)
   endif()

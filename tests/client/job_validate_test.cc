@@ -7,6 +7,7 @@
 #include <fstream>
 
 #include "absl/strings/str_cat.h"
+#include "tests/test_paths.h"
 
 namespace lmtrain {
 namespace {

@@ -7,6 +7,8 @@
 #include <fstream>
 #include <string>
 
+#include "tests/test_paths.h"
+
 namespace lmtrain {
 
 // <source>/tests/testdata/<relative>.

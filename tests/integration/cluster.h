@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
+#include "tests/test_paths.h"
 #include "worker/agent/process_launcher.h"
 
 namespace lmtrain::testing {

@@ -11,6 +11,7 @@
 #include <string>
 #include <vector>
 
+#include "tests/test_paths.h"
 #include "worker/tokenizers/tokenizer.h"
 
 namespace lmtrain {

@@ -7,6 +7,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "common/status_macros.h"
+#include "tests/test_paths.h"
 #include "worker/models/json_file.h"
 
 namespace lmtrain::testing {
@@ -123,7 +124,7 @@ std::string HfFixturesRoot() {
   if (const char* dir = std::getenv("LMTRAIN_FIXTURES_DIR"); dir != nullptr && *dir != '\0') {
     return dir;
   }
-  return LMTRAIN_SOURCE_DIR "/../shared/fixtures/hf-tiny";
+  return std::string(LMTRAIN_SOURCE_DIR) + "/../shared/fixtures/hf-tiny";
 }
 
 std::vector<std::string> HfFixtureDirs(const std::string& root, const std::string& model_type) {

@@ -9,6 +9,8 @@
 #include <memory>
 #include <string>
 
+#include "tests/test_paths.h"
+
 namespace lmtrain {
 namespace {
 

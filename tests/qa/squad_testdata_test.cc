@@ -7,6 +7,7 @@
 #include <set>
 #include <string>
 
+#include "tests/test_paths.h"
 #include "worker/qa/qa_features.h"
 #include "worker/qa/squad_reader.h"
 

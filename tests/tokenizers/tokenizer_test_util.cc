@@ -7,6 +7,7 @@
 
 #include "gtest/gtest.h"
 #include "nlohmann/json.hpp"
+#include "tests/test_paths.h"
 
 namespace lmtrain::tokenizer_testing {
 
@@ -24,8 +25,7 @@ std::string TokrefDir() {
 
 ScopedTempDir::ScopedTempDir() {
   std::string pattern = ::testing::TempDir() + "lmtrain_tok_XXXXXX";
-  if (mkdtemp(pattern.data()) == nullptr)
-    ADD_FAILURE() << "mkdtemp failed for " << pattern;
+  if (mkdtemp(pattern.data()) == nullptr) ADD_FAILURE() << "mkdtemp failed for " << pattern;
   path_ = pattern;
 }
 
@@ -78,23 +78,20 @@ std::string Join(const std::vector<T>& items) {
 
 }  // namespace
 
-void ExpectTokrefParity(const Tokenizer& tokenizer,
-                        const std::vector<TokrefLine>& lines,
+void ExpectTokrefParity(const Tokenizer& tokenizer, const std::vector<TokrefLine>& lines,
                         const std::string& source) {
   int failures = 0;
   for (const TokrefLine& line : lines) {
     const std::vector<int32_t> ids = tokenizer.Encode(line.text);
     std::vector<std::string> tokens;
     for (int32_t id : ids) tokens.push_back(tokenizer.IdToToken(id));
-    const bool same = ids == line.ids && tokens == line.tokens &&
-                      tokenizer.Decode(line.ids) == line.text;
+    const bool same =
+        ids == line.ids && tokens == line.tokens && tokenizer.Decode(line.ids) == line.text;
     if (!same && ++failures <= 10) {
-      ADD_FAILURE() << source << ":" << line.line_number << ": text \""
-                    << line.text << "\"\n"
-                    << "  want ids " << Join(line.ids) << "\n  got  ids "
-                    << Join(ids) << "\n  want tokens " << Join(line.tokens)
-                    << "\n  got  tokens " << Join(tokens) << "\n  decoded \""
-                    << tokenizer.Decode(line.ids) << "\"";
+      ADD_FAILURE() << source << ":" << line.line_number << ": text \"" << line.text << "\"\n"
+                    << "  want ids " << Join(line.ids) << "\n  got  ids " << Join(ids)
+                    << "\n  want tokens " << Join(line.tokens) << "\n  got  tokens " << Join(tokens)
+                    << "\n  decoded \"" << tokenizer.Decode(line.ids) << "\"";
     }
   }
   EXPECT_EQ(failures, 0) << "of " << lines.size() << " lines in " << source;

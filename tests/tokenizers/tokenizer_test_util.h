@@ -7,6 +7,7 @@
 #include <string_view>
 #include <vector>
 
+#include "tests/test_paths.h"
 #include "worker/tokenizers/tokenizer.h"
 
 namespace lmtrain::tokenizer_testing {
@@ -53,8 +54,7 @@ std::vector<TokrefLine> ReadTokref(const std::string& path);
 // Adds a test failure for each line (of `source`) whose ids or tokens differ
 // from `tokenizer`'s, or whose ids do not decode back to the text, with both
 // sides printed (the first 10 only).
-void ExpectTokrefParity(const Tokenizer& tokenizer,
-                        const std::vector<TokrefLine>& lines,
+void ExpectTokrefParity(const Tokenizer& tokenizer, const std::vector<TokrefLine>& lines,
                         const std::string& source);
 
 // Copies the shipped GPT-2 files into `dir`.

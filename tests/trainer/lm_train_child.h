@@ -19,6 +19,7 @@
 #include <vector>
 
 #include "common/trainer_events.h"
+#include "tests/test_paths.h"
 
 extern char** environ;
 

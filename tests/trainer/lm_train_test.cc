@@ -18,6 +18,7 @@
 #include <sstream>
 
 #include "common/trainer_events.h"
+#include "tests/test_paths.h"
 #include "tests/trainer/lm_train_child.h"
 
 namespace lmtrain {

@@ -15,6 +15,7 @@
 #include <string>
 #include <vector>
 
+#include "tests/test_paths.h"
 #include "tests/trainer/lm_train_child.h"
 
 namespace lmtrain {

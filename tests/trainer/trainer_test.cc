@@ -10,6 +10,7 @@
 #include <filesystem>
 #include <fstream>
 
+#include "tests/test_paths.h"
 #include "tests/trainer/fake_tokenizer.h"
 #include "worker/trainer/clm_task.h"
 #include "worker/trainer/evaluator.h"

@@ -6,6 +6,7 @@
 
 #include "absl/synchronization/mutex.h"
 #include "absl/time/clock.h"
+#include "tests/test_paths.h"
 
 namespace lmtrain {
 namespace {
