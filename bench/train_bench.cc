@@ -153,9 +153,9 @@ Bench MakeGpt2(const Options& o) {
   auto model = CreateCausalLm(ModelConfig(o.model));
   if (!model.ok()) throw std::runtime_error(std::string(model.status().message()));
   std::shared_ptr<CausalLmModel> m = *model;
-  m->to(torch::Device(o.device));
-  torch::Tensor ids =
-      torch::randint(m->VocabSize(), {o.batch, o.seq}, torch::kLong).to(torch::Device(o.device));
+  const torch::Device device(o.device);
+  m->to(device);
+  torch::Tensor ids = torch::randint(m->VocabSize(), {o.batch, o.seq}, torch::kLong).to(device);
   torch::Tensor mask = torch::ones_like(ids);
   const nlohmann::json config = m->HfConfig();
   const int64_t hidden = config["n_embd"], layers = config["n_layer"];

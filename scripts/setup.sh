@@ -9,9 +9,8 @@
 #
 # Idempotent: apt is not touched when nothing is missing, and pip runs only when the pinned
 # requirements changed since the last install (.venv/.lmtrain-requirements). Needs root (or sudo)
-# for apt. LMTRAIN_SETUP_SKIP="pkg ..." leaves those Debian packages out (the Dockerfiles in
-# deploy/docker use it); LMTRAIN_PYTHON picks the interpreter that creates .venv (default
-# python3).
+# for apt. LMTRAIN_SETUP_SKIP="pkg ..." leaves those Debian packages out; LMTRAIN_PYTHON picks
+# the interpreter that creates .venv (default python3).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -77,7 +76,7 @@ install_python_environment() {
   local stamp=.venv/.lmtrain-requirements want
   want=$(cat "${files[@]}" | sha256sum | cut -d' ' -f1)
   if [ -f "$stamp" ] && grep -qx "$want" "$stamp"; then
-    echo "setup: .venv is up to date ($(.venv/bin/python3 -c 'import torch; print("torch", torch.__version__)'))"
+    echo "setup: .venv is up to date with ${files[*]}"
     return
   fi
   if [ ! -x .venv/bin/python3 ]; then

@@ -120,6 +120,47 @@ def same(a, b):
     return (math.isnan(a) and math.isnan(b)) or a == b
 
 
+def read_log_history(output_dir):
+    with open(os.path.join(output_dir, "trainer_state.json")) as f:
+        return json.load(f)["log_history"]
+
+
+def match_log_history(scalars, history):
+    """Checks (step, tag, value) scalars against trainer_state.json's log_history: exactly its
+    numbers under their tags as float32 (in any order), plus a positive train/tokens_per_second
+    at every training log, in step order, and the tags every run has. Returns the sorted
+    tags."""
+    train_steps = [e["step"] for e in history if "loss" in e]
+    speeds = [s for s in scalars if s[1] == "train/tokens_per_second"]
+    if [s[0] for s in speeds] != train_steps or not all(s[2] > 0 for s in speeds):
+        raise AssertionError(f"train/tokens_per_second {speeds} vs training logs at {train_steps}")
+    # Within one log the writer's key order is its own; the file's order is checked elsewhere.
+    got_sorted = sorted((s for s in scalars if s[1] != "train/tokens_per_second"),
+                        key=lambda s: (s[0], s[1]))
+    want_sorted = sorted(expected_scalars(history), key=lambda s: (s[0], s[1]))
+    if len(got_sorted) != len(want_sorted) or not all(
+            g[:2] == w[:2] and same(g[2], w[2]) for g, w in zip(got_sorted, want_sorted)):
+        missing = [w for w in want_sorted if w not in got_sorted]
+        extra = [g for g in got_sorted if g not in want_sorted]
+        raise AssertionError(f"scalars differ from log_history: missing {missing}, extra {extra}")
+    tags = sorted({s[1] for s in scalars})
+    for needed in ("train/loss", "train/learning_rate", "train/grad_norm", "train/epoch",
+                   "eval/loss"):
+        if needed not in tags:
+            raise AssertionError(f"no {needed} scalar (tags: {tags})")
+    return tags
+
+
+def run_check(check, *args):
+    """Runs check(*args): 0 when it passes, 1 (after printing FAIL and why) when it fails."""
+    try:
+        check(*args)
+    except (AssertionError, OSError, ValueError, KeyError) as e:
+        print(f"FAIL: {e}")
+        return 1
+    return 0
+
+
 def check(output_dir, event_pb2):
     path = find_event_file(output_dir)
     events = []
@@ -146,29 +187,11 @@ def check(output_dir, event_pb2):
         last_time = event.wall_time
         scalars.append((event.step, value.tag, value.simple_value))
 
-    with open(os.path.join(output_dir, "trainer_state.json")) as f:
-        history = json.load(f)["log_history"]
-    train_steps = [e["step"] for e in history if "loss" in e]
-    speeds = [s for s in scalars if s[1] == "train/tokens_per_second"]
-    if [s[0] for s in speeds] != train_steps or not all(s[2] > 0 for s in speeds):
-        raise AssertionError(f"train/tokens_per_second {speeds} vs training logs at {train_steps}")
+    history = read_log_history(output_dir)
+    tags = match_log_history(scalars, history)
     got = [s for s in scalars if s[1] != "train/tokens_per_second"]
-    # Within one log the writer's key order is its own; across logs the order must hold.
-    got_sorted = sorted(got, key=lambda s: (s[0], s[1]))
-    want = expected_scalars(history)
-    want_sorted = sorted(want, key=lambda s: (s[0], s[1]))
-    if len(got_sorted) != len(want_sorted) or not all(
-            g[:2] == w[:2] and same(g[2], w[2]) for g, w in zip(got_sorted, want_sorted)):
-        missing = [w for w in want_sorted if w not in got_sorted]
-        extra = [g for g in got_sorted if g not in want_sorted]
-        raise AssertionError(f"scalars differ from log_history: missing {missing}, extra {extra}")
-    if [s[0] for s in got] != [w[0] for w in want]:
+    if [s[0] for s in got] != [w[0] for w in expected_scalars(history)]:
         raise AssertionError("scalar steps are not in log_history's order")
-    tags = sorted({s[1] for s in scalars})
-    for needed in ("train/loss", "train/learning_rate", "train/grad_norm", "train/epoch",
-                   "eval/loss"):
-        if needed not in tags:
-            raise AssertionError(f"no {needed} scalar (tags: {tags})")
     print(f"ok: {path}: {len(events)} records, {len(scalars)} scalars, CRCs verified, "
           f"{len(history)} log_history entries matched; tags: {', '.join(tags)}")
 
@@ -185,13 +208,7 @@ def main():
               "(Debian: apt-get install python3-protobuf)")
         return SKIP
     with tempfile.TemporaryDirectory() as tmp:
-        event_pb2 = compile_protos(args.protoc, tmp)
-        try:
-            check(args.output_dir, event_pb2)
-        except (AssertionError, OSError, ValueError, KeyError) as e:
-            print(f"FAIL: {e}")
-            return 1
-    return 0
+        return run_check(check, args.output_dir, compile_protos(args.protoc, tmp))
 
 
 if __name__ == "__main__":
