@@ -45,7 +45,7 @@ struct JobSubmitPolicy {
 
 class JobManager {
  public:
-  // Admission limits (issue 6). Defaults keep the single-user behaviour.
+  // Admission limits (per-user quotas, spec size). Defaults keep the single-user behaviour.
   struct Options {
     int64_t max_spec_bytes = 1 << 20;  // Larger spec_yaml: InvalidArgument naming the limit.
     // Per-user quota of jobs not yet terminal (queued, scheduled, running, preempted,

@@ -70,7 +70,7 @@ struct JobRecord {
   std::string spec_yaml;
   int priority = 0;
   std::string request_id;
-  std::string user;  // Who submitted it ("" before issue 6's authentication: anonymous).
+  std::string user;  // Who submitted it ("" when the server runs without authentication: anonymous).
   JobResources resources;
   int retries = 0;                      // Failed attempts retried so far.
   std::vector<AttemptRecord> attempts;  // Ascending; the last one is current or latest.

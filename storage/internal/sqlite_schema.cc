@@ -50,7 +50,7 @@ CREATE TABLE checkpoints (
 ) WITHOUT ROWID;
 )sql";
 
-// Version 2 (issue 5): the lifecycle's SCHEDULED / PREEMPTED / RETRYING states, the
+// Version 2: the lifecycle's SCHEDULED / PREEMPTED / RETRYING states, the
 // submitting user, the resource request, the retry count and the attempt history. SQLite
 // cannot change a CHECK constraint in place, so the jobs table is rebuilt as in SQLite's
 // "making other kinds of table schema changes" procedure; Migrate runs with foreign keys off

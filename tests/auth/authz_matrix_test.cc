@@ -1,4 +1,4 @@
-// The authorization matrix (issue 6): a real lm-server with a tokens file; EVERY method of
+// The authorization matrix: a real lm-server with a tokens file; EVERY method of
 // EVERY lmtrain.v1 service linked into the server (found in the generated descriptor pool, so
 // RPCs added later are covered without editing this file) x {anonymous, other user, owner,
 // worker, admin}, called over a real channel by name with a minimal request.

@@ -1,4 +1,4 @@
-// JobManager's part of issue 6's security, without gRPC: who may touch a job (CheckAccess),
+// JobManager's part of the security model, without gRPC: who may touch a job (CheckAccess),
 // what a caller lists (ListFor), the per-user quota of unfinished jobs and the spec size limit.
 #include <gtest/gtest.h>
 
