@@ -28,8 +28,13 @@ namespace fs = std::filesystem;
 
 constexpr int kJobs = 5;
 constexpr int kMaxSteps = 40;
+// The killed-processes test's jobs: several seconds of training each, so that its kills (1 to
+// 3.5 s apart) land on running jobs; a checkpoint and a log every kKilledSaveSteps.
+constexpr int kKilledMaxSteps = 1200;
+constexpr int kKilledSaveSteps = 60;
 
-std::string ChaosJob(const std::string& name, int max_steps = kMaxSteps, int priority = 0) {
+std::string ChaosJob(const std::string& name, int max_steps = kMaxSteps, int priority = 0,
+                     int save_steps = 4, int logging_steps = 5) {
   const std::string data = SourceDir() + "/examples/data";
   return absl::StrCat(
       "name: ", name, "\ntask: clm\n",
@@ -37,7 +42,8 @@ std::string ChaosJob(const std::string& name, int max_steps = kMaxSteps, int pri
       "tokenizer:\n  train: {type: bpe, vocab_size: 400}\n", "data:\n  train_file: ", data,
       "/austen_train.txt\n  block_size: 32\n", "training:\n  learning_rate: 3.0e-3\n",
       "  per_device_train_batch_size: 8\n  max_steps: ", max_steps, "\n  warmup_steps: 3\n",
-      "  logging_steps: 5\n  save_steps: 4\n  do_eval: false\n  seed: 11\n",
+      "  logging_steps: ", logging_steps, "\n  save_steps: ", save_steps,
+      "\n  do_eval: false\n  seed: 11\n",
       // Several kills may hit one job; the test is about losing nothing, not the retry cap.
       "resources:\n  max_retries: 10\n  priority: ", priority, "\n");
 }
@@ -84,7 +90,8 @@ TEST(ChaosTest, KilledWorkersAndServerLoseNoJobAndChangeNoWeight) {
   ProcessGroup group({/*workers=*/3, /*slots_per_worker=*/1, /*lease_timeout_ms=*/4000});
   const fs::path job_file = group.dir() / "job" / "job.yaml";
   fs::create_directories(job_file.parent_path());
-  std::ofstream(job_file) << ChaosJob("chaos");
+  std::ofstream(job_file) << ChaosJob("chaos", kKilledMaxSteps, /*priority=*/0, kKilledSaveSteps,
+                                      kKilledSaveSteps);
   const std::string reference = ReferenceWeights(group.dir(), job_file);
   ASSERT_FALSE(reference.empty());
 
