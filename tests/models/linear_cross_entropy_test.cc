@@ -76,11 +76,11 @@ TEST(LinearCrossEntropyTest, Bf16AutocastStaysCloseToTheUnfusedPair) {
   const Inputs in = MakeInputs(64, 300, true, 4);
   Grads fused, plain;
   {
-    AutocastGuard autocast(true);
+    AutocastGuard autocast(AutocastSpec::For(c10::DeviceType::CPU, /*bf16=*/true, false));
     fused = LossAndGrads(in, true);
   }
   {
-    AutocastGuard autocast(true);
+    AutocastGuard autocast(AutocastSpec::For(c10::DeviceType::CPU, /*bf16=*/true, false));
     plain = LossAndGrads(in, false);
   }
   EXPECT_EQ(fused.loss.scalar_type(), torch::kFloat32);

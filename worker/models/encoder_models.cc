@@ -151,10 +151,11 @@ torch::Tensor EncoderForMaskedLm::ForwardLoss(const EncoderInputs& inputs,
   TORCH_CHECK(labels.sizes() == inputs.input_ids.sizes(), "labels shape ", labels.sizes(),
               " does not match input_ids shape ", inputs.input_ids.sizes());
   torch::Tensor hidden = Hidden(inputs);
+  const torch::Tensor labels_here = Placed(labels);
   // Only labelled positions (~15%) reach the [., V] decoder.
-  torch::Tensor rows = labels.reshape({-1}).ne(-100).nonzero().squeeze(1);
+  torch::Tensor rows = labels_here.reshape({-1}).ne(-100).nonzero().squeeze(1);
   torch::Tensor selected = hidden.reshape({-1, hidden.size(-1)}).index_select(0, rows);
-  torch::Tensor targets = labels.reshape({-1}).index_select(0, rows);
+  torch::Tensor targets = labels_here.reshape({-1}).index_select(0, rows);
   return internal::LinearCrossEntropy(Transform(selected), DecoderWeight(), bias_, targets);
 }
 
@@ -186,8 +187,8 @@ torch::Tensor EncoderForQuestionAnswering::ForwardLoss(const EncoderInputs& inpu
   SpanLogits spans = Forward(inputs);
   const int64_t length = spans.start.size(1);
   // HF: answers outside the window are clamped to T and then ignored.
-  torch::Tensor start = Positions(start_positions).clamp(0, length);
-  torch::Tensor end = Positions(end_positions).clamp(0, length);
+  torch::Tensor start = Placed(Positions(start_positions)).clamp(0, length);
+  torch::Tensor end = Placed(Positions(end_positions)).clamp(0, length);
   auto options = torch::nn::functional::CrossEntropyFuncOptions().ignore_index(length);
   return (torch::nn::functional::cross_entropy(spans.start, start, options) +
           torch::nn::functional::cross_entropy(spans.end, end, options)) /
@@ -227,8 +228,9 @@ torch::Tensor EncoderForSequenceClassification::Forward(const EncoderInputs& inp
 }
 
 torch::Tensor EncoderForSequenceClassification::ForwardLoss(const EncoderInputs& inputs,
-                                                            const torch::Tensor& labels) {
+                                                            const torch::Tensor& given_labels) {
   torch::Tensor logits = Forward(inputs);
+  const torch::Tensor labels = Placed(given_labels);
   std::string problem = config_.problem_type.value_or("");
   if (problem.empty()) {
     const bool integer = !labels.is_floating_point();
@@ -280,9 +282,9 @@ torch::Tensor ElectraForPreTraining::Forward(const EncoderInputs& inputs) {
 torch::Tensor ElectraForPreTraining::ForwardLoss(const EncoderInputs& inputs,
                                                  const torch::Tensor& labels) {
   torch::Tensor logits = Forward(inputs);
-  torch::Tensor targets = labels.to(logits.scalar_type());
+  torch::Tensor targets = Placed(labels).to(logits.scalar_type());
   if (inputs.attention_mask.defined()) {
-    torch::Tensor active = inputs.attention_mask.eq(1);
+    torch::Tensor active = Placed(inputs.attention_mask).eq(1);
     return torch::binary_cross_entropy_with_logits(logits.masked_select(active),
                                                    targets.masked_select(active));
   }

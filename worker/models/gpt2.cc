@@ -11,6 +11,7 @@
 #include "absl/strings/string_view.h"
 #include "absl/strings/strip.h"
 #include "common/status_macros.h"
+#include "worker/models/internal/device_inputs.h"
 #include "worker/models/internal/linear_cross_entropy.h"
 #include "worker/models/state_dict_loader.h"
 
@@ -109,7 +110,9 @@ const torch::Tensor& Gpt2LMHeadModel::OutputEmbedding() const {
 torch::Tensor Gpt2LMHeadModel::ForwardHidden(const torch::Tensor& input_ids,
                                              const torch::Tensor& attention_mask,
                                              std::vector<torch::Tensor>* hidden_states) {
-  return transformer_->forward(input_ids, attention_mask, hidden_states);
+  const c10::Device device = OutputEmbedding().device();
+  return transformer_->forward(internal::OnDevice(input_ids, device),
+                               internal::OnDevice(attention_mask, device), hidden_states);
 }
 
 torch::Tensor Gpt2LMHeadModel::Logits(const torch::Tensor& hidden) const {
@@ -129,13 +132,14 @@ torch::Tensor Gpt2LMHeadModel::ForwardLoss(const torch::Tensor& input_ids,
   TORCH_CHECK(labels.scalar_type() == torch::kLong, "labels must be int64, got ",
               labels.scalar_type());
   torch::Tensor hidden = ForwardHidden(input_ids, attention_mask, nullptr);
+  const torch::Tensor labels_here = internal::OnDevice(labels, hidden.device());
   const int64_t batch = hidden.size(0), length = hidden.size(1);
   // Position (b, t) predicts labels[b, t + 1]; only rows with a real target reach the LM head,
   // so padding and the last position never cost a [., V] row.
-  torch::Tensor kept = labels.narrow(1, 1, length - 1).ne(-100).nonzero();  // [N, 2]
+  torch::Tensor kept = labels_here.narrow(1, 1, length - 1).ne(-100).nonzero();  // [N, 2]
   torch::Tensor rows = kept.select(1, 0).mul(length).add_(kept.select(1, 1));
   torch::Tensor selected = hidden.reshape({batch * length, -1}).index_select(0, rows);
-  torch::Tensor targets = labels.reshape({-1}).index_select(0, rows.add(1));
+  torch::Tensor targets = labels_here.reshape({-1}).index_select(0, rows.add(1));
   return internal::LinearCrossEntropy(selected, OutputEmbedding(), torch::Tensor(), targets);
 }
 

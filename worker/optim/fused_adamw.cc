@@ -3,6 +3,7 @@
 #include <ATen/Parallel.h>
 
 #include <cmath>
+#include <unordered_map>
 #include <memory>
 #include <string>
 #include <utility>
@@ -10,6 +11,14 @@
 
 namespace lmtrain {
 namespace {
+
+// A parameter the multi-tensor CUDA kernel (at::_fused_adamw_, PyTorch's AdamW(fused=True))
+// can take: dense float32 on a CUDA device, no amsgrad.
+bool CudaFusable(const torch::Tensor& p, const torch::optim::AdamWOptions& options) {
+  const torch::Tensor& g = p.grad();
+  return !options.amsgrad() && p.is_cuda() && p.scalar_type() == torch::kFloat32 &&
+         !g.is_sparse() && g.scalar_type() == torch::kFloat32 && g.device() == p.device();
+}
 
 bool Fusable(const torch::Tensor& p, const torch::optim::AdamWOptions& options) {
   const torch::Tensor& g = p.grad();
@@ -45,16 +54,7 @@ void UpdateRange(float* p, const float* g, float* m, float* v, int64_t begin, in
 
 bool FusedAdamW::FusedStep(const torch::Tensor& p, const torch::optim::AdamWOptions& options) {
   if (!Fusable(p, options)) return false;
-  void* const key = p.unsafeGetTensorImpl();
-  auto found = state_.find(key);
-  if (found == state_.end()) {
-    auto state = std::make_unique<torch::optim::AdamWParamState>();
-    state->step(0);
-    state->exp_avg(torch::zeros_like(p, torch::MemoryFormat::Contiguous));
-    state->exp_avg_sq(torch::zeros_like(p, torch::MemoryFormat::Contiguous));
-    found = state_.emplace(key, std::move(state)).first;
-  }
-  auto& state = static_cast<torch::optim::AdamWParamState&>(*found->second);
+  torch::optim::AdamWParamState& state = StateOf(p);
   torch::Tensor& m = state.exp_avg();
   torch::Tensor& v = state.exp_avg_sq();
   if (!m.is_contiguous() || !v.is_contiguous() || m.scalar_type() != torch::kFloat32 ||
@@ -81,6 +81,48 @@ bool FusedAdamW::FusedStep(const torch::Tensor& p, const torch::optim::AdamWOpti
   return true;
 }
 
+torch::optim::AdamWParamState& FusedAdamW::StateOf(const torch::Tensor& p) {
+  void* const key = p.unsafeGetTensorImpl();
+  auto found = state_.find(key);
+  if (found == state_.end()) {
+    auto state = std::make_unique<torch::optim::AdamWParamState>();
+    state->step(0);
+    state->exp_avg(torch::zeros_like(p, torch::MemoryFormat::Contiguous));
+    state->exp_avg_sq(torch::zeros_like(p, torch::MemoryFormat::Contiguous));
+    found = state_.emplace(key, std::move(state)).first;
+  }
+  return static_cast<torch::optim::AdamWParamState&>(*found->second);
+}
+
+void FusedAdamW::CudaStep(const std::vector<torch::Tensor>& params,
+                          const torch::optim::AdamWOptions& options) {
+  // One kernel launch per device for all of them, as PyTorch groups by device and dtype.
+  std::unordered_map<c10::Device, std::vector<torch::Tensor>> by_device;
+  for (const torch::Tensor& p : params) by_device[p.device()].push_back(p);
+  const auto [beta1, beta2] = options.betas();
+  for (auto& [device, group] : by_device) {
+    std::vector<torch::Tensor> grads, exp_avgs, exp_avg_sqs;
+    std::vector<float> steps;
+    for (const torch::Tensor& p : group) {
+      torch::optim::AdamWParamState& state = StateOf(p);
+      // A state loaded from optimizer.pt may sit on the host.
+      if (state.exp_avg().device() != device) state.exp_avg(state.exp_avg().to(device));
+      if (state.exp_avg_sq().device() != device) state.exp_avg_sq(state.exp_avg_sq().to(device));
+      state.step(state.step() + 1);
+      steps.push_back(static_cast<float>(state.step()));
+      grads.push_back(p.grad());
+      exp_avgs.push_back(state.exp_avg());
+      exp_avg_sqs.push_back(state.exp_avg_sq());
+    }
+    // The kernel reads each parameter's (already advanced) step from a device tensor.
+    const torch::Tensor step_values = torch::tensor(steps, torch::kFloat32).to(device);
+    const std::vector<torch::Tensor> state_steps = step_values.unbind(0);
+    at::_fused_adamw_(group, grads, exp_avgs, exp_avg_sqs, /*max_exp_avg_sqs=*/{}, state_steps,
+                      options.lr(), beta1, beta2, options.weight_decay(), options.eps(),
+                      /*amsgrad=*/false, /*maximize=*/false);
+  }
+}
+
 torch::Tensor FusedAdamW::step(LossClosure closure) {
   torch::Tensor loss;
   if (closure != nullptr) {
@@ -93,15 +135,21 @@ torch::Tensor FusedAdamW::step(LossClosure closure) {
   bool any_left = false;
   for (auto& group : param_groups_) {
     const auto& options = static_cast<const torch::optim::AdamWOptions&>(group.options());
+    std::vector<torch::Tensor> on_cuda;
     for (torch::Tensor& p : group.params()) {
       if (!p.grad().defined()) continue;
-      if (FusedStep(p, options)) {
+      if (CudaFusable(p, options)) {
+        on_cuda.push_back(p);
+        fused.emplace_back(p, p.grad());
+      } else if (FusedStep(p, options)) {
         fused.emplace_back(p, p.grad());
         p.mutable_grad() = torch::Tensor();
       } else {
         any_left = true;
       }
     }
+    if (!on_cuda.empty()) CudaStep(on_cuda, options);
+    for (const torch::Tensor& p : on_cuda) p.mutable_grad() = torch::Tensor();
   }
   if (any_left) torch::optim::AdamW::step();
   for (auto& [p, g] : fused) p.mutable_grad() = g;

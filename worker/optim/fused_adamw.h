@@ -13,8 +13,10 @@
 // exp_avg_sq) and save()/load() are AdamW's, so optimizer.pt files move between the two.
 // Results agree with AdamW's to float rounding (not bit for bit: the order of the float
 // operations differs), and are bit-identical from run to run whatever the thread count (each
-// element is computed alone). Parameters it cannot fuse (not contiguous float32 on the CPU,
-// sparse gradients, amsgrad) take AdamW's own step.
+// element is computed alone). On a CUDA device the same update runs as PyTorch's
+// AdamW(fused=True): one multi-tensor kernel (at::_fused_adamw_) per device and step, with the
+// same state (exp_avg / exp_avg_sq on the device, step counted on the host). Parameters it
+// cannot fuse (other dtypes, sparse gradients, amsgrad) take AdamW's own step.
 //
 // Thread safety: as AdamW; one thread steps, saves and loads.
 #pragma once
@@ -34,6 +36,11 @@ class FusedAdamW : public torch::optim::AdamW {
  private:
   // True when `p` was updated here; false leaves it to AdamW::step.
   bool FusedStep(const torch::Tensor& p, const torch::optim::AdamWOptions& options);
+  // Steps CUDA float32 parameters (with gradients) through at::_fused_adamw_.
+  void CudaStep(const std::vector<torch::Tensor>& params,
+                const torch::optim::AdamWOptions& options);
+  // `p`'s state, created (step 0, zero moments like `p`) on first use.
+  torch::optim::AdamWParamState& StateOf(const torch::Tensor& p);
 };
 
 }  // namespace lmtrain

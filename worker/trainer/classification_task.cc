@@ -201,16 +201,19 @@ absl::StatusOr<ClassificationTask::Outputs> ClassificationTask::Run(
         [&] {
           const Batch batch = Collate(split.features, indices, pad_id_, pad_to_);
           shape = ShapeString(batch.inputs.input_ids);
-          AutocastGuard autocast(context.bf16);
-          const torch::Tensor logits = model_->Forward(batch.inputs).to(torch::kFloat);
+          AutocastGuard autocast(context.autocast);
+          // On the host: one copy from a GPU per batch, then plain reads.
+          const torch::Tensor logits =
+              model_->Forward(batch.inputs).to(torch::kCPU, torch::kFloat);
           if (data_.labels.is_regression) {
             const torch::Tensor flat = logits.reshape({-1}).to(torch::kDouble).contiguous();
             outputs.scores.insert(outputs.scores.end(), flat.data_ptr<double>(),
                                   flat.data_ptr<double>() + flat.numel());
           } else {
             const torch::Tensor best = logits.argmax(-1).contiguous();
+            const int64_t* ids = best.data_ptr<int64_t>();
             for (int64_t i = 0; i < best.numel(); ++i) {
-              outputs.label_ids.push_back(static_cast<int>(best[i].item<int64_t>()));
+              outputs.label_ids.push_back(static_cast<int>(ids[i]));
             }
           }
           if (with_loss) {

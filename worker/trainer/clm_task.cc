@@ -29,7 +29,7 @@ absl::StatusOr<TaskEval> ClmTask::Evaluate(const EvalContext& context) {
   EvalOptions options;
   options.batch_size = context.batch_size;
   options.pad_id = pad_id_;
-  options.bf16 = context.bf16;
+  options.autocast = context.autocast;
   options.stop_requested = context.stop_requested;
   ASSIGN_OR_RETURN(const EvalResult result, EvaluateLoss(*model_, examples_.eval, options));
   TaskEval eval;

@@ -24,8 +24,8 @@ class ModeRestorer {
   const bool was_training_;
 };
 
-double BatchLoss(CausalLmModel& model, const Batch& batch, bool bf16) {
-  AutocastGuard autocast(bf16);
+double BatchLoss(CausalLmModel& model, const Batch& batch, const AutocastSpec& spec) {
+  AutocastGuard autocast(spec);
   return model.ForwardLoss(batch.input_ids, batch.attention_mask, batch.labels).item<double>();
 }
 
@@ -48,7 +48,7 @@ absl::StatusOr<EvalResult> EvaluateLoss(CausalLmModel& model, const std::vector<
         [&] {
           const Batch batch = CollateBatch(examples, indices, options.pad_id);
           shape = ShapeString(batch.input_ids);
-          weighted_sum += BatchLoss(model, batch, options.bf16) * batch.num_examples;
+          weighted_sum += BatchLoss(model, batch, options.autocast) * batch.num_examples;
           return absl::OkStatus();
         },
         [&] {

@@ -14,6 +14,7 @@
 
 #include "absl/status/statusor.h"
 #include "worker/models/pretrained_model.h"
+#include "worker/trainer/autocast_guard.h"
 #include "worker/trainer/text_dataset.h"
 
 namespace lmtrain {
@@ -21,7 +22,7 @@ namespace lmtrain {
 struct EvalOptions {
   int64_t batch_size = 8;  // > 0: per_device_eval_batch_size.
   int32_t pad_id = 0;      // For line_by_line examples of unequal length.
-  bool bf16 = false;       // bf16 autocast on CPU.
+  AutocastSpec autocast;   // The forward passes' autocast (autocast_guard.h).
   // Checked between batches; when set, evaluation stops with Cancelled. May be null.
   const std::atomic<bool>* stop_requested = nullptr;
 };

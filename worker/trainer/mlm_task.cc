@@ -146,7 +146,7 @@ absl::StatusOr<TaskEval> MlmTask::Evaluate(const EvalContext& context) {
         [&] {
           const EncoderInputs inputs = Inputs(batch);
           shape = ShapeString(inputs.input_ids);
-          AutocastGuard autocast(context.bf16);
+          AutocastGuard autocast(context.autocast);
           const torch::Tensor labels = LongTensor2d(batch.labels, batch.batch_size, batch.seq_len);
           weighted += model_->ForwardLoss(inputs, labels).item<double>() * batch.batch_size;
           counted += batch.batch_size;

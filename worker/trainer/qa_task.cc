@@ -29,9 +29,15 @@ EncoderInputs Collate(const std::vector<const QaModelInputs*>& rows, int32_t pad
   return {LongTensor2d(ids, n, len), LongTensor2d(mask, n, len), LongTensor2d(types, n, len)};
 }
 
+// Row i of host float logits [B, T].
 std::vector<float> Row(const torch::Tensor& logits, int64_t i) {
-  const torch::Tensor row = logits[i].to(torch::kFloat).contiguous();
+  const torch::Tensor row = logits[i];
   return std::vector<float>(row.data_ptr<float>(), row.data_ptr<float>() + row.numel());
+}
+
+// The batch's logits on the host as contiguous float32 (one copy from a GPU per batch).
+torch::Tensor OnHost(const torch::Tensor& logits) {
+  return logits.to(torch::kCPU, torch::kFloat).contiguous();
 }
 
 bool Answerable(const QaSplit& split) {
@@ -97,11 +103,12 @@ absl::StatusOr<std::vector<std::pair<std::string, double>>> QaTask::Score(
     for (int64_t i : indices) rows.push_back(&split.features[i].inputs);
     status = CatchTorchErrors(
         [&] {
-          AutocastGuard autocast(context.bf16);
+          AutocastGuard autocast(context.autocast);
           const SpanLogits logits = model_->Forward(Collate(rows, pad_id_));
+          const torch::Tensor start = OnHost(logits.start), end = OnHost(logits.end);
           for (int64_t i = 0; i < static_cast<int64_t>(rows.size()); ++i) {
-            starts.push_back(Row(logits.start, i));
-            ends.push_back(Row(logits.end, i));
+            starts.push_back(Row(start, i));
+            ends.push_back(Row(end, i));
           }
           return absl::OkStatus();
         },

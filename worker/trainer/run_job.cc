@@ -19,6 +19,8 @@
 #include "worker/trainer/tensorboard_callback.h"
 #include "worker/trainer/trainer.h"
 #include "worker/trainer/trainer_checkpoint.h"
+#include "worker/trainer/torch_errors.h"
+#include "worker/trainer/training_device.h"
 #include "worker/trainer/training_reporter.h"
 
 namespace lmtrain {
@@ -75,11 +77,13 @@ absl::Status WriteFinalOutputs(const Trainer& trainer, const std::string& output
   return WriteRunResults(output_dir, train, eval, predict);
 }
 
-absl::StatusOr<std::optional<nlohmann::json>> RunPredict(const JobSpec& spec, TrainingTask& task,
+absl::StatusOr<std::optional<nlohmann::json>> RunPredict(const JobSpec& spec,
+                                                         const Trainer& trainer,
+                                                         TrainingTask& task,
                                                          const JobOptions& options) {
   EvalContext context;
   context.batch_size = spec.training.per_device_eval_batch_size;
-  context.bf16 = spec.training.bf16;
+  context.autocast = trainer.Autocast();
   context.stop_requested = options.stop_requested;
   context.output_dir = options.output_dir;
   const auto predicted = task.Predict(context, options.output_dir);
@@ -118,7 +122,7 @@ absl::StatusOr<JobResult> RunTrainer(const JobSpec& spec, Trainer& trainer, Trai
     eval_json = EvalResultsJson(*eval);
   }
   if (spec.training.do_predict) {
-    ASSIGN_OR_RETURN(predict_json, RunPredict(spec, task, options));
+    ASSIGN_OR_RETURN(predict_json, RunPredict(spec, trainer, task, options));
   }
   RETURN_IF_ERROR(
       WriteFinalOutputs(trainer, options.output_dir, train_json, eval_json, predict_json));
@@ -145,9 +149,15 @@ absl::StatusOr<JobResult> RunJob(const JobSpec& spec, const JobOptions& options)
   if (ec) return absl::InternalError("cannot create " + options.output_dir + ": " + ec.message());
   const unsigned cores = std::max(1u, std::thread::hardware_concurrency());
   torch::set_num_threads(options.threads > 0 ? options.threads : static_cast<int>(cores));
+  DeviceRequest device_request;
+  device_request.device = "auto";
+  device_request.fp16 = spec.training.fp16;
+  device_request.local_rank = options.distributed.local_rank;
+  ASSIGN_OR_RETURN(const torch::Device device, ResolveTrainingDevice(device_request));
   std::unique_ptr<DataParallelGroup> group;
   if (options.distributed.distributed()) {
-    ASSIGN_OR_RETURN(group, ConnectDataParallelGroup(options.distributed));
+    // Gradients are summed where they are: NCCL on a GPU, Gloo on the CPU.
+    ASSIGN_OR_RETURN(group, ConnectDataParallelGroup(options.distributed, device));
     *options.out << "Rank " << group->rank() << " of " << group->world_size() << " joined "
                  << options.distributed.master_addr << ":" << options.distributed.master_port
                  << std::endl;
@@ -165,10 +175,14 @@ absl::StatusOr<JobResult> RunJob(const JobSpec& spec, const JobOptions& options)
   if (spec.training.gradient_checkpointing) {
     RETURN_IF_ERROR(task->model().SetGradientCheckpointing(true));
   }
-  if (spec.training.fp16) {
-    return absl::InvalidArgumentError(
-        "training.fp16 needs a CUDA device; this lm-train runs on CPU (use bf16: true)");
-  }
+  // The model is built on the CPU (HF's initialisation, seeded) and trained where asked.
+  RETURN_IF_ERROR(CatchTorchErrors(
+      [&] {
+        task->model().to(device);
+        return absl::OkStatus();
+      },
+      [&] { return "moving the model to " + device.str(); }));
+  *options.out << "Training on " << DescribeDevice(device) << std::endl;
 
   NullEventSink quiet;  // Events and TensorBoard files are rank 0's.
   const std::unique_ptr<TensorBoardCallback> tensorboard =

@@ -13,13 +13,16 @@
 
 namespace lmtrain {
 
-// Runs `fn` (returning absl::Status). A c10::Error or std::exception becomes
+// Runs `fn` (returning absl::Status). A device out-of-memory error becomes
+// ResourceExhausted("<context()>: <message>"), any other c10::Error or std::exception
 // Internal("<context()>: <message>"); `context` (returning std::string, e.g. the step and
 // tensor shapes) is only called then.
 template <typename Fn, typename Context>
 absl::Status CatchTorchErrors(Fn&& fn, Context&& context) {
   try {
     return std::forward<Fn>(fn)();
+  } catch (const c10::OutOfMemoryError& e) {
+    return absl::ResourceExhaustedError(context() + ": " + e.what_without_backtrace());
   } catch (const c10::Error& e) {
     return absl::InternalError(context() + ": " + e.what_without_backtrace());
   } catch (const std::exception& e) {

@@ -13,9 +13,12 @@
 #include "worker/trainer/optimizer_factory.h"
 #include "worker/trainer/torch_errors.h"
 #include "worker/trainer/trainer_checkpoint.h"
+#include "worker/trainer/training_device.h"
 
 namespace lmtrain {
 namespace {
+
+constexpr char kScalerFile[] = "scaler.pt";  // HF's name for GradScaler's state.
 
 double SteadySeconds() {
   return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
@@ -85,6 +88,16 @@ Trainer::Trainer(Options options, TrainingTask* task, const Tokenizer* tokenizer
 }
 
 absl::Status Trainer::BuildOptimizer() {
+  const TrainingSpec& t = options_.training;
+  const std::vector<torch::Tensor> all = task_->model().parameters();
+  const c10::Device device = all.empty() ? c10::Device(c10::kCPU) : all.front().device();
+  if (t.fp16 && !device.is_cuda()) {
+    return absl::FailedPreconditionError(
+        "training.fp16 needs the model on a CUDA device (it is on " + device.str() +
+        "); use bf16: true on CPU");
+  }
+  autocast_ = AutocastSpec::For(device.type(), t.bf16, t.fp16);
+  if (t.fp16) scaler_ = std::make_unique<GradScaler>(GradScaler::Options(), device);
   return CatchTorchErrors(
       [&]() -> absl::Status {
         const WeightDecayGroups groups = SplitWeightDecayGroups(task_->model());
@@ -101,6 +114,9 @@ absl::Status Trainer::ResumeFrom(const std::string& dir) {
   ASSIGN_OR_RETURN(TrainerState saved, TrainerState::ReadFile(dir + "/trainer_state.json"));
   RETURN_IF_ERROR(LoadModelWeights(dir, &task_->model()));
   ASSIGN_OR_RETURN(const ResumeRecord record, ReadResumeFiles(dir, optimizer_.get()));
+  if (scaler_ != nullptr && std::filesystem::exists(dir + "/" + kScalerFile)) {
+    RETURN_IF_ERROR(scaler_->Load(dir + "/" + kScalerFile));
+  }
   const TrainingSpec& t = options_.training;
   if (record.train_batch_size != GlobalBatchSize() ||
       record.gradient_accumulation_steps != t.gradient_accumulation_steps ||
@@ -117,6 +133,7 @@ absl::Status Trainer::ResumeFrom(const std::string& dir) {
   // Skip the data order forward; no batch goes through the model.
   for (int64_t i = 0; i < record.global_step; ++i) cursor_->Next();
   state_.global_step = record.global_step;
+  scheduler_steps_ = record.scheduler_steps;
   state_.epoch = cursor_->EpochProgress();
   state_.best_metric = saved.best_metric;
   state_.best_model_checkpoint = saved.best_model_checkpoint;
@@ -186,16 +203,28 @@ absl::StatusOr<Trainer::StepStats> Trainer::TrainStep(
         AccumulateGradients(micro_batches, &stats, &shape);
         if (options_.group != nullptr) RETURN_IF_ERROR(ReduceAcrossRanks(&stats));
         if (!std::isfinite(stats.loss)) return NonFiniteLoss(stats.loss, step);
+        // fp16: unscale before clipping; an overflow skips the update (GradScaler.step).
+        if (scaler_ != nullptr) stats.skipped = scaler_->UnscaleAndCheck(params_);
         const double max_norm = options_.training.max_grad_norm > 0
                                     ? options_.training.max_grad_norm
                                     : std::numeric_limits<double>::infinity();
         stats.grad_norm = torch::nn::utils::clip_grad_norm_(params_, max_norm);
-        // Update k (0-based) uses the schedule's factor of k, as HF's LambdaLR.
-        SetLearningRate(optimizer_.get(), LearningRateAt(plan_.schedule, state_.global_step));
-        optimizer_->step();
+        if (!stats.skipped) {
+          // Update k (0-based) uses the schedule's factor of k, as HF's LambdaLR.
+          SetLearningRate(optimizer_.get(), LearningRateAt(plan_.schedule, scheduler_steps_));
+          optimizer_->step();
+          ++scheduler_steps_;
+        }
+        if (scaler_ != nullptr) scaler_->Update();
         return absl::OkStatus();
       },
       [&] { return "training step " + std::to_string(step) + " (input_ids " + shape + ")"; });
+  if (absl::IsResourceExhausted(status)) {
+    return absl::ResourceExhaustedError(
+        std::string(status.message()) + "\n" +
+        OutOfMemoryAdvice(options_.training.per_device_train_batch_size,
+                          options_.training.gradient_checkpointing));
+  }
   if (!status.ok()) return status;
   return stats;
 }
@@ -214,10 +243,12 @@ void Trainer::AccumulateGradients(const std::vector<BatchIndices>& micro_batches
         scale * (static_cast<double>(share.size()) / static_cast<double>(micro_batches[i].size()));
     TaskLoss loss;
     {
-      AutocastGuard autocast(options_.training.bf16);  // Forward only, as HF.
+      AutocastGuard autocast(autocast_);  // Forward only, as HF.
       loss = task_->TrainLoss(share, BatchSeed(state_.global_step + 1, i), shape);
     }
-    (loss.loss * weight).backward();
+    torch::Tensor weighted = loss.loss * weight;
+    if (scaler_ != nullptr) weighted = scaler_->Scale(weighted);
+    weighted.backward();
     stats->loss += loss.loss.item<double>() * weight;
     stats->tokens += loss.num_tokens;
     stats->samples += loss.num_examples;
@@ -290,7 +321,7 @@ void Trainer::LogTraining() {
   record.step = state_.global_step;
   record.max_steps = plan_.max_steps;
   record.loss = window_.loss_sum / static_cast<double>(std::max<int64_t>(1, window_.steps));
-  record.learning_rate = LearningRateAt(plan_.schedule, state_.global_step);
+  record.learning_rate = LearningRateAt(plan_.schedule, scheduler_steps_);
   record.grad_norm = last_grad_norm_;
   record.epoch = state_.epoch;
   record.tokens_per_second = static_cast<double>(window_.tokens) / busy;
@@ -308,7 +339,7 @@ absl::StatusOr<EvalLogRecord> Trainer::Evaluate() {
   const double start = Now();
   EvalContext context;
   context.batch_size = options_.training.per_device_eval_batch_size;
-  context.bf16 = options_.training.bf16;
+  context.autocast = autocast_;
   // With a group, rank 0 finishes its evaluation: the ranks stop together at an update.
   context.stop_requested = options_.group == nullptr ? options_.stop_requested : nullptr;
   context.output_dir = options_.output_dir;
@@ -338,11 +369,13 @@ absl::Status Trainer::SaveCheckpoint() {
   resume.gradient_accumulation_steps = options_.training.gradient_accumulation_steps;
   resume.num_train_examples = task_->NumTrainExamples();
   resume.seed = options_.training.seed;
+  resume.scheduler_steps = scheduler_steps_;
   const std::string path = checkpoints_->PathFor(step);
   TrackBest(path);
   checkpoints_->set_protected_path(state_.best_model_checkpoint);
   ASSIGN_OR_RETURN(const std::string saved, checkpoints_->Save(step, [&](const std::string& dir) {
     RETURN_IF_ERROR(WriteModelFiles(dir));
+    if (scaler_ != nullptr) RETURN_IF_ERROR(scaler_->Save(dir + "/" + kScalerFile));
     return WriteResumeFiles(dir, *optimizer_, resume);
   }));
   last_saved_step_ = step;

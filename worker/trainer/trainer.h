@@ -1,8 +1,10 @@
 // The training loop with HF Trainer semantics, for any TrainingTask: seeded epoch shuffles,
 // gradient accumulation, AdamW (two weight-decay groups) or Adafactor, an LR schedule,
 // gradient clipping, periodic logging / evaluation / checkpoints by step or epoch,
-// load_best_model_at_end, bf16 autocast, exact resume from a checkpoint, and data
-// parallelism over a DataParallelGroup.
+// load_best_model_at_end, bf16 autocast (CPU or CUDA), fp16 autocast with dynamic loss scaling
+// (CUDA; grad_scaler.h), exact resume from a checkpoint, and data parallelism over a
+// DataParallelGroup. The trainer runs where the task's model is: move the model to its device
+// before Create (training_device.h); batches follow the model (device_inputs.h).
 //
 // Lifecycle:
 //
@@ -15,7 +17,7 @@
 //
 // A checkpoint-N folder holds the model files (config.json, model.safetensors, tokenizer
 // files, trainer_state.json) plus what a resume needs: optimizer.pt, rng_state.pt and
-// lmtrain_state.json (trainer_checkpoint.h). Resuming restores all of it and skips the data
+// lmtrain_state.json (trainer_checkpoint.h), and scaler.pt with fp16. Resuming restores all of it and skips the data
 // order forward without running those batches through the model, so on CPU with the same
 // thread count the final weights are bit-identical to an uninterrupted run.
 //
@@ -31,7 +33,9 @@
 // Concurrency: used from one thread, the one that owns the training loop. Other threads (a
 // signal handler) talk to it only through Options::stop_requested.
 // Errors: every LibTorch exception is caught and returned as Internal with the step and the
-// input shape; a non-finite loss stops with "loss is nan at step N".
+// input shape (ResourceExhausted, with the batch size and what to change, when the device runs
+// out of memory); a non-finite loss stops with "loss is nan at step N". With fp16 a step whose
+// gradients overflow is skipped (the scale backs off), as HF's Trainer does.
 #pragma once
 
 #include <torch/torch.h>
@@ -47,7 +51,9 @@
 #include "common/job_spec.h"
 #include "worker/tokenizers/tokenizer.h"
 #include "worker/trainer/checkpoint_writer.h"
+#include "worker/trainer/autocast_guard.h"
 #include "worker/trainer/data_parallel_group.h"
+#include "worker/trainer/grad_scaler.h"
 #include "worker/trainer/step_cursor.h"
 #include "worker/trainer/trainer_state.h"
 #include "worker/trainer/training_plan.h"
@@ -78,7 +84,8 @@ class Trainer {
 
   // `task`, `tokenizer` (may be null: no tokenizer files are saved), `reporter` and
   // `checkpoints` are borrowed and must outlive the trainer. Errors: InvalidArgument for
-  // an impossible TrainingSpec, Internal for LibTorch errors building the optimizer.
+  // an impossible TrainingSpec, FailedPrecondition for fp16 with the model on the CPU,
+  // Internal for LibTorch errors building the optimizer.
   static absl::StatusOr<std::unique_ptr<Trainer>> Create(Options options, TrainingTask* task,
                                                          const Tokenizer* tokenizer,
                                                          TrainingReporter* reporter,
@@ -108,6 +115,8 @@ class Trainer {
   absl::Status WriteModelFiles(const std::string& dir) const;
 
   const TrainingPlan& plan() const { return plan_; }
+  // The autocast of the forward passes (the model's device type, bf16 / fp16 / off).
+  const AutocastSpec& Autocast() const { return autocast_; }
   int64_t global_step() const { return state_.global_step; }
   // The state with the reporter's log_history.
   TrainerState State() const;
@@ -116,6 +125,7 @@ class Trainer {
   struct StepStats {
     double loss = 0;       // Mean of the micro-batch losses.
     double grad_norm = 0;  // Before clipping.
+    bool skipped = false;  // fp16: the gradients overflowed and the optimizer did not step.
     int64_t tokens = 0;
     int64_t samples = 0;
   };
@@ -172,6 +182,11 @@ class Trainer {
   std::vector<torch::Tensor> params_;
   std::unique_ptr<torch::optim::Optimizer> optimizer_;
   std::unique_ptr<StepCursor> cursor_;  // Null without training data.
+  AutocastSpec autocast_;               // The forward passes' (the model's device type).
+  std::unique_ptr<GradScaler> scaler_;  // fp16 only.
+  // Optimizer updates done: the LR schedule's position. Equals the global step except after
+  // fp16 steps that were skipped (HF does not advance its scheduler then either).
+  int64_t scheduler_steps_ = 0;
   TrainerState state_;
   LogWindow window_;
   double train_start_ = 0;

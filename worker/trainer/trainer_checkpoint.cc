@@ -1,6 +1,7 @@
 #include "worker/trainer/trainer_checkpoint.h"
 
 #include <ATen/CPUGeneratorImpl.h>
+#include <ATen/Context.h>
 
 #include <filesystem>
 #include <fstream>
@@ -19,6 +20,7 @@ namespace fs = std::filesystem;
 
 constexpr char kOptimizerFile[] = "optimizer.pt";
 constexpr char kRngFile[] = "rng_state.pt";
+constexpr char kCudaRngFile[] = "rng_state_cuda.pt";
 constexpr char kStateFile[] = "lmtrain_state.json";
 constexpr int kStateFormat = 1;
 
@@ -30,7 +32,8 @@ nlohmann::json RecordToJson(const ResumeRecord& r) {
           {"train_batch_size", r.train_batch_size},
           {"gradient_accumulation_steps", r.gradient_accumulation_steps},
           {"num_train_examples", r.num_train_examples},
-          {"seed", r.seed}};
+          {"seed", r.seed},
+          {"scheduler_steps", r.scheduler_steps}};
 }
 
 absl::StatusOr<ResumeRecord> RecordFromFile(const std::string& path) {
@@ -51,6 +54,7 @@ absl::StatusOr<ResumeRecord> RecordFromFile(const std::string& path) {
     r.gradient_accumulation_steps = j.at("gradient_accumulation_steps").get<int64_t>();
     r.num_train_examples = j.at("num_train_examples").get<int64_t>();
     r.seed = j.at("seed").get<int64_t>();
+    r.scheduler_steps = j.value("scheduler_steps", r.global_step);
   } catch (const nlohmann::json::exception& e) {
     return absl::DataLossError(path + ": " + e.what());
   }
@@ -65,6 +69,27 @@ torch::Tensor CpuRngState() {
 
 void SetCpuRngState(const torch::Tensor& state) {
   at::Generator gen = at::detail::getDefaultCPUGenerator();
+  std::lock_guard<std::mutex> lock(gen.mutex());
+  gen.set_state(state);
+}
+
+// Where the optimizer's parameters live (the CPU when it has none).
+c10::Device ParameterDevice(const torch::optim::Optimizer& optimizer) {
+  for (const auto& group : optimizer.param_groups()) {
+    if (!group.params().empty()) return group.params().front().device();
+  }
+  return c10::kCPU;
+}
+
+// The CUDA device's generator state (dropout on that device draws from it).
+torch::Tensor DeviceRngState(c10::Device device) {
+  at::Generator gen = at::globalContext().defaultGenerator(device);
+  std::lock_guard<std::mutex> lock(gen.mutex());
+  return gen.get_state();
+}
+
+void SetDeviceRngState(c10::Device device, const torch::Tensor& state) {
+  at::Generator gen = at::globalContext().defaultGenerator(device);
   std::lock_guard<std::mutex> lock(gen.mutex());
   gen.set_state(state);
 }
@@ -93,6 +118,8 @@ absl::Status WriteResumeFiles(const std::string& dir, const torch::optim::Optimi
         optimizer.save(archive);
         archive.save_to(dir + "/" + kOptimizerFile);
         torch::save(CpuRngState(), dir + "/" + kRngFile);
+        const c10::Device device = ParameterDevice(optimizer);
+        if (device.is_cuda()) torch::save(DeviceRngState(device), dir + "/" + kCudaRngFile);
         return absl::OkStatus();
       },
       [&] { return "writing the optimizer and RNG state into " + dir; }));
@@ -109,10 +136,20 @@ absl::StatusOr<ResumeRecord> ReadResumeFiles(const std::string& dir,
   const std::string optimizer_path = dir + "/" + kOptimizerFile;
   RETURN_IF_ERROR(ReadArchive(optimizer_path, [&] {
     torch::serialize::InputArchive archive;
-    archive.load_from(optimizer_path);
+    archive.load_from(optimizer_path, ParameterDevice(*optimizer));  // Moments next to params.
     optimizer->load(archive);
   }));
+  const c10::Device device = ParameterDevice(*optimizer);
+  const std::string cuda_rng_path = dir + "/" + kCudaRngFile;
+  // A checkpoint written on the CPU resumes on a GPU with the GPU's own stream.
+  torch::Tensor cuda_rng;
+  if (device.is_cuda() && fs::exists(cuda_rng_path)) {
+    RETURN_IF_ERROR(ReadArchive(cuda_rng_path, [&] { torch::load(cuda_rng, cuda_rng_path); }));
+  }
   RETURN_IF_ERROR(ReadArchive(dir + "/" + kRngFile, [&] { SetCpuRngState(rng); }));
+  if (cuda_rng.defined()) {
+    RETURN_IF_ERROR(ReadArchive(cuda_rng_path, [&] { SetDeviceRngState(device, cuda_rng); }));
+  }
   return record;
 }
 

@@ -3,6 +3,7 @@
 //   optimizer.pt        the optimizer's state (LibTorch archive: AdamW moments and step
 //                       counts, or Adafactor's factored moments)
 //   rng_state.pt        the CPU generator's state (dropout masks continue as they would have)
+//   rng_state_cuda.pt   the CUDA device's generator state, when the model trains on one
 //   lmtrain_state.json  the loop's counters and the run's shape (batch size, accumulation,
 //                       examples, seed), checked on resume
 //
@@ -35,6 +36,9 @@ struct ResumeRecord {
   int64_t gradient_accumulation_steps = 0;
   int64_t num_train_examples = 0;
   int64_t seed = 0;
+  // Optimizer updates done (the LR schedule's position); below global_step only after skipped
+  // fp16 steps. Files without it mean global_step.
+  int64_t scheduler_steps = 0;
 };
 
 // Writes optimizer.pt, rng_state.pt and lmtrain_state.json into `dir` (exists). Internal

@@ -23,6 +23,7 @@
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "worker/models/pretrained_model.h"
+#include "worker/trainer/autocast_guard.h"
 #include "worker/trainer/batch_order.h"
 
 namespace lmtrain {
@@ -36,7 +37,7 @@ struct TaskLoss {
 
 struct EvalContext {
   int64_t batch_size = 8;  // per_device_eval_batch_size (> 0).
-  bool bf16 = false;       // bf16 autocast for the forward passes.
+  AutocastSpec autocast;   // The forward passes' autocast (autocast_guard.h).
   // Checked between batches; when set, Evaluate returns Cancelled. May be null.
   const std::atomic<bool>* stop_requested = nullptr;
   // Where a task may write evaluation files (QA's eval_predictions.json). May be empty:

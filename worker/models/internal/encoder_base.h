@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "worker/models/encoder_config.h"
+#include "worker/models/internal/device_inputs.h"
 #include "worker/models/internal/encoder_body.h"
 #include "worker/models/internal/encoder_weights.h"
 #include "worker/models/pretrained_model.h"
@@ -36,10 +37,13 @@ class EncoderWithHead : public Interface {
     return absl::OkStatus();
   }
   bool GradientCheckpointing() const override { return body_->GradientCheckpointing(); }
+  // Inputs on another device than the parameters are moved to it first (device_inputs.h).
   torch::Tensor ForwardHidden(const EncoderInputs& inputs,
                               std::vector<torch::Tensor>* hidden_states) override {
-    return body_->forward(inputs.input_ids, inputs.attention_mask, inputs.token_type_ids,
-                          hidden_states);
+    const c10::Device device = Device();
+    return body_->forward(OnDevice(inputs.input_ids, device),
+                          OnDevice(inputs.attention_mask, device),
+                          OnDevice(inputs.token_type_ids, device), hidden_states);
   }
   int64_t MaxPositions() const override {
     // RoBERTa's positions start at pad + 1.
@@ -55,6 +59,10 @@ class EncoderWithHead : public Interface {
     body_ = this->register_module(config_.BasePrefix(), EncoderBody(config_));
   }
   torch::Tensor Hidden(const EncoderInputs& inputs) { return ForwardHidden(inputs, nullptr); }
+  // Where the parameters live (the word embeddings stand for all of them).
+  c10::Device Device() const { return body_->WordEmbeddings().device(); }
+  // A head's own inputs (labels, positions) on the parameters' device.
+  torch::Tensor Placed(const torch::Tensor& t) const { return OnDevice(t, Device()); }
 
   EncoderConfig config_;
   std::string architecture_;

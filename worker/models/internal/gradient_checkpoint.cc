@@ -1,6 +1,6 @@
 #include "worker/models/internal/gradient_checkpoint.h"
 
-#include <ATen/CPUGeneratorImpl.h>
+#include <ATen/Context.h>
 #include <ATen/autocast_mode.h>
 
 #include <mutex>
@@ -17,7 +17,10 @@ using torch::autograd::variable_list;
 struct Recomputation : torch::CustomClassHolder {
   CheckpointedLayer layer;
   std::vector<bool> defined;  // Per layer input: passed to the Function (defined) or not.
-  torch::Tensor rng_state;    // The CPU generator's state before the forward.
+  // The layer runs on this device: its generator's state before the forward and its
+  // autocast settings are those the recomputation restores.
+  c10::Device device = c10::kCPU;
+  torch::Tensor rng_state;
   bool autocast_enabled = false;
   at::ScalarType autocast_dtype = at::kBFloat16;
 };
@@ -32,14 +35,19 @@ std::vector<torch::Tensor> Expand(const std::vector<bool>& defined, const variab
   return inputs;
 }
 
-torch::Tensor CpuRngState() {
-  at::Generator generator = at::detail::getDefaultCPUGenerator();
+// The default generator of `device` (the CPU's, or the CUDA device's Philox generator).
+at::Generator DefaultGenerator(c10::Device device) {
+  return at::globalContext().defaultGenerator(device);
+}
+
+torch::Tensor RngState(c10::Device device) {
+  at::Generator generator = DefaultGenerator(device);
   std::lock_guard<std::mutex> lock(generator.mutex());
   return generator.get_state();
 }
 
-void SetCpuRngState(const torch::Tensor& state) {
-  at::Generator generator = at::detail::getDefaultCPUGenerator();
+void SetRngState(c10::Device device, const torch::Tensor& state) {
+  at::Generator generator = DefaultGenerator(device);
   std::lock_guard<std::mutex> lock(generator.mutex());
   generator.set_state(state);
 }
@@ -48,37 +56,42 @@ void SetCpuRngState(const torch::Tensor& state) {
 // that checkpointing does not change what later code draws.
 class ScopedRngState {
  public:
-  explicit ScopedRngState(const torch::Tensor& state) : previous_(CpuRngState()) {
-    SetCpuRngState(state);
+  ScopedRngState(c10::Device device, const torch::Tensor& state)
+      : device_(device), previous_(RngState(device)) {
+    SetRngState(device_, state);
   }
-  ~ScopedRngState() { SetCpuRngState(previous_); }
+  ~ScopedRngState() { SetRngState(device_, previous_); }
   ScopedRngState(const ScopedRngState&) = delete;
   ScopedRngState& operator=(const ScopedRngState&) = delete;
 
  private:
+  c10::Device device_;
   torch::Tensor previous_;
 };
 
-// Sets CPU autocast as given, with the weight-cast cache off; restores everything on exit.
+// Sets `device`'s autocast as given, with the weight-cast cache off; restores everything on
+// exit.
 class ScopedAutocast {
  public:
-  ScopedAutocast(bool enabled, at::ScalarType dtype)
-      : enabled_(at::autocast::is_autocast_enabled(at::kCPU)),
-        dtype_(at::autocast::get_autocast_dtype(at::kCPU)),
+  ScopedAutocast(c10::DeviceType device, bool enabled, at::ScalarType dtype)
+      : device_(device),
+        enabled_(at::autocast::is_autocast_enabled(device)),
+        dtype_(at::autocast::get_autocast_dtype(device)),
         cache_(at::autocast::is_autocast_cache_enabled()) {
-    at::autocast::set_autocast_enabled(at::kCPU, enabled);
-    at::autocast::set_autocast_dtype(at::kCPU, dtype);
+    at::autocast::set_autocast_enabled(device_, enabled);
+    at::autocast::set_autocast_dtype(device_, dtype);
     at::autocast::set_autocast_cache_enabled(false);
   }
   ~ScopedAutocast() {
     at::autocast::set_autocast_cache_enabled(cache_);
-    at::autocast::set_autocast_dtype(at::kCPU, dtype_);
-    at::autocast::set_autocast_enabled(at::kCPU, enabled_);
+    at::autocast::set_autocast_dtype(device_, dtype_);
+    at::autocast::set_autocast_enabled(device_, enabled_);
   }
   ScopedAutocast(const ScopedAutocast&) = delete;
   ScopedAutocast& operator=(const ScopedAutocast&) = delete;
 
  private:
+  c10::DeviceType device_;
   bool enabled_;
   at::ScalarType dtype_;
   bool cache_;
@@ -90,12 +103,14 @@ class CheckpointFunction : public torch::autograd::Function<CheckpointFunction> 
   static torch::Tensor forward(AutogradContext* ctx,
                                const c10::intrusive_ptr<Recomputation>& recomputation,
                                at::TensorList inputs) {
-    recomputation->rng_state = CpuRngState();
-    recomputation->autocast_enabled = at::autocast::is_autocast_enabled(at::kCPU);
-    recomputation->autocast_dtype = at::autocast::get_autocast_dtype(at::kCPU);
+    const c10::DeviceType type = recomputation->device.type();
+    recomputation->rng_state = RngState(recomputation->device);
+    recomputation->autocast_enabled = at::autocast::is_autocast_enabled(type);
+    recomputation->autocast_dtype = at::autocast::get_autocast_dtype(type);
     ctx->save_for_backward(inputs.vec());
     ctx->saved_data["recomputation"] = c10::IValue::make_capsule(recomputation);
-    ScopedAutocast cache_off(recomputation->autocast_enabled, recomputation->autocast_dtype);
+    ScopedAutocast cache_off(type, recomputation->autocast_enabled,
+                             recomputation->autocast_dtype);
     return recomputation->layer(Expand(recomputation->defined, inputs.vec()));
   }
 
@@ -110,8 +125,9 @@ class CheckpointFunction : public torch::autograd::Function<CheckpointFunction> 
     }
     torch::Tensor output;
     {
-      ScopedRngState rng(recomputation.rng_state);
-      ScopedAutocast autocast(recomputation.autocast_enabled, recomputation.autocast_dtype);
+      ScopedRngState rng(recomputation.device, recomputation.rng_state);
+      ScopedAutocast autocast(recomputation.device.type(), recomputation.autocast_enabled,
+                              recomputation.autocast_dtype);
       torch::AutoGradMode grad_on(true);
       output = recomputation.layer(Expand(recomputation.defined, detached));
     }
@@ -135,6 +151,7 @@ torch::Tensor RunCheckpointed(const CheckpointedLayer& layer,
     recomputation->defined.push_back(input.defined());
     if (!input.defined()) continue;
     defined.push_back(input);
+    recomputation->device = input.device();
     any_requires_grad = any_requires_grad || input.requires_grad();
   }
   if (!torch::GradMode::is_enabled() || !any_requires_grad) return layer(inputs);

@@ -1,0 +1,52 @@
+#include "worker/trainer/training_device.h"
+
+#include <torch/cuda.h>
+
+#include <cstdlib>
+
+#include "absl/strings/str_cat.h"
+
+namespace lmtrain {
+namespace {
+
+std::string VisibleDevicesNote() {
+  const char* visible = std::getenv("CUDA_VISIBLE_DEVICES");
+  if (visible == nullptr) return "";
+  return absl::StrCat(" (CUDA_VISIBLE_DEVICES=\"", visible, "\")");
+}
+
+}  // namespace
+
+absl::StatusOr<torch::Device> ResolveTrainingDevice(const DeviceRequest& request) {
+  if (request.device != "auto" && request.device != "cpu" && request.device != "cuda") {
+    return absl::InvalidArgumentError(absl::StrCat("training.device must be auto, cpu or cuda (got '",
+                                                   request.device, "')"));
+  }
+  const bool cuda = request.device != "cpu" && torch::cuda::is_available();
+  if (!cuda && request.device == "cuda") {
+    return absl::FailedPreconditionError(
+        "training.device is cuda but this lm-train sees no CUDA device" + VisibleDevicesNote());
+  }
+  if (!cuda && request.fp16) {
+    return absl::FailedPreconditionError(
+        "training.fp16 needs a CUDA device and this lm-train trains on the CPU" +
+        VisibleDevicesNote() + "; use bf16: true on CPU");
+  }
+  if (!cuda) return torch::Device(torch::kCPU);
+  const int count = static_cast<int>(torch::cuda::device_count());
+  const int index = count > 1 ? request.local_rank % count : 0;
+  return torch::Device(torch::kCUDA, static_cast<c10::DeviceIndex>(index));
+}
+
+std::string DescribeDevice(const torch::Device& device) { return device.str(); }
+
+std::string OutOfMemoryAdvice(int per_device_train_batch_size, bool gradient_checkpointing) {
+  std::string advice = absl::StrCat(
+      "the device ran out of memory with per_device_train_batch_size ",
+      per_device_train_batch_size, ": lower it (and raise gradient_accumulation_steps to keep "
+      "the same batch)");
+  if (!gradient_checkpointing) absl::StrAppend(&advice, ", or set gradient_checkpointing: true");
+  return advice;
+}
+
+}  // namespace lmtrain

@@ -1,0 +1,34 @@
+// Which device lm-train trains on, as HF's Trainer picks it: training.device "auto" (the
+// default) takes a CUDA device when one is visible, else the CPU; "cpu" always the CPU; "cuda"
+// a CUDA device or an error. Under lm-worker, CUDA_VISIBLE_DEVICES lists exactly the GPUs the
+// scheduler gave this rank (empty for a CPU job), so a rank sees one device, cuda:0; with
+// several visible (torchrun style), rank LOCAL_RANK takes cuda:LOCAL_RANK (modulo the count).
+// Thread safety: stateless.
+#pragma once
+
+#include <torch/torch.h>
+
+#include <string>
+
+#include "absl/status/statusor.h"
+
+namespace lmtrain {
+
+struct DeviceRequest {
+  std::string device = "auto";  // auto | cpu | cuda
+  bool fp16 = false;            // fp16 autocast needs a CUDA device.
+  int local_rank = 0;
+};
+
+// FailedPrecondition when "cuda" (or fp16) is asked and no CUDA device is visible;
+// InvalidArgument for an unknown device name.
+absl::StatusOr<torch::Device> ResolveTrainingDevice(const DeviceRequest& request);
+
+// "cuda:0" or "cpu": for the log line that says where a job trains.
+std::string DescribeDevice(const torch::Device& device);
+
+// The messages a CUDA out-of-memory error in a training step becomes: what ran out, with the
+// batch size, and what to change.
+std::string OutOfMemoryAdvice(int per_device_train_batch_size, bool gradient_checkpointing);
+
+}  // namespace lmtrain
