@@ -10,8 +10,8 @@
 #include <filesystem>
 #include <fstream>
 
-#include "tests/test_paths.h"
 #include "tests/trainer/fake_tokenizer.h"
+#include "tests/trainer/trainer_fixture.h"
 #include "worker/trainer/clm_task.h"
 #include "worker/trainer/evaluator.h"
 #include "worker/trainer/optimizer_factory.h"
@@ -21,29 +21,6 @@ namespace {
 
 namespace fs = std::filesystem;
 using ::testing::HasSubstr;
-
-const std::string kData = std::string(LMTRAIN_SOURCE_DIR) + "/examples/data/";
-
-// Records events; optionally raises a stop flag when the first training log arrives.
-class RecordingSink : public EventSink {
- public:
-  absl::Status Emit(const TrainerEvent& event) override {
-    events.push_back(event);
-    if (stop_on_first_log != nullptr && event.metrics.loss.has_value()) {
-      stop_on_first_log->store(true);
-    }
-    return absl::OkStatus();
-  }
-  std::vector<double> EvalLosses() const {
-    std::vector<double> losses;
-    for (const auto& e : events) {
-      if (e.metrics.eval_loss.has_value()) losses.push_back(*e.metrics.eval_loss);
-    }
-    return losses;
-  }
-  std::vector<TrainerEvent> events;
-  std::atomic<bool>* stop_on_first_log = nullptr;
-};
 
 // A model whose loss is NaN: the trainer must refuse to step on it.
 class NanLossModel : public CausalLmModel {
@@ -67,103 +44,6 @@ class NanLossModel : public CausalLmModel {
  private:
   torch::Tensor w_;
 };
-
-nlohmann::json TinyGpt2(int vocab_size, double dropout = 0.1) {
-  return {{"model_type", "gpt2"},   {"n_layer", 2},          {"n_head", 2},
-          {"n_embd", 64},           {"n_positions", 64},     {"vocab_size", vocab_size},
-          {"resid_pdrop", dropout}, {"embd_pdrop", dropout}, {"attn_pdrop", dropout}};
-}
-
-TrainingSpec FastSpec() {
-  TrainingSpec t;
-  t.learning_rate = 3e-3;
-  t.per_device_train_batch_size = 8;
-  t.per_device_eval_batch_size = 16;
-  t.max_steps = 150;
-  t.warmup_steps = 15;
-  t.weight_decay = 0.01;
-  t.logging_steps = 25;
-  t.eval_steps = 75;
-  t.save_steps = 75;
-  t.eval_on_start = true;
-  t.evaluation_strategy = "steps";
-  return t;
-}
-
-// A ClmTask and the Trainer over it (the trainer borrows the task).
-struct Harness {
-  std::unique_ptr<ClmTask> task;
-  std::unique_ptr<Trainer> trainer;
-};
-
-class TrainerTest : public ::testing::Test {
- protected:
-  static void SetUpTestSuite() {
-    torch::set_num_threads(1);  // Tiny ops: one thread is fastest, and robust on a busy box.
-    const std::string dir = ::testing::TempDir() + "/trainer_test_tokenizer";
-    fs::create_directories(dir);
-    SentencePieceTrainOptions options;
-    options.vocab_size = 1000;
-    auto tokenizer = TrainSentencePiece(kData + "austen_train.txt", dir + "/spiece.model", options);
-    ASSERT_TRUE(tokenizer.ok()) << tokenizer.status();
-    tokenizer_ = tokenizer->release();
-    DataSpec data;
-    data.train_file = kData + "austen_train.txt";
-    data.validation_file = kData + "austen_valid.txt";
-    auto examples = BuildClmExamples(data, *tokenizer_, /*block_size=*/64, /*max_eval_samples=*/64);
-    ASSERT_TRUE(examples.ok()) << examples.status();
-    examples_ = new ClmExamples(*std::move(examples));
-  }
-
-  void SetUp() override {
-    out_dir_ =
-        fs::path(::testing::TempDir()) /
-        ("trainer-" + std::string(::testing::UnitTest::GetInstance()->current_test_info()->name()));
-    fs::remove_all(out_dir_);
-    fs::create_directories(out_dir_);
-    checkpoints_ =
-        std::make_unique<CheckpointWriter>(CheckpointWriter::Options{out_dir_.string(), 0});
-  }
-
-  std::shared_ptr<CausalLmModel> NewModel(double dropout = 0.1) {
-    torch::manual_seed(42);
-    auto model = CreateCausalLm(TinyGpt2(tokenizer_->VocabSize(), dropout));
-    EXPECT_TRUE(model.ok()) << model.status();
-    return *model;
-  }
-
-  Harness Make(const TrainingSpec& training, std::shared_ptr<CausalLmModel> model,
-               ClmExamples examples, const Tokenizer* tokenizer,
-               const std::atomic<bool>* stop = nullptr) {
-    Harness h;
-    const int32_t pad = tokenizer->PadId().value_or(0);
-    h.task = std::make_unique<ClmTask>(std::move(model), std::move(examples), pad);
-    Trainer::Options options;
-    options.training = training;
-    options.output_dir = out_dir_.string();
-    options.stop_requested = stop;
-    auto trainer =
-        Trainer::Create(options, h.task.get(), tokenizer, &reporter_, checkpoints_.get());
-    EXPECT_TRUE(trainer.ok()) << trainer.status();
-    if (trainer.ok()) h.trainer = *std::move(trainer);
-    return h;
-  }
-  Harness Make(const TrainingSpec& training, std::shared_ptr<CausalLmModel> model,
-               const std::atomic<bool>* stop = nullptr) {
-    return Make(training, std::move(model), *examples_, tokenizer_, stop);
-  }
-
-  static Tokenizer* tokenizer_;
-  static ClmExamples* examples_;
-  fs::path out_dir_;
-  RecordingSink sink_;
-  std::ostringstream out_, err_;
-  TrainingReporter reporter_{&sink_, &out_, &err_};
-  std::unique_ptr<CheckpointWriter> checkpoints_;  // Into out_dir_.
-};
-
-Tokenizer* TrainerTest::tokenizer_ = nullptr;
-ClmExamples* TrainerTest::examples_ = nullptr;
 
 TEST_F(TrainerTest, TinyGpt2LearnsAndItsCheckpointReloads) {
   Harness h = Make(FastSpec(), NewModel());

@@ -3,6 +3,7 @@
 #include <cmath>
 #include <limits>
 #include <memory>
+#include <optional>
 
 #include "absl/strings/str_split.h"
 
@@ -102,6 +103,15 @@ torch::Tensor EncoderLayerImpl::Attention(const torch::Tensor& x, const torch::T
   torch::Tensor q = qkv.select(2, 0).transpose(1, 2);  // [B, nh, T, d]
   torch::Tensor k = qkv.select(2, 1).transpose(1, 2);
   torch::Tensor v = qkv.select(2, 2).transpose(1, 2);
+  if (x.is_cuda()) {
+    // PyTorch's fused kernel, as HF's attn_implementation="sdpa"; the additive mask is 0
+    // where a key may be attended.
+    std::optional<torch::Tensor> allowed;
+    if (mask.defined()) allowed = mask.eq(0);
+    const double dropout = is_training() ? options_.attention_dropout : 0.0;
+    torch::Tensor context = at::scaled_dot_product_attention(q, k, v, allowed, dropout);
+    return attention_output_->forward(context.transpose(1, 2).reshape({batch, length, -1}));
+  }
   torch::Tensor scores = torch::matmul(q, k.transpose(-1, -2));
   scores.div_(std::sqrt(static_cast<double>(head_dim)));
   if (mask.defined()) scores.add_(mask);

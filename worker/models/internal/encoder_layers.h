@@ -54,7 +54,9 @@ struct EncoderLayerOptions {
 class EncoderLayerImpl : public torch::nn::Module {
  public:
   EncoderLayerImpl(const EncoderLayerOptions& options, const EncoderLayerNames& names);
-  // x [B,T,H]; mask: AdditiveMask(...) or undefined. Returns [B,T,H].
+  // x [B,T,H]; mask: AdditiveMask(...) or undefined. Returns [B,T,H]. On a CUDA device the
+  // attention is PyTorch's fused kernel (as HF's attn_implementation="sdpa"); on the CPU the
+  // eager form HF's parity fixtures check.
   torch::Tensor forward(const torch::Tensor& x, const torch::Tensor& mask);
 
  private:

@@ -3,6 +3,7 @@
 #include <cmath>
 #include <limits>
 #include <memory>
+#include <optional>
 #include <string>
 
 #include "worker/models/internal/gradient_checkpoint.h"
@@ -77,6 +78,7 @@ torch::Tensor Gpt2AttentionImpl::forward(const torch::Tensor& x, const Attention
   torch::Tensor qkv = c_attn_->forward(x)
                           .view({batch, length, 3, options_.n_head, head_dim})
                           .permute({2, 0, 3, 1, 4});
+  if (x.is_cuda()) return Project(FusedAttention(qkv, masks, head_dim), batch, length);
   torch::Tensor scores = torch::matmul(qkv[0], qkv[1].transpose(-1, -2));  // [B, H, T, T]
   // In-place below is safe: matmul's backward keeps its inputs, not its output.
   if (options_.scale_attn_weights) scores.div_(std::sqrt(static_cast<double>(head_dim)));
@@ -89,10 +91,27 @@ torch::Tensor Gpt2AttentionImpl::forward(const torch::Tensor& x, const Attention
   }
   torch::Tensor probs =
       torch::dropout(torch::softmax(scores, -1), options_.attn_pdrop, is_training());
-  torch::Tensor context = torch::matmul(probs, qkv[2])  // [B, H, T, d]
-                              .transpose(1, 2)
-                              .reshape({batch, length, options_.n_embd});
-  return torch::dropout(c_proj_->forward(context), options_.resid_pdrop, is_training());
+  return Project(torch::matmul(probs, qkv[2]), batch, length);
+}
+
+torch::Tensor Gpt2AttentionImpl::FusedAttention(const torch::Tensor& qkv,
+                                                const AttentionMasks& masks, int64_t head_dim) {
+  double scale = options_.scale_attn_weights ? 1.0 / std::sqrt(static_cast<double>(head_dim)) : 1.0;
+  scale /= options_.inverse_layer_scale;
+  std::optional<torch::Tensor> allowed;  // [B, 1, T, T] bool, only with padding.
+  if (masks.padding.defined()) {
+    allowed = masks.future.logical_not().logical_and(masks.padding.to(torch::kBool));
+  }
+  const double dropout = is_training() ? options_.attn_pdrop : 0.0;
+  return at::scaled_dot_product_attention(qkv[0], qkv[1], qkv[2], allowed, dropout,
+                                          /*is_causal=*/!allowed.has_value(), scale);
+}
+
+torch::Tensor Gpt2AttentionImpl::Project(const torch::Tensor& context, int64_t batch,
+                                         int64_t length) {
+  // [B, H, T, d] -> [B, T, E] -> c_proj -> residual dropout.
+  torch::Tensor merged = context.transpose(1, 2).reshape({batch, length, options_.n_embd});
+  return torch::dropout(c_proj_->forward(merged), options_.resid_pdrop, is_training());
 }
 
 Gpt2MlpImpl::Gpt2MlpImpl(const Gpt2BlockOptions& options)

@@ -56,9 +56,16 @@ class Gpt2AttentionImpl : public torch::nn::Module {
  public:
   explicit Gpt2AttentionImpl(const Gpt2BlockOptions& options);
   // x [B, T, E] -> [B, T, E] (after c_proj and residual dropout).
+  // On a CUDA device the attention is PyTorch's fused kernel (flash or memory-efficient, as
+  // HF's attn_implementation="sdpa"); on the CPU the eager form HF's parity fixtures check.
   torch::Tensor forward(const torch::Tensor& x, const AttentionMasks& masks);
 
  private:
+  // qkv [3, B, H, T, d] -> context [B, H, T, d] through at::scaled_dot_product_attention.
+  torch::Tensor FusedAttention(const torch::Tensor& qkv, const AttentionMasks& masks,
+                               int64_t head_dim);
+  torch::Tensor Project(const torch::Tensor& context, int64_t batch, int64_t length);
+
   Gpt2BlockOptions options_;
   Conv1D c_attn_{nullptr};
   Conv1D c_proj_{nullptr};

@@ -1,0 +1,85 @@
+#!/usr/bin/env bash
+# The GPU checks, on a machine with an NVIDIA GPU and a Python whose torch has CUDA (the version
+# in scripts/requirements.txt) and transformers:
+#   1. the `cuda` tests (cuda_trainer_test: bf16/fp16 training, CPU parity, exact resume,
+#      fused AdamW, out-of-memory errors);
+#   2. a job end to end: lm-server with its embedded worker, `lmctl submit
+#      ${GPU_CHECK_JOB:-examples/gpu-gpt2/job.yaml}`, the job must succeed having trained on cuda:0;
+#   3. training-step figures: lm-bench-train --device cuda beside Hugging Face's eager and sdpa
+#      steps (bench/hf_train_step.py) at the same shapes, in one run.
+#
+#   scripts/gpu-check.sh [LOG_DIR]          (default: $OUT, else ./gpu-check-logs)
+#
+# Programs come from build/bin (built on this machine), or, where this machine cannot build
+# lmtrain, from .device/bundle.tar.xz (scripts/gpu-bundle.sh on a build machine), run against
+# this machine's torch libraries. Exit status: the number of failed checks.
+set -uo pipefail
+cd "$(dirname "$0")/.."
+LOGS=${1:-${OUT:-$PWD/gpu-check-logs}}
+mkdir -p "$LOGS"
+PY=${PYTHON:-python3}
+BIN=$PWD/build/bin
+torch_lib=$("$PY" -c 'import os, torch; print(os.path.join(os.path.dirname(torch.__file__), "lib"))')
+export LD_LIBRARY_PATH="$torch_lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
+if [ -f .device/bundle.tar.xz ] && [ ! -x "$BIN/lm-train" ]; then
+  unpacked=$(mktemp -d)
+  tar -xJf .device/bundle.tar.xz -C "$unpacked"
+  BIN=$unpacked/bin
+  export LD_LIBRARY_PATH="$unpacked/lib:$LD_LIBRARY_PATH"
+fi
+export PATH="$BIN:$PATH"
+nvidia-smi --query-gpu=name,memory.total,driver_version --format=csv,noheader
+"$PY" -c 'import torch, transformers; print("torch", torch.__version__, "transformers", transformers.__version__)'
+failed=0
+check() {  # check NAME COMMAND...: runs it, logs to $LOGS/NAME.log, counts a failure.
+  local name=$1
+  shift
+  echo "== $name"
+  if "$@" > "$LOGS/$name.log" 2>&1; then
+    echo "ok"
+  else
+    echo "FAILED ($LOGS/$name.log):"
+    tail -n 30 "$LOGS/$name.log"
+    failed=$((failed + 1))
+  fi
+}
+
+check cuda-tests timeout 600 "$BIN/cuda_trainer_test"
+grep -E "^\[  (PASSED|FAILED|SKIPPED) |tests ran" "$LOGS/cuda-tests.log"
+
+end_to_end() {
+  local data port
+  data=$(mktemp -d)
+  port=$((50100 + RANDOM % 500))
+  export LMCTL_SERVER=127.0.0.1:$port
+  lm-server --listen "$LMCTL_SERVER" --data-dir "$data" --local-worker 1 > "$data/server.log" 2>&1 &
+  local server=$!
+  trap "kill $server 2>/dev/null" RETURN
+  for _ in $(seq 100); do lmctl list > /dev/null 2>&1 && break; sleep 0.1; done
+  local job
+  job=$(lmctl submit ${GPU_CHECK_JOB:-examples/gpu-gpt2/job.yaml} | tail -n1) || return 1
+  timeout 300 lmctl watch "$job"
+  local status=$?
+  lmctl get "$job" -o json
+  grep -rhI "Training on" "$data" | head -n 3
+  grep -rqhI "Training on cuda" "$data" || { echo "the job did not train on a GPU"; return 1; }
+  return $status
+}
+check end-to-end end_to_end
+grep -E "Training on|train_loss|eval_loss|SUCCEEDED|FAILED" "$LOGS/end-to-end.log" | tail -n 8
+
+bench() {  # One shape: lm-bench-train, then HF eager and HF sdpa.
+  echo "== $*"
+  "$BIN/lm-bench-train" --device cuda "$@" | tail -n 2
+  "$PY" bench/hf_train_step.py --device cuda --attn eager "$@" | tail -n 1
+  "$PY" bench/hf_train_step.py --device cuda --attn sdpa "$@" | tail -n 1
+}
+benches() {
+  bench --model bert-base --batch 32 --seq 128 --precision bf16 --steps 20 --warmup 3 &&
+    bench --model gpt2-small --batch 8 --seq 1024 --precision bf16 --steps 20 --warmup 3 &&
+    bench --model bert-base --batch 32 --seq 128 --precision fp32 --steps 20 --warmup 3
+}
+check bench benches
+cat "$LOGS/bench.log"
+echo "$failed check(s) failed"
+exit "$failed"
