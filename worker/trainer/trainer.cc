@@ -234,6 +234,9 @@ void Trainer::AccumulateGradients(const std::vector<BatchIndices>& micro_batches
   task_->model().train();
   optimizer_->zero_grad();
   const double scale = 1.0 / static_cast<double>(micro_batches.size());
+  // The weighted losses summed where they are (float64), read once per step: on a GPU the host
+  // queues every micro-batch without waiting for the device in between.
+  torch::Tensor loss_sum;
   for (size_t i = 0; i < micro_batches.size(); ++i) {
     const BatchIndices share =
         RankShare(micro_batches[i], Rank(), options_.training.per_device_train_batch_size);
@@ -249,10 +252,12 @@ void Trainer::AccumulateGradients(const std::vector<BatchIndices>& micro_batches
     torch::Tensor weighted = loss.loss * weight;
     if (scaler_ != nullptr) weighted = scaler_->Scale(weighted);
     weighted.backward();
-    stats->loss += loss.loss.item<double>() * weight;
+    torch::Tensor part = loss.loss.detach().to(torch::kDouble) * weight;
+    loss_sum = loss_sum.defined() ? loss_sum + part : part;
     stats->tokens += loss.num_tokens;
     stats->samples += loss.num_examples;
   }
+  if (loss_sum.defined()) stats->loss += loss_sum.item<double>();
 }
 
 uint64_t Trainer::BatchSeed(int64_t step, size_t micro_batch) const {
