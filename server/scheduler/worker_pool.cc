@@ -45,7 +45,10 @@ int WorkerPool::Upsert(const WorkerSnapshot& snapshot) {
   worker.total = std::max(0, snapshot.total_slots);
   worker.free = std::clamp(snapshot.free_slots, 0, worker.total);
   worker.pending = std::min(worker.pending, worker.total - worker.free);
-  worker.group = GroupFor(snapshot.labels, worker.total);
+  worker.gpus = std::max(0, snapshot.total_gpus);
+  worker.free_gpus = std::clamp(snapshot.free_gpus, 0, worker.gpus);
+  worker.pending_gpus = std::min(worker.pending_gpus, worker.gpus - worker.free_gpus);
+  worker.group = GroupFor(snapshot.labels, worker.total, worker.gpus);
   Link(worker);
   return worker.index;
 }
@@ -103,8 +106,9 @@ void WorkerPool::Link(WorkerRec& worker) {
   worker.present = true;
 }
 
-void WorkerPool::AddFree(int index, int delta) {
+void WorkerPool::AddFree(int index, int delta, int gpu_delta) {
   WorkerRec& worker = workers_[index];
+  worker.free_gpus = std::clamp(worker.free_gpus + gpu_delta, 0, worker.gpus);
   const int free = std::clamp(worker.free + delta, 0, worker.total);
   if (!worker.present) {
     worker.free = free;
@@ -121,20 +125,22 @@ void WorkerPool::AddFree(int index, int delta) {
   IndexPending(worker);
 }
 
-void WorkerPool::AddPending(int index, int delta) {
+void WorkerPool::AddPending(int index, int delta, int gpu_delta) {
   WorkerRec& worker = workers_[index];
+  worker.pending_gpus = std::clamp(worker.pending_gpus + gpu_delta, 0, worker.gpus);
   if (worker.present) UnindexPending(worker);
   worker.pending = std::clamp(worker.pending + delta, 0, worker.total);
   if (worker.present) IndexPending(worker);
 }
 
-int WorkerPool::GroupFor(const std::map<std::string, std::string>& labels, int total) {
-  auto [it, inserted] =
-      group_index_.try_emplace({LabelKey(labels), total}, static_cast<int>(groups_.size()));
+int WorkerPool::GroupFor(const std::map<std::string, std::string>& labels, int total, int gpus) {
+  auto [it, inserted] = group_index_.try_emplace({LabelKey(labels), total, gpus},
+                                                 static_cast<int>(groups_.size()));
   if (!inserted) return it->second;
   Group& group = groups_.emplace_back();
   group.labels = labels;
   group.total = total;
+  group.gpus = gpus;
   group.by_free.resize(total + 1);
   group.free_at_least.resize(total + 1);
   group.by_reach.resize(total + 1);
@@ -175,12 +181,38 @@ bool WorkerPool::Matches(int selector, int index) const {
   return worker.present && selectors_[selector].matches[worker.group];
 }
 
-int WorkerPool::CountTotalAtLeast(int selector, int slots) const {
+int WorkerPool::CountTotalAtLeast(int selector, int slots, int gpus) const {
   int count = 0;
   for (int g : selectors_[selector].groups) {
-    if (groups_[g].total >= slots) count += groups_[g].size;
+    if (groups_[g].total >= slots && groups_[g].gpus >= gpus) count += groups_[g].size;
   }
   return count;
+}
+
+int WorkerPool::LargestTotalGpus(int selector, int slots) const {
+  int largest = -1;
+  for (int g : selectors_[selector].groups) {
+    if (groups_[g].size > 0 && groups_[g].total >= slots) largest = std::max(largest, groups_[g].gpus);
+  }
+  return largest;
+}
+
+int WorkerPool::MostFreeGpus(int selector) const {
+  int best = -1;
+  for (int g : selectors_[selector].groups) {
+    const Group& group = groups_[g];
+    if (group.gpus == 0 || group.size == 0) continue;
+    for (const WorkerSet& set : group.by_free) {
+      for (const WorkerKey& key : set) {
+        if (best < 0 || workers_[key.index].free_gpus > workers_[best].free_gpus ||
+            (workers_[key.index].free_gpus == workers_[best].free_gpus &&
+             WorkerKeyLess()(key, workers_[best].Key()))) {
+          best = key.index;
+        }
+      }
+    }
+  }
+  return best;
 }
 
 int WorkerPool::LargestTotal(int selector) const {
@@ -191,11 +223,19 @@ int WorkerPool::LargestTotal(int selector) const {
   return largest;
 }
 
-int WorkerPool::CountFreeAtLeast(int selector, int slots) const {
+int WorkerPool::CountFreeAtLeast(int selector, int slots, int gpus) const {
   int count = 0;
   const int f = std::max(slots, 0);
   for (int g : selectors_[selector].groups) {
-    if (f <= groups_[g].total) count += groups_[g].free_at_least[f];
+    const Group& group = groups_[g];
+    if (f > group.total || group.gpus < gpus) continue;
+    if (gpus <= 0) {
+      count += group.free_at_least[f];
+      continue;
+    }
+    for (int free = f; free <= group.total; ++free) {
+      for (const WorkerKey& key : group.by_free[free]) count += HasGpus(key.index, gpus, false);
+    }
   }
   return count;
 }
@@ -238,42 +278,61 @@ bool WorkerPool::VisitMerged(const std::vector<const WorkerSet*>& sets,
   }
 }
 
-void WorkerPool::VisitBestFit(int selector, int slots, absl::FunctionRef<bool(int)> visit) const {
+void WorkerPool::VisitBestFit(int selector, int slots, int gpus,
+                              absl::FunctionRef<bool(int)> visit) const {
+  // gpus == 0: a first round over workers without GPUs, then one over the others.
+  const int rounds = gpus > 0 ? 1 : 2;
   std::vector<const WorkerSet*> sets;
-  for (int f = std::max(slots, 0); f <= max_total_; ++f) {
-    sets.clear();
-    for (int g : selectors_[selector].groups) {
-      const Group& group = groups_[g];
-      if (f <= group.total && !group.by_free[f].empty()) sets.push_back(&group.by_free[f]);
+  for (int round = 0; round < rounds; ++round) {
+    for (int f = std::max(slots, 0); f <= max_total_; ++f) {
+      sets.clear();
+      for (int g : selectors_[selector].groups) {
+        const Group& group = groups_[g];
+        if (f > group.total || group.by_free[f].empty() || group.gpus < gpus) continue;
+        if (gpus == 0 && (group.gpus > 0) != (round == 1)) continue;
+        sets.push_back(&group.by_free[f]);
+      }
+      const bool go_on = sets.empty() || VisitMerged(sets, [&](int index) {
+                           return !HasGpus(index, gpus, false) || visit(index);
+                         });
+      if (!go_on) return;
     }
-    if (!sets.empty() && !VisitMerged(sets, visit)) return;
   }
 }
 
-void WorkerPool::VisitPendingFits(int selector, int slots,
+void WorkerPool::VisitPendingFits(int selector, int slots, int gpus,
                                   absl::FunctionRef<bool(int)> visit) const {
+  // Pending GPUs come with pending slots (a GPU job holds a slot per GPU), so every worker
+  // that reaches the GPUs only with pending ones is in by_reach.
   std::vector<const WorkerSet*> sets;
   for (int f = std::max(slots, 0); f <= max_total_; ++f) {
     sets.clear();
     for (int g : selectors_[selector].groups) {
       const Group& group = groups_[g];
-      if (f <= group.total && !group.by_reach[f].empty()) sets.push_back(&group.by_reach[f]);
+      if (f <= group.total && group.gpus >= gpus && !group.by_reach[f].empty()) {
+        sets.push_back(&group.by_reach[f]);
+      }
     }
     const bool go_on = sets.empty() || VisitMerged(sets, [&](int index) {
-                         return workers_[index].free >= slots || visit(index);
+                         const bool fits_now =
+                             workers_[index].free >= slots && HasGpus(index, gpus, false);
+                         return fits_now || !HasGpus(index, gpus, true) || visit(index);
                        });
     if (!go_on) return;
   }
 }
 
-void WorkerPool::VisitMostFree(int selector, int min_total,
+void WorkerPool::VisitMostFree(int selector, int min_total, int min_gpus,
                                absl::FunctionRef<bool(int)> visit) const {
   std::vector<const WorkerSet*> sets;
   for (int f = max_total_; f >= 0; --f) {
     sets.clear();
     for (int g : selectors_[selector].groups) {
       const Group& group = groups_[g];
-      if (group.total < min_total || f > group.total || group.by_free[f].empty()) continue;
+      if (group.total < min_total || group.gpus < min_gpus || f > group.total ||
+          group.by_free[f].empty()) {
+        continue;
+      }
       sets.push_back(&group.by_free[f]);
     }
     if (!sets.empty() && !VisitMerged(sets, visit)) return;
