@@ -52,6 +52,8 @@ struct DeviceInfo {
   std::string type;  // "cpu" | "cuda"
   int index = 0;
   std::string name;
+  int64_t memory_bytes = 0;
+  std::string uuid;  // cuda devices found through NVML; empty otherwise.
 };
 
 struct WorkerInfo {
@@ -65,11 +67,14 @@ struct WorkerInfo {
   int rendezvous_port_count = 100;
 };
 
-// One lm-train process of an attempt, as a worker names it.
+// One lm-train process of an attempt, as a worker names it. `gpus` (not part of its identity):
+// the GPU indices the worker started it with, so that a server that restarted learns which
+// GPUs its re-attached (or stale) ranks hold.
 struct RankRef {
   std::string job_id;
   int rank = 0;
   int attempt = 0;
+  std::vector<int> gpus;
   bool operator<(const RankRef& o) const {
     return std::tie(job_id, rank, attempt) < std::tie(o.job_id, o.rank, o.attempt);
   }
@@ -86,6 +91,7 @@ struct JobAssignment {
   std::string master_addr;
   int master_port = 0;  // 0: single process, no rendezvous.
   bool resume = false;  // Continue from the newest complete checkpoint, if any.
+  std::vector<int> gpus;  // The worker's cuda device indices this rank may use; empty: none.
 };
 
 struct SyncResult {
@@ -113,6 +119,7 @@ struct WorkerStatus {
   WorkerInfo info;
   int64_t last_seen_ms = 0;
   int used_slots = 0;
+  int used_gpus = 0;
   std::vector<std::string> running_job_ids;
 };
 
