@@ -33,12 +33,12 @@ bool PassRoom::AnyUnreservedPending() const {
 }
 
 int PassRoom::CountFree(int selector, int slots, int gpus) const {
-  if (gpus > 0) {  // GPU workers are few: count them one by one.
-    int count = 0;
-    pool_.VisitBestFit(selector, slots, gpus, [&](int worker) {
-      count += !reserved(worker);
-      return true;
-    });
+  if (gpus > 0) {  // The pool's count minus the (few) reserved workers that would count.
+    int count = pool_.CountFreeAtLeast(selector, slots, gpus);
+    for (int worker : reserved_) {
+      const WorkerRec& rec = pool_.worker(worker);
+      count -= pool_.Matches(selector, worker) && rec.free >= slots && rec.free_gpus >= gpus;
+    }
     return count;
   }
   int count = pool_.CountFreeAtLeast(selector, slots, 0);

@@ -81,47 +81,55 @@ void WorkerPool::IndexPending(const WorkerRec& worker) {
       worker.Key());
 }
 
-void WorkerPool::CountFree(const WorkerRec& worker, int sign) {
-  std::vector<int>& at_least = groups_[worker.group].free_at_least;
+void WorkerPool::IndexFree(const WorkerRec& worker, int sign) {
+  Group& group = groups_[worker.group];
+  std::vector<int>& at_least = group.free_at_least;
   for (int f = 0; f <= worker.free; ++f) at_least[f] += sign;
+  if (sign > 0) {
+    group.by_free[worker.free].insert(worker.Key());
+  } else {
+    group.by_free[worker.free].erase(worker.Key());
+  }
+  total_free_ += sign * worker.free;
+  if (group.gpus == 0) return;
+  group.by_free_both[worker.free * (group.gpus + 1) + worker.free_gpus] += sign;
+  if (sign > 0) {
+    group.by_free_gpus[worker.free_gpus].insert(worker.Key());
+  } else {
+    group.by_free_gpus[worker.free_gpus].erase(worker.Key());
+  }
 }
 
 void WorkerPool::Unlink(WorkerRec& worker) {
-  groups_[worker.group].by_free[worker.free].erase(worker.Key());
-  CountFree(worker, -1);
+  IndexFree(worker, -1);
   --groups_[worker.group].size;
   UnindexPending(worker);
-  total_free_ -= worker.free;
   --present_count_;
   worker.present = false;
 }
 
 void WorkerPool::Link(WorkerRec& worker) {
-  groups_[worker.group].by_free[worker.free].insert(worker.Key());
-  CountFree(worker, +1);
+  IndexFree(worker, +1);
   ++groups_[worker.group].size;
   IndexPending(worker);
-  total_free_ += worker.free;
   ++present_count_;
   worker.present = true;
 }
 
 void WorkerPool::AddFree(int index, int delta, int gpu_delta) {
   WorkerRec& worker = workers_[index];
-  worker.free_gpus = std::clamp(worker.free_gpus + gpu_delta, 0, worker.gpus);
   const int free = std::clamp(worker.free + delta, 0, worker.total);
+  const int free_gpus = std::clamp(worker.free_gpus + gpu_delta, 0, worker.gpus);
   if (!worker.present) {
     worker.free = free;
+    worker.free_gpus = free_gpus;
     return;
   }
-  std::vector<WorkerSet>& by_free = groups_[worker.group].by_free;
-  by_free[worker.free].erase(worker.Key());
-  CountFree(worker, -1);
+  IndexFree(worker, -1);
   UnindexPending(worker);
-  total_free_ += free - worker.free;
   worker.free = free;
-  by_free[worker.free].insert(worker.Key());
-  CountFree(worker, +1);
+  worker.free_gpus = free_gpus;
+  IndexFree(worker, +1);
   IndexPending(worker);
 }
 
@@ -144,7 +152,12 @@ int WorkerPool::GroupFor(const std::map<std::string, std::string>& labels, int t
   group.by_free.resize(total + 1);
   group.free_at_least.resize(total + 1);
   group.by_reach.resize(total + 1);
+  if (gpus > 0) {
+    group.by_free_gpus.resize(gpus + 1);
+    group.by_free_both.assign(static_cast<size_t>(total + 1) * (gpus + 1), 0);
+  }
   max_total_ = std::max(max_total_, total);
+  max_gpus_ = std::max(max_gpus_, gpus);
   for (Selector& selector : selectors_) {
     const bool match = GroupMatches(group, selector);
     selector.matches.push_back(match);
@@ -198,21 +211,17 @@ int WorkerPool::LargestTotalGpus(int selector, int slots) const {
 }
 
 int WorkerPool::MostFreeGpus(int selector) const {
-  int best = -1;
-  for (int g : selectors_[selector].groups) {
-    const Group& group = groups_[g];
-    if (group.gpus == 0 || group.size == 0) continue;
-    for (const WorkerSet& set : group.by_free) {
-      for (const WorkerKey& key : set) {
-        if (best < 0 || workers_[key.index].free_gpus > workers_[best].free_gpus ||
-            (workers_[key.index].free_gpus == workers_[best].free_gpus &&
-             WorkerKeyLess()(key, workers_[best].Key()))) {
-          best = key.index;
-        }
-      }
+  for (int h = max_gpus_; h >= 0; --h) {
+    const WorkerKey* best = nullptr;
+    for (int g : selectors_[selector].groups) {
+      const Group& group = groups_[g];
+      if (h > group.gpus || group.gpus == 0 || group.by_free_gpus[h].empty()) continue;
+      const WorkerKey& first = *group.by_free_gpus[h].begin();
+      if (best == nullptr || WorkerKeyLess()(first, *best)) best = &first;
     }
+    if (best != nullptr) return best->index;
   }
-  return best;
+  return -1;
 }
 
 int WorkerPool::LargestTotal(int selector) const {
@@ -234,7 +243,7 @@ int WorkerPool::CountFreeAtLeast(int selector, int slots, int gpus) const {
       continue;
     }
     for (int free = f; free <= group.total; ++free) {
-      for (const WorkerKey& key : group.by_free[free]) count += HasGpus(key.index, gpus, false);
+      for (int h = gpus; h <= group.gpus; ++h) count += group.by_free_both[free * (group.gpus + 1) + h];
     }
   }
   return count;
@@ -280,8 +289,9 @@ bool WorkerPool::VisitMerged(const std::vector<const WorkerSet*>& sets,
 
 void WorkerPool::VisitBestFit(int selector, int slots, int gpus,
                               absl::FunctionRef<bool(int)> visit) const {
-  // gpus == 0: a first round over workers without GPUs, then one over the others.
-  const int rounds = gpus > 0 ? 1 : 2;
+  if (gpus > 0) return VisitBestFitGpus(selector, slots, gpus, visit);
+  // A first round over workers without GPUs, then one over the others.
+  const int rounds = 2;
   std::vector<const WorkerSet*> sets;
   for (int round = 0; round < rounds; ++round) {
     for (int f = std::max(slots, 0); f <= max_total_; ++f) {
@@ -297,6 +307,23 @@ void WorkerPool::VisitBestFit(int selector, int slots, int gpus,
                          });
       if (!go_on) return;
     }
+  }
+}
+
+void WorkerPool::VisitBestFitGpus(int selector, int slots, int gpus,
+                                  absl::FunctionRef<bool(int)> visit) const {
+  std::vector<const WorkerSet*> sets;
+  for (int h = gpus; h <= max_gpus_; ++h) {
+    sets.clear();
+    for (int g : selectors_[selector].groups) {
+      const Group& group = groups_[g];
+      if (h > group.gpus || group.total < slots || group.by_free_gpus[h].empty()) continue;
+      sets.push_back(&group.by_free_gpus[h]);
+    }
+    const bool go_on = sets.empty() || VisitMerged(sets, [&](int index) {
+                         return workers_[index].free < slots || visit(index);
+                       });
+    if (!go_on) return;
   }
 }
 

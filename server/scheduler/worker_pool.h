@@ -94,8 +94,9 @@ class WorkerPool {
   int MostFreeGpus(int selector) const;
 
   // Calls visit(index) for present matching workers with free >= slots and free_gpus >= gpus,
-  // until visit returns false: best fit first (fewest free slots, then WorkerKey), workers
-  // without GPUs before workers with GPUs when gpus == 0.
+  // until visit returns false, best fit first: when gpus > 0, the fewest free GPUs first (then
+  // WorkerKey); when gpus == 0, workers without GPUs before workers with GPUs, each the fewest
+  // free slots first (then WorkerKey).
   void VisitBestFit(int selector, int slots, int gpus, absl::FunctionRef<bool(int)> visit) const;
   // Calls visit(index) for present matching workers with total >= min_total and at least
   // min_gpus GPUs, most free slots first (then WorkerKey), until visit returns false.
@@ -129,6 +130,8 @@ class WorkerPool {
     std::vector<WorkerSet> by_free;   // Index: free slots, 0..total.
     std::vector<int> free_at_least;   // Index f: workers with free >= f, 0..total.
     std::vector<WorkerSet> by_reach;  // Workers with pending > 0; index: free + pending.
+    std::vector<WorkerSet> by_free_gpus;  // Index: free GPUs, 0..gpus (empty when gpus == 0).
+    std::vector<int> by_free_both;  // Workers by free * (gpus + 1) + free GPUs (gpus > 0 only).
     int size = 0;
     int pending_workers = 0;
   };
@@ -146,8 +149,9 @@ class WorkerPool {
     return (pending ? w.free_gpus + w.pending_gpus : w.free_gpus) >= gpus;
   }
   bool GroupMatches(const Group& group, const Selector& selector) const;
-  // Counts a present worker's free slots in (sign +1) or out of (-1) free_at_least.
-  void CountFree(const WorkerRec& worker, int sign);
+  // Adds (sign +1) or removes (-1) a present worker in the indexes of its free slots and GPUs.
+  void IndexFree(const WorkerRec& worker, int sign);
+  void VisitBestFitGpus(int selector, int slots, int gpus, absl::FunctionRef<bool(int)> visit) const;
   void Unlink(WorkerRec& worker);
   void Link(WorkerRec& worker);
   // Take a present worker out of / back into the pending indexes around a change.
@@ -167,6 +171,7 @@ class WorkerPool {
   WorkerSet pending_workers_;
   int64_t total_free_ = 0;
   int max_total_ = 0;
+  int max_gpus_ = 0;
   int present_count_ = 0;
 };
 
