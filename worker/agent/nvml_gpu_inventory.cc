@@ -28,11 +28,11 @@ struct Nvml {
   nvmlReturn_t (*uuid)(nvmlDevice_t, char*, unsigned int);
 };
 
+// Looks `symbol` up; the first one missing is remembered in *missing.
 template <typename F>
-bool Resolve(void* handle, const char* symbol, F* out, std::string* missing) {
+void Resolve(void* handle, const char* symbol, F* out, std::string* missing) {
   *out = reinterpret_cast<F>(dlsym(handle, symbol));
   if (*out == nullptr && missing->empty()) *missing = symbol;
-  return *out != nullptr;
 }
 
 absl::StatusOr<Nvml> Bind(void* handle, const std::string& library) {
@@ -66,8 +66,8 @@ absl::StatusOr<std::vector<GpuDevice>> ListDevices(const Nvml& nvml) {
     }
     GpuDevice& gpu = out.emplace_back();
     gpu.index = static_cast<int>(i);
-    char text[kNameLength > kUuidLength ? kNameLength : kUuidLength] = {0};
-    gpu.name = nvml.name(device, text, kNameLength) == 0 ? text : absl::StrCat("GPU ", i);
+    char name[kNameLength] = {0};
+    gpu.name = nvml.name(device, name, kNameLength) == 0 ? name : absl::StrCat("GPU ", i);
     nvmlMemory_t memory{};
     if (nvml.memory(device, &memory) == 0) gpu.memory_bytes = static_cast<int64_t>(memory.total);
     char uuid[kUuidLength] = {0};
