@@ -2,11 +2,12 @@
 // cluster, next to one full MakePolicyScheduler pass over the same state.
 //
 //   lm-bench-scheduler [--workers 10000] [--queued 100000] [--events 10000] [--seed 1]
-//                      [--max-examined 100] [--users 8] [--event-gap-us 0]
+//                      [--max-examined 100] [--users 8] [--event-gap-us 0] [--gpu-jobs 20]
 //
-// Builds `workers` workers (1/2/4/8 slots, zone=a..d, some gpu=h100 or gpu=a100) and `queued`
-// jobs (users with weights 1..4, priorities 0/10/50/80, gangs of 1..8 workers, 1..8 slots per
-// worker, some with selectors), fills the cluster with one ScheduleAll, then replays `events`
+// Builds `workers` workers (1/2/4/8 slots, zone=a..d, some gpu=h100 with 8 GPUs and 8 slots or
+// gpu=a100 with 4 GPUs and 4 or 8 slots) and `queued` jobs (users with weights 1..4, priorities
+// 0/10/50/80, gangs of 1..8 workers, 1..8 slots per worker, some with selectors; --gpu-jobs
+// percent of them ask for 1/2/4/8 GPUs per worker, one process per GPU), fills the cluster with one ScheduleAll, then replays `events`
 // random events (a job finishes, a job arrives, a preempted job exits and is requeued, a worker
 // leaves or joins), each followed by one bounded Schedule() (max_jobs_examined). Only Schedule()
 // is timed. By default events come back to back, so the process never sleeps; --event-gap-us
@@ -16,7 +17,7 @@
 // MakePolicyScheduler pass over the final state (indexing the snapshot included); the last line
 // is JSON:
 //   {"workers": ..., "queued": ..., "events": ..., "p50_ms": ..., "p99_ms": ..., "max_ms": ...,
-//    "full_pass_ms": ..., "cpu_p99_ms": ...}
+//    "full_pass_ms": ..., "cpu_p99_ms": ..., "gpu_jobs_percent": ...}
 // (cpu_p99_ms: the decision's CPU time alone, which machine load does not inflate).
 #include <time.h>
 
@@ -53,6 +54,7 @@ struct Options {
   int max_examined = 100;
   int users = 8;
   int event_gap_us = 0;  // Idle time before each event (an event-driven dispatcher sleeps).
+  int gpu_jobs = 20;     // Percent of jobs that ask for GPUs.
 };
 
 // The flag table: name and how to store its value.
@@ -77,6 +79,11 @@ const Flag kFlags[] = {
     {"--users", [](const std::string& v, Options* o) { return (o->users = ToInt(v)) > 0; }},
     {"--event-gap-us",
      [](const std::string& v, Options* o) { return (o->event_gap_us = ToInt(v)) >= 0; }},
+    {"--gpu-jobs",
+     [](const std::string& v, Options* o) {
+       o->gpu_jobs = ToInt(v);
+       return o->gpu_jobs >= 0 && o->gpu_jobs <= 100;
+     }},
 };
 
 bool ParseFlags(int argc, char** argv, Options* options) {
@@ -140,6 +147,7 @@ class Simulation {
       r.worker_ids = p.worker_ids;
       for (const std::string& w : p.worker_ids) {
         workers_[w].free_slots -= q.resources.slots_per_worker;
+        workers_[w].free_gpus -= q.resources.gpus_per_worker;
       }
       specs_[q.id] = q;
       queued_.erase(q.id);
@@ -188,8 +196,16 @@ class Simulation {
     w.total_slots = w.free_slots = Pick({1, 2, 2, 4, 4, 4, 8, 8, 8, 8});
     w.labels["zone"] = std::string(1, char('a' + Below(4)));
     const int gpu = Below(10);
-    if (gpu < 2) w.labels["gpu"] = "h100";
-    if (gpu == 2) w.labels["gpu"] = "a100";
+    if (gpu < 2) {
+      w.labels["gpu"] = "h100";
+      w.total_slots = w.free_slots = 8;
+      w.total_gpus = w.free_gpus = 8;
+    }
+    if (gpu == 2) {
+      w.labels["gpu"] = "a100";
+      w.total_slots = w.free_slots = Pick({4, 8});
+      w.total_gpus = w.free_gpus = 4;
+    }
     return w;
   }
 
@@ -206,6 +222,9 @@ class Simulation {
     if (selector < 3) q.resources.selector["gpu"] = "h100";
     if (selector == 3) q.resources.selector["gpu"] = "a100";
     if (selector == 4) q.resources.selector["zone"] = "b";
+    if (Below(100) < options_.gpu_jobs) {  // One process per GPU.
+      q.resources.gpus_per_worker = q.resources.slots_per_worker = Pick({1, 1, 2, 4, 8});
+    }
     return q;
   }
 
@@ -221,6 +240,7 @@ class Simulation {
     if (it == running_.end()) return;
     for (const std::string& w : it->second.worker_ids) {
       workers_[w].free_slots += it->second.resources.slots_per_worker;
+      workers_[w].free_gpus += it->second.resources.gpus_per_worker;
     }
     running_.erase(it);
     inc->RemoveJob(id).IgnoreError();
@@ -293,7 +313,7 @@ int main(int argc, char** argv) {
   Options options;
   if (!ParseFlags(argc, argv, &options)) {
     std::cerr << "usage: lm-bench-scheduler [--workers N] [--queued N] [--events N] [--seed S] "
-                 "[--max-examined N] [--users N] [--event-gap-us N]\n";
+                 "[--max-examined N] [--users N] [--event-gap-us N] [--gpu-jobs PERCENT]\n";
     return 2;
   }
   SchedulerOptions scheduler_options;
@@ -353,8 +373,8 @@ int main(int argc, char** argv) {
   std::printf(
       "{\"workers\": %d, \"queued\": %d, \"events\": %d, \"p50_ms\": %.4f, "
       "\"p99_ms\": %.4f, \"max_ms\": %.4f, \"full_pass_ms\": %.1f, "
-      "\"cpu_p99_ms\": %.4f}\n",
+      "\"cpu_p99_ms\": %.4f, \"gpu_jobs_percent\": %d}\n",
       options.workers, options.queued, options.events, p50, p99, max, full_ms,
-      Percentile(cpu_times, 0.99));
+      Percentile(cpu_times, 0.99), options.gpu_jobs);
   return 0;
 }

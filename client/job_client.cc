@@ -35,6 +35,7 @@ absl::StatusOr<std::string> JobClient::Submit(const std::string& job_file,
   ParseOptions options;
   options.source_name = job_file;
   options.base_dir = path.parent_path().string();
+  options.scheduled = true;
   RETURN_IF_ERROR(ParseJobSpec(text.str(), options).status());
   return SubmitText(text.str(), job_file, options.base_dir, request_id);
 }

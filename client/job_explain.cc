@@ -7,6 +7,12 @@
 namespace lmtrain {
 namespace {
 
+int GpuCount(const v1::Worker& w) {
+  int gpus = 0;
+  for (const v1::Device& d : w.devices()) gpus += d.type() == "cuda";
+  return gpus;
+}
+
 nlohmann::json WorkerFit(const v1::Job& job, const v1::Worker& w) {
   nlohmann::json mismatched = nlohmann::json::array();
   for (const auto& [key, want] : job.resources().selector()) {
@@ -17,30 +23,37 @@ nlohmann::json WorkerFit(const v1::Job& job, const v1::Worker& w) {
     }
   }
   const int need = std::max(1, job.resources().slots_per_worker());
+  const int need_gpus = job.resources().gpus_per_worker();
   const int free = w.slots() - w.used_slots();
+  const int gpus = GpuCount(w);
+  const int free_gpus = gpus - w.used_gpus();
   const bool labels_match = mismatched.empty();
   return {{"id", w.id()},
           {"name", w.name()},
           {"slots", w.slots()},
           {"free_slots", free},
+          {"gpus", gpus},
+          {"free_gpus", free_gpus},
           {"labels_match", labels_match},
           {"mismatched_labels", mismatched},
-          {"fits_now", labels_match && free >= need},
-          {"fits_ever", labels_match && w.slots() >= need}};
+          {"fits_now", labels_match && free >= need && free_gpus >= need_gpus},
+          {"fits_ever", labels_match && w.slots() >= need && gpus >= need_gpus}};
 }
 
 std::string QueuedSummary(const v1::Job& job, int now, int ever, size_t registered) {
   const int need = std::max(1, job.resources().workers());
+  const int gpus = job.resources().gpus_per_worker();
   if (registered == 0)
     return "no worker is registered: start lm-worker (or lm-server --local-worker N)";
   if (ever < need) {
     return absl::StrCat("it can never start on the current workers: it needs ", need,
-                        " worker(s) with ", job.resources().slots_per_worker(),
-                        " slot(s) matching its selector, ", ever, " qualify");
+                        " worker(s) with ", job.resources().slots_per_worker(), " slot(s)",
+                        gpus > 0 ? absl::StrCat(" and ", gpus, " GPU(s)") : "",
+                        " matching its selector, ", ever, " qualify");
   }
   if (now < need) {
-    return absl::StrCat("waiting for free slots: ", now, " of the ", need,
-                        " worker(s) it needs have room now");
+    return absl::StrCat("waiting for free ", gpus > 0 ? "slots and GPUs" : "slots", ": ", now,
+                        " of the ", need, " worker(s) it needs have room now");
   }
   return "workers have room: it should be placed on the next scheduling pass";
 }
@@ -51,6 +64,7 @@ void ExplainQueued(const v1::Job& job, const std::vector<v1::Worker>& workers,
   for (const auto& [k, v] : job.resources().selector()) selector[k] = v;
   (*out)["asks"] = {{"workers", job.resources().workers()},
                     {"slots_per_worker", job.resources().slots_per_worker()},
+                    {"gpus_per_worker", job.resources().gpus_per_worker()},
                     {"selector", selector}};
   int now = 0, ever = 0;
   nlohmann::json fits = nlohmann::json::array();
@@ -124,17 +138,27 @@ std::string ExplanationToText(const nlohmann::json& e) {
     const nlohmann::json& a = e["asks"];
     absl::StrAppend(&out, "  asks: ", a["workers"].get<int>(), " worker(s) x ",
                     a["slots_per_worker"].get<int>(), " slot(s)",
+                    a["gpus_per_worker"].get<int>() > 0
+                        ? absl::StrCat(" and ", a["gpus_per_worker"].get<int>(), " GPU(s)")
+                        : "",
                     a["selector"].empty() ? "" : ", selector " + a["selector"].dump(), "\n");
     for (const nlohmann::json& w : e["workers"]) {
       absl::StrAppend(&out, "  worker ", w["id"].get<std::string>(), " (",
                       w["name"].get<std::string>(), "): ", w["free_slots"].get<int>(), "/",
                       w["slots"].get<int>(), " slots free");
+      if (w["gpus"].get<int>() > 0) {
+        absl::StrAppend(&out, ", ", w["free_gpus"].get<int>(), "/", w["gpus"].get<int>(),
+                        " GPUs free");
+      }
       for (const nlohmann::json& m : w["mismatched_labels"]) {
         absl::StrAppend(&out, ", selector ", m.get<std::string>());
       }
       absl::StrAppend(&out,
                       w["fits_now"].get<bool>()    ? " -> fits now"
-                      : w["fits_ever"].get<bool>() ? " -> fits once slots free up"
+                      : w["fits_ever"].get<bool>()
+                          ? (a["gpus_per_worker"].get<int>() > 0
+                                 ? " -> fits once slots and GPUs free up"
+                                 : " -> fits once slots free up")
                                                    : " -> cannot take it",
                       "\n");
     }

@@ -42,12 +42,20 @@ nlohmann::json ResourcesJson(const v1::Resources& r) {
   return {{"workers", r.workers()},
           {"slots_per_worker", r.slots_per_worker()},
           {"selector", selector},
-          {"max_retries", r.max_retries()}};
+          {"max_retries", r.max_retries()},
+          {"gpus_per_worker", r.gpus_per_worker()}};
+}
+
+std::vector<std::vector<int>> RankGpus(const v1::Attempt& a) {
+  std::vector<std::vector<int>> out;
+  for (const v1::RankGpus& r : a.rank_gpus()) out.emplace_back(r.gpus().begin(), r.gpus().end());
+  return out;
 }
 
 nlohmann::json AttemptJson(const v1::Attempt& a) {
   return {{"number", a.number()},
           {"worker_ids", std::vector<std::string>(a.worker_ids().begin(), a.worker_ids().end())},
+          {"rank_gpus", RankGpus(a)},
           {"scheduled_at", TimeJson(a.scheduled_at())},
           {"ended_at", TimeJson(a.ended_at())},
           {"outcome", a.outcome()}};
@@ -57,6 +65,11 @@ std::string AttemptText(const v1::Attempt& a) {
   std::string out =
       absl::StrCat("attempt ", a.number(), ": workers ", absl::StrJoin(a.worker_ids(), ","),
                    ", scheduled ", TimeText(a.scheduled_at()));
+  if (a.rank_gpus_size() > 0) {
+    std::vector<std::string> ranks;
+    for (const v1::RankGpus& r : a.rank_gpus()) ranks.push_back(absl::StrJoin(r.gpus(), ","));
+    absl::StrAppend(&out, ", GPUs by rank ", absl::StrJoin(ranks, " | "));
+  }
   if (a.has_ended_at()) absl::StrAppend(&out, ", ended ", TimeText(a.ended_at()));
   if (!a.outcome().empty()) absl::StrAppend(&out, ", ", a.outcome());
   return out;

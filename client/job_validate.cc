@@ -84,7 +84,7 @@ void AddModelChecks(const JobSpec& spec, const nlohmann::json& config, int num_l
   o.gradient_accumulation_steps = spec.training.gradient_accumulation_steps;
   o.optim = spec.training.optim;
   o.half_precision = spec.training.bf16 || spec.training.fp16;
-  o.on_gpu = spec.resources.devices > 0;
+  o.on_gpu = spec.resources.gpus_per_worker > 0 && spec.training.device != "cpu";
   report->estimate = EstimateTraining(*shape, o);
 }
 
@@ -103,6 +103,7 @@ absl::StatusOr<ValidationReport> ValidateJobFile(const std::string& path) {
   options.source_name = path;
   options.base_dir = fs::absolute(path).lexically_normal().parent_path().string();
   options.check_files = true;
+  options.scheduled = true;  // As lm-server checks it at submit.
   ASSIGN_OR_RETURN(JobSpec spec, ParseJobSpec(text, options));
   ValidationReport report{path, spec.name, spec.task, {}, nullptr};
   report.checks.push_back({"spec", true, "parses; every named file and folder exists"});

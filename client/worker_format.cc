@@ -15,10 +15,18 @@ std::string LabelsText(const v1::Worker& w) {
   return sorted.empty() ? "-" : absl::StrJoin(sorted, ",", absl::PairFormatter("="));
 }
 
+// "cpu:0,cuda:0,cuda:1 (1/2 GPUs used)".
 std::string DevicesText(const v1::Worker& w) {
   std::vector<std::string> parts;
-  for (const v1::Device& d : w.devices()) parts.push_back(absl::StrCat(d.type(), ":", d.index()));
-  return parts.empty() ? "-" : absl::StrJoin(parts, ",");
+  int gpus = 0;
+  for (const v1::Device& d : w.devices()) {
+    parts.push_back(absl::StrCat(d.type(), ":", d.index()));
+    gpus += d.type() == "cuda";
+  }
+  if (parts.empty()) return "-";
+  std::string text = absl::StrJoin(parts, ",");
+  if (gpus > 0) absl::StrAppend(&text, " (", w.used_gpus(), "/", gpus, " GPUs used)");
+  return text;
 }
 
 std::string Age(const google::protobuf::Timestamp& ts, int64_t now_ms) {
@@ -35,13 +43,18 @@ nlohmann::json WorkerToJson(const v1::Worker& w) {
   for (const auto& [key, value] : w.labels()) labels[key] = value;
   nlohmann::json devices = nlohmann::json::array();
   for (const v1::Device& d : w.devices()) {
-    devices.push_back({{"type", d.type()}, {"index", d.index()}, {"name", d.name()}});
+    devices.push_back({{"type", d.type()},
+                       {"index", d.index()},
+                       {"name", d.name()},
+                       {"memory_bytes", d.memory_bytes()},
+                       {"uuid", d.uuid()}});
   }
   return {{"id", w.id()},
           {"name", w.name()},
           {"hostname", w.hostname()},
           {"slots", w.slots()},
           {"used_slots", w.used_slots()},
+          {"used_gpus", w.used_gpus()},
           {"labels", labels},
           {"devices", devices},
           {"last_seen", TimestampJson(w.last_seen())},

@@ -10,7 +10,8 @@
 
 namespace lmtrain {
 
-// {"id","name","hostname","slots","used_slots","labels":{},"devices":[{type,index,name}],
+// {"id","name","hostname","slots","used_slots","used_gpus","labels":{},
+//  "devices":[{type,index,name,memory_bytes,uuid}],
 //  "last_seen" (RFC 3339 UTC),"running_job_ids":[]}
 nlohmann::json WorkerToJson(const v1::Worker& worker);
 // Columns ID NAME HOST SLOTS (used/total) LABELS DEVICES LAST-SEEN (age relative to now_ms,

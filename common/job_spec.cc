@@ -283,6 +283,56 @@ void CheckTraining(YamlReader& r, TrainingSpec& t) {
   }
 }
 
+// training.device and HF's use_cpu agree; the CUDA-only fp16 is refused where no GPU can be
+// used. Under lm-server (options.scheduled) a job without resources.gpus_per_worker sees no GPU.
+void CheckDevice(YamlReader& r, const ParseOptions& options, JobSpec& spec) {
+  TrainingSpec& t = spec.training;
+  if (t.use_cpu) {
+    if (t.device == "cuda") {
+      r.ReportAt("training.use_cpu",
+                 "training.use_cpu: true conflicts with training.device: cuda (set one of them)");
+      return;
+    }
+    t.device = "cpu";
+  }
+  if (r.HasProblem("training.device") || r.HasProblem("training.fp16")) return;
+  if (t.fp16 && t.device == "cpu") {
+    r.ReportAt("training.fp16", absl::StrCat("training.fp16 needs a GPU: training.",
+                                             r.Seen("training.use_cpu") ? "use_cpu is true"
+                                                                        : "device is cpu",
+                                             " (use bf16: true on CPU)"));
+    return;
+  }
+  if (!options.scheduled || spec.resources.gpus_per_worker > 0 ||
+      r.HasProblem("resources.gpus_per_worker")) {
+    return;
+  }
+  if (t.fp16) {
+    r.ReportAt("training.fp16",
+               "training.fp16 needs a GPU: set resources.gpus_per_worker > 0 (or use bf16: true "
+               "on CPU)");
+  }
+  if (t.device == "cuda") {
+    r.ReportAt("training.device",
+               "training.device cuda needs a GPU: set resources.gpus_per_worker > 0 (or device: "
+               "auto)");
+  }
+}
+
+// One process per GPU: with gpus_per_worker > 0, slots_per_worker is that number.
+void CheckResources(YamlReader& r, ResourcesSpec& res) {
+  if (res.gpus_per_worker <= 0 || r.HasProblem("resources.gpus_per_worker")) return;
+  if (r.Seen("resources.slots_per_worker") && !r.HasProblem("resources.slots_per_worker") &&
+      res.slots_per_worker != res.gpus_per_worker) {
+    r.ReportAt("resources.slots_per_worker",
+               absl::StrCat("resources.slots_per_worker must equal resources.gpus_per_worker (",
+                            res.gpus_per_worker, ") or be left out: each process gets one GPU (got ",
+                            res.slots_per_worker, ")"));
+    return;
+  }
+  res.slots_per_worker = res.gpus_per_worker;
+}
+
 // The document's root mapping, or a null node after reporting why there is none.
 YAML::Node LoadRoot(YamlReader& r, std::string_view yaml) {
   std::vector<YAML::Node> documents;
@@ -320,6 +370,8 @@ absl::StatusOr<JobSpec> ParseJobSpec(std::string_view yaml, const ParseOptions& 
   CheckTokenizer(reader, options, spec.tokenizer);
   CheckData(reader, options, spec, spec.data, n_positions);
   CheckTraining(reader, spec.training);
+  CheckResources(reader, spec.resources);
+  CheckDevice(reader, options, spec);
   if (!reader.ok()) return reader.Finish();
   return spec;
 }

@@ -123,6 +123,12 @@ struct TrainingSpec {
   std::string metric_for_best_model;
   std::optional<bool> greater_is_better;  // unset: false for *loss, true otherwise
   bool fp16 = false;                      // fp16 autocast: CUDA only
+  // Where lm-train computes: "auto" (CUDA when the process can see a GPU, else CPU), "cpu" or
+  // "cuda" (fail when no GPU is visible). Under lm-server a process sees exactly the GPUs the
+  // scheduler gave it (CUDA_VISIBLE_DEVICES), none for a job without resources.gpus_per_worker.
+  std::string device = "auto";
+  // HF's use_cpu: true means device "cpu" (set by the parser); with device "cuda" it is an error.
+  bool use_cpu = false;
   bool gradient_checkpointing = false;    // recompute layer activations in backward
   // A checkpoint-N folder to resume from, or "latest" (the newest complete checkpoint in the
   // output folder; lm-train --resume says the same). Empty: start fresh.
@@ -137,12 +143,15 @@ struct TrainingSpec {
 
 // What a job asks of the cluster and how the scheduler treats it.
 struct ResourcesSpec {
-  int devices = 0;   // >= 0; accelerators per process; 0: CPU
+  // GPUs on each worker (>= 0; 0: the job runs on CPU and sees no GPU). With G > 0 every
+  // process gets one GPU of its own, as torchrun does: slots_per_worker is G (it defaults to G,
+  // and any other value is an error). Replaces the old key `devices` (an error names this one).
+  int gpus_per_worker = 0;
   int priority = 0;  // higher runs first (and may preempt lower priorities)
   // Data-parallel gang: `workers` distinct workers, each giving `slots_per_worker` slots; one
   // lm-train process (one c10d rank) per slot, so world size = workers * slots_per_worker.
   int workers = 1;           // >= 1
-  int slots_per_worker = 1;  // >= 1
+  int slots_per_worker = 1;  // >= 1; gpus_per_worker when that is > 0
   // Worker labels that must match exactly, e.g. {gpu: h100}.
   std::map<std::string, std::string> selector;
   // Times a failed attempt (worker lost, rank lost, preempted does not count) is retried
@@ -165,6 +174,11 @@ struct ParseOptions {
   std::string source_name = "job.yaml";  // Used in error messages.
   std::string base_dir;                  // Relative paths resolve against it (absolute).
   bool check_files = true;               // Require that named files and folders exist.
+  // The job will run under lm-server, whose processes see only the GPUs the job asks for: then
+  // CUDA-only options (training.fp16, training.device: cuda) need resources.gpus_per_worker > 0
+  // and a device other than cpu, else they are errors at their line. false (lm-train run alone
+  // on a machine): lm-train decides at run time from the GPUs it finds.
+  bool scheduled = false;
 };
 
 // Parses and validates a job file's text. Errors: InvalidArgument, with every problem found,

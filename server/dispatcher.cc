@@ -51,6 +51,9 @@ absl::Status Dispatcher::Recover() {
     for (int r = 0; r < world; ++r) {
       a.ranks[r].local_rank = r % job.resources.slots_per_worker;
       a.ranks[r].started = job.state == JobState::kRunning;
+      if (!job.attempts.empty() && r < static_cast<int>(job.attempts.back().rank_gpus.size())) {
+        a.ranks[r].gpus = job.attempts.back().rank_gpus[r];  // Until its worker reports them.
+      }
     }
     a.orphan_deadline_ms = deadline;
   }
@@ -74,18 +77,27 @@ std::string Dispatcher::RegisterWorker(const WorkerInfo& info,
 
 void Dispatcher::AttachLocked(const std::string& worker_id, const std::vector<RankRef>& running,
                               SyncResult* result) {
+  // `running` is the worker's whole list: the stale GPUs are rebuilt from it every time.
+  std::set<int>& stale_gpus = workers_[worker_id].stale_gpus;
+  const std::set<int> stale_before = std::move(stale_gpus);
+  stale_gpus.clear();
+  auto stop = [&](const RankRef& ref) {
+    result->stop.push_back(ref);
+    stale_gpus.insert(ref.gpus.begin(), ref.gpus.end());
+  };
   for (const RankRef& ref : running) {
     auto it = active_.find(ref.job_id);
     const bool current = it != active_.end() && it->second.attempt == ref.attempt &&
                          ref.rank >= 0 && ref.rank < static_cast<int>(it->second.ranks.size());
     if (!current) {
-      result->stop.push_back(ref);  // Not an attempt we know: stop that rank only.
+      stop(ref);  // Not an attempt we know: stop that rank only.
       continue;
     }
     Active& a = it->second;
     Rank& rank = a.ranks[ref.rank];
     if (rank.worker_id.empty() && a.orphan_deadline_ms > 0) {  // Re-attach after a restart.
       rank.worker_id = worker_id;
+      if (!ref.gpus.empty()) rank.gpus = ref.gpus;  // What the process really uses.
       a.gang[ref.rank / a.job.resources.slots_per_worker] = worker_id;
       if (ref.rank == 0 && a.master_port > 0)
         workers_[worker_id].ports_in_use.insert(a.master_port);
@@ -95,11 +107,12 @@ void Dispatcher::AttachLocked(const std::string& worker_id, const std::vector<Ra
       if (all_claimed) a.orphan_deadline_ms = 0;
     }
     if (rank.worker_id != worker_id || rank.exit.has_value()) {
-      result->stop.push_back(ref);
+      stop(ref);
       continue;
     }
     rank.delivered = true;
   }
+  if (stale_gpus != stale_before) dirty_ = true;  // GPUs freed (or newly held): schedule again.
 }
 
 int Dispatcher::UsedSlotsLocked(const std::string& worker_id) const {
@@ -110,6 +123,18 @@ int Dispatcher::UsedSlotsLocked(const std::string& worker_id) const {
     }
   }
   return used;
+}
+
+std::map<std::string, std::set<int>> Dispatcher::HeldGpusLocked() const {
+  std::map<std::string, std::set<int>> held;
+  for (const auto& [id, w] : workers_) held[id] = w.stale_gpus;
+  for (const auto& [id, a] : active_) {
+    for (const Rank& r : a.ranks) {
+      if (r.worker_id.empty() || r.exit.has_value()) continue;
+      held[r.worker_id].insert(r.gpus.begin(), r.gpus.end());
+    }
+  }
+  return held;
 }
 
 absl::StatusOr<SyncResult> Dispatcher::Sync(const std::string& worker_id,
@@ -145,6 +170,7 @@ absl::StatusOr<SyncResult> Dispatcher::Sync(const std::string& worker_id,
       out.master_addr = a.master_addr;
       out.master_port = a.master_port;
       out.resume = a.attempt > 1;
+      out.gpus = rank.gpus;
       result.assignments.push_back(std::move(out));
     }
   }
@@ -323,8 +349,10 @@ void Dispatcher::ExpireLeases() {
 std::vector<WorkerStatus> Dispatcher::ListWorkers() {
   absl::MutexLock lock(&mu_);
   std::vector<WorkerStatus> out;
+  std::map<std::string, std::set<int>> held = HeldGpusLocked();
   for (const auto& [id, w] : workers_) {
-    WorkerStatus s{id, w.info, w.last_seen_ms, UsedSlotsLocked(id), {}};
+    WorkerStatus s{id, w.info, w.last_seen_ms, UsedSlotsLocked(id), 0, {}};
+    for (const DeviceInfo& d : w.info.devices) s.used_gpus += d.type == "cuda" && held[id].count(d.index);
     for (const auto& [job_id, a] : active_) {
       for (const Rank& r : a.ranks) {
         if (r.worker_id == id && !r.exit.has_value()) {

@@ -18,9 +18,17 @@
 // PREEMPTED and RETRYING jobs are requeued at once (attempt N+1 resumes from the latest
 // checkpoint: Assignment.resume).
 //
+// GPUs: a worker's cuda devices are counted by the scheduler next to its slots. When an
+// attempt is placed, each rank of a job with resources.gpus_per_worker > 0 gets specific
+// indices on its worker (gpu_assignment.h says why here), sent in its Assignment and recorded in
+// the attempt and its SCHEDULED event ("rank 0 on w1 GPU 2"). A rank holds its GPUs until it has
+// exited or been lost; a rank a worker still runs after being told to stop (a stale attempt, a
+// lease that lapsed) holds the GPUs it reports until the worker stops listing it.
+//
 // Server restart: Recover() requeues PREEMPTED/RETRYING jobs and adopts SCHEDULED/RUNNING
 // ones as orphans; workers re-register listing the ranks they still run, which re-attaches
-// them. Ranks nobody claims within two lease timeouts are lost (the attempt is retried).
+// them, with the GPU indices they were started with. Ranks nobody claims within two lease
+// timeouts are lost (the attempt is retried).
 // A worker reporting a rank of an attempt that is not current is told to stop it.
 //
 // Thread-safe: one mutex guards the registry; store calls happen under it, so decisions and
@@ -52,6 +60,8 @@ struct DeviceInfo {
   std::string type;  // "cpu" | "cuda"
   int index = 0;
   std::string name;
+  int64_t memory_bytes = 0;
+  std::string uuid;  // cuda devices found through NVML; empty otherwise.
 };
 
 struct WorkerInfo {
@@ -65,11 +75,14 @@ struct WorkerInfo {
   int rendezvous_port_count = 100;
 };
 
-// One lm-train process of an attempt, as a worker names it.
+// One lm-train process of an attempt, as a worker names it. `gpus` (not part of its identity):
+// the GPU indices the worker started it with, so that a server that restarted learns which
+// GPUs its re-attached (or stale) ranks hold.
 struct RankRef {
   std::string job_id;
   int rank = 0;
   int attempt = 0;
+  std::vector<int> gpus;
   bool operator<(const RankRef& o) const {
     return std::tie(job_id, rank, attempt) < std::tie(o.job_id, o.rank, o.attempt);
   }
@@ -86,6 +99,7 @@ struct JobAssignment {
   std::string master_addr;
   int master_port = 0;  // 0: single process, no rendezvous.
   bool resume = false;  // Continue from the newest complete checkpoint, if any.
+  std::vector<int> gpus;  // The worker's cuda device indices this rank may use; empty: none.
 };
 
 struct SyncResult {
@@ -113,6 +127,7 @@ struct WorkerStatus {
   WorkerInfo info;
   int64_t last_seen_ms = 0;
   int used_slots = 0;
+  int used_gpus = 0;
   std::vector<std::string> running_job_ids;
 };
 
@@ -175,6 +190,7 @@ class Dispatcher {
     bool delivered = false;  // Acknowledged by the worker (listed running or reported).
     bool started = false;
     std::optional<RankExit> exit;
+    std::vector<int> gpus;  // Indices on its worker; held until `exit`.
   };
   struct Active {
     JobRecord job;  // As of placement (or recovery).
@@ -195,6 +211,7 @@ class Dispatcher {
     WorkerInfo info;
     int64_t last_seen_ms = 0;
     std::set<int> ports_in_use;
+    std::set<int> stale_gpus;  // Held by ranks it still runs that are being stopped.
   };
 
   // dispatcher.cc: registry, reports, leases.
@@ -206,11 +223,17 @@ class Dispatcher {
   void LoseWorkerLocked(const std::string& worker_id, const std::string& why)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   int UsedSlotsLocked(const std::string& worker_id) const ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // GPU indices held on each worker: by ranks that have not ended, and stale ones.
+  std::map<std::string, std::set<int>> HeldGpusLocked() const ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
 
   // dispatcher_attempts.cc: scheduling passes, placement, the end of attempts.
   void SchedulePassLocked() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   scheduler::ClusterSnapshot SnapshotLocked() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   absl::Status PlaceLocked(const JobRecord& job, const std::vector<std::string>& gang)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // Per rank, the GPUs of a new attempt of `job` on `gang` (empty vectors for a CPU job).
+  absl::StatusOr<std::vector<std::vector<int>>> PickGpusLocked(const JobRecord& job,
+                                                               const std::vector<std::string>& gang)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   void StopAttemptLocked(Active& active) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   void MaybeFinishAttemptLocked(const std::string& job_id) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);

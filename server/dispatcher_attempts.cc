@@ -6,6 +6,7 @@
 #include "absl/strings/str_join.h"
 #include "common/status_macros.h"
 #include "server/dispatcher.h"
+#include "server/gpu_assignment.h"
 
 namespace lmtrain {
 namespace {
@@ -16,11 +17,20 @@ scheduler::ResourceRequest ToRequest(const JobResources& r) {
   scheduler::ResourceRequest out;
   out.workers = r.workers;
   out.slots_per_worker = r.slots_per_worker;
+  out.gpus_per_worker = r.gpus_per_worker;
   out.selector = r.selector;
   return out;
 }
 
 std::string UserOf(const JobRecord& job) { return job.user.empty() ? kAnonymousUser : job.user; }
+
+std::vector<int> CudaIndices(const WorkerInfo& info) {
+  std::vector<int> indices;
+  for (const DeviceInfo& d : info.devices) {
+    if (d.type == "cuda") indices.push_back(d.index);
+  }
+  return indices;
+}
 
 }  // namespace
 
@@ -43,11 +53,16 @@ scheduler::ClusterSnapshot Dispatcher::SnapshotLocked() {
     run.worker_ids = a.gang;
     run.preempting = a.stopping() || a.orphan_deadline_ms > 0;
   }
+  std::map<std::string, std::set<int>> held = HeldGpusLocked();
   for (const auto& [id, w] : workers_) {
     scheduler::WorkerSnapshot& ws = s.workers.emplace_back();
     ws.id = id;
     ws.total_slots = w.info.slots;
     ws.free_slots = std::max(0, w.info.slots - used[id]);
+    for (int index : CudaIndices(w.info)) {
+      ++ws.total_gpus;
+      ws.free_gpus += held[id].count(index) == 0;
+    }
     ws.labels = w.info.labels;
   }
   for (const auto& [id, job] : queued_) {
@@ -120,6 +135,24 @@ std::optional<int> Dispatcher::TakePortLocked(const std::string& worker_id) {
   return std::nullopt;
 }
 
+absl::StatusOr<std::vector<std::vector<int>>> Dispatcher::PickGpusLocked(
+    const JobRecord& job, const std::vector<std::string>& gang) {
+  const int per_worker = job.resources.slots_per_worker;
+  std::vector<std::vector<int>> ranks(gang.size() * per_worker);
+  if (job.resources.gpus_per_worker <= 0) return ranks;
+  const int per_rank = std::max(1, job.resources.gpus_per_worker / std::max(1, per_worker));
+  std::map<std::string, std::set<int>> held = HeldGpusLocked();
+  for (size_t i = 0; i < gang.size(); ++i) {
+    auto picked = PickGpus(CudaIndices(workers_[gang[i]].info), held[gang[i]], per_worker, per_rank);
+    if (!picked.ok()) {
+      return absl::ResourceExhaustedError(
+          absl::StrCat("worker ", gang[i], ": ", picked.status().message()));
+    }
+    for (int r = 0; r < per_worker; ++r) ranks[i * per_worker + r] = (*picked)[r];
+  }
+  return ranks;
+}
+
 absl::Status Dispatcher::PlaceLocked(const JobRecord& job, const std::vector<std::string>& gang) {
   const int per_worker = job.resources.slots_per_worker;
   if (static_cast<int>(gang.size()) != job.resources.workers) {
@@ -130,6 +163,7 @@ absl::Status Dispatcher::PlaceLocked(const JobRecord& job, const std::vector<std
     if (!workers_.contains(w)) return absl::InternalError(absl::StrCat("unknown worker ", w));
   }
   const int world = job.resources.workers * per_worker;
+  ASSIGN_OR_RETURN(std::vector<std::vector<int>> rank_gpus, PickGpusLocked(job, gang));
   int port = 0;
   if (world > 1) {
     std::optional<int> taken = TakePortLocked(gang[0]);
@@ -145,10 +179,16 @@ absl::Status Dispatcher::PlaceLocked(const JobRecord& job, const std::vector<std
   t.time_ms = clock_->NowMs();
   t.reason = absl::StrCat(gang.size() == 1 ? "placed on worker " : "placed on workers ",
                           absl::StrJoin(gang, ", "), " (attempt ", attempt, ")");
+  std::vector<std::string> pinned;
+  for (int r = 0; r < world; ++r) {
+    if (!rank_gpus[r].empty()) pinned.push_back(DescribeRankGpus(r, gang[r / per_worker], rank_gpus[r]));
+  }
+  if (!pinned.empty()) absl::StrAppend(&t.reason, ": ", absl::StrJoin(pinned, "; "));
   t.worker_id = gang[0];
   t.output_dir = absl::StrCat(options_.artifacts_dir, "/jobs/", job.id);
   std::vector<AttemptRecord> attempts = job.attempts;
   attempts.push_back({attempt, gang, t.time_ms, 0, ""});
+  if (job.resources.gpus_per_worker > 0) attempts.back().rank_gpus = rank_gpus;
   t.attempts = attempts;
   auto moved = store_->TransitionJob(job.id, t);
   if (!moved.ok()) {
@@ -164,6 +204,7 @@ absl::Status Dispatcher::PlaceLocked(const JobRecord& job, const std::vector<std
   for (int r = 0; r < world; ++r) {
     a.ranks[r].worker_id = gang[r / per_worker];
     a.ranks[r].local_rank = r % per_worker;
+    a.ranks[r].gpus = rank_gpus[r];
   }
   a.master_addr = workers_[gang[0]].info.advertise_address;
   a.master_port = port;

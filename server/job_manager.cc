@@ -83,6 +83,7 @@ absl::StatusOr<std::string> JobManager::Submit(const SubmitRequest& request) {
   options.source_name = request.source_name.empty() ? "job.yaml" : request.source_name;
   options.base_dir = request.base_dir;
   options.check_files = true;
+  options.scheduled = true;  // CUDA-only options need resources.gpus_per_worker.
   ASSIGN_OR_RETURN(JobSpec spec, ParseJobSpec(request.spec_yaml, options));
   // The output dir is assigned below the artifacts dir at dispatch (ARTIFACTS/jobs/ID).
   RETURN_IF_ERROR(CheckJobPaths(spec, "", policy_.data_roots, policy_.artifacts_dir));
@@ -96,6 +97,7 @@ absl::StatusOr<std::string> JobManager::Submit(const SubmitRequest& request) {
   job.user = request.user;
   job.resources.workers = spec.resources.workers;
   job.resources.slots_per_worker = spec.resources.slots_per_worker;
+  job.resources.gpus_per_worker = spec.resources.gpus_per_worker;
   job.resources.selector = spec.resources.selector;
   job.resources.max_retries = spec.resources.max_retries;
   job.created_at_ms = clock_->NowMs();

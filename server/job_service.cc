@@ -39,6 +39,7 @@ void JobToProto(const JobRecord& job, v1::Job* out) {
   r->set_slots_per_worker(job.resources.slots_per_worker);
   r->mutable_selector()->insert(job.resources.selector.begin(), job.resources.selector.end());
   r->set_max_retries(job.resources.max_retries);
+  r->set_gpus_per_worker(job.resources.gpus_per_worker);
   out->set_retries(job.retries);
   for (const AttemptRecord& a : job.attempts) {
     v1::Attempt* p = out->add_attempts();
@@ -47,6 +48,9 @@ void JobToProto(const JobRecord& job, v1::Job* out) {
     ToProtoTime(a.scheduled_at_ms, p->mutable_scheduled_at());
     if (a.ended_at_ms) ToProtoTime(a.ended_at_ms, p->mutable_ended_at());
     p->set_outcome(a.outcome);
+    for (const std::vector<int>& gpus : a.rank_gpus) {
+      p->add_rank_gpus()->mutable_gpus()->Add(gpus.begin(), gpus.end());
+    }
   }
 }
 
@@ -87,7 +91,10 @@ void WorkerToProto(const WorkerStatus& w, v1::Worker* out) {
     p->set_type(d.type);
     p->set_index(d.index);
     p->set_name(d.name);
+    p->set_memory_bytes(d.memory_bytes);
+    p->set_uuid(d.uuid);
   }
+  out->set_used_gpus(w.used_gpus);
   ToProtoTime(w.last_seen_ms, out->mutable_last_seen());
   for (const std::string& j : w.running_job_ids) out->add_running_job_ids(j);
 }

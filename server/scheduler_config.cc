@@ -38,13 +38,16 @@ absl::StatusOr<scheduler::UserPolicy> ReadUser(const std::string& source, const 
     } else if (key == "max_running_jobs") {
       if (auto s = Read(source, kv.second, where, &policy.max_running_jobs); !s.ok()) return s;
       if (policy.max_running_jobs < 0) return YamlError(source, kv.second, where + " must be >= 0");
+    } else if (key == "max_gpus") {
+      if (auto s = Read(source, kv.second, where, &policy.max_gpus); !s.ok()) return s;
+      if (policy.max_gpus < 0) return YamlError(source, kv.second, where + " must be >= 0");
     } else if (key == "max_queued_jobs") {
       if (auto s = Read(source, kv.second, where, &policy.max_queued_jobs); !s.ok()) return s;
       if (policy.max_queued_jobs < 0) return YamlError(source, kv.second, where + " must be >= 0");
     } else {
       return YamlError(source, kv.first,
                  absl::StrCat("unknown key '", where,
-                              "' (known: weight, max_running_jobs, max_queued_jobs)"));
+                              "' (known: weight, max_running_jobs, max_gpus, max_queued_jobs)"));
     }
   }
   return policy;
@@ -57,6 +60,11 @@ absl::Status ReadTop(const std::string& source, const YAML::Node& key_node, cons
   if (key == "seed") return Read(source, value, key, &o.seed);
   if (key == "backfill") return Read(source, value, key, &o.backfill);
   if (key == "preemption") return Read(source, value, key, &o.preemption);
+  if (key == "gpu_share_weight") {
+    if (auto s = Read(source, value, key, &o.gpu_share_weight); !s.ok()) return s;
+    if (!(o.gpu_share_weight >= 0)) return YamlError(source, value, key + " must be >= 0");
+    return absl::OkStatus();
+  }
   if (key == "min_runtime_before_preemption_seconds") {
     double seconds = 0;
     if (auto s = Read(source, value, key, &seconds); !s.ok()) return s;
@@ -82,7 +90,7 @@ absl::Status ReadTop(const std::string& source, const YAML::Node& key_node, cons
   }
   return YamlError(source, key_node,
              absl::StrCat("unknown key '", key,
-                          "' (known: seed, backfill, preemption, "
+                          "' (known: seed, backfill, preemption, gpu_share_weight, "
                           "min_runtime_before_preemption_seconds, default_user, users)"));
 }
 

@@ -5,10 +5,12 @@
 //   backfill: true                           # small jobs may run while a big gang waits
 //   preemption: true                         # higher priority may preempt strictly lower
 //   min_runtime_before_preemption_seconds: 60
-//   default_user: {weight: 1, max_running_jobs: 0, max_queued_jobs: 0}  # users not listed
-//   users:
-//     alice: {weight: 2, max_running_jobs: 4, max_queued_jobs: 20}  # weight > 0; 0 = no limit
-//   (max_queued_jobs: unfinished jobs a user may have; a submit beyond is RESOURCE_EXHAUSTED)
+//   gpu_share_weight: 4                      # fair share: a GPU weighs as much as 4 slots
+//   default_user: {weight: 1, max_running_jobs: 0, max_gpus: 0, max_queued_jobs: 0}
+//   users:                                   # (default_user: users not listed)
+//     alice: {weight: 2, max_running_jobs: 4, max_gpus: 8, max_queued_jobs: 20}
+//   (weight > 0; 0 = no limit; max_gpus: GPUs the user's running jobs hold together;
+//   max_queued_jobs: unfinished jobs a user may have; a submit beyond is RESOURCE_EXHAUSTED)
 //
 // Every key is optional. Unknown keys and bad values are errors naming the file and line.
 #pragma once

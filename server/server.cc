@@ -159,7 +159,8 @@ void Server::StartLocalWorker() {
   local_artifact_cache_ = std::make_unique<ArtifactCache>(local_artifact_client_.get(),
                                                           o.work_dir + "/artifact-cache");
   o.artifacts = local_artifact_cache_.get();
-  local_agent_ = std::make_unique<WorkerAgent>(local_client_.get(), &local_launcher_, o);
+  local_agent_ =
+      std::make_unique<WorkerAgent>(local_client_.get(), &local_launcher_, &local_gpus_, o);
   local_thread_ = std::thread([this] { local_agent_->Run(); });
 }
 

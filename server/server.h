@@ -37,6 +37,7 @@
 #include "server/worker_service.h"
 #include "storage/job_store.h"
 #include "worker/agent/artifact_cache.h"
+#include "worker/agent/nvml_gpu_inventory.h"
 #include "worker/agent/process_launcher.h"
 #include "worker/agent/server_client.h"
 #include "worker/agent/worker_agent.h"
@@ -120,6 +121,7 @@ class Server {
   std::unique_ptr<ArtifactClient> local_artifact_client_;
   std::unique_ptr<ArtifactCache> local_artifact_cache_;
   PosixProcessLauncher local_launcher_;
+  NvmlGpuInventory local_gpus_;  // The machine's GPUs, for the in-process worker.
   std::unique_ptr<WorkerAgent> local_agent_;
   std::thread local_thread_;
 };

@@ -31,7 +31,9 @@ WorkerReport FromProto(const v1::WorkerJobEvent& e) {
 
 std::vector<RankRef> Ranks(const google::protobuf::RepeatedPtrField<v1::RunningRank>& running) {
   std::vector<RankRef> out;
-  for (const v1::RunningRank& r : running) out.push_back({r.job_id(), r.rank(), r.attempt()});
+  for (const v1::RunningRank& r : running) {
+    out.push_back({r.job_id(), r.rank(), r.attempt(), {r.gpus().begin(), r.gpus().end()}});
+  }
   return out;
 }
 
@@ -57,7 +59,7 @@ grpc::Status WorkerServiceImpl::RegisterWorker(grpc::ServerContext* ctx,
   info.hostname = req->hostname();
   info.slots = req->slots();
   for (const v1::Device& d : req->devices()) {
-    info.devices.push_back({d.type(), d.index(), d.name()});
+    info.devices.push_back({d.type(), d.index(), d.name(), d.memory_bytes(), d.uuid()});
   }
   info.labels.insert(req->labels().begin(), req->labels().end());
   info.advertise_address = req->advertise_address();
@@ -101,6 +103,7 @@ grpc::Status WorkerServiceImpl::Sync(grpc::ServerContext* ctx, const v1::SyncReq
     out->set_master_addr(a.master_addr);
     out->set_master_port(a.master_port);
     out->set_resume(a.resume);
+    out->mutable_gpus()->Add(a.gpus.begin(), a.gpus.end());
   }
   for (const RankRef& ref : result->stop) {
     v1::RunningRank* out = resp->add_stop();

@@ -42,9 +42,11 @@ struct JobResources {
   int slots_per_worker = 1;                     // Slots (lm-train ranks) on each.
   std::map<std::string, std::string> selector;  // Worker labels that must match.
   int max_retries = 3;                          // Retries of failed attempts before the job fails.
+  int gpus_per_worker = 0;                      // GPUs on each worker; one per rank when > 0.
   bool operator==(const JobResources& o) const {
     return workers == o.workers && slots_per_worker == o.slots_per_worker &&
-           selector == o.selector && max_retries == o.max_retries;
+           selector == o.selector && max_retries == o.max_retries &&
+           gpus_per_worker == o.gpus_per_worker;
   }
 };
 
@@ -55,10 +57,13 @@ struct AttemptRecord {
   int64_t scheduled_at_ms = 0;
   int64_t ended_at_ms = 0;  // 0: still going.
   std::string outcome;      // "" while going; then e.g. "succeeded", "preempted by job 9".
+  // Per rank (rank order): the GPU indices it holds on its worker. Empty when the job holds
+  // no GPUs.
+  std::vector<std::vector<int>> rank_gpus;
   bool operator==(const AttemptRecord& o) const {
     return number == o.number && worker_ids == o.worker_ids &&
            scheduled_at_ms == o.scheduled_at_ms && ended_at_ms == o.ended_at_ms &&
-           outcome == o.outcome;
+           outcome == o.outcome && rank_gpus == o.rank_gpus;
   }
 };
 

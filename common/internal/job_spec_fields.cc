@@ -44,6 +44,8 @@ const FieldTable<TrainingSpec>& TrainingFields() {
       StringField("metric_for_best_model", &T::metric_for_best_model),
       OptionalBoolField("greater_is_better", &T::greater_is_better),
       BoolField("fp16", &T::fp16),
+      ChoiceField("device", &T::device, {"auto", "cpu", "cuda"}),
+      BoolField("use_cpu", &T::use_cpu),
       BoolField("gradient_checkpointing", &T::gradient_checkpointing),
       StringField("resume_from_checkpoint", &T::resume_from_checkpoint),
       ChoiceField("report_to", &T::report_to, {"tensorboard", "all", "none"}),
@@ -54,7 +56,10 @@ const FieldTable<TrainingSpec>& TrainingFields() {
 
 const FieldTable<ResourcesSpec>& ResourcesFields() {
   static const auto* table = new FieldTable<ResourcesSpec>{
-      NumberField("devices", &ResourcesSpec::devices, Range::AtLeast(0)),
+      NumberField("gpus_per_worker", &ResourcesSpec::gpus_per_worker, Range::AtLeast(0)),
+      RemovedField<ResourcesSpec>(
+          "devices", "resources.devices was replaced by resources.gpus_per_worker (GPUs on each "
+                     "worker, one process per GPU); rename the key"),
       NumberField("priority", &ResourcesSpec::priority),
       NumberField("workers", &ResourcesSpec::workers, Range::AtLeast(1)),
       NumberField("slots_per_worker", &ResourcesSpec::slots_per_worker, Range::AtLeast(1)),

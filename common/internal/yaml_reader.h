@@ -181,10 +181,12 @@ bool ReadTable(YamlReader& reader, const YAML::Node& node, const std::string& pa
       });
 }
 
-// Writes every row of `table` as "key: value" entries of the current mapping.
+// Writes every row of `table` as "key: value" entries of the current mapping (rows without a
+// writer, such as RemovedField, are skipped).
 template <typename S>
 void WriteTable(YAML::Emitter& out, const FieldTable<S>& table, const S& value) {
   for (const Field<S>& f : table) {
+    if (!f.write) continue;
     out << YAML::Key << std::string(f.key) << YAML::Value;
     f.write(out, value);
   }
@@ -211,6 +213,17 @@ Field<S> NumberField(std::string_view key, N S::*member, Range range = Range::An
     }
   };
   return {key, read, write};
+}
+
+// A key that is no longer read: any value is reported with `message` (which should name the
+// key that replaces it). Never written back.
+template <typename S>
+Field<S> RemovedField(std::string_view key, std::string message) {
+  return {key,
+          [message](YamlReader& r, const YAML::Node&, const std::string& path, S&) {
+            r.ReportAt(path, message);
+          },
+          nullptr};
 }
 
 template <typename S>

@@ -15,7 +15,10 @@ json CheckpointToJson(const CheckpointRecord& c) {
 }
 
 json AttemptToJson(const AttemptRecord& a) {
-  json j = {{"number", a.number}, {"worker_ids", a.worker_ids}, {"outcome", a.outcome}};
+  json j = {{"number", a.number},
+            {"worker_ids", a.worker_ids},
+            {"rank_gpus", a.rank_gpus},
+            {"outcome", a.outcome}};
   SetTime(j, "scheduled_at_ms", a.scheduled_at_ms);
   SetTime(j, "ended_at_ms", a.ended_at_ms);
   return j;
@@ -47,7 +50,8 @@ nlohmann::json JobToJson(const JobRecord& job, bool with_spec) {
   j["resources"] = {{"workers", job.resources.workers},
                     {"slots_per_worker", job.resources.slots_per_worker},
                     {"selector", job.resources.selector},
-                    {"max_retries", job.resources.max_retries}};
+                    {"max_retries", job.resources.max_retries},
+                    {"gpus_per_worker", job.resources.gpus_per_worker}};
   j["attempts"] = json::array();
   for (const AttemptRecord& a : job.attempts) j["attempts"].push_back(AttemptToJson(a));
   j["checkpoints"] = json::array();
@@ -80,13 +84,18 @@ nlohmann::json EventToJson(const EventRecord& e) {
 nlohmann::json WorkerToJson(const WorkerStatus& w) {
   json devices = json::array();
   for (const DeviceInfo& d : w.info.devices) {
-    devices.push_back({{"type", d.type}, {"index", d.index}, {"name", d.name}});
+    devices.push_back({{"type", d.type},
+                       {"index", d.index},
+                       {"name", d.name},
+                       {"memory_bytes", d.memory_bytes},
+                       {"uuid", d.uuid}});
   }
   return {{"id", w.id},
           {"name", w.info.name},
           {"hostname", w.info.hostname},
           {"slots", w.info.slots},
           {"used_slots", w.used_slots},
+          {"used_gpus", w.used_gpus},
           {"labels", w.info.labels},
           {"devices", devices},
           {"advertise_address", w.info.advertise_address},

@@ -48,8 +48,10 @@ absl::Status ClusterState::AddQueued(const QueuedJob& job) {
   rec->queued_at_ms = job.queued_at_ms;
   rec->workers = job.resources.workers;
   rec->slots = job.resources.slots_per_worker;
+  rec->gpus = job.resources.gpus_per_worker;
   rec->selector = pool_.InternSelector(job.resources.selector);
   rec->hash = SeededHash(seed_, job.id);
+  rec->share = ShareOf(rec->total_slots(), rec->total_gpus());
   queue_.Add(std::move(rec));
   return absl::OkStatus();
 }
@@ -62,16 +64,19 @@ absl::Status ClusterState::AddRunning(const RunningJob& job, bool take_slots) {
   rec->priority = job.priority;
   rec->started_at_ms = job.started_at_ms;
   rec->slots = job.resources.slots_per_worker;
+  rec->gpus = job.resources.gpus_per_worker;
   for (const std::string& worker : job.worker_ids) rec->worker_index.push_back(pool_.Find(worker));
+  rec->share = ShareOf(rec->total_slots(), rec->total_gpus());
   rec->groups = GroupsOf(pool_, rec->worker_index);
   rec->preempting = job.preempting;
   rec->hash = SeededHash(seed_, job.id);
   for (int worker : rec->worker_index) {
     if (worker < 0) continue;
-    if (take_slots) pool_.AddFree(worker, -rec->slots);
-    if (rec->preempting) pool_.AddPending(worker, rec->slots);
+    if (take_slots) pool_.AddFree(worker, -rec->slots, -rec->gpus);
+    if (rec->preempting) pool_.AddPending(worker, rec->slots, rec->gpus);
   }
-  rec->user->slots_in_use += rec->total_slots();
+  rec->user->share_in_use += rec->share;
+  rec->user->gpus_in_use += rec->total_gpus();
   ++rec->user->running;
   running_.Add(std::move(rec));
   return absl::OkStatus();
@@ -83,10 +88,11 @@ absl::Status ClusterState::RemoveJob(const std::string& id) {
   if (job == nullptr) return absl::NotFoundError(absl::StrCat("job ", id, " is not known"));
   for (int worker : job->worker_index) {
     if (worker < 0) continue;
-    pool_.AddFree(worker, job->slots);
-    if (job->preempting) pool_.AddPending(worker, -job->slots);
+    pool_.AddFree(worker, job->slots, job->gpus);
+    if (job->preempting) pool_.AddPending(worker, -job->slots, -job->gpus);
   }
-  job->user->slots_in_use -= job->total_slots();
+  job->user->share_in_use -= job->share;
+  job->user->gpus_in_use -= job->total_gpus();
   --job->user->running;
   return absl::OkStatus();
 }
@@ -105,11 +111,14 @@ void ClusterState::Start(const QueuedRec& job, const std::vector<int>& workers, 
   rec->priority = job.priority;
   rec->started_at_ms = now_ms;
   rec->slots = job.slots;
+  rec->gpus = job.gpus;
+  rec->share = job.share;
   rec->worker_index = workers;
   rec->groups = GroupsOf(pool_, workers);
   rec->hash = job.hash;
-  for (int worker : workers) pool_.AddFree(worker, -job.slots);
-  rec->user->slots_in_use += rec->total_slots();
+  for (int worker : workers) pool_.AddFree(worker, -job.slots, -job.gpus);
+  rec->user->share_in_use += rec->share;
+  rec->user->gpus_in_use += rec->total_gpus();
   ++rec->user->running;
   running_.Add(std::move(rec));
   started_.push_back(job.id);
@@ -118,7 +127,7 @@ void ClusterState::Start(const QueuedRec& job, const std::vector<int>& workers, 
 void ClusterState::Preempt(RunningRec* victim) {
   running_.MarkPreempting(victim);
   for (int worker : victim->worker_index) {
-    if (worker >= 0) pool_.AddPending(worker, victim->slots);
+    if (worker >= 0) pool_.AddPending(worker, victim->slots, victim->gpus);
   }
 }
 

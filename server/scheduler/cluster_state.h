@@ -1,7 +1,7 @@
 // ClusterState: everything one scheduling pass reads and changes — workers (WorkerPool), users
 // (UserTable), queued jobs (JobQueue) and running jobs (RunningSet) — kept consistent with each
-// other: starting a job takes its slots from its workers and adds to its user's usage; removing
-// a running job gives them back; preempting one moves its slots to pending.
+// other: starting a job takes its slots and GPUs from its workers and adds to its user's usage;
+// removing a running job gives them back; preempting one moves its slots and GPUs to pending.
 //
 // Built from a ClusterSnapshot (the stateless Scheduler) or kept current event by event
 // (IncrementalScheduler). Thread-compatible.
@@ -22,7 +22,9 @@ namespace lmtrain::scheduler::internal {
 
 class ClusterState {
  public:
-  explicit ClusterState(uint64_t seed) : seed_(seed), pool_(seed) {}
+  // gpu_share_weight: SchedulerOptions::gpu_share_weight (a job's fair-share cost).
+  ClusterState(uint64_t seed, double gpu_share_weight)
+      : seed_(seed), gpu_share_weight_(gpu_share_weight), pool_(seed) {}
   ClusterState(const ClusterState&) = delete;
   ClusterState& operator=(const ClusterState&) = delete;
 
@@ -62,7 +64,12 @@ class ClusterState {
   absl::Status CheckUnknown(const std::string& job_id) const;
   void Preempt(RunningRec* victim);
 
+  double ShareOf(int64_t slots, int64_t gpus) const {
+    return static_cast<double>(slots) + gpu_share_weight_ * static_cast<double>(gpus);
+  }
+
   const uint64_t seed_;
+  const double gpu_share_weight_;
   WorkerPool pool_;
   UserTable users_;
   JobQueue queue_;

@@ -20,11 +20,31 @@ std::string With(const std::string& selector_text) {
 std::string WhyNeverFits(const WorkerPool& pool, const QueuedRec& job) {
   std::string invalid = InvalidRequest(job);
   if (!invalid.empty()) return invalid;
-  const int big_enough = pool.CountTotalAtLeast(job.selector, job.slots);
+  const int big_enough = pool.CountTotalAtLeast(job.selector, job.slots, job.gpus);
   if (big_enough >= job.workers) return "";
   const int largest = pool.LargestTotal(job.selector);
   const std::string& selector = pool.SelectorText(job.selector);
-  return largest < 0 ? NoMatchingWorker(selector) : NeverFits(job, selector, largest, big_enough);
+  if (largest < 0) return NoMatchingWorker(selector);
+  // Enough workers with the slots: what is missing is GPUs.
+  if (job.gpus > 0 && pool.CountTotalAtLeast(job.selector, job.slots, 0) >= job.workers) {
+    return NeverFitsGpus(job, selector, pool.LargestTotalGpus(job.selector, job.slots),
+                         big_enough);
+  }
+  return NeverFits(job, selector, largest, big_enough);
+}
+
+std::string NeverFitsGpus(const QueuedRec& job, const std::string& selector_text,
+                          int largest_gpus, int big_enough) {
+  if (job.workers == 1) {
+    return absl::StrCat("needs ", Count(job.gpus, "GPU", "GPUs"), " on one worker; the largest",
+                        " worker", With(selector_text), " has ", std::max(largest_gpus, 0));
+  }
+  const std::string have =
+      big_enough == 0 ? absl::StrCat("no worker", With(selector_text), " has")
+                      : absl::StrCat("only ", Count(big_enough, "worker", "workers"),
+                                     With(selector_text), big_enough == 1 ? " has" : " have");
+  return absl::StrCat("needs ", job.workers, " workers with ", Count(job.gpus, "GPU", "GPUs"),
+                      " each; ", have, " that many");
 }
 
 std::string InvalidRequest(const QueuedRec& job) {
@@ -33,6 +53,10 @@ std::string InvalidRequest(const QueuedRec& job) {
   }
   if (job.slots < 1) {
     return absl::StrCat("invalid resource request: slots_per_worker must be >= 1 (got ", job.slots,
+                        ")");
+  }
+  if (job.gpus < 0) {
+    return absl::StrCat("invalid resource request: gpus_per_worker must be >= 0 (got ", job.gpus,
                         ")");
   }
   return "";
@@ -59,6 +83,26 @@ std::string NeverFits(const QueuedRec& job, const std::string& selector_text, in
 
 std::string AtRunningLimit(const std::string& user, int max_running_jobs) {
   return absl::StrCat("user ", user, " is at max_running_jobs (", max_running_jobs, ")");
+}
+
+std::string OverGpuLimit(const std::string& user, int max_gpus, int64_t in_use, int64_t needs) {
+  return absl::StrCat("user ", user, " holds ", in_use, in_use == 1 ? " GPU" : " GPUs",
+                      " of max_gpus ", max_gpus, "; the job needs ", needs);
+}
+
+std::string NoGpuRoom(const QueuedRec& job, const std::string& selector_text, int most_free,
+                      const std::string& most_free_worker, int fitting) {
+  if (job.workers == 1) {
+    std::string most = absl::StrCat("; the most free on any worker", With(selector_text), " is ",
+                                    std::max(most_free, 0));
+    if (!most_free_worker.empty()) absl::StrAppend(&most, " (", most_free_worker, ")");
+    return absl::StrCat("needs ", Count(job.gpus, "GPU", "GPUs"), " on one worker", most);
+  }
+  const std::string with = selector_text.empty() ? " with " : " and ";
+  return absl::StrCat("needs ", job.workers, " workers", With(selector_text), with,
+                      Count(job.gpus, "free GPU", "free GPUs"), " each; ",
+                      fitting == 0 ? "none has" : Count(fitting, "worker has", "workers have"),
+                      " that now");
 }
 
 std::string NoRoom(const QueuedRec& job, const std::string& selector_text, int largest_free,

@@ -23,7 +23,7 @@ FairShareOrder::Entry FairShareOrder::MakeEntry(UserFifo::const_iterator begin,
   Entry entry;
   entry.head = *begin;
   const UserRec& user = *entry.head->user;
-  entry.share = (static_cast<double>(user.slots_in_use) + user.claim) / users_.WeightOf(user);
+  entry.share = (user.share_in_use + user.claim) / users_.WeightOf(user);
   entry.next = begin;
   entry.end = end;
   return entry;

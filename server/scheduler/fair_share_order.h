@@ -1,6 +1,6 @@
 // FairShareOrder: the order in which one priority level's queued jobs are considered. The next
-// job always comes from the user with the lowest (slots in use + slots claimed this pass) /
-// weight; ties go to the user whose head job has the lower seeded hash (then id). A user's own
+// job always comes from the user with the lowest (share in use + share claimed this pass) /
+// weight, a job's share being its slots plus SchedulerOptions::gpu_share_weight per GPU; ties go to the user whose head job has the lower seeded hash (then id). A user's own
 // jobs come out FIFO. The caller charges each considered job to its user (ClusterState::Start
 // or UserTable::Claim) before asking for the next, so users interleave in proportion to their
 // weights: with weights 1:3 and equal jobs, three of the second user's jobs per one of the first.
@@ -33,7 +33,7 @@ class FairShareOrder {
 
  private:
   struct Entry {
-    double share = 0;  // (slots in use + claim) / weight, when pushed.
+    double share = 0;  // (share in use + claim) / weight, when pushed.
     const QueuedRec* head = nullptr;
     UserFifo::const_iterator next;
     UserFifo::const_iterator end;

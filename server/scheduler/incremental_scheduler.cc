@@ -25,12 +25,12 @@ std::string WhyParked(internal::WorkerPool& pool, const QueuedJob& job) {
 }  // namespace
 
 IncrementalScheduler::IncrementalScheduler(const SchedulerOptions& options)
-    : options_(options), state_(std::make_unique<internal::ClusterState>(options.seed)) {}
+    : options_(options), state_(std::make_unique<internal::ClusterState>(options.seed, options.gpu_share_weight)) {}
 
 IncrementalScheduler::~IncrementalScheduler() = default;
 
 void IncrementalScheduler::Reset(const ClusterSnapshot& snapshot) {
-  state_ = std::make_unique<internal::ClusterState>(options_.seed);
+  state_ = std::make_unique<internal::ClusterState>(options_.seed, options_.gpu_share_weight);
   parked_.clear();
   parked_news_.clear();
   ClusterSnapshot without_queue = snapshot;

@@ -27,9 +27,12 @@ struct QueuedRec {
   int64_t queued_at_ms = 0;
   int workers = 1;
   int slots = 1;     // Per worker.
+  int gpus = 0;      // Per worker.
   int selector = 0;  // WorkerPool selector id.
   uint64_t hash = 0;
+  double share = 0;  // Fair-share cost: total slots + gpu_share_weight * total GPUs.
   int64_t total_slots() const { return int64_t{workers} * slots; }
+  int64_t total_gpus() const { return int64_t{workers} * gpus; }
 };
 
 struct FifoLess {

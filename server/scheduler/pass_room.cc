@@ -32,8 +32,16 @@ bool PassRoom::AnyUnreservedPending() const {
   return false;
 }
 
-int PassRoom::CountFree(int selector, int slots) const {
-  int count = pool_.CountFreeAtLeast(selector, slots);
+int PassRoom::CountFree(int selector, int slots, int gpus) const {
+  if (gpus > 0) {  // The pool's count minus the (few) reserved workers that would count.
+    int count = pool_.CountFreeAtLeast(selector, slots, gpus);
+    for (int worker : reserved_) {
+      const WorkerRec& rec = pool_.worker(worker);
+      count -= pool_.Matches(selector, worker) && rec.free >= slots && rec.free_gpus >= gpus;
+    }
+    return count;
+  }
+  int count = pool_.CountFreeAtLeast(selector, slots, 0);
   const int stride = pool_.max_total() + 1;
   if (reserved_.empty()) return count;
   for (int group : pool_.selector_groups(selector)) {
@@ -45,10 +53,11 @@ int PassRoom::CountFree(int selector, int slots) const {
   return count;
 }
 
-bool PassRoom::PickFree(int selector, int slots, int count, std::vector<int>* out) const {
-  if (CountFree(selector, slots) < count) return false;
+bool PassRoom::PickFree(int selector, int slots, int gpus, int count,
+                        std::vector<int>* out) const {
+  if (CountFree(selector, slots, gpus) < count) return false;
   int taken = 0;
-  pool_.VisitBestFit(selector, slots, [&](int worker) {
+  pool_.VisitBestFit(selector, slots, gpus, [&](int worker) {
     if (reserved(worker)) return true;
     out->push_back(worker);
     return ++taken < count;
@@ -56,7 +65,7 @@ bool PassRoom::PickFree(int selector, int slots, int count, std::vector<int>* ou
   return true;
 }
 
-std::vector<int> PassRoom::PendingFits(int selector, int slots, int limit) const {
+std::vector<int> PassRoom::PendingFits(int selector, int slots, int gpus, int limit) const {
   std::vector<int> fits;
   if (limit <= 0) return fits;
   // Most pending workers are reserved by the jobs waiting for them: skip the walk when all are.
@@ -65,16 +74,17 @@ std::vector<int> PassRoom::PendingFits(int selector, int slots, int limit) const
     any = any || pool_.group_pending_workers(group) > reserved_pending_[group];
   }
   if (!any) return fits;
-  pool_.VisitPendingFits(selector, slots, [&](int worker) {
+  pool_.VisitPendingFits(selector, slots, gpus, [&](int worker) {
     if (!reserved(worker)) fits.push_back(worker);
     return static_cast<int>(fits.size()) < limit;
   });
   return fits;
 }
 
-bool PassRoom::PickClosest(int selector, int slots, int count, std::vector<int>* out) const {
+bool PassRoom::PickClosest(int selector, int slots, int gpus, int count,
+                           std::vector<int>* out) const {
   std::vector<int> picked;
-  pool_.VisitMostFree(selector, slots, [&](int worker) {
+  pool_.VisitMostFree(selector, slots, gpus, [&](int worker) {
     if (!reserved(worker)) picked.push_back(worker);
     return static_cast<int>(picked.size()) < count;
   });

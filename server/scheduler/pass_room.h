@@ -31,17 +31,18 @@ class PassRoom {
 
   // Whether some unreserved worker has pending slots.
   bool AnyUnreservedPending() const;
-  // Unreserved workers matching `selector` with free >= slots.
-  int CountFree(int selector, int slots) const;
-  // The `count` best-fit unreserved matching workers with free >= slots (appended to *out), or
-  // false (and *out unchanged) when there are fewer.
-  bool PickFree(int selector, int slots, int count, std::vector<int>* out) const;
-  // Up to `limit` unreserved matching workers that reach `slots` only with their pending slots
-  // (free < slots <= free + pending), in WorkerPool::VisitPendingFits order.
-  std::vector<int> PendingFits(int selector, int slots, int limit) const;
-  // Up to `count` unreserved matching workers with total >= slots, most free first: the workers
-  // a blocked job is closest to fitting on. False (and *out unchanged) when fewer exist.
-  bool PickClosest(int selector, int slots, int count, std::vector<int>* out) const;
+  // Unreserved workers matching `selector` with free >= slots and free_gpus >= gpus.
+  int CountFree(int selector, int slots, int gpus) const;
+  // The `count` best-fit unreserved matching workers with free >= slots and free_gpus >= gpus
+  // (appended to *out), or false (and *out unchanged) when there are fewer.
+  bool PickFree(int selector, int slots, int gpus, int count, std::vector<int>* out) const;
+  // Up to `limit` unreserved matching workers that reach `slots` and `gpus` only with their
+  // pending ones, in WorkerPool::VisitPendingFits order.
+  std::vector<int> PendingFits(int selector, int slots, int gpus, int limit) const;
+  // Up to `count` unreserved matching workers with total >= slots and at least `gpus` GPUs, most
+  // free first: the workers a blocked job is closest to fitting on. False (and *out unchanged)
+  // when fewer exist.
+  bool PickClosest(int selector, int slots, int gpus, int count, std::vector<int>* out) const;
 
  private:
   const WorkerPool& pool_;

@@ -9,7 +9,7 @@ namespace lmtrain::scheduler {
 namespace internal {
 
 Decision PolicyScheduler::Schedule(const ClusterSnapshot& snapshot) const {
-  ClusterState state(options_.seed);
+  ClusterState state(options_.seed, options_.gpu_share_weight);
   state.Load(snapshot);
   return RunSchedulingPass(&state, options_, snapshot.now_ms, options_.max_jobs_examined);
 }

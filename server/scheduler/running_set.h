@@ -23,11 +23,14 @@ struct RunningRec {
   int priority = 0;
   int64_t started_at_ms = 0;
   int slots = 1;                  // Per worker.
+  int gpus = 0;                   // Per worker.
+  double share = 0;               // Fair-share cost (QueuedRec::share).
   std::vector<int> worker_index;  // WorkerPool indexes, one per gang member; -1: unknown worker.
   std::vector<int> groups;        // Distinct WorkerPool groups of those workers when added.
   bool preempting = false;
   uint64_t hash = 0;
   int64_t total_slots() const { return int64_t(worker_index.size()) * slots; }
+  int64_t total_gpus() const { return int64_t(worker_index.size()) * gpus; }
 };
 
 struct VictimLess {

@@ -6,9 +6,12 @@
 // Policies (each pinned by tests/scheduler):
 // - Priority: a higher-priority queued job is considered before any lower one.
 // - Fair share: within one priority, the next job comes from the user with the lowest
-//   (slots in use / weight); a user's own jobs are FIFO (by queued_seq).
+//   (share in use / weight), where a job's share is its slots plus gpu_share_weight per GPU; a
+//   user's own jobs are FIFO (by queued_seq).
 // - Resources: a job needs `workers` distinct workers that each have `slots_per_worker` free
-//   slots and carry every label of `selector`.
+//   slots and `gpus_per_worker` free GPUs and carry every label of `selector`. GPUs are counted
+//   like slots everywhere (placement, gangs, backfill, victim search); jobs without GPUs go to
+//   workers without GPUs first, so that GPU workers stay free for GPU jobs.
 // - Gang: all of a job's workers are placed in the same decision or none is (no partial holds).
 // - Backfill without starvation: when the first job in order cannot be placed, it reserves the
 //   workers it would use once they drain; later (smaller) jobs may only use slots that do not
@@ -17,7 +20,8 @@
 //   priority (lowest priority first, then most recently started; never jobs already being
 //   preempted, never jobs that started less than min_runtime_before_preemption_ms ago) when
 //   that frees enough room; it then waits for the victims to checkpoint and exit.
-// - Limits: a user never has more than max_running_jobs running (0 = no limit).
+// - Limits: a user never has more than max_running_jobs running, nor running jobs holding more
+//   than max_gpus GPUs together (0 = no limit).
 // - Determinism: the same snapshot and seed give the same decision (ties broken by a seeded
 //   hash of the job id, never by container order or addresses).
 // docs/scheduler.md walks through the policies and the explanations in Decision.waiting.
@@ -47,6 +51,7 @@ namespace lmtrain::scheduler {
 struct ResourceRequest {
   int workers = 1;                              // >= 1 distinct workers (gang size)
   int slots_per_worker = 1;                     // >= 1 slots on each of them
+  int gpus_per_worker = 0;                      // >= 0 GPUs on each of them
   std::map<std::string, std::string> selector;  // Worker labels that must match exactly.
 };
 
@@ -56,6 +61,8 @@ struct WorkerSnapshot {
   // Slots not held by running (or just scheduled) jobs. Workers that are draining or whose
   // lease is in doubt are left out of the snapshot instead.
   int free_slots = 0;
+  int total_gpus = 0;
+  int free_gpus = 0;  // GPUs not held by running (or just scheduled) jobs.
   std::map<std::string, std::string> labels;
 };
 
@@ -81,6 +88,7 @@ struct RunningJob {
 struct UserPolicy {
   double weight = 1.0;       // > 0: share of slots relative to other users.
   int max_running_jobs = 0;  // 0: no limit.
+  int max_gpus = 0;          // GPUs held by the user's running jobs together; 0: no limit.
   // Admission quota on unfinished jobs, enforced at submit by JobManager (the scheduler
   // ignores it). 0: no limit.
   int max_queued_jobs = 0;
@@ -111,6 +119,7 @@ struct Decision {
   std::vector<Preemption> preemptions;
   // Every queued job not placed -> why it waits, in words a user understands:
   // "needs 2 slots on one worker; largest free block is 1", "behind 3 jobs of priority 80",
+  // "needs 2 GPUs on one worker; the most free on any worker is 1 (w3)",
   // "user alice is at max_running_jobs (2)", "no worker matches selector gpu=h100",
   // "waiting for 2 preempted jobs to checkpoint". When SchedulerOptions::max_jobs_examined
   // bounds the pass, only the jobs it examined have an entry (see there).
@@ -119,6 +128,9 @@ struct Decision {
 
 struct SchedulerOptions {
   uint64_t seed = 0;  // Tie-breaks.
+  // Fair share: a running (or claimed) GPU weighs as much as this many slots, on top of the
+  // slot its process runs in. >= 0.
+  double gpu_share_weight = 4.0;
   bool backfill = true;
   bool preemption = true;
   int64_t min_runtime_before_preemption_ms = 0;

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <optional>
 #include <string>
+#include <tuple>
 #include <utility>
 #include <vector>
 
@@ -91,6 +92,11 @@ class Pass {
   void Examine(const QueuedRec& job) {
     ++examined_;
     if (!CheckFeasible(job)) return;
+    if (state_.users().OverGpuLimit(*job.user, job.total_gpus())) {
+      Explain(job, OverGpuLimit(job.user->name, state_.users().PolicyOf(*job.user).max_gpus,
+                                job.user->gpus_in_use, job.total_gpus()));
+      return;
+    }
     if (!options_.backfill && waiting_ahead_ > 0) {
       Explain(job, BehindText());
       NoteWaiting(job);
@@ -98,8 +104,9 @@ class Pass {
     }
     if (TryPlace(job)) return;
     // Enough to complete the job with the free workers; fewer means it must preempt.
-    const std::vector<int> pending_fits = room_.PendingFits(
-        job.selector, job.slots, job.workers - room_.CountFree(job.selector, job.slots));
+    const std::vector<int> pending_fits =
+        room_.PendingFits(job.selector, job.slots, job.gpus,
+                          job.workers - room_.CountFree(job.selector, job.slots, job.gpus));
     if (TryWaitForPending(job, pending_fits)) return;
     if (TryPreempt(job, pending_fits)) return;
     Block(job);
@@ -115,7 +122,7 @@ class Pass {
 
   bool TryPlace(const QueuedRec& job) {
     std::vector<int> workers;
-    if (!room_.PickFree(job.selector, job.slots, job.workers, &workers)) return false;
+    if (!room_.PickFree(job.selector, job.slots, job.gpus, job.workers, &workers)) return false;
     state_.Start(job, workers, now_ms_);
     Placement& placement = decision_.placements.emplace_back();
     placement.job_id = job.id;
@@ -126,25 +133,26 @@ class Pass {
   // Fits once jobs already preempting exit: waits for them and triggers no new preemption.
   bool TryWaitForPending(const QueuedRec& job, const std::vector<int>& pending_fits) {
     if (pending_fits.empty()) return false;
-    const int fits = room_.CountFree(job.selector, job.slots) + int(pending_fits.size());
+    const int fits = room_.CountFree(job.selector, job.slots, job.gpus) + int(pending_fits.size());
     if (fits < job.workers) return false;
     std::vector<int> workers(
         pending_fits.begin(),
         pending_fits.begin() + std::min<size_t>(job.workers, pending_fits.size()));
     const int missing = job.workers - static_cast<int>(workers.size());
-    if (missing > 0) room_.PickFree(job.selector, job.slots, missing, &workers);
+    if (missing > 0) room_.PickFree(job.selector, job.slots, job.gpus, missing, &workers);
     for (int worker : workers) room_.Reserve(worker);
-    Explain(job, WaitingForPreempted(AwaitedOn(workers, job.slots)));
+    Explain(job, WaitingForPreempted(AwaitedOn(workers, job)));
     NoteWaiting(job);
     return true;
   }
 
-  // The preempting jobs on those of `workers` that lack `slots` free until they exit: what a
-  // job placed there waits for.
-  int AwaitedOn(const std::vector<int>& workers, int slots) const {
+  // The preempting jobs on those of `workers` that lack the job's slots or GPUs until they
+  // exit: what a job placed there waits for.
+  int AwaitedOn(const std::vector<int>& workers, const QueuedRec& job) const {
     std::vector<const RunningRec*> awaited;
     for (int worker : workers) {
-      if (pool_.worker(worker).free >= slots) continue;
+      const WorkerRec& rec = pool_.worker(worker);
+      if (rec.free >= job.slots && rec.free_gpus >= job.gpus) continue;
       for (const RunningRec* running : state_.running().PreemptingOn(worker)) {
         awaited.push_back(running);
       }
@@ -159,14 +167,15 @@ class Pass {
     if (candidates.empty() || (*candidates.begin())->priority >= job.priority) return false;
     // Room only shrinks during a pass and candidates only go: a shape that found no victims
     // finds none for a job as large or larger (of no higher priority, as order guarantees).
-    auto failed = preempt_failed_.find({job.selector, job.slots});
+    auto failed = preempt_failed_.find({job.selector, job.slots, job.gpus});
     if (failed != preempt_failed_.end() && job.workers >= failed->second) return false;
     std::optional<VictimChoice> choice = ChooseVictims(
         pool_, room_, state_.running(), job, now_ms_, options_.min_runtime_before_preemption_ms,
         pending_fits, limit_ > 0 ? &victim_scan_budget_ : nullptr);
     if (!choice) {
       int& min_failed =
-          preempt_failed_.try_emplace({job.selector, job.slots}, job.workers).first->second;
+          preempt_failed_.try_emplace({job.selector, job.slots, job.gpus}, job.workers)
+              .first->second;
       min_failed = std::min(min_failed, job.workers);
       return false;
     }
@@ -181,7 +190,7 @@ class Pass {
     }
     for (int worker : choice->workers) room_.Reserve(worker);
     // The new victims and any job already preempting on the workers it will use.
-    Explain(job, WaitingForPreempted(AwaitedOn(choice->workers, job.slots)));
+    Explain(job, WaitingForPreempted(AwaitedOn(choice->workers, job)));
     NoteWaiting(job);
     return true;
   }
@@ -190,19 +199,31 @@ class Pass {
     std::string suffix;
     if (reservations_ < options_.max_reservations) {
       std::vector<int> workers;
-      if (room_.PickClosest(job.selector, job.slots, job.workers, &workers)) {
+      if (room_.PickClosest(job.selector, job.slots, job.gpus, job.workers, &workers)) {
         for (int worker : workers) room_.Reserve(worker);
         ++reservations_;
         suffix = ReservedSuffix(job.workers);
       }
     }
-    const int fitting = pool_.CountFreeAtLeast(job.selector, job.slots);
-    std::string text = fitting >= job.workers && waiting_ahead_ > 0
-                           ? BehindText()
-                           : NoRoom(job, pool_.SelectorText(job.selector),
-                                    pool_.LargestFree(job.selector), fitting);
+    const int fitting = pool_.CountFreeAtLeast(job.selector, job.slots, job.gpus);
+    std::string text = fitting >= job.workers && waiting_ahead_ > 0 ? BehindText() : NoRoomText(job);
     Explain(job, text + suffix);
     NoteWaiting(job);
+  }
+
+  // What is short: GPUs when too few workers have the job's GPUs free, else slots.
+  std::string NoRoomText(const QueuedRec& job) const {
+    const std::string& selector = pool_.SelectorText(job.selector);
+    if (job.gpus > 0) {
+      const int gpus_fitting = pool_.CountFreeAtLeast(job.selector, 0, job.gpus);
+      if (gpus_fitting < job.workers) {
+        const int most = pool_.MostFreeGpus(job.selector);
+        return NoGpuRoom(job, selector, most < 0 ? 0 : pool_.worker(most).free_gpus,
+                         most < 0 ? "" : pool_.worker(most).id, gpus_fitting);
+      }
+    }
+    return NoRoom(job, selector, pool_.LargestFree(job.selector),
+                  pool_.CountFreeAtLeast(job.selector, job.slots, job.gpus));
   }
 
   std::string BehindText() const {
@@ -214,7 +235,7 @@ class Pass {
   void NoteWaiting(const QueuedRec& job) {
     if (waiting_ahead_++ == 0) ahead_max_priority_ = job.priority;
     ahead_min_priority_ = job.priority;  // Order is by priority, highest first.
-    state_.users().Claim(*job.user, static_cast<double>(job.total_slots()));
+    state_.users().Claim(*job.user, job.share);
   }
 
   void Explain(const QueuedRec& job, std::string text) {
@@ -236,7 +257,8 @@ class Pass {
   bool stopped_ = false;
   // Bounded passes: preemption candidates looked at, in all victim searches together.
   int victim_scan_budget_ = kVictimScansPerExaminedJob * limit_;
-  absl::flat_hash_map<std::pair<int, int>, int> preempt_failed_;  // (selector, slots) -> workers
+  // (selector, slots, gpus) -> the fewest workers no victims were found for.
+  absl::flat_hash_map<std::tuple<int, int, int>, int> preempt_failed_;
 };
 
 }  // namespace

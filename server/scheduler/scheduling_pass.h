@@ -3,6 +3,7 @@
 //
 //   never fits / invalid  -> explained, skipped (no reservation, no claim)
 //   user at its limit     -> the user's remaining jobs at this level explained, skipped
+//   over the user's GPUs  -> explained, skipped (smaller jobs of the user may still start)
 //   fits unreserved room  -> started on its best-fit workers (ClusterState::Start)
 //   fits once jobs already preempting exit -> those workers reserved; it waits for them
 //   fits once lower-priority victims exit  -> victims preempted, workers reserved; it waits

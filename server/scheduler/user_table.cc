@@ -18,9 +18,14 @@ bool UserTable::AtRunningLimit(const UserRec& user) const {
   return limit > 0 && user.running >= limit;
 }
 
-void UserTable::Claim(UserRec& user, double slots) {
+bool UserTable::OverGpuLimit(const UserRec& user, int64_t gpus) const {
+  const int limit = PolicyOf(user).max_gpus;
+  return limit > 0 && gpus > 0 && user.gpus_in_use + gpus > limit;
+}
+
+void UserTable::Claim(UserRec& user, double share) {
   if (user.claim == 0) claimed_.push_back(&user);
-  user.claim += slots;
+  user.claim += share;
 }
 
 void UserTable::EndPass() {

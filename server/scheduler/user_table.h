@@ -1,6 +1,6 @@
-// UserTable: per-user scheduling state — policy (weight, max_running_jobs), slots in use and
-// running jobs (both counting jobs that are being preempted until they exit) — plus the slots a
-// user has claimed during the current pass (see FairShareOrder).
+// UserTable: per-user scheduling state — policy (weight, max_running_jobs, max_gpus), fair-share
+// use, GPUs in use and running jobs (all counting jobs that are being preempted until they exit)
+// — plus the share a user has claimed during the current pass (see FairShareOrder).
 //
 // Thread-compatible. UserRec addresses are stable for the table's lifetime.
 #pragma once
@@ -18,9 +18,10 @@ namespace lmtrain::scheduler::internal {
 struct UserRec {
   std::string name;
   std::optional<UserPolicy> policy;  // Unset: the table's default.
-  int64_t slots_in_use = 0;          // Sum of workers * slots_per_worker over running jobs.
+  double share_in_use = 0;           // Sum of the running jobs' share (QueuedRec::share).
+  int64_t gpus_in_use = 0;           // Sum of workers * gpus_per_worker over running jobs.
   int running = 0;                   // Running jobs, preempting ones included.
-  double claim = 0;                  // Slots of jobs considered this pass but not started.
+  double claim = 0;                  // Share of jobs considered this pass but not started.
 };
 
 class UserTable {
@@ -41,9 +42,11 @@ class UserTable {
   // user goes last).
   double WeightOf(const UserRec& user) const;
   bool AtRunningLimit(const UserRec& user) const;
+  // True when `gpus` more would take the user past its max_gpus.
+  bool OverGpuLimit(const UserRec& user, int64_t gpus) const;
 
   // Records a claim for the current pass; EndPass() clears all of them.
-  void Claim(UserRec& user, double slots);
+  void Claim(UserRec& user, double share);
   void EndPass();
 
  private:

@@ -7,8 +7,8 @@
 namespace lmtrain::scheduler::internal {
 namespace {
 
-// Tracks, for the workers the candidate victims touch, the slots they would have once the
-// victims exit, and how many usable workers would then reach the job's size.
+// Tracks, for the workers the candidate victims touch, the slots and GPUs they would have once
+// the victims exit, and how many usable workers would then reach the job's size.
 class RoomLedger {
  public:
   RoomLedger(const WorkerPool& pool, const PassRoom& room, const QueuedRec& job, int ok)
@@ -21,7 +21,9 @@ class RoomLedger {
       if (!Usable(worker)) continue;
       touched = true;
       const bool before = Fits(worker);
-      added_[worker] += sign * victim.slots;
+      Added& added = added_[worker];
+      added.slots += sign * victim.slots;
+      added.gpus += sign * victim.gpus;
       const bool after = Fits(worker);
       ok_ += static_cast<int>(after) - static_cast<int>(before);
     }
@@ -33,7 +35,7 @@ class RoomLedger {
   std::vector<int> Crossing() const {
     std::vector<int> workers;
     for (const auto& [worker, added] : added_) {
-      if (Base(worker) < job_.slots && Fits(worker)) workers.push_back(worker);
+      if (!FitsWith(worker, Added{}) && Fits(worker)) workers.push_back(worker);
     }
     const WorkerKeyLess less;
     std::sort(workers.begin(), workers.end(),
@@ -42,21 +44,31 @@ class RoomLedger {
   }
 
  private:
+  struct Added {
+    int slots = 0;
+    int gpus = 0;
+  };
+
   bool Usable(int worker) const {
     return worker >= 0 && !room_.reserved(worker) && pool_.Matches(job_.selector, worker) &&
-           pool_.worker(worker).total >= job_.slots;
+           pool_.worker(worker).total >= job_.slots && pool_.worker(worker).gpus >= job_.gpus;
   }
-  int Base(int worker) const { return pool_.worker(worker).free + pool_.worker(worker).pending; }
+  // Whether the worker fits the job once its pending and `added` slots and GPUs are free.
+  bool FitsWith(int worker, const Added& added) const {
+    const WorkerRec& w = pool_.worker(worker);
+    return w.free + w.pending + added.slots >= job_.slots &&
+           w.free_gpus + w.pending_gpus + added.gpus >= job_.gpus;
+  }
   bool Fits(int worker) const {
     auto it = added_.find(worker);
-    return Base(worker) + (it == added_.end() ? 0 : it->second) >= job_.slots;
+    return FitsWith(worker, it == added_.end() ? Added{} : it->second);
   }
 
   const WorkerPool& pool_;
   const PassRoom& room_;
   const QueuedRec& job_;
   int ok_;
-  absl::flat_hash_map<int, int> added_;
+  absl::flat_hash_map<int, Added> added_;
 };
 
 // The candidates on a set of worker groups, merged in victim order, below a priority and started
@@ -68,7 +80,9 @@ class CandidateCursor {
       : below_(job.priority), cutoff_ms_(cutoff_ms) {
     for (int group : pool.selector_groups(job.selector)) {
       const VictimSet& set = running.candidates_in(group);
-      if (pool.group_total(group) < job.slots || set.empty()) continue;
+      if (pool.group_total(group) < job.slots || pool.group_gpus(group) < job.gpus || set.empty()) {
+        continue;
+      }
       heads_.push_back({set.begin(), &set});
       Settle(heads_.back());
     }
@@ -139,7 +153,7 @@ std::optional<VictimChoice> ChooseVictims(const WorkerPool& pool, const PassRoom
                                           const RunningSet& running, const QueuedRec& job,
                                           int64_t now_ms, int64_t min_runtime_ms,
                                           const std::vector<int>& pending_fits, int* scan_budget) {
-  const int already = room.CountFree(job.selector, job.slots) + int(pending_fits.size());
+  const int already = room.CountFree(job.selector, job.slots, job.gpus) + int(pending_fits.size());
   RoomLedger ledger(pool, room, job, already);
   std::vector<const RunningRec*> chosen;
   if (!Gather(running, pool, job, now_ms - min_runtime_ms, scan_budget, &ledger, &chosen) ||
@@ -164,7 +178,7 @@ std::optional<VictimChoice> ChooseVictims(const WorkerPool& pool, const PassRoom
     if (static_cast<int>(choice.workers.size()) < job.workers) choice.workers.push_back(worker);
   }
   const int missing = job.workers - static_cast<int>(choice.workers.size());
-  if (missing > 0) room.PickFree(job.selector, job.slots, missing, &choice.workers);
+  if (missing > 0) room.PickFree(job.selector, job.slots, job.gpus, missing, &choice.workers);
   return choice;
 }
 

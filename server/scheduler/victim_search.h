@@ -3,9 +3,10 @@
 // Candidates are running jobs of strictly lower priority that are not already preempting and
 // have run for at least min_runtime_ms, taken lowest priority first, then most recently started
 // (RunningSet's victim order). Only candidates holding slots on a worker the job could use count
-// (an unreserved worker matching its selector with total >= slots_per_worker). Candidates are
-// added until `job.workers` such workers would each have slots_per_worker free once the victims
-// (and jobs already preempting there) exit; then every victim whose removal still leaves enough
+// (an unreserved worker matching its selector with total >= slots_per_worker and at least
+// gpus_per_worker GPUs). Candidates are added until `job.workers` such workers would each have
+// slots_per_worker slots and gpus_per_worker GPUs free once the victims (and jobs already
+// preempting there) exit; then every victim whose removal still leaves enough
 // room is dropped again, latest-added first. So victims are chosen only when they make the job
 // fit, and none is superfluous.
 #pragma once
@@ -28,7 +29,7 @@ struct VictimChoice {
   std::vector<int> workers;
 };
 
-// pending_fits: room.PendingFits(job.selector, job.slots, n), all of them (fewer than the job
+// pending_fits: room.PendingFits(job.selector, job.slots, job.gpus, n), all of them (fewer than the job
 // needs, or it would wait for them instead). Returns nullopt when even preempting
 // every candidate would not make room. scan_budget (may be null: unbounded) caps the candidates
 // looked at, across calls: each one looked at costs 1, and a search that runs out gives up

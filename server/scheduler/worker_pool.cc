@@ -45,7 +45,10 @@ int WorkerPool::Upsert(const WorkerSnapshot& snapshot) {
   worker.total = std::max(0, snapshot.total_slots);
   worker.free = std::clamp(snapshot.free_slots, 0, worker.total);
   worker.pending = std::min(worker.pending, worker.total - worker.free);
-  worker.group = GroupFor(snapshot.labels, worker.total);
+  worker.gpus = std::max(0, snapshot.total_gpus);
+  worker.free_gpus = std::clamp(snapshot.free_gpus, 0, worker.gpus);
+  worker.pending_gpus = std::min(worker.pending_gpus, worker.gpus - worker.free_gpus);
+  worker.group = GroupFor(snapshot.labels, worker.total, worker.gpus);
   Link(worker);
   return worker.index;
 }
@@ -78,67 +81,83 @@ void WorkerPool::IndexPending(const WorkerRec& worker) {
       worker.Key());
 }
 
-void WorkerPool::CountFree(const WorkerRec& worker, int sign) {
-  std::vector<int>& at_least = groups_[worker.group].free_at_least;
+void WorkerPool::IndexFree(const WorkerRec& worker, int sign) {
+  Group& group = groups_[worker.group];
+  std::vector<int>& at_least = group.free_at_least;
   for (int f = 0; f <= worker.free; ++f) at_least[f] += sign;
+  if (sign > 0) {
+    group.by_free[worker.free].insert(worker.Key());
+  } else {
+    group.by_free[worker.free].erase(worker.Key());
+  }
+  total_free_ += sign * worker.free;
+  if (group.gpus == 0) return;
+  group.by_free_both[worker.free * (group.gpus + 1) + worker.free_gpus] += sign;
+  if (sign > 0) {
+    group.by_free_gpus[worker.free_gpus].insert(worker.Key());
+  } else {
+    group.by_free_gpus[worker.free_gpus].erase(worker.Key());
+  }
 }
 
 void WorkerPool::Unlink(WorkerRec& worker) {
-  groups_[worker.group].by_free[worker.free].erase(worker.Key());
-  CountFree(worker, -1);
+  IndexFree(worker, -1);
   --groups_[worker.group].size;
   UnindexPending(worker);
-  total_free_ -= worker.free;
   --present_count_;
   worker.present = false;
 }
 
 void WorkerPool::Link(WorkerRec& worker) {
-  groups_[worker.group].by_free[worker.free].insert(worker.Key());
-  CountFree(worker, +1);
+  IndexFree(worker, +1);
   ++groups_[worker.group].size;
   IndexPending(worker);
-  total_free_ += worker.free;
   ++present_count_;
   worker.present = true;
 }
 
-void WorkerPool::AddFree(int index, int delta) {
+void WorkerPool::AddFree(int index, int delta, int gpu_delta) {
   WorkerRec& worker = workers_[index];
   const int free = std::clamp(worker.free + delta, 0, worker.total);
+  const int free_gpus = std::clamp(worker.free_gpus + gpu_delta, 0, worker.gpus);
   if (!worker.present) {
     worker.free = free;
+    worker.free_gpus = free_gpus;
     return;
   }
-  std::vector<WorkerSet>& by_free = groups_[worker.group].by_free;
-  by_free[worker.free].erase(worker.Key());
-  CountFree(worker, -1);
+  IndexFree(worker, -1);
   UnindexPending(worker);
-  total_free_ += free - worker.free;
   worker.free = free;
-  by_free[worker.free].insert(worker.Key());
-  CountFree(worker, +1);
+  worker.free_gpus = free_gpus;
+  IndexFree(worker, +1);
   IndexPending(worker);
 }
 
-void WorkerPool::AddPending(int index, int delta) {
+void WorkerPool::AddPending(int index, int delta, int gpu_delta) {
   WorkerRec& worker = workers_[index];
+  worker.pending_gpus = std::clamp(worker.pending_gpus + gpu_delta, 0, worker.gpus);
   if (worker.present) UnindexPending(worker);
   worker.pending = std::clamp(worker.pending + delta, 0, worker.total);
   if (worker.present) IndexPending(worker);
 }
 
-int WorkerPool::GroupFor(const std::map<std::string, std::string>& labels, int total) {
-  auto [it, inserted] =
-      group_index_.try_emplace({LabelKey(labels), total}, static_cast<int>(groups_.size()));
+int WorkerPool::GroupFor(const std::map<std::string, std::string>& labels, int total, int gpus) {
+  auto [it, inserted] = group_index_.try_emplace({LabelKey(labels), total, gpus},
+                                                 static_cast<int>(groups_.size()));
   if (!inserted) return it->second;
   Group& group = groups_.emplace_back();
   group.labels = labels;
   group.total = total;
+  group.gpus = gpus;
   group.by_free.resize(total + 1);
   group.free_at_least.resize(total + 1);
   group.by_reach.resize(total + 1);
+  if (gpus > 0) {
+    group.by_free_gpus.resize(gpus + 1);
+    group.by_free_both.assign(static_cast<size_t>(total + 1) * (gpus + 1), 0);
+  }
   max_total_ = std::max(max_total_, total);
+  max_gpus_ = std::max(max_gpus_, gpus);
   for (Selector& selector : selectors_) {
     const bool match = GroupMatches(group, selector);
     selector.matches.push_back(match);
@@ -175,12 +194,34 @@ bool WorkerPool::Matches(int selector, int index) const {
   return worker.present && selectors_[selector].matches[worker.group];
 }
 
-int WorkerPool::CountTotalAtLeast(int selector, int slots) const {
+int WorkerPool::CountTotalAtLeast(int selector, int slots, int gpus) const {
   int count = 0;
   for (int g : selectors_[selector].groups) {
-    if (groups_[g].total >= slots) count += groups_[g].size;
+    if (groups_[g].total >= slots && groups_[g].gpus >= gpus) count += groups_[g].size;
   }
   return count;
+}
+
+int WorkerPool::LargestTotalGpus(int selector, int slots) const {
+  int largest = -1;
+  for (int g : selectors_[selector].groups) {
+    if (groups_[g].size > 0 && groups_[g].total >= slots) largest = std::max(largest, groups_[g].gpus);
+  }
+  return largest;
+}
+
+int WorkerPool::MostFreeGpus(int selector) const {
+  for (int h = max_gpus_; h >= 0; --h) {
+    const WorkerKey* best = nullptr;
+    for (int g : selectors_[selector].groups) {
+      const Group& group = groups_[g];
+      if (h > group.gpus || group.gpus == 0 || group.by_free_gpus[h].empty()) continue;
+      const WorkerKey& first = *group.by_free_gpus[h].begin();
+      if (best == nullptr || WorkerKeyLess()(first, *best)) best = &first;
+    }
+    if (best != nullptr) return best->index;
+  }
+  return -1;
 }
 
 int WorkerPool::LargestTotal(int selector) const {
@@ -191,11 +232,19 @@ int WorkerPool::LargestTotal(int selector) const {
   return largest;
 }
 
-int WorkerPool::CountFreeAtLeast(int selector, int slots) const {
+int WorkerPool::CountFreeAtLeast(int selector, int slots, int gpus) const {
   int count = 0;
   const int f = std::max(slots, 0);
   for (int g : selectors_[selector].groups) {
-    if (f <= groups_[g].total) count += groups_[g].free_at_least[f];
+    const Group& group = groups_[g];
+    if (f > group.total || group.gpus < gpus) continue;
+    if (gpus <= 0) {
+      count += group.free_at_least[f];
+      continue;
+    }
+    for (int free = f; free <= group.total; ++free) {
+      for (int h = gpus; h <= group.gpus; ++h) count += group.by_free_both[free * (group.gpus + 1) + h];
+    }
   }
   return count;
 }
@@ -238,42 +287,79 @@ bool WorkerPool::VisitMerged(const std::vector<const WorkerSet*>& sets,
   }
 }
 
-void WorkerPool::VisitBestFit(int selector, int slots, absl::FunctionRef<bool(int)> visit) const {
+void WorkerPool::VisitBestFit(int selector, int slots, int gpus,
+                              absl::FunctionRef<bool(int)> visit) const {
+  if (gpus > 0) return VisitBestFitGpus(selector, slots, gpus, visit);
+  // A first round over workers without GPUs, then one over the others.
+  const int rounds = 2;
   std::vector<const WorkerSet*> sets;
-  for (int f = std::max(slots, 0); f <= max_total_; ++f) {
-    sets.clear();
-    for (int g : selectors_[selector].groups) {
-      const Group& group = groups_[g];
-      if (f <= group.total && !group.by_free[f].empty()) sets.push_back(&group.by_free[f]);
+  for (int round = 0; round < rounds; ++round) {
+    for (int f = std::max(slots, 0); f <= max_total_; ++f) {
+      sets.clear();
+      for (int g : selectors_[selector].groups) {
+        const Group& group = groups_[g];
+        if (f > group.total || group.by_free[f].empty() || group.gpus < gpus) continue;
+        if (gpus == 0 && (group.gpus > 0) != (round == 1)) continue;
+        sets.push_back(&group.by_free[f]);
+      }
+      const bool go_on = sets.empty() || VisitMerged(sets, [&](int index) {
+                           return !HasGpus(index, gpus, false) || visit(index);
+                         });
+      if (!go_on) return;
     }
-    if (!sets.empty() && !VisitMerged(sets, visit)) return;
   }
 }
 
-void WorkerPool::VisitPendingFits(int selector, int slots,
+void WorkerPool::VisitBestFitGpus(int selector, int slots, int gpus,
                                   absl::FunctionRef<bool(int)> visit) const {
   std::vector<const WorkerSet*> sets;
-  for (int f = std::max(slots, 0); f <= max_total_; ++f) {
+  for (int h = gpus; h <= max_gpus_; ++h) {
     sets.clear();
     for (int g : selectors_[selector].groups) {
       const Group& group = groups_[g];
-      if (f <= group.total && !group.by_reach[f].empty()) sets.push_back(&group.by_reach[f]);
+      if (h > group.gpus || group.total < slots || group.by_free_gpus[h].empty()) continue;
+      sets.push_back(&group.by_free_gpus[h]);
     }
     const bool go_on = sets.empty() || VisitMerged(sets, [&](int index) {
-                         return workers_[index].free >= slots || visit(index);
+                         return workers_[index].free < slots || visit(index);
                        });
     if (!go_on) return;
   }
 }
 
-void WorkerPool::VisitMostFree(int selector, int min_total,
+void WorkerPool::VisitPendingFits(int selector, int slots, int gpus,
+                                  absl::FunctionRef<bool(int)> visit) const {
+  // Pending GPUs come with pending slots (a GPU job holds a slot per GPU), so every worker
+  // that reaches the GPUs only with pending ones is in by_reach.
+  std::vector<const WorkerSet*> sets;
+  for (int f = std::max(slots, 0); f <= max_total_; ++f) {
+    sets.clear();
+    for (int g : selectors_[selector].groups) {
+      const Group& group = groups_[g];
+      if (f <= group.total && group.gpus >= gpus && !group.by_reach[f].empty()) {
+        sets.push_back(&group.by_reach[f]);
+      }
+    }
+    const bool go_on = sets.empty() || VisitMerged(sets, [&](int index) {
+                         const bool fits_now =
+                             workers_[index].free >= slots && HasGpus(index, gpus, false);
+                         return fits_now || !HasGpus(index, gpus, true) || visit(index);
+                       });
+    if (!go_on) return;
+  }
+}
+
+void WorkerPool::VisitMostFree(int selector, int min_total, int min_gpus,
                                absl::FunctionRef<bool(int)> visit) const {
   std::vector<const WorkerSet*> sets;
   for (int f = max_total_; f >= 0; --f) {
     sets.clear();
     for (int g : selectors_[selector].groups) {
       const Group& group = groups_[g];
-      if (group.total < min_total || f > group.total || group.by_free[f].empty()) continue;
+      if (group.total < min_total || group.gpus < min_gpus || f > group.total ||
+          group.by_free[f].empty()) {
+        continue;
+      }
       sets.push_back(&group.by_free[f]);
     }
     if (!sets.empty() && !VisitMerged(sets, visit)) return;

@@ -1,11 +1,13 @@
 // WorkerPool: the scheduler's index of connected workers. Workers are grouped by (labels,
-// total_slots); each group buckets its workers by free slots, so that "which workers matching
-// this selector have >= s free slots" is answered without scanning the cluster. Every visit
-// order is a function of the seed and the worker ids alone (see WorkerKey), never of insertion
-// order.
+// total_slots, total_gpus); each group buckets its workers by free slots, so that "which workers
+// matching this selector have >= s free slots" is answered without scanning the cluster. Every
+// visit order is a function of the seed and the worker ids alone (see WorkerKey), never of
+// insertion order.
 //
-// A worker's slots are in one of three states: free, held by a running job, or pending (held by
-// a job that was asked to checkpoint and stop; they turn free when it exits).
+// A worker's slots and GPUs are each in one of three states: free, held by a running job, or
+// pending (held by a job that was asked to checkpoint and stop; they turn free when it exits).
+// Questions about GPUs (a `gpus` argument > 0) filter the slot buckets of the groups that have
+// that many GPUs, so they cost a walk over those groups' workers; gpus == 0 costs nothing more.
 //
 // Thread-compatible. Indexes returned by Find() stay valid for the pool's lifetime (a removed
 // worker keeps its index and comes back under it).
@@ -16,6 +18,7 @@
 #include <map>
 #include <set>
 #include <string>
+#include <tuple>
 #include <vector>
 
 #include "absl/container/flat_hash_map.h"
@@ -45,7 +48,10 @@ struct WorkerRec {
   int total = 0;
   int free = 0;
   int pending = 0;  // Slots of preempting jobs here.
-  int group = -1;   // Index into the pool's groups; -1 while absent.
+  int gpus = 0;     // Total GPUs.
+  int free_gpus = 0;
+  int pending_gpus = 0;  // GPUs of preempting jobs here.
+  int group = -1;        // Index into the pool's groups; -1 while absent.
   bool present = false;
   WorkerKey Key() const { return {hash, &id, index}; }
 };
@@ -56,17 +62,17 @@ class WorkerPool {
   WorkerPool(const WorkerPool&) = delete;
   WorkerPool& operator=(const WorkerPool&) = delete;
 
-  // Adds a worker or replaces one with the same id (labels, total, free). free is clamped to
-  // [0, total]; a replaced worker keeps its pending slots. Returns its index.
+  // Adds a worker or replaces one with the same id (labels, total, free, GPUs). free counts are
+  // clamped to [0, total]; a replaced worker keeps its pending slots and GPUs. Returns its index.
   int Upsert(const WorkerSnapshot& worker);
   // Takes a worker out of every index (its record and index remain). No-op when unknown.
   void Remove(const std::string& id);
   // Index of a worker ever added, or -1.
   int Find(const std::string& id) const;
   const WorkerRec& worker(int index) const { return workers_[index]; }
-  // Move slots between free and held / pending; results are clamped to [0, total].
-  void AddFree(int index, int delta);
-  void AddPending(int index, int delta);
+  // Move slots and GPUs between free and held / pending; results are clamped to [0, total].
+  void AddFree(int index, int delta, int gpu_delta);
+  void AddPending(int index, int delta, int gpu_delta);
 
   // Selectors are interned: the returned id is stable and cheap to compare.
   int InternSelector(const std::map<std::string, std::string>& selector);
@@ -76,22 +82,32 @@ class WorkerPool {
   bool Matches(int selector, int index) const;
 
   // Over present workers matching `selector`:
-  int CountTotalAtLeast(int selector, int slots) const;  // Workers with total >= slots.
-  int LargestTotal(int selector) const;                  // -1 when none matches.
-  int CountFreeAtLeast(int selector, int slots) const;   // Workers with free >= slots.
-  int LargestFree(int selector) const;                   // -1 when none matches.
+  // Workers with total >= slots and at least `gpus` GPUs.
+  int CountTotalAtLeast(int selector, int slots, int gpus) const;
+  int LargestTotal(int selector) const;  // -1 when none matches.
+  // The most GPUs on one worker with total >= slots; -1 when none matches.
+  int LargestTotalGpus(int selector, int slots) const;
+  // Workers with free >= slots and free_gpus >= gpus.
+  int CountFreeAtLeast(int selector, int slots, int gpus) const;
+  int LargestFree(int selector) const;  // -1 when none matches.
+  // The worker with the most free GPUs (then WorkerKey) among those with GPUs; -1 when none.
+  int MostFreeGpus(int selector) const;
 
-  // Calls visit(index) for present matching workers with free >= slots, best fit first (fewest
-  // free slots, then WorkerKey), until visit returns false.
-  void VisitBestFit(int selector, int slots, absl::FunctionRef<bool(int)> visit) const;
-  // Calls visit(index) for present matching workers with total >= min_total, most free slots
-  // first (then WorkerKey), until visit returns false.
-  void VisitMostFree(int selector, int min_total, absl::FunctionRef<bool(int)> visit) const;
+  // Calls visit(index) for present matching workers with free >= slots and free_gpus >= gpus,
+  // until visit returns false, best fit first: when gpus > 0, the fewest free GPUs first (then
+  // WorkerKey); when gpus == 0, workers without GPUs before workers with GPUs, each the fewest
+  // free slots first (then WorkerKey).
+  void VisitBestFit(int selector, int slots, int gpus, absl::FunctionRef<bool(int)> visit) const;
+  // Calls visit(index) for present matching workers with total >= min_total and at least
+  // min_gpus GPUs, most free slots first (then WorkerKey), until visit returns false.
+  void VisitMostFree(int selector, int min_total, int min_gpus,
+                     absl::FunctionRef<bool(int)> visit) const;
 
-  // Calls visit(index) for present matching workers that reach `slots` only with their pending
-  // slots (free < slots <= free + pending), fewest free + pending first (then WorkerKey), until
-  // visit returns false.
-  void VisitPendingFits(int selector, int slots, absl::FunctionRef<bool(int)> visit) const;
+  // Calls visit(index) for present matching workers that reach `slots` and `gpus` only with
+  // their pending slots and GPUs (they lack one now, free + pending has both), fewest
+  // free + pending slots first (then WorkerKey), until visit returns false.
+  void VisitPendingFits(int selector, int slots, int gpus,
+                        absl::FunctionRef<bool(int)> visit) const;
   // Present workers with pending > 0, in WorkerKey order.
   const WorkerSet& pending_workers() const { return pending_workers_; }
   int64_t total_free() const { return total_free_; }
@@ -103,15 +119,19 @@ class WorkerPool {
     return selectors_[selector].groups;
   }
   int group_total(int group) const { return groups_[group].total; }
+  int group_gpus(int group) const { return groups_[group].gpus; }
   int group_pending_workers(int group) const { return groups_[group].pending_workers; }
 
  private:
   struct Group {
     std::map<std::string, std::string> labels;
     int total = 0;
+    int gpus = 0;
     std::vector<WorkerSet> by_free;   // Index: free slots, 0..total.
     std::vector<int> free_at_least;   // Index f: workers with free >= f, 0..total.
     std::vector<WorkerSet> by_reach;  // Workers with pending > 0; index: free + pending.
+    std::vector<WorkerSet> by_free_gpus;  // Index: free GPUs, 0..gpus (empty when gpus == 0).
+    std::vector<int> by_free_both;  // Workers by free * (gpus + 1) + free GPUs (gpus > 0 only).
     int size = 0;
     int pending_workers = 0;
   };
@@ -122,10 +142,16 @@ class WorkerPool {
     std::vector<char> matches;  // By group index.
   };
 
-  int GroupFor(const std::map<std::string, std::string>& labels, int total);
+  int GroupFor(const std::map<std::string, std::string>& labels, int total, int gpus);
+  // Whether `worker` has the GPUs: free (pending == false) or free + pending (true).
+  bool HasGpus(int index, int gpus, bool pending) const {
+    const WorkerRec& w = workers_[index];
+    return (pending ? w.free_gpus + w.pending_gpus : w.free_gpus) >= gpus;
+  }
   bool GroupMatches(const Group& group, const Selector& selector) const;
-  // Counts a present worker's free slots in (sign +1) or out of (-1) free_at_least.
-  void CountFree(const WorkerRec& worker, int sign);
+  // Adds (sign +1) or removes (-1) a present worker in the indexes of its free slots and GPUs.
+  void IndexFree(const WorkerRec& worker, int sign);
+  void VisitBestFitGpus(int selector, int slots, int gpus, absl::FunctionRef<bool(int)> visit) const;
   void Unlink(WorkerRec& worker);
   void Link(WorkerRec& worker);
   // Take a present worker out of / back into the pending indexes around a change.
@@ -139,12 +165,13 @@ class WorkerPool {
   std::deque<WorkerRec> workers_;  // Stable addresses: WorkerKey points at ids.
   absl::flat_hash_map<std::string, int> index_;
   std::vector<Group> groups_;
-  std::map<std::pair<std::string, int>, int> group_index_;  // (label key, total) -> group.
+  std::map<std::tuple<std::string, int, int>, int> group_index_;  // (labels, total, gpus) -> group
   std::vector<Selector> selectors_;
   std::map<std::string, int> selector_index_;
   WorkerSet pending_workers_;
   int64_t total_free_ = 0;
   int max_total_ = 0;
+  int max_gpus_ = 0;
   int present_count_ = 0;
 };
 

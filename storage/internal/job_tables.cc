@@ -81,7 +81,8 @@ std::string ResourcesToJson(const JobResources& r) {
   nlohmann::json j = {{"workers", r.workers},
                       {"slots_per_worker", r.slots_per_worker},
                       {"selector", r.selector},
-                      {"max_retries", r.max_retries}};
+                      {"max_retries", r.max_retries},
+                      {"gpus_per_worker", r.gpus_per_worker}};
   return j.dump();
 }
 
@@ -93,6 +94,7 @@ absl::StatusOr<JobResources> ResourcesFromJson(int64_t id, const std::string& te
     r.slots_per_worker = j.value("slots_per_worker", 1);
     r.selector = j.value("selector", std::map<std::string, std::string>{});
     r.max_retries = j.value("max_retries", 3);
+    r.gpus_per_worker = j.value("gpus_per_worker", 0);
     return r;
   } catch (const nlohmann::json::exception& e) {
     return absl::DataLossError(
@@ -107,7 +109,8 @@ std::string AttemptsToJson(const std::vector<AttemptRecord>& attempts) {
                  {"worker_ids", a.worker_ids},
                  {"scheduled_at_ms", a.scheduled_at_ms},
                  {"ended_at_ms", a.ended_at_ms},
-                 {"outcome", a.outcome}});
+                 {"outcome", a.outcome},
+                 {"rank_gpus", a.rank_gpus}});
   }
   return j.dump();
 }
@@ -122,6 +125,7 @@ absl::StatusOr<std::vector<AttemptRecord>> AttemptsFromJson(int64_t id, const st
       a.scheduled_at_ms = j.at("scheduled_at_ms").get<int64_t>();
       a.ended_at_ms = j.at("ended_at_ms").get<int64_t>();
       a.outcome = j.at("outcome").get<std::string>();
+      a.rank_gpus = j.value("rank_gpus", std::vector<std::vector<int>>{});
     }
     return out;
   } catch (const nlohmann::json::exception& e) {

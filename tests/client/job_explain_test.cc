@@ -61,6 +61,34 @@ TEST(JobExplainTest, SelectorMismatchAndBusySlots) {
       << text;
 }
 
+TEST(JobExplainTest, GpusCountLikeSlots) {
+  std::vector<v1::Worker> workers = {MakeWorker("1", 4, 1, {}), MakeWorker("2", 4, 0, {}),
+                                     MakeWorker("3", 8, 0, {})};
+  for (int i = 0; i < 2; ++i) {
+    for (int g = 0; g < 2; ++g) {
+      v1::Device* d = workers[i].add_devices();
+      d->set_type("cuda");
+      d->set_index(g);
+    }
+  }
+  workers[0].set_used_gpus(1);
+  v1::Job job = Queued(1, 2, {});
+  job.mutable_resources()->set_gpus_per_worker(2);
+  const nlohmann::json e = ExplainJob(job, workers);
+  EXPECT_EQ(e["asks"]["gpus_per_worker"], 2);
+  EXPECT_EQ(e["workers"][0]["free_gpus"], 1);
+  EXPECT_EQ(e["workers"][0]["fits_now"], false);
+  EXPECT_EQ(e["workers"][0]["fits_ever"], true);
+  EXPECT_EQ(e["workers"][1]["fits_now"], true);
+  EXPECT_EQ(e["workers"][2]["fits_ever"], false);  // No GPUs.
+  const std::string text = ExplanationToText(e);
+  EXPECT_NE(text.find("asks: 1 worker(s) x 2 slot(s) and 2 GPU(s)"), std::string::npos) << text;
+  EXPECT_NE(text.find("worker 1 (w1): 3/4 slots free, 1/2 GPUs free -> fits once slots and GPUs "
+                      "free up"),
+            std::string::npos)
+      << text;
+}
+
 TEST(JobExplainTest, NeverFits) {
   const nlohmann::json e = ExplainJob(Queued(2, 1, {}), {MakeWorker("1", 4, 0, {})});
   EXPECT_NE(e["summary"].get<std::string>().find("can never start"), std::string::npos) << e.dump();

@@ -56,6 +56,22 @@ TEST_F(JobValidateTest, TinyGpt2ExampleIsValid) {
   EXPECT_NE(text.find("\nvalid\n"), std::string::npos) << text;
 }
 
+TEST_F(JobValidateTest, Fp16NeedsGpusAsAtSubmit) {
+  const std::string job = absl::StrCat(
+      "name: half\ntask: clm\nmodel: {config: {model_type: gpt2, n_layer: 1, n_head: 2, n_embd: "
+      "8, n_positions: 32}}\ntokenizer: {train: {vocab_size: 50}}\ndata: {train_file: ",
+      Source("examples/data/austen_train.txt"), ", block_size: 8}\ntraining:\n  fp16: true\n");
+  const std::string path = Write("job.yaml", job);
+  auto refused = ValidateJobFile(path);
+  ASSERT_FALSE(refused.ok());
+  EXPECT_EQ(refused.status().message(),
+            absl::StrCat(path, ":7: training.fp16 needs a GPU: set resources.gpus_per_worker > 0 "
+                               "(or use bf16: true on CPU)"));
+  auto accepted = ValidateJobFile(Write("gpu.yaml", job + "resources: {gpus_per_worker: 1}\n"));
+  ASSERT_TRUE(accepted.ok()) << accepted.status();
+  EXPECT_EQ(accepted->estimate["assumed_flops_per_second"], 1e14) << accepted->estimate.dump();
+}
+
 TEST_F(JobValidateTest, QaGlueAndClassificationExamplesAreValid) {
   for (const char* name : {"austen-qa", "paraphrase-mrpc", "brown-genres", "mlm-austen"}) {
     auto r = ValidateJobFile(Example(name));

@@ -112,7 +112,7 @@ training:
   warmup_ratio: 1
   per_device_train_batch_size: 3000000000
   lr_scheduler_type: cosin
-resources: {devices: -1}
+resources: {gpus_per_worker: -1}
 )");
   EXPECT_TRUE(
       HasError(result, 8, "data.validation_split_percentage must be in [0, 100) (got 100)"));
@@ -124,7 +124,7 @@ resources: {devices: -1}
   EXPECT_TRUE(HasError(result, 13,
                        "training.lr_scheduler_type must be one of linear, cosine, constant, "
                        "constant_with_warmup (got 'cosin')"));
-  EXPECT_TRUE(HasError(result, 14, "resources.devices must be >= 0 (got -1)"));
+  EXPECT_TRUE(HasError(result, 14, "resources.gpus_per_worker must be >= 0 (got -1)"));
   EXPECT_EQ(ProblemCount(result), 6);
 }
 
@@ -160,7 +160,7 @@ TEST_F(JobSpecErrorsTest, MissingFilesAndFolders) {
 }
 
 TEST_F(JobSpecErrorsTest, MissingRequiredKeys) {
-  auto result = Parse("# comment\nresources: {devices: 0}\n");
+  auto result = Parse("# comment\nresources: {gpus_per_worker: 0}\n");
   EXPECT_TRUE(HasError(result, 2, "name is required"));
   EXPECT_TRUE(
       HasError(result, 2, "task is required (supported: clm, mlm, qa, glue, classification)"));

@@ -76,7 +76,7 @@ training:
   report_to: none
   logging_dir: tb/logs
 resources:
-  devices: 1
+  gpus_per_worker: 4
   priority: -3
   workers: 2
   slots_per_worker: 4
@@ -139,7 +139,7 @@ TEST_F(JobSpecTest, ParsesEveryField) {
   want.report_to = "none";
   want.logging_dir = "tb/logs";  // Relative to the output folder, so not resolved here.
   ExpectTrainingEqual(spec->training, want);
-  EXPECT_EQ(spec->resources.devices, 1);
+  EXPECT_EQ(spec->resources.gpus_per_worker, 4);
   EXPECT_EQ(spec->resources.priority, -3);
   EXPECT_EQ(spec->resources.workers, 2);
   EXPECT_EQ(spec->resources.slots_per_worker, 4);
@@ -197,7 +197,10 @@ data: {train_file: data/train.txt}
   EXPECT_EQ(spec->training.report_to, "tensorboard");
   EXPECT_EQ(spec->training.logging_dir, "");
   ExpectTrainingEqual(spec->training, TrainingSpec{});
-  EXPECT_EQ(spec->resources.devices, 0);
+  EXPECT_EQ(spec->resources.gpus_per_worker, 0);
+  EXPECT_EQ(spec->resources.slots_per_worker, 1);
+  EXPECT_EQ(spec->training.device, "auto");
+  EXPECT_FALSE(spec->training.use_cpu);
   EXPECT_EQ(spec->resources.priority, 0);
 }
 

@@ -49,13 +49,16 @@ class JobSpecFixture : public ::testing::Test {
   std::string Abs(const std::string& relative) const { return (dir_ / relative).string(); }
 
   // Writes `yaml` to dir_/job.yaml, reads it back and parses it as "job.yaml" with base_dir dir_.
-  absl::StatusOr<JobSpec> Parse(const std::string& yaml, bool check_files = true) {
+  // scheduled: ParseOptions::scheduled (the checks lm-server and lmctl validate make).
+  absl::StatusOr<JobSpec> Parse(const std::string& yaml, bool check_files = true,
+                                bool scheduled = false) {
     std::ifstream in(WriteFile("job.yaml", yaml));
     std::stringstream text;
     text << in.rdbuf();
     ParseOptions options;
     options.base_dir = dir_.string();
     options.check_files = check_files;
+    options.scheduled = scheduled;
     return ParseJobSpec(text.str(), options);
   }
 
@@ -117,6 +120,9 @@ inline void ExpectTrainingEqual(const TrainingSpec& a, const TrainingSpec& b) {
   EXPECT_EQ(a.eval_on_start, b.eval_on_start);
   EXPECT_EQ(a.report_to, b.report_to);
   EXPECT_EQ(a.logging_dir, b.logging_dir);
+  EXPECT_EQ(a.fp16, b.fp16);
+  EXPECT_EQ(a.device, b.device);
+  EXPECT_EQ(a.use_cpu, b.use_cpu);
 }
 
 // Field-by-field equality with a readable failure for each differing field.
@@ -137,7 +143,9 @@ inline void ExpectSpecsEqual(const JobSpec& a, const JobSpec& b) {
   EXPECT_EQ(a.data.block_size, b.data.block_size);
   EXPECT_EQ(a.data.line_by_line, b.data.line_by_line);
   ExpectTrainingEqual(a.training, b.training);
-  EXPECT_EQ(a.resources.devices, b.resources.devices);
+  EXPECT_EQ(a.resources.gpus_per_worker, b.resources.gpus_per_worker);
+  EXPECT_EQ(a.resources.slots_per_worker, b.resources.slots_per_worker);
+  EXPECT_EQ(a.resources.workers, b.resources.workers);
   EXPECT_EQ(a.resources.priority, b.resources.priority);
 }
 

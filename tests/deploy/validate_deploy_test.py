@@ -163,6 +163,11 @@ CASES = [
      r"is not a CUDA image"),
     ("gpu", "no GPU toleration", lambda o: workers(o)["spec"]["template"]["spec"].pop("tolerations"),
      r"no toleration for nvidia\.com/gpu"),
+    ("gpu", "declared GPUs", lambda o: worker_container(o)["args"].append("--gpus=0,1"),
+     r"let it discover the pod's GPUs"),
+    ("gpu", "fewer slots than GPUs",
+     lambda o: _sub_args(worker_container(o), r"^--slots=.*", "--slots=1"),
+     r"--slots=1 is fewer than the pod's 2 GPUs"),
 ]
 
 

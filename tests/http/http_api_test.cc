@@ -314,6 +314,29 @@ TEST_F(HttpApiTest, AuthenticationFailureIs401AndUsersSeeOnlyTheirJobs) {
   EXPECT_EQ(client_->Get("/metrics")->status, 200);
 }
 
+TEST_F(HttpApiTest, JobsAndWorkersShowGpus) {
+  const std::string id = Submit("gpu", 0, "gpus_per_worker: 2");
+  WorkerInfo info;
+  info.name = "box";
+  info.hostname = "box.host";
+  info.slots = 4;
+  info.devices = {{"cpu", 0, "8 cores", 0, ""},
+                  {"cuda", 0, "NVIDIA H100", 80LL << 30, "GPU-a"},
+                  {"cuda", 1, "NVIDIA H100", 80LL << 30, "GPU-b"},
+                  {"cuda", 2, "NVIDIA H100", 80LL << 30, "GPU-c"}};
+  const std::string w = dispatcher_->RegisterWorker(info, {});
+  ASSERT_EQ(Sync(w).assignments.size(), 2u);
+  json body;
+  ASSERT_EQ(Get("/api/v1/jobs/" + id, &body), 200);
+  EXPECT_EQ(body["resources"]["gpus_per_worker"], 2);
+  EXPECT_EQ(body["attempts"][0]["rank_gpus"], json::parse("[[0], [1]]"));
+  ASSERT_EQ(Get("/api/v1/workers", &body), 200);
+  ASSERT_EQ(body["workers"].size(), 1u);
+  EXPECT_EQ(body["workers"][0]["used_gpus"], 2);
+  EXPECT_EQ(body["workers"][0]["devices"][3]["uuid"], "GPU-c");
+  EXPECT_EQ(body["workers"][0]["devices"][3]["memory_bytes"], 80LL << 30);
+}
+
 TEST_F(HttpApiTest, HealthReadinessAndUnknownEndpoints) {
   auto res = client_->Get("/healthz");
   ASSERT_TRUE(res);

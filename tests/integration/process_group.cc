@@ -108,12 +108,16 @@ void ProcessGroup::KillServer() { Kill(server_proc_); }
 
 absl::Status ProcessGroup::StartWorker(int index) {
   const int ports = 31000 + 20 * index + 2000 * (getpid() % 10);
-  return Launch(workers_.at(index),
-                {BinDir() + "/lm-worker", "--server", address(), "--work-dir",
-                 (dir_ / absl::StrCat("worker-", index)).string(), "--slots",
-                 std::to_string(options_.slots_per_worker), "--name", absl::StrCat("w", index),
-                 "--kill-grace-seconds", "5", "--advertise-address", "127.0.0.1",
-                 "--rendezvous-ports", absl::StrCat(ports, "-", ports + 19)},
+  std::vector<std::string> argv = {
+      BinDir() + "/lm-worker", "--server", address(), "--work-dir",
+      (dir_ / absl::StrCat("worker-", index)).string(), "--slots",
+      std::to_string(options_.slots_per_worker), "--name", absl::StrCat("w", index),
+      "--kill-grace-seconds", "5", "--advertise-address", "127.0.0.1",
+      "--rendezvous-ports", absl::StrCat(ports, "-", ports + 19)};
+  if (index < static_cast<int>(options_.worker_args.size())) {
+    argv.insert(argv.end(), options_.worker_args[index].begin(), options_.worker_args[index].end());
+  }
+  return Launch(workers_.at(index), argv,
                 (dir_ / "logs" / absl::StrCat("worker-", index, ".log")).string(), nullptr);
 }
 

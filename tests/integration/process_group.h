@@ -22,6 +22,8 @@ class ProcessGroup {
     int workers = 3;
     int slots_per_worker = 1;
     int64_t lease_timeout_ms = 5000;
+    // Extra lm-worker flags by worker index, e.g. {"--gpus", "0,1", "--trainer", PATH}.
+    std::vector<std::vector<std::string>> worker_args;
   };
 
   explicit ProcessGroup(Options options);

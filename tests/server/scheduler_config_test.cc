@@ -35,6 +35,25 @@ users:
   EXPECT_EQ(config->users.at("bob").max_running_jobs, 1);
 }
 
+TEST(SchedulerConfigTest, ReadsGpuKeys) {
+  auto config = ParseSchedulerConfig(R"(gpu_share_weight: 2.5
+default_user: {max_gpus: 4}
+users:
+  alice: {max_gpus: 8}
+)",
+                                     "s.yaml");
+  ASSERT_TRUE(config.ok()) << config.status();
+  EXPECT_DOUBLE_EQ(config->options.gpu_share_weight, 2.5);
+  EXPECT_EQ(config->default_user.max_gpus, 4);
+  EXPECT_EQ(config->users.at("alice").max_gpus, 8);
+  EXPECT_DOUBLE_EQ(ParseSchedulerConfig("", "s.yaml")->options.gpu_share_weight, 4.0);
+  auto bad = ParseSchedulerConfig("users:\n  bob: {max_gpus: -1}\n", "s.yaml");
+  ASSERT_FALSE(bad.ok());
+  EXPECT_THAT(bad.status().message(), HasSubstr("s.yaml:2"));
+  EXPECT_THAT(bad.status().message(), HasSubstr("users.bob.max_gpus must be >= 0"));
+  EXPECT_FALSE(ParseSchedulerConfig("gpu_share_weight: -1\n", "s.yaml").ok());
+}
+
 TEST(SchedulerConfigTest, EmptyFileGivesDefaults) {
   auto config = ParseSchedulerConfig("", "s.yaml");
   ASSERT_TRUE(config.ok());

@@ -62,6 +62,7 @@ NewJob MakeJob(const std::string& name, int64_t created_at_ms = 1000,
   job.resources.workers = 2;
   job.resources.selector = {{"gpu", "h100"}};
   job.resources.max_retries = 5;
+  job.resources.gpus_per_worker = 1;
   job.created_at_ms = created_at_ms;
   return job;
 }
@@ -229,7 +230,9 @@ TEST_P(JobStoreContractTest, TransitionsSetTimesAndGivenFields) {
   ASSERT_OK_AND_ASSIGN(std::string id, store_->CreateJob(MakeJob("run")));
   JobTransition schedule = To(JobState::kScheduled, 1900, "placed");
   schedule.attempts = std::vector<AttemptRecord>{{1, {"worker-1", "worker-2"}, 1900, 0, ""}};
+  schedule.attempts->at(0).rank_gpus = {{3}, {0}};
   ASSERT_OK_AND_ASSIGN(JobRecord scheduled, store_->TransitionJob(id, schedule));
+  EXPECT_EQ(scheduled.resources.gpus_per_worker, 1);
   EXPECT_EQ(scheduled.started_at_ms, 0);
   ASSERT_EQ(scheduled.attempts.size(), 1u);
   EXPECT_EQ(scheduled.attempts[0], schedule.attempts->at(0));
@@ -250,6 +253,7 @@ TEST_P(JobStoreContractTest, TransitionsSetTimesAndGivenFields) {
   done.exit_code = 0;
   done.retries = 2;
   done.attempts = std::vector<AttemptRecord>{{1, {"worker-1", "worker-2"}, 1900, 3000, "ok"}};
+  done.attempts->at(0).rank_gpus = {{3}, {0}};
   ASSERT_OK_AND_ASSIGN(JobRecord succeeded, store_->TransitionJob(id, done));
   EXPECT_EQ(succeeded.started_at_ms, 2000);
   EXPECT_EQ(succeeded.finished_at_ms, 3000);

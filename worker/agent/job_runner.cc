@@ -151,12 +151,15 @@ absl::StatusOr<std::unique_ptr<ChildProcess>> JobRunner::Launch() {
   spec.argv = {options_.trainer_path,    spec_path.string(), "--output-dir",
                assignment_.output_dir(), "--events-fd",      "3"};
   if (assignment_.resume()) spec.argv.push_back("--auto-resume");
+  spec.env = {{"CUDA_VISIBLE_DEVICES", absl::StrJoin(assignment_.gpus(), ",")},
+              {"CUDA_DEVICE_ORDER", "PCI_BUS_ID"}};
   if (assignment_.world_size() > 1) {
-    spec.env = {{"RANK", absl::StrCat(assignment_.rank())},
-                {"WORLD_SIZE", absl::StrCat(assignment_.world_size())},
-                {"LOCAL_RANK", absl::StrCat(assignment_.local_rank())},
-                {"MASTER_ADDR", assignment_.master_addr()},
-                {"MASTER_PORT", absl::StrCat(assignment_.master_port())}};
+    spec.env.insert(spec.env.end(),
+                    {{"RANK", absl::StrCat(assignment_.rank())},
+                     {"WORLD_SIZE", absl::StrCat(assignment_.world_size())},
+                     {"LOCAL_RANK", absl::StrCat(assignment_.local_rank())},
+                     {"MASTER_ADDR", assignment_.master_addr()},
+                     {"MASTER_PORT", absl::StrCat(assignment_.master_port())}});
   }
   spec.cwd = job_dir.string();
   return launcher_->Launch(spec);

@@ -10,7 +10,10 @@
 // that refuses the reports for good (FailedPrecondition / NotFound / PermissionDenied: the
 // attempt is no longer current) gets the child stopped and the reports dropped.
 // Multi-rank jobs: the child gets RANK, WORLD_SIZE, LOCAL_RANK, MASTER_ADDR, MASTER_PORT
-// (torchrun's names); assignment.resume adds --auto-resume. Each rank logs to
+// (torchrun's names); assignment.resume adds --auto-resume. Every child gets
+// CUDA_VISIBLE_DEVICES set to exactly the assignment's GPU indices ("" when it has none, so a
+// CPU job can never touch a GPU) and CUDA_DEVICE_ORDER=PCI_BUS_ID (CUDA then numbers devices as
+// NVML does); both replace any value the worker itself runs with. Each rank logs to
 // OUTPUT_DIR/logs/lm-train[-rankN].log.
 // Artifact references in the spec are fetched and replaced by local paths first (Options::
 // artifacts); a failure to fetch ends the attempt like a failed launch (exit code 127).

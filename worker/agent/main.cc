@@ -1,21 +1,24 @@
 // lm-worker: the agent that runs lm-train jobs for lm-server on this machine.
 //   lm-worker --server HOST:PORT --work-dir DIR --slots N [--trainer PATH]
 //             [--labels k=v,...] [--advertise-address HOST] [--rendezvous-ports LO-HI]
+//             [--gpus auto|none|0,1,...]
 //             [--token T (env LMTRAIN_WORKER_TOKEN)] [--tls-ca F [--tls-cert F --tls-key F]]
 #include <cstdlib>
 #include <filesystem>
 #include <iostream>
+#include <optional>
 
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_split.h"
 #include "common/command_line.h"
 #include "common/termination_signals.h"
+#include "worker/agent/nvml_gpu_inventory.h"
 #include "worker/agent/worker_agent.h"
 
 int main(int argc, char** argv) {
   using namespace lmtrain;
   std::string server = "127.0.0.1:50051", work_dir = "./lm-worker", trainer = DefaultTrainerPath();
-  std::string name, labels, advertise, ports = "29500-29599";
+  std::string name, labels, advertise, ports = "29500-29599", gpus = "auto";
   ClientChannelOptions connection;
   if (const char* env_token = std::getenv("LMTRAIN_WORKER_TOKEN")) connection.token = env_token;
   int64_t slots = 1;
@@ -31,6 +34,8 @@ int main(int argc, char** argv) {
   cl.AddString("advertise-address", &advertise,
                "address other workers reach this one at (default: hostname)");
   cl.AddString("rendezvous-ports", &ports, "port range LO-HI for multi-worker rendezvous");
+  cl.AddString("gpus", &gpus,
+               "GPUs jobs may use: auto (found through the NVIDIA driver), none, or indices 0,1");
   cl.AddString("token", &connection.token, "worker bearer token (env LMTRAIN_WORKER_TOKEN)");
   cl.AddString("tls-ca", &connection.tls_ca, "PEM CA of the server's certificate; turns TLS on");
   cl.AddString("tls-cert", &connection.tls_cert, "PEM client certificate for mutual TLS");
@@ -75,6 +80,17 @@ int main(int argc, char** argv) {
     std::cerr << "lm-worker: " << channels.status().message() << "\n";
     return 2;
   }
+  NvmlGpuInventory nvml;
+  std::optional<DeclaredGpuInventory> declared;
+  if (gpus != "auto") {
+    auto indices = ParseGpuList(gpus);
+    if (!indices.ok()) {
+      std::cerr << indices.status().message() << "\n";
+      return 2;
+    }
+    declared.emplace(*std::move(indices), &nvml);
+  }
+  GpuInventory* inventory = declared.has_value() ? static_cast<GpuInventory*>(&*declared) : &nvml;
   GrpcServerClient client(*channels);
   // Artifacts the jobs name (uploaded by lmctl) are fetched into WORK_DIR/artifact-cache.
   ArtifactClient artifact_client(channels->NewChannel(), {});
@@ -87,7 +103,7 @@ int main(int argc, char** argv) {
   options.work_dir = std::filesystem::absolute(work_dir).string();
   options.trainer_path = trainer;
   options.kill_grace = absl::Seconds(kill_grace_s);
-  WorkerAgent agent(&client, &launcher, options);
+  WorkerAgent agent(&client, &launcher, inventory, options);
   WatchTerminationSignals([&agent](int) { agent.Stop(); });
   std::cerr << "lm-worker: serving " << server << " with " << slots << " slot(s)\n";
   agent.Run();

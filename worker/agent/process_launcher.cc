@@ -7,9 +7,11 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
 #include <cerrno>
 #include <cstring>
+#include <string_view>
 
 #include "absl/strings/str_cat.h"
 
@@ -95,7 +97,13 @@ absl::StatusOr<std::unique_ptr<ChildProcess>> PosixProcessLauncher::Launch(
   for (const std::string& a : spec.argv) argv.push_back(const_cast<char*>(a.c_str()));
   argv.push_back(nullptr);
   std::vector<std::string> env_strings;
-  for (char** e = environ; *e != nullptr; ++e) env_strings.emplace_back(*e);
+  for (char** e = environ; *e != nullptr; ++e) {
+    const std::string_view entry(*e);
+    const std::string_view name = entry.substr(0, entry.find('='));
+    const bool replaced = std::any_of(spec.env.begin(), spec.env.end(),
+                                      [&](const auto& kv) { return kv.first == name; });
+    if (!replaced) env_strings.emplace_back(entry);
+  }
   for (const auto& [k, v] : spec.env) env_strings.push_back(absl::StrCat(k, "=", v));
   std::vector<char*> envp;
   for (std::string& e : env_strings) envp.push_back(e.data());

@@ -17,7 +17,8 @@ namespace lmtrain {
 struct LaunchSpec {
   std::vector<std::string> argv;  // argv[0] is the executable's path.
   std::string cwd;                // Empty: inherit.
-  std::vector<std::pair<std::string, std::string>> env;  // Added to the agent's environment.
+  // Added to the agent's environment, replacing the agent's value of the same name.
+  std::vector<std::pair<std::string, std::string>> env;
 };
 
 struct ExitStatus {

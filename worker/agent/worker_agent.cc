@@ -18,8 +18,9 @@ std::string RunnerKey(const std::string& job_id, int rank, int attempt) {
 
 }  // namespace
 
-WorkerAgent::WorkerAgent(ServerClient* client, ProcessLauncher* launcher, Options options)
-    : client_(client), launcher_(launcher), options_(std::move(options)) {}
+WorkerAgent::WorkerAgent(ServerClient* client, ProcessLauncher* launcher, GpuInventory* gpus,
+                         Options options)
+    : client_(client), launcher_(launcher), gpus_(gpus), options_(std::move(options)) {}
 
 std::string WorkerAgent::worker_id() const {
   absl::MutexLock lock(&id_mu_);
@@ -40,6 +41,19 @@ bool WorkerAgent::Register() {
   v1::Device* cpu = req.add_devices();
   cpu->set_type("cpu");
   cpu->set_name(absl::StrCat(std::thread::hardware_concurrency(), " cores"));
+  absl::StatusOr<std::vector<GpuDevice>> gpus = gpus_->List();
+  if (!gpus.ok() && !gpu_reason_shown_) {
+    std::cerr << "lm-worker: no GPUs: " << gpus.status().message() << std::endl;
+    gpu_reason_shown_ = true;
+  }
+  for (const GpuDevice& gpu : gpus.value_or(std::vector<GpuDevice>{})) {
+    v1::Device* d = req.add_devices();
+    d->set_type("cuda");
+    d->set_index(gpu.index);
+    d->set_name(gpu.name);
+    d->set_memory_bytes(gpu.memory_bytes);
+    d->set_uuid(gpu.uuid);
+  }
   AddRunning(req.mutable_running());
   auto resp = client_->Register(req);
   if (!resp.ok()) {
@@ -53,7 +67,8 @@ bool WorkerAgent::Register() {
     }
     return false;
   }
-  std::cerr << "lm-worker: registered as " << resp->worker_id() << " (" << req.running_size()
+  std::cerr << "lm-worker: registered as " << resp->worker_id() << " with "
+            << req.devices_size() - 1 << " GPU(s) (" << req.running_size()
             << " running rank(s) reported)" << std::endl;
   absl::MutexLock lock(&id_mu_);
   worker_id_ = resp->worker_id();
@@ -73,6 +88,7 @@ void WorkerAgent::AddRunning(google::protobuf::RepeatedPtrField<v1::RunningRank>
     r->set_job_id(runner->job_id());
     r->set_rank(runner->assignment().rank());
     r->set_attempt(runner->assignment().attempt());
+    r->mutable_gpus()->CopyFrom(runner->assignment().gpus());
   }
 }
 

@@ -1,5 +1,7 @@
-// WorkerAgent: the lm-worker main loop. Registers with lm-server, then long-polls Sync()
-// (which doubles as its heartbeat), starts a JobRunner per assignment and forwards cancels.
+// WorkerAgent: the lm-worker main loop. Registers with lm-server (slots, labels, the cpu and the
+// GPUs its GpuInventory lists), then long-polls Sync() (which doubles as its heartbeat), starts a
+// JobRunner per assignment and forwards cancels. Running ranks are reported with the GPU indices
+// they were started with, so that a restarted server knows which GPUs are taken.
 //
 //   Run(): [register] -> loop { Sync -> start/cancel runners -> reap finished } -> Stop()
 //          ^  server restarted ("reregister") or unreachable: register again, listing the
@@ -17,6 +19,7 @@
 #include <string>
 
 #include "absl/synchronization/mutex.h"
+#include "worker/agent/gpu_inventory.h"
 #include "worker/agent/job_runner.h"
 #include "worker/agent/process_launcher.h"
 #include "worker/agent/server_client.h"
@@ -39,7 +42,9 @@ class WorkerAgent {
     ArtifactCache* artifacts = nullptr;  // Not owned; see JobRunner::Options::artifacts.
   };
 
-  WorkerAgent(ServerClient* client, ProcessLauncher* launcher, Options options);
+  // None owned; all must outlive the agent. The inventory is read at each registration.
+  WorkerAgent(ServerClient* client, ProcessLauncher* launcher, GpuInventory* gpus,
+              Options options);
   WorkerAgent(const WorkerAgent&) = delete;
   WorkerAgent& operator=(const WorkerAgent&) = delete;
 
@@ -55,11 +60,13 @@ class WorkerAgent {
 
   ServerClient* const client_;
   ProcessLauncher* const launcher_;
+  GpuInventory* const gpus_;
   const Options options_;
   std::atomic<bool> stop_{false};
   mutable absl::Mutex id_mu_;
   std::string worker_id_ ABSL_GUARDED_BY(id_mu_);
   bool refused_shown_ = false;  // Agent thread only: a refused token was reported.
+  bool gpu_reason_shown_ = false;  // Agent thread only: why no GPUs were listed was reported.
   // Agent thread only. Key: RunnerKey (job, rank, attempt).
   std::map<std::string, std::unique_ptr<JobRunner>> runners_;
   std::set<std::string> started_;  // Every key ever started: a re-sent assignment is ignored.

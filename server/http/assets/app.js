@@ -350,10 +350,21 @@
         ["Priority", String(job.priority)], ["Submitted", time(job.created_at_ms)],
         ["Started", time(job.started_at_ms)], ["Finished", time(job.finished_at_ms)],
         ["Worker", job.worker_id || "—"],
-        ["Resources", `${job.resources.workers} worker(s) × ${job.resources.slots_per_worker} slot(s)`],
+        ["Resources", `${job.resources.workers} worker(s) × ${job.resources.slots_per_worker} slot(s)` +
+          (job.resources.gpus_per_worker ? `, ${job.resources.gpus_per_worker} GPU(s) per worker` : "")],
         ["Attempts", job.attempts.map((a) => `#${a.number} ${a.outcome || "running"}`).join(", ") || "—"],
+        ["GPUs", gpuText(job)],
         ["Retries", `${job.retries} of ${job.resources.max_retries}`], ["Output", job.output_dir || "—"]];
       details.replaceChildren(...rows.flatMap(([k, v]) => [h("dt", {}, k), h("dd", {}, v)]));
+    }
+
+    // The latest attempt's GPUs: "rank 0: w1-… GPU 2; rank 1: …", or "—" for a CPU job.
+    function gpuText(job) {
+      const a = job.attempts[job.attempts.length - 1];
+      if (!a || !a.rank_gpus || !a.rank_gpus.length) return "—";
+      const per = job.resources.slots_per_worker || 1;
+      return a.rank_gpus.map((g, r) => `rank ${r}: ${a.worker_ids[Math.floor(r / per)] || "?"} GPU ${g.join(",")}`)
+        .join("; ");
     }
 
     function eventRow(e) {
@@ -385,8 +396,11 @@
       msg.replaceChildren();
       const slots = workers.reduce((n, w) => n + w.slots, 0);
       const used = workers.reduce((n, w) => n + w.used_slots, 0);
+      const gpus = workers.reduce((n, w) => n + w.devices.filter((d) => d.type === "cuda").length, 0);
+      const usedGpus = workers.reduce((n, w) => n + (w.used_gpus || 0), 0);
       cards.replaceChildren(...[["Workers", String(workers.length)], ["Slots", String(slots)],
-        ["In use", String(used)], ["Utilisation", slots ? Math.round((100 * used) / slots) + "%" : "—"]]
+        ["In use", String(used)], ["Utilisation", slots ? Math.round((100 * used) / slots) + "%" : "—"],
+        ["GPUs in use", gpus ? `${usedGpus} of ${gpus}` : "—"]]
         .map(([k, v]) => h("div", { class: "card" }, h("div", { class: "k" }, k), h("div", { class: "v" }, v))));
       tbody.replaceChildren(...(workers.length ? workers.map(workerRow)
         : [h("tr", {}, h("td", { class: "empty", colspan: 10 }, "No workers registered."))]));

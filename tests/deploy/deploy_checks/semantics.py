@@ -17,8 +17,8 @@ The rules (deploy/README.md describes the layout they protect):
  - every container has cpu and memory requests and limits, runs as non-root without
    privilege escalation; every Secret, ConfigMap and PVC a pod names exists (with the key);
  - the worker token's SHA-256 is a worker entry of the server's tokens file;
- - the "gpu" overlay's workers request and limit nvidia.com/gpu and run a CUDA image; other
-   overlays request no GPU.
+ - the "gpu" overlay's workers request and limit nvidia.com/gpu, run a CUDA image, discover their
+   GPUs (no --gpus) and have a slot per GPU; other overlays request no GPU.
 """
 import base64
 import binascii
@@ -298,7 +298,7 @@ class Checker:
                 continue
             args = parse_args(c.get("args"))
             self.check_headless(ss, c, args)
-            self.check_gpu(ss, c)
+            self.check_gpu(ss, c, args)
             token = _named(c.get("env"), "LMTRAIN_WORKER_TOKEN")
             if token is None or not truthy(get(token, "valueFrom", "secretKeyRef")):
                 self.fail(ss, "LMTRAIN_WORKER_TOKEN does not come from a Secret")
@@ -327,7 +327,7 @@ class Checker:
         if not args.get("rendezvous-ports"):
             self.fail(ss, "lm-worker has no --rendezvous-ports")
 
-    def check_gpu(self, ss, c):
+    def check_gpu(self, ss, c, args):
         req = get(c, "resources", "requests") if truthy(get(c, "resources", "requests")) else {}
         lim = get(c, "resources", "limits") if truthy(get(c, "resources", "limits")) else {}
 
@@ -346,6 +346,11 @@ class Checker:
             tolerations = dicts(get(ss, "spec", "template", "spec", "tolerations"))
             if not any(same(t.get("key"), "nvidia.com/gpu") for t in tolerations):
                 self.fail(ss, "no toleration for nvidia.com/gpu nodes")
+            if "gpus" in args:
+                self.fail(ss, f"lm-worker --gpus={args['gpus']}: let it discover the pod's GPUs (drop --gpus)")
+            if not number(args.get("slots")) >= gpu(lim):
+                self.fail(ss, f"lm-worker --slots={text(args.get('slots'))} is fewer than the pod's "
+                              f"{gpu(lim):g} GPUs (one lm-train process per GPU)")
         elif gpu(lim) > 0 or gpu(req) > 0:
             self.fail(ss, f"overlay {self.overlay} is not the gpu overlay but requests nvidia.com/gpu")
 

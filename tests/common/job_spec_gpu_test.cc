@@ -1,0 +1,108 @@
+// ParseJobSpec's GPU keys: resources.gpus_per_worker (one process per GPU), training.device and
+// HF's use_cpu, and the checks a scheduled job gets (fp16 and device cuda need a GPU).
+#include <gtest/gtest.h>
+
+#include "common/job_spec.h"
+#include "tests/common/job_spec_test_util.h"
+
+namespace lmtrain {
+namespace {
+
+using test_util::HasError;
+using test_util::ProblemCount;
+
+class JobSpecGpuTest : public test_util::JobSpecFixture {
+ protected:
+  // Lines 1-5; tests append training and resources sections from line 6.
+  static constexpr char kBase[] = R"(name: ok
+task: clm
+model: {config: {model_type: gpt2, n_positions: 64, n_embd: 32, n_head: 4, n_layer: 1}}
+tokenizer: {train: {type: bpe, vocab_size: 100}}
+data: {train_file: data/train.txt, block_size: 32}
+)";
+};
+
+TEST_F(JobSpecGpuTest, GpusPerWorkerSetsOneProcessPerGpu) {
+  absl::StatusOr<JobSpec> spec = Parse(std::string(kBase) + "resources:\n  workers: 2\n"
+                                                            "  gpus_per_worker: 4\n");
+  ASSERT_TRUE(spec.ok()) << spec.status();
+  EXPECT_EQ(spec->resources.gpus_per_worker, 4);
+  EXPECT_EQ(spec->resources.slots_per_worker, 4);
+  EXPECT_EQ(spec->resources.workers, 2);
+}
+
+TEST_F(JobSpecGpuTest, SlotsPerWorkerMustMatchTheGpus) {
+  auto result = Parse(std::string(kBase) + "resources:\n  gpus_per_worker: 2\n"
+                                           "  slots_per_worker: 3\n");
+  EXPECT_TRUE(HasError(result, 8,
+                       "resources.slots_per_worker must equal resources.gpus_per_worker (2) or be "
+                       "left out: each process gets one GPU (got 3)"));
+  EXPECT_EQ(ProblemCount(result), 1);
+  EXPECT_TRUE(Parse(std::string(kBase) + "resources: {gpus_per_worker: 2, slots_per_worker: 2}\n")
+                  .ok());
+}
+
+TEST_F(JobSpecGpuTest, TheOldDevicesKeyNamesItsReplacement) {
+  auto result = Parse(std::string(kBase) + "resources:\n  priority: 1\n  devices: 1\n");
+  EXPECT_TRUE(HasError(result, 8,
+                       "resources.devices was replaced by resources.gpus_per_worker (GPUs on each "
+                       "worker, one process per GPU); rename the key"));
+  EXPECT_EQ(ProblemCount(result), 1);
+}
+
+TEST_F(JobSpecGpuTest, DeviceChoicesAndUseCpu) {
+  auto cuda = Parse(std::string(kBase) + "training: {device: cuda}\n");
+  ASSERT_TRUE(cuda.ok()) << cuda.status();
+  EXPECT_EQ(cuda->training.device, "cuda");
+  auto use_cpu = Parse(std::string(kBase) + "training: {use_cpu: true}\n");
+  ASSERT_TRUE(use_cpu.ok()) << use_cpu.status();
+  EXPECT_EQ(use_cpu->training.device, "cpu");
+  EXPECT_TRUE(HasError(Parse(std::string(kBase) + "training: {device: gpu}\n"), 6,
+                       "training.device must be one of auto, cpu, cuda (got 'gpu')"));
+  EXPECT_TRUE(HasError(Parse(std::string(kBase) + "training:\n  device: cuda\n  use_cpu: true\n"),
+                       8, "training.use_cpu: true conflicts with training.device: cuda"));
+}
+
+TEST_F(JobSpecGpuTest, Fp16OnCpuIsRefusedEverywhere) {
+  EXPECT_TRUE(HasError(Parse(std::string(kBase) + "training:\n  fp16: true\n  device: cpu\n"), 7,
+                       "training.fp16 needs a GPU: training.device is cpu (use bf16: true on CPU)"));
+  EXPECT_TRUE(HasError(Parse(std::string(kBase) + "training:\n  use_cpu: yes\n  fp16: true\n"), 8,
+                       "training.fp16 needs a GPU: training.use_cpu is true"));
+}
+
+// lm-train run alone decides at run time; under lm-server a job sees only the GPUs it asks for.
+TEST_F(JobSpecGpuTest, CudaOptionsNeedGpusOnlyWhenScheduled) {
+  const std::string fp16 = std::string(kBase) + "training:\n  fp16: true\n";
+  EXPECT_TRUE(Parse(fp16).ok());
+  auto refused = Parse(fp16, /*check_files=*/true, /*scheduled=*/true);
+  ASSERT_FALSE(refused.ok());
+  EXPECT_EQ(refused.status().message(),
+            "job.yaml:7: training.fp16 needs a GPU: set resources.gpus_per_worker > 0 (or use "
+            "bf16: true on CPU)");
+  EXPECT_TRUE(Parse(fp16 + "resources: {gpus_per_worker: 1}\n", true, true).ok());
+
+  const std::string cuda = std::string(kBase) + "training:\n  device: cuda\n";
+  EXPECT_TRUE(Parse(cuda).ok());
+  EXPECT_TRUE(HasError(Parse(cuda, true, true), 7,
+                       "training.device cuda needs a GPU: set resources.gpus_per_worker > 0"));
+  EXPECT_TRUE(Parse(cuda + "resources: {gpus_per_worker: 2}\n", true, true).ok());
+}
+
+TEST_F(JobSpecGpuTest, RoundTripKeepsGpuKeys) {
+  auto spec = Parse(std::string(kBase) +
+                    "training: {fp16: true, device: cuda}\nresources: {workers: 2, "
+                    "gpus_per_worker: 2}\n");
+  ASSERT_TRUE(spec.ok()) << spec.status();
+  const std::string yaml = JobSpecToYaml(*spec);
+  EXPECT_NE(yaml.find("gpus_per_worker: 2"), std::string::npos) << yaml;
+  EXPECT_EQ(yaml.find("devices"), std::string::npos) << yaml;
+  ParseOptions options;
+  options.scheduled = true;
+  absl::StatusOr<JobSpec> again = ParseJobSpec(yaml, options);
+  ASSERT_TRUE(again.ok()) << again.status() << "\n" << yaml;
+  test_util::ExpectSpecsEqual(*spec, *again);
+  EXPECT_EQ(JobSpecToYaml(*again), yaml);
+}
+
+}  // namespace
+}  // namespace lmtrain
