@@ -2,9 +2,10 @@
 # The GPU checks, on a machine with an NVIDIA GPU and a Python whose torch has CUDA (the version
 # in scripts/requirements.txt) and transformers:
 #   1. the `cuda` tests (cuda_trainer_test: bf16/fp16 training, CPU parity, exact resume,
-#      fused AdamW, out-of-memory errors);
-#   2. a job end to end: lm-server with its embedded worker, `lmctl submit
-#      ${GPU_CHECK_JOB:-examples/gpu-gpt2/job.yaml}`, the job must succeed having trained on cuda:0;
+#      fused AdamW, out-of-memory errors; lm-worker's NVML discovery);
+#   2. a job end to end: lm-server with its embedded worker (which finds the GPUs through
+#      NVML), `lmctl submit examples/gpu-gpt2/job.yaml` (gpus_per_worker: 1); the job must be
+#      given a GPU and succeed having trained on cuda:0;
 #   3. training-step figures: lm-bench-train --device cuda beside Hugging Face's eager and sdpa
 #      steps (bench/hf_train_step.py) at the same shapes, in one run.
 #
@@ -44,8 +45,15 @@ check() {  # check NAME COMMAND...: runs it, logs to $LOGS/NAME.log, counts a fa
   fi
 }
 
-check cuda-tests timeout 600 "$BIN/cuda_trainer_test"
-grep -E "^\[  (PASSED|FAILED|SKIPPED) |tests ran" "$LOGS/cuda-tests.log"
+cuda_tests() {  # NVML must list the GPU (not skip), then the trainer's CUDA tests.
+  local nvml
+  nvml=$("$BIN/gpu_inventory_test" --gtest_filter='*_CUDA' 2>&1)
+  echo "$nvml"
+  grep -q "PASSED  \] 1 test" <<< "$nvml" && ! grep -q SKIPPED <<< "$nvml" &&
+    "$BIN/cuda_trainer_test"
+}
+check cuda-tests timeout 600 bash -c "$(declare -f cuda_tests); BIN=$BIN cuda_tests"
+grep -E "^\[  (PASSED|FAILED|SKIPPED) |tests ran|OK \]" "$LOGS/cuda-tests.log"
 
 end_to_end() {
   local data port
@@ -61,6 +69,7 @@ end_to_end() {
   timeout 300 lmctl watch "$job"
   local status=$?
   lmctl get "$job" -o json
+  lmctl events "$job" | grep -i "gpu" | head -n 3
   grep -rhI "Training on" "$data" | head -n 3
   grep -rqhI "Training on cuda" "$data" || { echo "the job did not train on a GPU"; return 1; }
   return $status

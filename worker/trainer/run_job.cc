@@ -150,7 +150,7 @@ absl::StatusOr<JobResult> RunJob(const JobSpec& spec, const JobOptions& options)
   const unsigned cores = std::max(1u, std::thread::hardware_concurrency());
   torch::set_num_threads(options.threads > 0 ? options.threads : static_cast<int>(cores));
   DeviceRequest device_request;
-  device_request.device = "auto";
+  device_request.device = spec.training.device;  // "cpu" also for HF's use_cpu: true.
   device_request.fp16 = spec.training.fp16;
   device_request.local_rank = options.distributed.local_rank;
   ASSIGN_OR_RETURN(const torch::Device device, ResolveTrainingDevice(device_request));
