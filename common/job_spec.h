@@ -130,6 +130,9 @@ struct TrainingSpec {
   // HF's use_cpu: true means device "cpu" (set by the parser); with device "cuda" it is an error.
   bool use_cpu = false;
   bool gradient_checkpointing = false;    // recompute layer activations in backward
+  // HF's full_determinism: deterministic algorithms only (an op without one fails), cuDNN
+  // deterministic and not autotuned, cuBLAS with a fixed workspace; slower on a GPU.
+  bool full_determinism = false;
   // A checkpoint-N folder to resume from, or "latest" (the newest complete checkpoint in the
   // output folder; lm-train --resume says the same). Empty: start fresh.
   std::string resume_from_checkpoint;

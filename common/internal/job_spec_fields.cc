@@ -47,6 +47,7 @@ const FieldTable<TrainingSpec>& TrainingFields() {
       ChoiceField("device", &T::device, {"auto", "cpu", "cuda"}),
       BoolField("use_cpu", &T::use_cpu),
       BoolField("gradient_checkpointing", &T::gradient_checkpointing),
+      BoolField("full_determinism", &T::full_determinism),
       StringField("resume_from_checkpoint", &T::resume_from_checkpoint),
       ChoiceField("report_to", &T::report_to, {"tensorboard", "all", "none"}),
       StringField("logging_dir", &T::logging_dir),

@@ -69,6 +69,7 @@ training:
   save_total_limit: 2
   seed: -7
   bf16: on
+  full_determinism: true
   max_eval_samples: 50
   do_train: false
   do_eval: False
@@ -132,6 +133,7 @@ TEST_F(JobSpecTest, ParsesEveryField) {
   want.save_total_limit = 2;
   want.seed = -7;
   want.bf16 = true;
+  want.full_determinism = true;
   want.max_eval_samples = 50;
   want.do_train = false;
   want.do_eval = false;

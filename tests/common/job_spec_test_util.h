@@ -123,6 +123,7 @@ inline void ExpectTrainingEqual(const TrainingSpec& a, const TrainingSpec& b) {
   EXPECT_EQ(a.fp16, b.fp16);
   EXPECT_EQ(a.device, b.device);
   EXPECT_EQ(a.use_cpu, b.use_cpu);
+  EXPECT_EQ(a.full_determinism, b.full_determinism);
 }
 
 // Field-by-field equality with a readable failure for each differing field.

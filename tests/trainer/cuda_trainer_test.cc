@@ -170,5 +170,27 @@ TEST_F(CudaTrainerTest, OutOfMemoryIsResourceExhausted) {
   EXPECT_THAT(OutOfMemoryAdvice(64, false), HasSubstr("per_device_train_batch_size 64"));
 }
 
+// full_determinism (HF's enable_full_determinism): two runs from the same seed, dropout and
+// fused attention included, end with the same weights. Last: it switches the process to
+// deterministic algorithms.
+TEST_F(CudaTrainerTest, FullDeterminismRepeatsARunExactly) {
+  EnableFullDeterminism();
+  TrainingSpec t = ShortSpec();
+  t.max_steps = 10;
+  t.eval_on_start = false;
+  t.evaluation_strategy = "no";
+  t.full_determinism = true;
+  auto first = NewModel();
+  ASSERT_TRUE(Make(t, first).trainer->Train().ok());
+  fs::remove_all(out_dir_);
+  fs::create_directories(out_dir_);
+  auto second = NewModel();
+  ASSERT_TRUE(Make(t, second).trainer->Train().ok());
+  const NamedTensors a = first->HfStateDict();
+  const NamedTensors b = second->HfStateDict();
+  for (size_t i = 0; i < a.size(); ++i)
+    EXPECT_TRUE(torch::equal(a[i].second, b[i].second)) << a[i].first;
+}
+
 }  // namespace
 }  // namespace lmtrain

@@ -138,6 +138,4 @@ class TrainerTest : public ::testing::Test {
   std::unique_ptr<CheckpointWriter> checkpoints_;  // Into out_dir_.
 };
 
-
-
 }  // namespace lmtrain

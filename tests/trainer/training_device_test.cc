@@ -18,7 +18,8 @@ TEST(TrainingDeviceTest, AutoTakesAGpuWhenOneIsVisible) {
   ASSERT_TRUE(device.ok()) << device.status();
   EXPECT_EQ(device->is_cuda(), torch::cuda::is_available());
   if (device->is_cuda()) {
-    EXPECT_EQ(device->index(), torch::cuda::device_count() > 1 ? 3 % torch::cuda::device_count() : 0);
+    EXPECT_EQ(device->index(),
+              torch::cuda::device_count() > 1 ? 3 % torch::cuda::device_count() : 0);
   }
 }
 

@@ -3,9 +3,9 @@
 #include <ATen/Parallel.h>
 
 #include <cmath>
-#include <unordered_map>
 #include <memory>
 #include <string>
+#include <unordered_map>
 #include <utility>
 #include <vector>
 

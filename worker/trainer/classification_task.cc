@@ -203,8 +203,7 @@ absl::StatusOr<ClassificationTask::Outputs> ClassificationTask::Run(
           shape = ShapeString(batch.inputs.input_ids);
           AutocastGuard autocast(context.autocast);
           // On the host: one copy from a GPU per batch, then plain reads.
-          const torch::Tensor logits =
-              model_->Forward(batch.inputs).to(torch::kCPU, torch::kFloat);
+          const torch::Tensor logits = model_->Forward(batch.inputs).to(torch::kCPU, torch::kFloat);
           if (data_.labels.is_regression) {
             const torch::Tensor flat = logits.reshape({-1}).to(torch::kDouble).contiguous();
             outputs.scores.insert(outputs.scores.end(), flat.data_ptr<double>(),

@@ -17,9 +17,9 @@
 #include "worker/trainer/run_results.h"
 #include "worker/trainer/task_factory.h"
 #include "worker/trainer/tensorboard_callback.h"
+#include "worker/trainer/torch_errors.h"
 #include "worker/trainer/trainer.h"
 #include "worker/trainer/trainer_checkpoint.h"
-#include "worker/trainer/torch_errors.h"
 #include "worker/trainer/training_device.h"
 #include "worker/trainer/training_reporter.h"
 
@@ -78,8 +78,7 @@ absl::Status WriteFinalOutputs(const Trainer& trainer, const std::string& output
 }
 
 absl::StatusOr<std::optional<nlohmann::json>> RunPredict(const JobSpec& spec,
-                                                         const Trainer& trainer,
-                                                         TrainingTask& task,
+                                                         const Trainer& trainer, TrainingTask& task,
                                                          const JobOptions& options) {
   EvalContext context;
   context.batch_size = spec.training.per_device_eval_batch_size;
@@ -149,6 +148,7 @@ absl::StatusOr<JobResult> RunJob(const JobSpec& spec, const JobOptions& options)
   if (ec) return absl::InternalError("cannot create " + options.output_dir + ": " + ec.message());
   const unsigned cores = std::max(1u, std::thread::hardware_concurrency());
   torch::set_num_threads(options.threads > 0 ? options.threads : static_cast<int>(cores));
+  if (spec.training.full_determinism) EnableFullDeterminism();
   DeviceRequest device_request;
   device_request.device = spec.training.device;  // "cpu" also for HF's use_cpu: true.
   device_request.fp16 = spec.training.fp16;

@@ -17,9 +17,9 @@
 //
 // A checkpoint-N folder holds the model files (config.json, model.safetensors, tokenizer
 // files, trainer_state.json) plus what a resume needs: optimizer.pt, rng_state.pt and
-// lmtrain_state.json (trainer_checkpoint.h), and scaler.pt with fp16. Resuming restores all of it and skips the data
-// order forward without running those batches through the model, so on CPU with the same
-// thread count the final weights are bit-identical to an uninterrupted run.
+// lmtrain_state.json (trainer_checkpoint.h), and scaler.pt with fp16. Resuming restores all of it
+// and skips the data order forward without running those batches through the model, so on CPU with
+// the same thread count the final weights are bit-identical to an uninterrupted run.
 //
 // Data parallelism (Options::group): the data order is that of one process with a batch of
 // per_device_train_batch_size × world_size; each rank trains on its RankShare of every
@@ -50,8 +50,8 @@
 #include "absl/status/statusor.h"
 #include "common/job_spec.h"
 #include "worker/tokenizers/tokenizer.h"
-#include "worker/trainer/checkpoint_writer.h"
 #include "worker/trainer/autocast_guard.h"
+#include "worker/trainer/checkpoint_writer.h"
 #include "worker/trainer/data_parallel_group.h"
 #include "worker/trainer/grad_scaler.h"
 #include "worker/trainer/step_cursor.h"

@@ -1,5 +1,6 @@
 #include "worker/trainer/training_device.h"
 
+#include <ATen/Context.h>
 #include <torch/cuda.h>
 
 #include <cstdlib>
@@ -19,8 +20,8 @@ std::string VisibleDevicesNote() {
 
 absl::StatusOr<torch::Device> ResolveTrainingDevice(const DeviceRequest& request) {
   if (request.device != "auto" && request.device != "cpu" && request.device != "cuda") {
-    return absl::InvalidArgumentError(absl::StrCat("training.device must be auto, cpu or cuda (got '",
-                                                   request.device, "')"));
+    return absl::InvalidArgumentError(
+        absl::StrCat("training.device must be auto, cpu or cuda (got '", request.device, "')"));
   }
   const bool cuda = request.device != "cpu" && torch::cuda::is_available();
   if (!cuda && request.device == "cuda") {
@@ -38,12 +39,19 @@ absl::StatusOr<torch::Device> ResolveTrainingDevice(const DeviceRequest& request
   return torch::Device(torch::kCUDA, static_cast<c10::DeviceIndex>(index));
 }
 
+void EnableFullDeterminism() {
+  setenv("CUBLAS_WORKSPACE_CONFIG", ":4096:8", /*overwrite=*/0);
+  at::globalContext().setDeterministicAlgorithms(true, /*warn_only=*/false);
+  at::globalContext().setDeterministicCuDNN(true);
+  at::globalContext().setBenchmarkCuDNN(false);
+}
+
 std::string DescribeDevice(const torch::Device& device) { return device.str(); }
 
 std::string OutOfMemoryAdvice(int per_device_train_batch_size, bool gradient_checkpointing) {
   std::string advice = absl::StrCat(
-      "the device ran out of memory with per_device_train_batch_size ",
-      per_device_train_batch_size, ": lower it (and raise gradient_accumulation_steps to keep "
+      "the device ran out of memory with per_device_train_batch_size ", per_device_train_batch_size,
+      ": lower it (and raise gradient_accumulation_steps to keep "
       "the same batch)");
   if (!gradient_checkpointing) absl::StrAppend(&advice, ", or set gradient_checkpointing: true");
   return advice;

@@ -27,6 +27,11 @@ absl::StatusOr<torch::Device> ResolveTrainingDevice(const DeviceRequest& request
 // "cuda:0" or "cpu": for the log line that says where a job trains.
 std::string DescribeDevice(const torch::Device& device);
 
+// HF's enable_full_determinism: deterministic algorithms only (an op without a deterministic
+// implementation throws), cuDNN deterministic without autotuning, and cuBLAS's fixed workspace
+// (CUBLAS_WORKSPACE_CONFIG=:4096:8 unless already set). Call before the first cuBLAS use.
+void EnableFullDeterminism();
+
 // The messages a CUDA out-of-memory error in a training step becomes: what ran out, with the
 // batch size, and what to change.
 std::string OutOfMemoryAdvice(int per_device_train_batch_size, bool gradient_checkpointing);

@@ -109,8 +109,7 @@ class CheckpointFunction : public torch::autograd::Function<CheckpointFunction> 
     recomputation->autocast_dtype = at::autocast::get_autocast_dtype(type);
     ctx->save_for_backward(inputs.vec());
     ctx->saved_data["recomputation"] = c10::IValue::make_capsule(recomputation);
-    ScopedAutocast cache_off(type, recomputation->autocast_enabled,
-                             recomputation->autocast_dtype);
+    ScopedAutocast cache_off(type, recomputation->autocast_enabled, recomputation->autocast_dtype);
     return recomputation->layer(Expand(recomputation->defined, inputs.vec()));
   }
 
