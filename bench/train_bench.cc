@@ -3,16 +3,18 @@
 //
 //   lm-bench-train --model bert-base|gpt2-small|gpt2-tiny --batch B --seq T
 //                  [--precision fp32|bf16] [--steps N] [--warmup W] [--threads K]
-//                  [--optimizer fused|torch] [--device cpu|cuda]
+//                  [--optimizer fused|torch] [--device cpu|cuda] [--profile TRACE.json]
 //
 // Prints each step's time, then tokens/s and achieved GFLOP/s (6·params·tokens for the dense
 // layers, the MLM/LM decoder only on the positions that have a label, plus 12·L·B·T²·H for
 // attention) against a measured matmul ceiling of the same precision; the last line is JSON.
 // bf16 runs under autocast on the device (as HF's --bf16), the cast cache cleared after each
 // step. --device cuda moves the model and batch to the GPU and waits for it at the end of each
-// step; lm-train's fused AdamW is CPU-only, so CUDA parameters take LibTorch's AdamW path.
+// step (AdamW as one fused multi-tensor kernel there). --profile records the first timed step
+// with LibTorch's profiler and writes it as a Chrome trace (chrome://tracing, Perfetto).
 #include <ATen/autocast_mode.h>
 #include <torch/cuda.h>
+#include <torch/csrc/autograd/profiler_legacy.h>
 #include <torch/torch.h>
 
 #include <algorithm>
@@ -44,6 +46,7 @@ struct Options {
   int64_t threads = 0;              // 0: hardware cores.
   std::string optimizer = "fused";  // fused (lm-train's) | torch (torch::optim::AdamW).
   std::string device = "cpu";       // cpu | cuda
+  std::string profile;              // A Chrome trace of the first timed step; "": none.
 };
 
 // The command line is this table.
@@ -94,6 +97,11 @@ const std::map<std::string, Setter>& Flags() {
        [](Options& o, const std::string& v) {
          o.device = v;
          return v == "cpu" || v == "cuda";
+       }},
+      {"--profile",
+       [](Options& o, const std::string& v) {
+         o.profile = v;
+         return !v.empty();
        }},
   };
   return *flags;
@@ -263,7 +271,12 @@ int Run(const Options& o) {
   for (int64_t i = 0; i < o.warmup; ++i) RunStep(bench, *optimizer, bf16, device);
   std::vector<double> times, optimizer_times;
   for (int64_t i = 0; i < o.steps; ++i) {
+    std::unique_ptr<torch::autograd::profiler::RecordProfile> profile;
+    if (i == 0 && !o.profile.empty()) {
+      profile = std::make_unique<torch::autograd::profiler::RecordProfile>(o.profile);
+    }
     const StepTimes step = RunStep(bench, *optimizer, bf16, device);
+    profile.reset();
     times.push_back(step.Total());
     optimizer_times.push_back(step.optimizer);
     std::cout << "step " << i << ": " << step.Total() << " s (forward " << step.forward

@@ -12,6 +12,7 @@
 #include <utility>
 
 #include "absl/strings/str_cat.h"
+#include "worker/trainer/gradient_sync.h"
 
 namespace lmtrain {
 namespace {
@@ -67,10 +68,18 @@ class C10dGroup : public DataParallelGroup {
   int rank() const override { return env_.rank; }
   int world_size() const override { return env_.world_size; }
 
-  absl::Status SumGradients(const std::vector<torch::Tensor>& params) override {
+  absl::Status BeginGradientSync(const std::vector<torch::Tensor>& params) override {
     return Guard(rank(), world_size(), "gradient all-reduce", [&] {
-      const std::vector<size_t> starts = GradientBuckets(params, kBucketBytes);
-      for (size_t b = 0; b + 1 < starts.size(); ++b) ReduceBucket(params, starts[b], starts[b + 1]);
+      sync_ = MakeSync(params);
+      sync_->Arm();
+      return absl::OkStatus();
+    });
+  }
+
+  absl::Status SumGradients(const std::vector<torch::Tensor>& params) override {
+    std::unique_ptr<GradientSync> sync = sync_ != nullptr ? std::move(sync_) : MakeSync(params);
+    return Guard(rank(), world_size(), "gradient all-reduce", [&] {
+      sync->Finish();
       return absl::OkStatus();
     });
   }
@@ -123,35 +132,18 @@ class C10dGroup : public DataParallelGroup {
     group_->allreduce(one)->wait();
   }
 
-  // One all-reduce for the gradients of params[begin, end).
-  void ReduceBucket(const std::vector<torch::Tensor>& params, size_t begin, size_t end) {
-    torch::NoGradGuard no_grad;
-    std::vector<torch::Tensor> flat;
-    for (size_t i = begin; i < end; ++i) {
-      const torch::Tensor& g = params[i].grad();
-      flat.push_back(g.defined() ? g.reshape({-1})
-                                 : torch::zeros({params[i].numel()}, params[i].options()));
-    }
-    torch::Tensor bucket = torch::cat(flat).to(device_);
-    AllReduce(bucket);
-    bucket = bucket.to(params[begin].device());
-    int64_t offset = 0;
-    for (size_t i = begin; i < end; ++i) {
-      torch::Tensor p = params[i];
-      torch::Tensor reduced = bucket.narrow(0, offset, p.numel()).view_as(p);
-      offset += p.numel();
-      if (p.grad().defined()) {
-        p.mutable_grad().copy_(reduced);
-      } else {
-        p.mutable_grad() = reduced.clone();
-      }
-    }
+  std::unique_ptr<GradientSync> MakeSync(const std::vector<torch::Tensor>& params) {
+    return std::make_unique<GradientSync>(params, kBucketBytes, device_, [this](torch::Tensor& t) {
+      std::vector<torch::Tensor> one = {t};
+      return group_->allreduce(one);
+    });
   }
 
   const DistributedEnv env_;
   const torch::Device device_;
   c10::intrusive_ptr<c10d::Store> store_;  // Kept alive: rank 0's hosts the rendezvous.
   c10::intrusive_ptr<c10d::Backend> group_;
+  std::unique_ptr<GradientSync> sync_;  // Armed by BeginGradientSync for the next SumGradients.
   int next_tag_ = 1;
 };
 

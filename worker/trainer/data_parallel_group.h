@@ -40,6 +40,14 @@ class DataParallelGroup {
   // global mean (see Trainer).
   virtual absl::Status SumGradients(const std::vector<torch::Tensor>& params) = 0;
 
+  // Optional, before the backward that completes this step's gradients: the buckets of
+  // `params` (the same list the next SumGradients gets) start their all-reduce during that
+  // backward as their gradients complete (gradient_sync.h); SumGradients then finishes them.
+  // Not with gradient checkpointing. Default: nothing (SumGradients does it all).
+  virtual absl::Status BeginGradientSync(const std::vector<torch::Tensor>& /*params*/) {
+    return absl::OkStatus();
+  }
+
   // Element-wise sums of `values` over ranks (float64, so counts stay exact).
   virtual absl::StatusOr<std::vector<double>> SumValues(const std::vector<double>& values) = 0;
 

@@ -103,6 +103,9 @@ absl::Status Trainer::BuildOptimizer() {
         const WeightDecayGroups groups = SplitWeightDecayGroups(task_->model());
         params_ = groups.decay;
         params_.insert(params_.end(), groups.no_decay.begin(), groups.no_decay.end());
+        for (const torch::Tensor& p : task_->model().parameters()) {
+          if (p.requires_grad()) sync_params_.push_back(p);
+        }
         ASSIGN_OR_RETURN(optimizer_, MakeOptimizer(groups, options_.training));
         return absl::OkStatus();
       },
@@ -251,6 +254,11 @@ void Trainer::AccumulateGradients(const std::vector<BatchIndices>& micro_batches
     }
     torch::Tensor weighted = loss.loss * weight;
     if (scaler_ != nullptr) weighted = scaler_->Scale(weighted);
+    if (OverlapsGradientSync() && i + 1 == micro_batches.size()) {
+      // The last backward of the step: buckets start their all-reduce as gradients complete.
+      const absl::Status armed = options_.group->BeginGradientSync(sync_params_);
+      TORCH_CHECK(armed.ok(), std::string(armed.message()));
+    }
     weighted.backward();
     torch::Tensor part = loss.loss.detach().to(torch::kDouble) * weight;
     loss_sum = loss_sum.defined() ? loss_sum + part : part;
@@ -258,6 +266,11 @@ void Trainer::AccumulateGradients(const std::vector<BatchIndices>& micro_batches
     stats->samples += loss.num_examples;
   }
   if (loss_sum.defined()) stats->loss += loss_sum.item<double>();
+}
+
+bool Trainer::OverlapsGradientSync() const {
+  // Reentrant gradient checkpointing accumulates a layer's gradients in a backward of its own.
+  return options_.group != nullptr && !task_->model().GradientCheckpointing();
 }
 
 uint64_t Trainer::BatchSeed(int64_t step, size_t micro_batch) const {
@@ -273,7 +286,7 @@ int64_t Trainer::GlobalBatchSize() const {
 }
 
 absl::Status Trainer::ReduceAcrossRanks(StepStats* stats) {
-  RETURN_IF_ERROR(options_.group->SumGradients(params_));
+  RETURN_IF_ERROR(options_.group->SumGradients(sync_params_));
   ASSIGN_OR_RETURN(const std::vector<double> sums,
                    options_.group->SumValues({stats->loss, static_cast<double>(stats->tokens),
                                               static_cast<double>(stats->samples)}));

@@ -172,6 +172,8 @@ class Trainer {
   int64_t GlobalBatchSize() const;
   double Now() const;
   uint64_t BatchSeed(int64_t step, size_t micro_batch) const;
+  // Whether the group sums gradients during the last backward of a step.
+  bool OverlapsGradientSync() const;
 
   const Options options_;
   TrainingTask* const task_;
@@ -179,7 +181,8 @@ class Trainer {
   TrainingReporter* const reporter_;
   CheckpointWriter* const checkpoints_;
   const TrainingPlan plan_;
-  std::vector<torch::Tensor> params_;
+  std::vector<torch::Tensor> params_;       // The optimizer's: decay group, then no-decay.
+  std::vector<torch::Tensor> sync_params_;  // Trainable, in the model's order (for buckets).
   std::unique_ptr<torch::optim::Optimizer> optimizer_;
   std::unique_ptr<StepCursor> cursor_;  // Null without training data.
   AutocastSpec autocast_;               // The forward passes' (the model's device type).
