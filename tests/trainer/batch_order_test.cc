@@ -72,5 +72,14 @@ TEST(StepCursorTest, LastUpdateOfAnEpochMayBeShort) {
   EXPECT_EQ(cursor.epoch(), 1);
 }
 
+TEST(StepCursorTest, PeekFirstIsWhatTheNextUpdateStartsWithAcrossEpochs) {
+  StepCursor cursor(10, 3, 2, 7);
+  for (int update = 0; update < 5; ++update) {
+    const BatchIndices peeked = cursor.PeekFirst();
+    EXPECT_EQ(cursor.PeekFirst(), peeked);  // Peeking takes nothing.
+    EXPECT_EQ(cursor.Next()[0], peeked) << "update " << update;
+  }
+}
+
 }  // namespace
 }  // namespace lmtrain

@@ -172,13 +172,32 @@ ClassificationTask::ClassificationTask(std::shared_ptr<SequenceClassificationMod
                                        ClassificationData data, int32_t pad_id, int64_t pad_to)
     : model_(std::move(model)), data_(std::move(data)), pad_id_(pad_id), pad_to_(pad_to) {}
 
-TaskLoss ClassificationTask::TrainLoss(const BatchIndices& indices, uint64_t, std::string* shape) {
-  const Batch batch = Collate(data_.train.features, indices, pad_id_, pad_to_);
+namespace {
+
+struct ClassificationBatch : PreparedBatch {
+  Batch batch;
+  torch::Tensor labels;
+  int64_t num_examples = 0;
+};
+
+}  // namespace
+
+std::unique_ptr<PreparedBatch> ClassificationTask::PrepareTrainBatch(const BatchIndices& indices,
+                                                                     uint64_t) const {
+  auto prepared = std::make_unique<ClassificationBatch>();
+  prepared->batch = Collate(data_.train.features, indices, pad_id_, pad_to_);
+  prepared->labels = Labels(data_.train, indices);
+  prepared->num_examples = static_cast<int64_t>(indices.size());
+  prepared->shape = ShapeString(prepared->batch.inputs.input_ids);
+  return prepared;
+}
+
+TaskLoss ClassificationTask::TrainLossOf(PreparedBatch& prepared) {
+  const auto& b = static_cast<ClassificationBatch&>(prepared);
   TaskLoss out;
-  *shape = ShapeString(batch.inputs.input_ids);
-  out.loss = model_->ForwardLoss(batch.inputs, Labels(data_.train, indices));
-  out.num_tokens = batch.tokens;
-  out.num_examples = static_cast<int64_t>(indices.size());
+  out.loss = model_->ForwardLoss(b.batch.inputs, b.labels);
+  out.num_tokens = b.batch.tokens;
+  out.num_examples = b.num_examples;
   return out;
 }
 

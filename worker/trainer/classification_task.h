@@ -51,7 +51,9 @@ class ClassificationTask : public TrainingTask {
   int64_t NumTrainExamples() const override {
     return static_cast<int64_t>(data_.train.features.size());
   }
-  TaskLoss TrainLoss(const BatchIndices& indices, uint64_t batch_seed, std::string* shape) override;
+  std::unique_ptr<PreparedBatch> PrepareTrainBatch(const BatchIndices& indices,
+                                                   uint64_t batch_seed) const override;
+  TaskLoss TrainLossOf(PreparedBatch& batch) override;
   bool HasEvalData() const override { return !data_.eval.features.empty(); }
   absl::StatusOr<TaskEval> Evaluate(const EvalContext& context) override;
   std::string DefaultBestMetric() const override;

@@ -13,11 +13,25 @@ namespace lmtrain {
 ClmTask::ClmTask(std::shared_ptr<CausalLmModel> model, ClmExamples examples, int32_t pad_id)
     : model_(std::move(model)), examples_(std::move(examples)), pad_id_(pad_id) {}
 
-TaskLoss ClmTask::TrainLoss(const BatchIndices& indices, uint64_t /*batch_seed*/,
-                            std::string* shape) {
-  const Batch batch = CollateBatch(examples_.train, indices, pad_id_);
+namespace {
+
+struct ClmBatch : PreparedBatch {
+  Batch batch;
+};
+
+}  // namespace
+
+std::unique_ptr<PreparedBatch> ClmTask::PrepareTrainBatch(const BatchIndices& indices,
+                                                          uint64_t /*batch_seed*/) const {
+  auto prepared = std::make_unique<ClmBatch>();
+  prepared->batch = CollateBatch(examples_.train, indices, pad_id_);
+  prepared->shape = ShapeString(prepared->batch.input_ids);
+  return prepared;
+}
+
+TaskLoss ClmTask::TrainLossOf(PreparedBatch& prepared) {
+  const Batch& batch = static_cast<ClmBatch&>(prepared).batch;
   TaskLoss out;
-  *shape = ShapeString(batch.input_ids);
   out.loss = model_->ForwardLoss(batch.input_ids, batch.attention_mask, batch.labels);
   out.num_tokens = batch.num_tokens;
   out.num_examples = batch.num_examples;

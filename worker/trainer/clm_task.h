@@ -18,7 +18,9 @@ class ClmTask : public TrainingTask {
 
   PretrainedModel& model() override { return *model_; }
   int64_t NumTrainExamples() const override { return static_cast<int64_t>(examples_.train.size()); }
-  TaskLoss TrainLoss(const BatchIndices& indices, uint64_t batch_seed, std::string* shape) override;
+  std::unique_ptr<PreparedBatch> PrepareTrainBatch(const BatchIndices& indices,
+                                                   uint64_t batch_seed) const override;
+  TaskLoss TrainLossOf(PreparedBatch& batch) override;
   bool HasEvalData() const override { return !examples_.eval.empty(); }
   // eval_loss (HF's batch-weighted mean) and perplexity = exp(eval_loss) (inf on overflow).
   absl::StatusOr<TaskEval> Evaluate(const EvalContext& context) override;

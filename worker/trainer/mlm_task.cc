@@ -95,7 +95,19 @@ MlmTask::MlmTask(std::shared_ptr<MaskedLmModel> model, Data data, MlmMasker mask
   if (masked.ok()) eval_masked_ = *std::move(masked);  // Views from one table: sizes agree.
 }
 
-TaskLoss MlmTask::TrainLoss(const BatchIndices& indices, uint64_t batch_seed, std::string* shape) {
+namespace {
+
+struct MlmTrainBatch : PreparedBatch {
+  EncoderInputs inputs;
+  torch::Tensor labels;  // Undefined when nothing was masked.
+  int64_t num_tokens = 0;
+  int64_t num_examples = 0;
+};
+
+}  // namespace
+
+std::unique_ptr<PreparedBatch> MlmTask::PrepareTrainBatch(const BatchIndices& indices,
+                                                          uint64_t batch_seed) const {
   Mt19937RandomSource source({batch_seed});
   std::vector<MaskedExample> masked;
   masked.reserve(indices.size());
@@ -107,17 +119,26 @@ TaskLoss MlmTask::TrainLoss(const BatchIndices& indices, uint64_t batch_seed, st
   std::vector<const MaskedExample*> rows;
   for (const MaskedExample& m : masked) rows.push_back(&m);
   const MlmBatch batch = Collate(rows, pad_id_);
+  auto prepared = std::make_unique<MlmTrainBatch>();
+  prepared->inputs = Inputs(batch);
+  if (HasLabel(batch))
+    prepared->labels = LongTensor2d(batch.labels, batch.batch_size, batch.seq_len);
+  prepared->num_tokens = CountTokens(batch);
+  prepared->num_examples = batch.batch_size;
+  prepared->shape = ShapeString(prepared->inputs.input_ids);
+  return prepared;
+}
+
+TaskLoss MlmTask::TrainLossOf(PreparedBatch& prepared) {
+  const auto& b = static_cast<MlmTrainBatch&>(prepared);
   TaskLoss out;
-  const EncoderInputs inputs = Inputs(batch);
-  *shape = ShapeString(inputs.input_ids);
-  out.num_tokens = CountTokens(batch);
-  out.num_examples = batch.batch_size;
-  if (!HasLabel(batch)) {  // Nothing masked (tiny batches): a zero loss that keeps the graph.
-    out.loss = model_->Forward(inputs).sum() * 0.0;
+  out.num_tokens = b.num_tokens;
+  out.num_examples = b.num_examples;
+  if (!b.labels.defined()) {  // Nothing masked (tiny batches): a zero loss that keeps the graph.
+    out.loss = model_->Forward(b.inputs).sum() * 0.0;
     return out;
   }
-  out.loss =
-      model_->ForwardLoss(inputs, LongTensor2d(batch.labels, batch.batch_size, batch.seq_len));
+  out.loss = model_->ForwardLoss(b.inputs, b.labels);
   return out;
 }
 

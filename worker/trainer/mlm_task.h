@@ -37,7 +37,9 @@ class MlmTask : public TrainingTask {
   int64_t NumTrainExamples() const override {
     return data_.max_train > 0 ? std::min(data_.max_train, data_.train.size()) : data_.train.size();
   }
-  TaskLoss TrainLoss(const BatchIndices& indices, uint64_t batch_seed, std::string* shape) override;
+  std::unique_ptr<PreparedBatch> PrepareTrainBatch(const BatchIndices& indices,
+                                                   uint64_t batch_seed) const override;
+  TaskLoss TrainLossOf(PreparedBatch& batch) override;
   bool HasEvalData() const override { return !eval_masked_.empty(); }
   // eval_loss (HF's batch-weighted mean over the fixed masks; a batch without any masked
   // token is skipped) and perplexity = exp(eval_loss).

@@ -67,7 +67,19 @@ QaTask::QaTask(std::shared_ptr<QuestionAnsweringModel> model, QaData data,
       postprocess_(postprocess),
       pad_id_(pad_id) {}
 
-TaskLoss QaTask::TrainLoss(const BatchIndices& indices, uint64_t, std::string* shape) {
+namespace {
+
+struct QaBatch : PreparedBatch {
+  EncoderInputs inputs;
+  torch::Tensor starts, ends;
+  int64_t num_tokens = 0;
+  int64_t num_examples = 0;
+};
+
+}  // namespace
+
+std::unique_ptr<PreparedBatch> QaTask::PrepareTrainBatch(const BatchIndices& indices,
+                                                         uint64_t) const {
   std::vector<const QaModelInputs*> rows;
   std::vector<int64_t> starts, ends;
   for (int64_t i : indices) {
@@ -75,13 +87,22 @@ TaskLoss QaTask::TrainLoss(const BatchIndices& indices, uint64_t, std::string* s
     starts.push_back(data_.train[i].start_position);
     ends.push_back(data_.train[i].end_position);
   }
-  const EncoderInputs inputs = Collate(rows, pad_id_);
+  auto prepared = std::make_unique<QaBatch>();
+  prepared->inputs = Collate(rows, pad_id_);
+  prepared->starts = torch::tensor(starts, torch::kLong);
+  prepared->ends = torch::tensor(ends, torch::kLong);
+  prepared->num_tokens = prepared->inputs.attention_mask.sum().item<int64_t>();
+  prepared->num_examples = static_cast<int64_t>(indices.size());
+  prepared->shape = ShapeString(prepared->inputs.input_ids);
+  return prepared;
+}
+
+TaskLoss QaTask::TrainLossOf(PreparedBatch& prepared) {
+  const auto& b = static_cast<QaBatch&>(prepared);
   TaskLoss out;
-  *shape = ShapeString(inputs.input_ids);
-  out.loss = model_->ForwardLoss(inputs, torch::tensor(starts, torch::kLong),
-                                 torch::tensor(ends, torch::kLong));
-  out.num_tokens = inputs.attention_mask.sum().item<int64_t>();
-  out.num_examples = static_cast<int64_t>(indices.size());
+  out.loss = model_->ForwardLoss(b.inputs, b.starts, b.ends);
+  out.num_tokens = b.num_tokens;
+  out.num_examples = b.num_examples;
   return out;
 }
 

@@ -40,7 +40,9 @@ class QaTask : public TrainingTask {
 
   PretrainedModel& model() override { return *model_; }
   int64_t NumTrainExamples() const override { return static_cast<int64_t>(data_.train.size()); }
-  TaskLoss TrainLoss(const BatchIndices& indices, uint64_t batch_seed, std::string* shape) override;
+  std::unique_ptr<PreparedBatch> PrepareTrainBatch(const BatchIndices& indices,
+                                                   uint64_t batch_seed) const override;
+  TaskLoss TrainLossOf(PreparedBatch& batch) override;
   bool HasEvalData() const override { return !data_.eval.features.empty(); }
   // No eval_loss (as HF's QuestionAnsweringTrainer); the SQuAD metrics with "eval_".
   absl::StatusOr<TaskEval> Evaluate(const EvalContext& context) override;

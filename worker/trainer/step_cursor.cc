@@ -23,6 +23,11 @@ std::vector<BatchIndices> StepCursor::Next() {
   return step;
 }
 
+BatchIndices StepCursor::PeekFirst() const {
+  if (next_ < batches_.size()) return batches_[next_];
+  return ShuffledBatches(num_examples_, batch_size_, seed_, epoch_ + 1).front();
+}
+
 double StepCursor::EpochProgress() const {
   return static_cast<double>(epoch_) +
          static_cast<double>(next_) / static_cast<double>(batches_.size());

@@ -22,6 +22,8 @@ class StepCursor {
 
   // The batches of the next update: `accumulation` of them, fewer at an epoch's end.
   std::vector<BatchIndices> Next();
+  // The first batch the next Next() will return, without taking it.
+  BatchIndices PeekFirst() const;
 
   // Epochs done, fractional: epoch + batches taken this epoch / batches per epoch (HF's
   // state.epoch).

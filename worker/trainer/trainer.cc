@@ -247,10 +247,14 @@ void Trainer::AccumulateGradients(const std::vector<BatchIndices>& micro_batches
     // This rank's examples' part of the micro-batch mean (exactly `scale` in one process).
     const double weight =
         scale * (static_cast<double>(share.size()) / static_cast<double>(micro_batches[i].size()));
+    const int64_t step = state_.global_step + 1;
+    const std::unique_ptr<PreparedBatch> batch = TakeBatch(step, i, share);
+    *shape = batch->shape;
+    PrefetchAfter(step, i, micro_batches);
     TaskLoss loss;
     {
       AutocastGuard autocast(autocast_);  // Forward only, as HF.
-      loss = task_->TrainLoss(share, BatchSeed(state_.global_step + 1, i), shape);
+      loss = task_->TrainLossOf(*batch);
     }
     torch::Tensor weighted = loss.loss * weight;
     if (scaler_ != nullptr) weighted = scaler_->Scale(weighted);
@@ -266,6 +270,41 @@ void Trainer::AccumulateGradients(const std::vector<BatchIndices>& micro_batches
     stats->samples += loss.num_examples;
   }
   if (loss_sum.defined()) stats->loss += loss_sum.item<double>();
+}
+
+std::unique_ptr<PreparedBatch> Trainer::TakeBatch(int64_t step, size_t micro,
+                                                  const BatchIndices& share) {
+  if (prefetch_.has_value()) {
+    Prefetch ahead = std::move(*prefetch_);
+    prefetch_.reset();
+    if (ahead.step == step && ahead.micro == micro) return ahead.batch.get();
+    try {
+      ahead.batch.get();  // Built for another position (training resumed elsewhere): dropped.
+    } catch (const std::exception&) {
+    }
+  }
+  return task_->PrepareTrainBatch(share, BatchSeed(step, micro));
+}
+
+void Trainer::PrefetchAfter(int64_t step, size_t micro,
+                            const std::vector<BatchIndices>& micro_batches) {
+  if (autocast_.device_type != c10::DeviceType::CUDA) return;  // On a CPU it would compete.
+  const int64_t batch_size = options_.training.per_device_train_batch_size;
+  BatchIndices next;
+  if (micro + 1 < micro_batches.size()) {
+    next = RankShare(micro_batches[micro + 1], Rank(), batch_size);
+    ++micro;
+  } else if (step < plan_.max_steps) {
+    next = RankShare(cursor_->PeekFirst(), Rank(), batch_size);
+    ++step;
+    micro = 0;
+  }
+  if (next.empty()) return;
+  const uint64_t seed = BatchSeed(step, micro);
+  const TrainingTask* task = task_;
+  prefetch_ = Prefetch{step, micro, std::async(std::launch::async, [task, next, seed] {
+                         return task->PrepareTrainBatch(next, seed);
+                       })};
 }
 
 bool Trainer::OverlapsGradientSync() const {
@@ -421,57 +460,6 @@ bool Trainer::StopRequested() const {
 
 double Trainer::Now() const {
   return options_.now_seconds ? options_.now_seconds() : SteadySeconds();
-}
-
-}  // namespace lmtrain
-
-namespace lmtrain {
-namespace {
-
-// HF: metric_for_best_model may be given with or without the "eval_" prefix.
-std::string BestMetricName(const TrainingSpec& t, const TrainingTask& task) {
-  std::string name =
-      t.metric_for_best_model.empty() ? task.DefaultBestMetric() : t.metric_for_best_model;
-  if (name.rfind("eval_", 0) != 0) name = "eval_" + name;
-  return name;
-}
-
-std::optional<double> MetricValue(const EvalLogRecord& record, const std::string& name) {
-  if (name == "eval_loss") return record.eval_loss;
-  for (const auto& [key, value] : record.metrics) {
-    if (key == name || "eval_" + key == name) return value;
-  }
-  return std::nullopt;
-}
-
-}  // namespace
-
-void Trainer::TrackBest(const std::string& checkpoint_path) {
-  if (!options_.training.load_best_model_at_end) return;
-  if (!last_eval_.has_value() || last_eval_->step != state_.global_step) return;
-  const std::string name = BestMetricName(options_.training, *task_);
-  const std::optional<double> value = MetricValue(*last_eval_, name);
-  if (!value.has_value() || std::isnan(*value)) return;
-  const bool greater = options_.training.greater_is_better.value_or(
-      name.size() < 4 || name.compare(name.size() - 4, 4, "loss") != 0);
-  if (state_.best_metric.has_value() &&
-      (greater ? *value <= *state_.best_metric : *value >= *state_.best_metric)) {
-    return;
-  }
-  state_.best_metric = *value;
-  state_.best_model_checkpoint = checkpoint_path;
-}
-
-absl::Status Trainer::LoadBestModel() {
-  if (state_.best_model_checkpoint.empty()) {
-    reporter_->Warn("load_best_model_at_end: no evaluation reported " +
-                    BestMetricName(options_.training, *task_) + "; keeping the last model");
-    return absl::OkStatus();
-  }
-  reporter_->Info("Loading best model from " + state_.best_model_checkpoint +
-                  " (score: " + std::to_string(*state_.best_metric) + ").");
-  last_eval_.reset();  // The weights changed: a final Evaluate() must run again.
-  return LoadModelWeights(state_.best_model_checkpoint, &task_->model());
 }
 
 Trainer::TrainOutcome Trainer::Finish(bool stopped) {

@@ -42,6 +42,7 @@
 
 #include <atomic>
 #include <functional>
+#include <future>
 #include <memory>
 #include <optional>
 #include <string>
@@ -174,6 +175,11 @@ class Trainer {
   uint64_t BatchSeed(int64_t step, size_t micro_batch) const;
   // Whether the group sums gradients during the last backward of a step.
   bool OverlapsGradientSync() const;
+  // Micro-batch `micro` of update `step`: the one built ahead if it is that one, else built now.
+  std::unique_ptr<PreparedBatch> TakeBatch(int64_t step, size_t micro, const BatchIndices& share);
+  // On a GPU, starts building the micro-batch after (step, micro) on another thread, so that the
+  // host collates (and masks) it while the device computes this one.
+  void PrefetchAfter(int64_t step, size_t micro, const std::vector<BatchIndices>& micro_batches);
 
   const Options options_;
   TrainingTask* const task_;
@@ -187,6 +193,13 @@ class Trainer {
   std::unique_ptr<StepCursor> cursor_;  // Null without training data.
   AutocastSpec autocast_;               // The forward passes' (the model's device type).
   std::unique_ptr<GradScaler> scaler_;  // fp16 only.
+  // The micro-batch being built ahead (GPU only): for which update and micro-batch.
+  struct Prefetch {
+    int64_t step = 0;
+    size_t micro = 0;
+    std::future<std::unique_ptr<PreparedBatch>> batch;
+  };
+  std::optional<Prefetch> prefetch_;
   // Optimizer updates done: the LR schedule's position. Equals the global step except after
   // fp16 steps that were skipped (HF does not advance its scheduler then either).
   int64_t scheduler_steps_ = 0;

@@ -6,8 +6,11 @@
 // The Trainer owns the loop, the optimizer and checkpoints; a task owns its data and knows
 // how to turn example indices into model inputs.
 //
-// Concurrency: used from the training loop's thread only; Evaluate reads `stop_requested`.
-// Errors: TrainLoss may throw c10::Error (the Trainer catches it and adds the step);
+// Concurrency: used from the training loop's thread, except PrepareTrainBatch, which may run on
+// another thread at the same time (it reads the task's data, never the model); Evaluate reads
+// `stop_requested`.
+// Errors: PrepareTrainBatch and TrainLossOf may throw c10::Error (the Trainer catches it and adds
+// the step);
 // Evaluate / Predict return Status and catch LibTorch errors themselves.
 #pragma once
 
@@ -15,6 +18,7 @@
 
 #include <atomic>
 #include <cstdint>
+#include <memory>
 #include <optional>
 #include <string>
 #include <utility>
@@ -55,6 +59,13 @@ struct TaskEval {
   int64_t num_batches = 0;
 };
 
+// One micro-batch's inputs built on the host without the model (collation, MLM masking), so that
+// the next batch can be built while the device computes the current one. Tasks derive their own.
+struct PreparedBatch {
+  virtual ~PreparedBatch() = default;
+  std::string shape;  // The input_ids shape, "[8, 128]", for error messages.
+};
+
 class TrainingTask {
  public:
   virtual ~TrainingTask() = default;
@@ -65,13 +76,17 @@ class TrainingTask {
   // Training examples (0 when the job only evaluates).
   virtual int64_t NumTrainExamples() const = 0;
 
-  // Forward + loss of training examples `indices` (in range, non-empty). `batch_seed`
-  // seeds any per-batch randomness (MLM's dynamic masks): the same seed gives the same
-  // inputs, which keeps resumed runs bit-identical. *shape is set to the input_ids shape
-  // ("[8, 128]") once the batch is built, before the forward, so that an error thrown by
-  // the model can name it. May throw c10::Error.
-  virtual TaskLoss TrainLoss(const BatchIndices& indices, uint64_t batch_seed,
-                             std::string* shape) = 0;
+  // The host-side inputs of training examples `indices` (in range, non-empty). `batch_seed`
+  // seeds any per-batch randomness (MLM's dynamic masks): the same seed gives the same inputs,
+  // which keeps resumed runs bit-identical. Safe to call from another thread while TrainLossOf
+  // runs. May throw c10::Error.
+  virtual std::unique_ptr<PreparedBatch> PrepareTrainBatch(const BatchIndices& indices,
+                                                           uint64_t batch_seed) const = 0;
+  // Forward + loss of a batch this task's PrepareTrainBatch built. May throw c10::Error.
+  virtual TaskLoss TrainLossOf(PreparedBatch& batch) = 0;
+  // Both: *shape is set to the input_ids shape before the forward, so that an error thrown by
+  // the model can name it.
+  TaskLoss TrainLoss(const BatchIndices& indices, uint64_t batch_seed, std::string* shape);
 
   virtual bool HasEvalData() const = 0;
   // Evaluates in eval() mode without gradients; restores the previous mode. Errors:

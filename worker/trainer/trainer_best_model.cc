@@ -1,0 +1,59 @@
+// The Trainer's load_best_model_at_end bookkeeping (HF's metric_for_best_model /
+// greater_is_better): which checkpoint is the best so far, and loading it back at the end.
+#include <optional>
+#include <string>
+
+#include "common/status_macros.h"
+#include "worker/trainer/trainer.h"  // The class these members belong to.
+#include "worker/trainer/trainer_checkpoint.h"
+
+namespace lmtrain {
+namespace {
+
+// HF: metric_for_best_model may be given with or without the "eval_" prefix.
+std::string BestMetricName(const TrainingSpec& t, const TrainingTask& task) {
+  std::string name =
+      t.metric_for_best_model.empty() ? task.DefaultBestMetric() : t.metric_for_best_model;
+  if (name.rfind("eval_", 0) != 0) name = "eval_" + name;
+  return name;
+}
+
+std::optional<double> MetricValue(const EvalLogRecord& record, const std::string& name) {
+  if (name == "eval_loss") return record.eval_loss;
+  for (const auto& [key, value] : record.metrics) {
+    if (key == name || "eval_" + key == name) return value;
+  }
+  return std::nullopt;
+}
+
+}  // namespace
+
+void Trainer::TrackBest(const std::string& checkpoint_path) {
+  if (!options_.training.load_best_model_at_end) return;
+  if (!last_eval_.has_value() || last_eval_->step != state_.global_step) return;
+  const std::string name = BestMetricName(options_.training, *task_);
+  const std::optional<double> value = MetricValue(*last_eval_, name);
+  if (!value.has_value() || std::isnan(*value)) return;
+  const bool greater = options_.training.greater_is_better.value_or(
+      name.size() < 4 || name.compare(name.size() - 4, 4, "loss") != 0);
+  if (state_.best_metric.has_value() &&
+      (greater ? *value <= *state_.best_metric : *value >= *state_.best_metric)) {
+    return;
+  }
+  state_.best_metric = *value;
+  state_.best_model_checkpoint = checkpoint_path;
+}
+
+absl::Status Trainer::LoadBestModel() {
+  if (state_.best_model_checkpoint.empty()) {
+    reporter_->Warn("load_best_model_at_end: no evaluation reported " +
+                    BestMetricName(options_.training, *task_) + "; keeping the last model");
+    return absl::OkStatus();
+  }
+  reporter_->Info("Loading best model from " + state_.best_model_checkpoint +
+                  " (score: " + std::to_string(*state_.best_metric) + ").");
+  last_eval_.reset();  // The weights changed: a final Evaluate() must run again.
+  return LoadModelWeights(state_.best_model_checkpoint, &task_->model());
+}
+
+}  // namespace lmtrain
