@@ -20,7 +20,7 @@ namespace lmtrain {
 
 struct PretrainedClassifier {
   std::shared_ptr<SequenceClassificationModel> model;
-  LoadReport report;           // missing_keys: newly initialised; unexpected_keys: unused.
+  LoadReport report;             // missing_keys: newly initialised; unexpected_keys: unused.
   int64_t saved_num_labels = 0;  // The saved head's size, as HF reads the saved config.
   bool head_replaced = false;    // The directory held a head of another size: dropped.
 };
