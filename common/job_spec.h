@@ -59,9 +59,12 @@ struct DataSpec {
   std::string train_file;
   std::string validation_file;  // Optional.
   std::string test_file;        // Optional: predictions with training.do_predict.
-  // clm/mlm, when validation_file is empty: the last N% of the train text is held out. Default 5.
+  // clm/mlm, when validation_file is empty: the first N% of the train lines are held out, as
+  // HF's split="train[:N%]". Default 5.
   int validation_split_percentage = 5;
-  int block_size = 0;         // clm: 0 = min(1024, model's n_positions); <= n_positions.
+  // clm: 0 = min(1024, model's n_positions); <= n_positions. Each 1000 lines are grouped into
+  // blocks on their own (HF run_clm.py); a text shorter than block_size is one short block.
+  int block_size = 0;
   bool line_by_line = false;  // clm/mlm: one example per line instead of HF group_texts.
   // mlm/qa/glue/classification: longest input in tokens; 0 = the task's default (mlm:
   // min(512, n_positions), qa: 384, glue/classification: 128). Must be <= n_positions.

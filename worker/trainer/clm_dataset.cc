@@ -8,9 +8,18 @@
 namespace lmtrain {
 namespace {
 
+// run_clm.py's group_texts over batches of kMapBatchSize lines; a text shorter than one block
+// in all is one short block, as run_clm_flax.py keeps it (unless it has no target: < 2 ids).
+std::vector<TokenIds> GroupedExamples(const std::vector<TokenIds>& lines, int block_size) {
+  const int64_t total = CountTokens(lines);
+  if (total >= block_size) return GroupTextsInBatches(lines, block_size);
+  if (total < 2) return {};
+  return GroupTexts(lines, static_cast<int>(total));
+}
+
 std::vector<TokenIds> MakeExamples(const std::vector<TokenIds>& lines, bool line_by_line,
                                    int block_size) {
-  return line_by_line ? LineByLineExamples(lines, block_size) : GroupTexts(lines, block_size);
+  return line_by_line ? LineByLineExamples(lines, block_size) : GroupedExamples(lines, block_size);
 }
 
 absl::Status NoTrainExamples(const DataSpec& data, int64_t tokens, int block_size) {
@@ -18,10 +27,16 @@ absl::Status NoTrainExamples(const DataSpec& data, int64_t tokens, int block_siz
     return absl::FailedPreconditionError("train file " + data.train_file +
                                          " has no line with at least 2 tokens");
   }
-  return absl::FailedPreconditionError("train file " + data.train_file + " has " +
-                                       std::to_string(tokens) + " tokens, fewer than block_size " +
-                                       std::to_string(block_size) +
-                                       " (use more text or a smaller data.block_size)");
+  if (tokens < 2) {
+    return absl::FailedPreconditionError("train file " + data.train_file + " has " +
+                                         std::to_string(tokens) +
+                                         " tokens; a causal LM example needs at least 2");
+  }
+  return absl::FailedPreconditionError(
+      "train file " + data.train_file + " has " + std::to_string(tokens) +
+      " tokens, but no batch of " + std::to_string(kMapBatchSize) + " lines has block_size " +
+      std::to_string(block_size) +
+      " of them (HF groups each batch on its own; use a smaller data.block_size)");
 }
 
 absl::StatusOr<TextSplit> ReadSplit(const DataSpec& data) {
