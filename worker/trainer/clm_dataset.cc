@@ -4,6 +4,7 @@
 #include <utility>
 
 #include "common/status_macros.h"
+#include "worker/trainer/text_file.h"
 
 namespace lmtrain {
 namespace {
@@ -39,17 +40,6 @@ absl::Status NoTrainExamples(const DataSpec& data, int64_t tokens, int block_siz
       " of them (HF groups each batch on its own; use a smaller data.block_size)");
 }
 
-absl::StatusOr<TextSplit> ReadSplit(const DataSpec& data) {
-  ASSIGN_OR_RETURN(std::vector<std::string> train, ReadTextLines(data.train_file));
-  if (data.validation_file.empty()) {
-    return SplitOffValidation(std::move(train), data.validation_split_percentage);
-  }
-  TextSplit split;
-  split.train = std::move(train);
-  ASSIGN_OR_RETURN(split.validation, ReadTextLines(data.validation_file));
-  return split;
-}
-
 }  // namespace
 
 absl::StatusOr<int> ResolveBlockSize(int block_size, int64_t max_positions) {
@@ -64,7 +54,9 @@ absl::StatusOr<int> ResolveBlockSize(int block_size, int64_t max_positions) {
 
 absl::StatusOr<ClmExamples> BuildClmExamples(const DataSpec& data, const Tokenizer& tokenizer,
                                              int block_size, int64_t max_eval_samples) {
-  ASSIGN_OR_RETURN(TextSplit split, ReadSplit(data));
+  ASSIGN_OR_RETURN(TextSplit split,
+                   ReadTextSplit(data.train_file, data.validation_file,
+                                 data.validation_split_percentage, data.text_column_name));
   const std::vector<TokenIds> train_lines = TokenizeLines(split.train, tokenizer);
   const std::vector<TokenIds> eval_lines = TokenizeLines(split.validation, tokenizer);
   ClmExamples out;
