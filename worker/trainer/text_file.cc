@@ -49,9 +49,9 @@ absl::StatusOr<Texts> ReadTableTexts(const std::string& path, const std::string&
   for (const TableRow& row : table.rows) {
     const Cell& cell = row.cells[column];
     if (cell.type != CellType::kText && cell.type != CellType::kString) {
-      return absl::InvalidArgumentError(absl::StrCat(table.Where(row.line), ": column \"",
-                                                     out.column, "\" is ", TypeName(cell.type),
-                                                     ", not a text"));
+      return absl::InvalidArgumentError(absl::StrCat(
+          table.Where(row.line), ": column \"", out.column, "\" is ", TypeName(cell.type),
+          ", not a text (data.text_column_name names the column)"));
     }
     out.texts.push_back(cell.text);
   }

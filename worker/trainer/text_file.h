@@ -23,7 +23,7 @@ bool IsTableFile(const std::string& path);
 // DataLoss from reading; InvalidArgument naming the file for a malformed table (with its
 // line), a missing column ("<file>: no column \"x\" (data.text_column_name; columns: a, b)"),
 // a text file with a text_column_name other than "text", and a cell that is not a string
-// ("<file>:<line>: column \"x\" is null, not a text").
+// ("<file>:<line>: column \"x\" is null, not a text (data.text_column_name names the column)").
 absl::StatusOr<std::vector<std::string>> ReadTexts(const std::string& path,
                                                    const std::string& text_column_name);
 
