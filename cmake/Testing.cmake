@@ -1,12 +1,14 @@
 include(GoogleTest)
 
-# Test sources name the source and build folders through tests/test_paths.h. The values live in
-# one generated translation unit, lmtrain_test_paths, so that the test sources' compile lines are
-# the same in every checkout and ccache (CCACHE_BASEDIR) reuses their objects across clones.
+# Test sources name the source and build folders through tests/test_paths.h, and the project's
+# Python through tests/test_python.h. The values live in one generated translation unit,
+# lmtrain_test_paths, so that the test sources' compile lines are the same in every checkout and
+# ccache (CCACHE_BASEDIR) reuses their objects across clones.
 file(CONFIGURE OUTPUT "${CMAKE_BINARY_DIR}/lmtrain_test_paths.cc" CONTENT [=[
 #include "tests/test_paths.h"
 const char* lmtrain_test_source_dir() { return "@PROJECT_SOURCE_DIR@"; }
 const char* lmtrain_test_binary_dir() { return "@CMAKE_BINARY_DIR@"; }
+const char* lmtrain_test_python() { return "@LMTRAIN_PYTHON@"; }
 ]=] @ONLY)
 add_library(lmtrain_test_paths STATIC "${CMAKE_BINARY_DIR}/lmtrain_test_paths.cc")
 target_include_directories(lmtrain_test_paths PUBLIC "${PROJECT_SOURCE_DIR}")

@@ -186,6 +186,7 @@ void CheckTaskKeys(YamlReader& r, const std::string& task, const DataSpec& data)
   static const auto* owners = new std::map<std::string_view, std::vector<std::string_view>>{
       {"block_size", {"clm"}},
       {"line_by_line", {"clm", "mlm"}},
+      {"text_column_name", {"clm", "mlm"}},
       {"validation_split_percentage", {"clm", "mlm"}},
       {"mlm_probability", {"mlm"}},
       {"whole_word_masking", {"mlm"}},
@@ -214,11 +215,30 @@ void CheckTaskKeys(YamlReader& r, const std::string& task, const DataSpec& data)
   }
 }
 
+// clm/mlm: a column other than "text" exists only in tables; HF's text loader gives a text
+// file the one column "text" (the trainer reads csv / tsv / json / jsonl files as tables).
+void CheckTextColumn(YamlReader& r, const std::string& task, const DataSpec& data) {
+  const std::string& column = data.text_column_name;
+  if ((task != "clm" && task != "mlm") || column.empty() || column == "text") return;
+  for (const std::string& file : {data.train_file, data.validation_file}) {
+    const std::string extension = absl::AsciiStrToLower(fs::path(file).extension().string());
+    if (file.empty() || IsArtifactRef(file) || extension == ".csv" || extension == ".tsv" ||
+        extension == ".json" || extension == ".jsonl") {
+      continue;
+    }
+    return r.ReportAt("data.text_column_name",
+                      absl::StrCat("data.text_column_name '", column,
+                                   "' needs csv, tsv, json or jsonl data files, but ", file,
+                                   " is a text file (one text per line, column 'text')"));
+  }
+}
+
 void CheckData(YamlReader& r, const ParseOptions& options, const JobSpec& spec, DataSpec& data,
                std::optional<int64_t> n_positions) {
   CheckDataFiles(r, options, spec.task, spec.training.do_train, data);
   if (r.HasProblem("task")) return;
   CheckTaskKeys(r, spec.task, data);
+  CheckTextColumn(r, spec.task, data);
   if (spec.task == "glue" && data.task_name.empty() && !r.HasProblem("data.task_name")) {
     r.ReportAt("data.task_name", absl::StrCat("data.task_name is required for task glue (one of ",
                                               internal::JoinNames(kGlueTasks), ")"));

@@ -54,15 +54,24 @@ struct TokenizerSpec {
 
 // HF's DataTrainingArguments of the run_* scripts. Paths are absolute after parsing.
 struct DataSpec {
-  // Required for training, except for glue with data_dir. txt for clm/mlm; csv / tsv / json /
-  // jsonl for classification; SQuAD json or jsonl for qa; a GLUE tsv for glue.
+  // Required for training, except for glue with data_dir. clm/mlm: a text file (one text per
+  // line) or a csv / tsv / json / jsonl table (by extension; one text per row, from
+  // text_column_name); csv / tsv / json / jsonl for classification; SQuAD json or jsonl for
+  // qa; a GLUE tsv for glue.
   std::string train_file;
   std::string validation_file;  // Optional.
   std::string test_file;        // Optional: predictions with training.do_predict.
-  // clm/mlm, when validation_file is empty: the last N% of the train text is held out. Default 5.
+  // clm/mlm, when validation_file is empty: the first N% of the train lines are held out, as
+  // HF's split="train[:N%]". Default 5.
   int validation_split_percentage = 5;
-  int block_size = 0;         // clm: 0 = min(1024, model's n_positions); <= n_positions.
+  // clm: 0 = min(1024, model's n_positions); <= n_positions. Each 1000 lines are grouped into
+  // blocks on their own (HF run_clm.py); a text shorter than block_size is one short block.
+  int block_size = 0;
   bool line_by_line = false;  // clm/mlm: one example per line instead of HF group_texts.
+  // clm/mlm: the text column of csv / tsv / json / jsonl train and validation files. "" (the
+  // default): "text" when the train table has one, else its first column (run_mlm.py's
+  // choice). Text files have the one column "text": any other name is an error for them.
+  std::string text_column_name;
   // mlm/qa/glue/classification: longest input in tokens; 0 = the task's default (mlm:
   // min(512, n_positions), qa: 384, glue/classification: 128). Must be <= n_positions.
   int max_seq_length = 0;
@@ -129,7 +138,7 @@ struct TrainingSpec {
   std::string device = "auto";
   // HF's use_cpu: true means device "cpu" (set by the parser); with device "cuda" it is an error.
   bool use_cpu = false;
-  bool gradient_checkpointing = false;    // recompute layer activations in backward
+  bool gradient_checkpointing = false;  // recompute layer activations in backward
   // HF's full_determinism: deterministic algorithms only (an op without one fails), cuDNN
   // deterministic and not autotuned, cuBLAS with a fixed workspace; slower on a GPU.
   bool full_determinism = false;

@@ -191,6 +191,29 @@ TEST_F(JobSpecErrorsTest, TaskSpecificKeysBelongToTheirTask) {
                        "data.mlm_probability must be in (0, 1) (got 1.5)"));
 }
 
+TEST_F(JobSpecErrorsTest, TextColumnNameIsForClmAndMlmTables) {
+  WriteFile("data/train.jsonl", "{\"body\": \"a\"}\n");
+  WriteFile("data/valid.csv", "body\na\n");
+  auto table = Parse(GoodWithLine(6, "  train_file: data/train.jsonl") +
+                     "  validation_file: data/valid.csv\n  text_column_name: body\n");
+  ASSERT_TRUE(table.ok()) << table.status();
+  EXPECT_EQ(table->data.text_column_name, "body");
+  EXPECT_EQ(Parse(kGood)->data.text_column_name, "");
+  // A text file's one column is "text".
+  EXPECT_TRUE(Parse(std::string(kGood) + "  text_column_name: text\n").ok());
+  EXPECT_TRUE(HasError(Parse(std::string(kGood) + "  text_column_name: body\n"), 8,
+                       "data.text_column_name 'body' needs csv, tsv, json or jsonl data files, "
+                       "but " +
+                           Abs("data/train.txt") + " is a text file"));
+  EXPECT_TRUE(HasError(Parse(GoodWithLine(6, "  train_file: data/train.jsonl") +
+                             "  validation_file: data/train.txt\n  text_column_name: body\n"),
+                       9, "but " + Abs("data/train.txt") + " is a text file"));
+  EXPECT_TRUE(HasError(Parse(std::string(kGood) + "  text_column_name: [a]\n"), 8,
+                       "data.text_column_name must be a string"));
+  EXPECT_TRUE(HasError(Parse(GoodWithLine(2, "task: qa") + "  text_column_name: body\n"), 8,
+                       "data.text_column_name applies to task clm, mlm, not to task 'qa'"));
+}
+
 TEST_F(JobSpecErrorsTest, LoadBestModelNeedsMatchingStrategies) {
   EXPECT_TRUE(HasError(Parse(std::string(kGood) + "training: {load_best_model_at_end: true}\n"), 8,
                        "needs evaluation_strategy steps or epoch"));

@@ -48,6 +48,7 @@ data:
   validation_split_percentage: 10
   block_size: 64
   line_by_line: true
+  text_column_name: text
 training:
   learning_rate: 3e-4
   per_device_train_batch_size: 4
@@ -112,6 +113,7 @@ TEST_F(JobSpecTest, ParsesEveryField) {
   EXPECT_EQ(spec->data.validation_split_percentage, 10);
   EXPECT_EQ(spec->data.block_size, 64);
   EXPECT_TRUE(spec->data.line_by_line);
+  EXPECT_EQ(spec->data.text_column_name, "text");
   TrainingSpec want;
   want.learning_rate = 3e-4;
   want.per_device_train_batch_size = 4;

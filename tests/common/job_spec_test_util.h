@@ -143,6 +143,7 @@ inline void ExpectSpecsEqual(const JobSpec& a, const JobSpec& b) {
   EXPECT_EQ(a.data.validation_split_percentage, b.data.validation_split_percentage);
   EXPECT_EQ(a.data.block_size, b.data.block_size);
   EXPECT_EQ(a.data.line_by_line, b.data.line_by_line);
+  EXPECT_EQ(a.data.text_column_name, b.data.text_column_name);
   ExpectTrainingEqual(a.training, b.training);
   EXPECT_EQ(a.resources.gpus_per_worker, b.resources.gpus_per_worker);
   EXPECT_EQ(a.resources.slots_per_worker, b.resources.slots_per_worker);

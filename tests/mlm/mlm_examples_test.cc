@@ -188,5 +188,37 @@ TEST(MlmExampleSetsTest, ReadsSplitsAndBuilds) {
   std::filesystem::remove_all(dir);
 }
 
+TEST(MlmExampleSetsTest, ReadsTheTextColumnOfTables) {
+  const std::string dir = ::testing::TempDir() + "/mlm_tables_" + std::to_string(::getpid());
+  std::filesystem::create_directories(dir);
+  // The JSON syntax never reaches the tokenizer: only the "body" texts do.
+  std::ofstream(dir + "/train.jsonl") << "{\"id\": 1, \"body\": \"ab\"}\n"
+                                      << "{\"id\": 2, \"body\": \"cd\"}\n";
+  std::ofstream(dir + "/valid.csv") << "id,body\n3,ef\n";
+  CharTokenizer chars;
+  MlmTextFiles files;
+  files.train_file = dir + "/train.jsonl";
+  files.validation_file = dir + "/valid.csv";
+  files.text_column_name = "body";
+  MlmExampleOptions options;
+  options.max_seq_length = 4;
+  options.line_by_line = true;
+  absl::StatusOr<MlmExampleSets> sets = BuildMlmExampleSets(files, chars, options);
+  ASSERT_TRUE(sets.ok()) << sets.status();
+  ASSERT_EQ(sets->train.size(), 2u);
+  EXPECT_THAT(sets->train[0].input_ids, ElementsAre(1, 'a', 'b', 2));
+  EXPECT_THAT(sets->train[1].input_ids, ElementsAre(1, 'c', 'd', 2));
+  ASSERT_EQ(sets->eval.size(), 1u);
+  EXPECT_THAT(sets->eval[0].input_ids, ElementsAre(1, 'e', 'f', 2));
+
+  files.text_column_name = "text";
+  absl::StatusOr<MlmExampleSets> missing = BuildMlmExampleSets(files, chars, options);
+  EXPECT_TRUE(absl::IsInvalidArgument(missing.status()));
+  EXPECT_THAT(
+      std::string(missing.status().message()),
+      ::testing::HasSubstr("no column \"text\" (data.text_column_name; columns: id, body)"));
+  std::filesystem::remove_all(dir);
+}
+
 }  // namespace
 }  // namespace lmtrain

@@ -356,5 +356,57 @@ TEST_F(LmTrainTest, ResumeWithoutACheckpointFailsClearly) {
   EXPECT_THAT(ReadFile(dir_ / "stderr.txt"), HasSubstr("--resume: no complete checkpoint-N"));
 }
 
+// The first `count` lines of `from`, written to `txt` as they are and to `jsonl` as rows
+// {"id": i, "body": line}.
+void WriteTextAndTable(const fs::path& from, size_t count, const fs::path& txt,
+                       const fs::path& jsonl) {
+  std::ifstream in(from);
+  std::ofstream text(txt), table(jsonl);
+  std::string line;
+  for (size_t i = 0; i < count && std::getline(in, line); ++i) {
+    text << line << "\n";
+    table << nlohmann::json{{"id", i}, {"body", line}}.dump() << "\n";
+  }
+}
+
+std::string DataLine(const std::string& stdout_text) {
+  std::istringstream in(stdout_text);
+  std::string line;
+  while (std::getline(in, line)) {
+    if (line.rfind("data: ", 0) == 0) return line;
+  }
+  return "";
+}
+
+TEST_F(LmTrainTest, ClmOnATableReadsOnlyItsTextColumn) {
+  WriteTextAndTable(kData + "austen_train.txt", 400, dir_ / "train.txt", dir_ / "train.jsonl");
+  WriteTextAndTable(kData + "austen_valid.txt", 100, dir_ / "valid.txt", dir_ / "valid.jsonl");
+  auto run = [&](const std::string& name, const std::string& extension,
+                 const std::string& column_key) {
+    const fs::path job = dir_ / (name + ".yaml");
+    std::ofstream(job) << "name: " << name << "\ntask: clm\n"
+                       << "model: {config: {model_type: gpt2, n_layer: 1, n_head: 2, n_embd: 16, "
+                       << "n_positions: 32}}\n"
+                       << "tokenizer: {train: {type: bpe, vocab_size: 300}}\n"
+                       << "data:\n  train_file: train." << extension << "\n"
+                       << "  validation_file: valid." << extension << "\n  block_size: 32\n"
+                       << column_key << "training: {max_steps: 2, logging_steps: 1}\n";
+    Child child(dir_ / name, job, {}, {}, dir_ / name / "out");
+    EXPECT_TRUE(child.WaitForEof(std::chrono::seconds(120)));
+    EXPECT_EQ(child.Wait(), 0) << ReadFile(dir_ / name / "stderr.txt");
+    return DataLine(ReadFile(dir_ / name / "stdout.txt"));
+  };
+  fs::create_directories(dir_ / "text");
+  fs::create_directories(dir_ / "table");
+  const std::string text = run("text", "txt", "");
+  const std::string table = run("table", "jsonl", "  text_column_name: body\n");
+  EXPECT_THAT(text, HasSubstr(" train and "));
+  EXPECT_EQ(table, text);  // Same examples: the JSON syntax never reached the tokenizer.
+  const fs::path tokenizer = fs::path("out") / "tokenizer";
+  EXPECT_EQ(ReadFile(dir_ / "table" / tokenizer / "spiece.model"),
+            ReadFile(dir_ / "text" / tokenizer / "spiece.model"));
+  EXPECT_FALSE(fs::exists(dir_ / "table" / tokenizer / "train_texts.txt"));
+}
+
 }  // namespace
 }  // namespace lmtrain

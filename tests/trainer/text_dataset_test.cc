@@ -7,7 +7,6 @@
 #include <fstream>
 
 #include "tests/trainer/fake_tokenizer.h"
-#include "worker/trainer/clm_dataset.h"
 
 namespace lmtrain {
 namespace {
@@ -69,50 +68,13 @@ TEST(TextDatasetTest, TokenizesEachLineKeepingEmptyOnes) {
               ElementsAre(TokenIds{'a', 'b'}, TokenIds{}, TokenIds{'c'}));
 }
 
-TEST(ClmDatasetTest, BuildsBlocksFromTrainAndHeldOutLines) {
-  DataSpec data;
-  // 20 lines of 10 bytes; 10% held out = the first 2 lines (HF: train[:10%]).
-  std::string text;
-  for (int i = 0; i < 20; ++i) text += std::string(10, static_cast<char>('a' + i)) + "\n";
-  data.train_file = WriteTemp("train.txt", text);
-  data.validation_split_percentage = 10;
-  ByteTokenizer tokenizer;
-  auto examples = BuildClmExamples(data, tokenizer, /*block_size=*/16, /*max_eval_samples=*/0);
-  ASSERT_TRUE(examples.ok()) << examples.status();
-  EXPECT_EQ(examples->train_text_tokens, 180);
-  EXPECT_EQ(examples->train.size(), 11u);  // 180 / 16
-  ASSERT_EQ(examples->eval.size(), 1u);    // 20 / 16
-  EXPECT_EQ(examples->eval[0][0], 'a');
-  EXPECT_EQ(examples->eval[0][10], 'b');
-}
-
-TEST(ClmDatasetTest, TooLittleTextFailsNamingTheFileAndCounts) {
-  DataSpec data;
-  data.train_file = WriteTemp("short.txt", "abc\nde\n");
-  data.validation_file = data.train_file;
-  ByteTokenizer tokenizer;
-  auto examples = BuildClmExamples(data, tokenizer, 64, 0);
-  EXPECT_EQ(examples.status().code(), absl::StatusCode::kFailedPrecondition);
-  EXPECT_THAT(examples.status().message(), HasSubstr("train file " + data.train_file +
-                                                     " has 5 tokens, fewer than block_size 64"));
-}
-
-TEST(ClmDatasetTest, CapsEvalExamples) {
-  DataSpec data;
-  data.train_file = WriteTemp("t.txt", std::string(100, 'x'));
-  data.validation_file = WriteTemp("v.txt", std::string(100, 'y'));
-  ByteTokenizer tokenizer;
-  auto examples = BuildClmExamples(data, tokenizer, 10, /*max_eval_samples=*/3);
-  ASSERT_TRUE(examples.ok()) << examples.status();
-  EXPECT_EQ(examples->train.size(), 10u);
-  EXPECT_EQ(examples->eval.size(), 3u);
-}
-
-TEST(ClmDatasetTest, ResolvesBlockSize) {
-  EXPECT_EQ(*ResolveBlockSize(0, 128), 128);
-  EXPECT_EQ(*ResolveBlockSize(0, 2048), 1024);
-  EXPECT_EQ(*ResolveBlockSize(64, 128), 64);
-  EXPECT_THAT(ResolveBlockSize(256, 128).status().message(), HasSubstr("data.block_size"));
+TEST(TextDatasetTest, GroupTextsInBatchesDropsEachBatchRemainder) {
+  const std::vector<TokenIds> examples = {{1, 2, 3}, {4}, {5, 6}, {7, 8}, {9}};
+  EXPECT_THAT(GroupTextsInBatches(examples, 3, /*batch_size=*/2),
+              ElementsAre(TokenIds{1, 2, 3}, TokenIds{5, 6, 7}));
+  EXPECT_THAT(GroupTextsInBatches(examples, 3, /*batch_size=*/5),
+              ElementsAre(TokenIds{1, 2, 3}, TokenIds{4, 5, 6}, TokenIds{7, 8, 9}));
+  EXPECT_TRUE(GroupTextsInBatches({}, 3).empty());
 }
 
 }  // namespace

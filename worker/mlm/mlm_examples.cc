@@ -5,6 +5,7 @@
 
 #include "common/status_macros.h"
 #include "worker/trainer/text_dataset.h"
+#include "worker/trainer/text_file.h"
 
 namespace lmtrain {
 namespace {
@@ -163,14 +164,9 @@ absl::StatusOr<std::vector<MlmExample>> BuildMlmExamples(const std::vector<std::
 absl::StatusOr<MlmExampleSets> BuildMlmExampleSets(const MlmTextFiles& files,
                                                    const Tokenizer& tokenizer,
                                                    const MlmExampleOptions& options) {
-  ASSIGN_OR_RETURN(std::vector<std::string> train_lines, ReadTextLines(files.train_file));
-  TextSplit split;
-  if (files.validation_file.empty()) {
-    split = SplitOffValidation(std::move(train_lines), files.validation_split_percentage);
-  } else {
-    split.train = std::move(train_lines);
-    ASSIGN_OR_RETURN(split.validation, ReadTextLines(files.validation_file));
-  }
+  ASSIGN_OR_RETURN(const TextSplit split,
+                   ReadTextSplit(files.train_file, files.validation_file,
+                                 files.validation_split_percentage, files.text_column_name));
   MlmExampleSets sets;
   ASSIGN_OR_RETURN(sets.train, BuildMlmExamples(split.train, tokenizer, options));
   if (sets.train.empty()) {

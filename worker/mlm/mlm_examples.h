@@ -62,11 +62,14 @@ absl::StatusOr<std::vector<MlmExample>> BuildMlmExamples(const std::vector<std::
                                                          const Tokenizer& tokenizer,
                                                          const MlmExampleOptions& options);
 
+// Text files or tables (see worker/trainer/text_file.h).
 struct MlmTextFiles {
   std::string train_file;       // Required.
   std::string validation_file;  // Default "": hold out part of the train text.
   // Used when validation_file is empty: SplitOffValidation's percentage. Default 5.
   int validation_split_percentage = 5;
+  // A table's text column. Default "": "text" when the table has one, else its first column.
+  std::string text_column_name;
 };
 
 struct MlmExampleSets {
@@ -74,9 +77,10 @@ struct MlmExampleSets {
   std::vector<MlmExample> eval;  // Empty when there is no validation text.
 };
 
-// Reads the files (ReadTextLines), splits off validation (SplitOffValidation: the FIRST N% of
-// the lines, as HF's run_mlm.py and lm-train's CLM data) and builds both
-// sets. Errors: NotFound / DataLoss from reading; those of BuildMlmExamples; FailedPrecondition
+// Reads the files (ReadTextSplit: lines of a text file, a column of a table; without a
+// validation file the FIRST N% of the train texts, as HF's run_mlm.py and lm-train's CLM data)
+// and builds both sets. Errors: NotFound / DataLoss from reading; InvalidArgument from
+// ReadTextSplit (malformed table, missing column) and BuildMlmExamples; FailedPrecondition
 // "train file X yields no MLM example" when the train set is empty.
 absl::StatusOr<MlmExampleSets> BuildMlmExampleSets(const MlmTextFiles& files,
                                                    const Tokenizer& tokenizer,

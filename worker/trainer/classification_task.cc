@@ -12,8 +12,8 @@
 #include "worker/datasets/glue_metrics.h"
 #include "worker/datasets/glue_reader.h"
 #include "worker/datasets/glue_submission.h"
-#include "worker/models/json_file.h"
 #include "worker/trainer/autocast_guard.h"
+#include "worker/trainer/pretrained_classifier.h"
 #include "worker/trainer/torch_errors.h"
 
 namespace lmtrain {
@@ -136,26 +136,14 @@ nlohmann::json LabelConfig(const ClassLabels& labels) {
   return extra;
 }
 
-// A pretrained directory with the label config replaced: the head is fresh when it changes
-// size, as HF's from_pretrained(num_labels=..., ignore_mismatched_sizes) gives.
+// A pretrained directory with the label config replaced; says what was freshly initialised.
 absl::StatusOr<std::shared_ptr<SequenceClassificationModel>> LoadClassifier(
     const std::string& dir, const nlohmann::json& extra, std::ostream& out) {
-  ASSIGN_OR_RETURN(nlohmann::json config, ReadJsonFile(dir + "/config.json"));
-  const bool same_head = config.value("num_labels", -1) == extra["num_labels"] ||
-                         (config.contains("id2label") &&
-                          config["id2label"].size() == extra["num_labels"].get<size_t>());
-  for (const auto& [key, value] : extra.items()) config[key] = value;
-  ASSIGN_OR_RETURN(auto model, CreateSequenceClassification(config));
-  ASSIGN_OR_RETURN(auto tensors, ReadHfWeights(dir));
-  if (!same_head) {  // A head of another size: drop it, a fresh one is initialised.
-    for (auto it = tensors.begin(); it != tensors.end();) {
-      it = it->first.find("classifier") != std::string::npos ? tensors.erase(it) : std::next(it);
-    }
-  }
-  LoadReport report;
-  RETURN_IF_ERROR(model->LoadHfStateDict(tensors, &report));
-  if (report.missing_keys.size() >= model->parameters().size()) {
-    return absl::InvalidArgumentError(dir + ": no tensor matches a parameter of this model");
+  ASSIGN_OR_RETURN(PretrainedClassifier loaded, LoadPretrainedClassifier(dir, extra));
+  const LoadReport& report = loaded.report;
+  if (loaded.head_replaced) {
+    out << "model: the saved head has " << loaded.saved_num_labels << " labels, the data "
+        << extra["num_labels"] << ": a new head is initialised" << std::endl;
   }
   out << "model: " << report.missing_keys.size() << " newly initialised tensors";
   for (size_t i = 0; i < std::min<size_t>(4, report.missing_keys.size()); ++i) {
@@ -163,7 +151,7 @@ absl::StatusOr<std::shared_ptr<SequenceClassificationModel>> LoadClassifier(
   }
   out << (report.missing_keys.empty() ? "" : ")") << "; " << report.unexpected_keys.size()
       << " unused tensors from " << dir << std::endl;
-  return model;
+  return std::move(loaded.model);
 }
 
 }  // namespace

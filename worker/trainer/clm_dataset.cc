@@ -4,13 +4,23 @@
 #include <utility>
 
 #include "common/status_macros.h"
+#include "worker/trainer/text_file.h"
 
 namespace lmtrain {
 namespace {
 
+// run_clm.py's group_texts over batches of kMapBatchSize lines; a text shorter than one block
+// in all is one short block, as run_clm_flax.py keeps it (unless it has no target: < 2 ids).
+std::vector<TokenIds> GroupedExamples(const std::vector<TokenIds>& lines, int block_size) {
+  const int64_t total = CountTokens(lines);
+  if (total >= block_size) return GroupTextsInBatches(lines, block_size);
+  if (total < 2) return {};
+  return GroupTexts(lines, static_cast<int>(total));
+}
+
 std::vector<TokenIds> MakeExamples(const std::vector<TokenIds>& lines, bool line_by_line,
                                    int block_size) {
-  return line_by_line ? LineByLineExamples(lines, block_size) : GroupTexts(lines, block_size);
+  return line_by_line ? LineByLineExamples(lines, block_size) : GroupedExamples(lines, block_size);
 }
 
 absl::Status NoTrainExamples(const DataSpec& data, int64_t tokens, int block_size) {
@@ -18,21 +28,16 @@ absl::Status NoTrainExamples(const DataSpec& data, int64_t tokens, int block_siz
     return absl::FailedPreconditionError("train file " + data.train_file +
                                          " has no line with at least 2 tokens");
   }
-  return absl::FailedPreconditionError("train file " + data.train_file + " has " +
-                                       std::to_string(tokens) + " tokens, fewer than block_size " +
-                                       std::to_string(block_size) +
-                                       " (use more text or a smaller data.block_size)");
-}
-
-absl::StatusOr<TextSplit> ReadSplit(const DataSpec& data) {
-  ASSIGN_OR_RETURN(std::vector<std::string> train, ReadTextLines(data.train_file));
-  if (data.validation_file.empty()) {
-    return SplitOffValidation(std::move(train), data.validation_split_percentage);
+  if (tokens < 2) {
+    return absl::FailedPreconditionError("train file " + data.train_file + " has " +
+                                         std::to_string(tokens) +
+                                         " tokens; a causal LM example needs at least 2");
   }
-  TextSplit split;
-  split.train = std::move(train);
-  ASSIGN_OR_RETURN(split.validation, ReadTextLines(data.validation_file));
-  return split;
+  return absl::FailedPreconditionError(
+      "train file " + data.train_file + " has " + std::to_string(tokens) +
+      " tokens, but no batch of " + std::to_string(kMapBatchSize) + " lines has block_size " +
+      std::to_string(block_size) +
+      " of them (HF groups each batch on its own; use a smaller data.block_size)");
 }
 
 }  // namespace
@@ -49,7 +54,9 @@ absl::StatusOr<int> ResolveBlockSize(int block_size, int64_t max_positions) {
 
 absl::StatusOr<ClmExamples> BuildClmExamples(const DataSpec& data, const Tokenizer& tokenizer,
                                              int block_size, int64_t max_eval_samples) {
-  ASSIGN_OR_RETURN(TextSplit split, ReadSplit(data));
+  ASSIGN_OR_RETURN(TextSplit split,
+                   ReadTextSplit(data.train_file, data.validation_file,
+                                 data.validation_split_percentage, data.text_column_name));
   const std::vector<TokenIds> train_lines = TokenizeLines(split.train, tokenizer);
   const std::vector<TokenIds> eval_lines = TokenizeLines(split.validation, tokenizer);
   ClmExamples out;

@@ -16,7 +16,9 @@
 namespace lmtrain {
 namespace {
 
-constexpr char kMlmCacheVersion[] = "mlm-examples-1";
+// Bumped when the examples of the same files and options change (2: csv / tsv / json / jsonl
+// files are tables read by their text column, no longer raw lines).
+constexpr char kMlmCacheVersion[] = "mlm-examples-2";
 
 MlmBatch Collate(const std::vector<const MaskedExample*>& rows, int32_t pad_id) {
   MlmBatchOptions options;
@@ -54,7 +56,8 @@ absl::StatusOr<MlmTask::Data> LoadExamples(const JobSpec& spec, const TaskContex
                         {"line_by_line", options.line_by_line},
                         {"group_lines", options.group_lines},
                         {"has_validation_file", !spec.data.validation_file.empty()},
-                        {"validation_split_percentage", spec.data.validation_split_percentage}};
+                        {"validation_split_percentage", spec.data.validation_split_percentage},
+                        {"text_column_name", spec.data.text_column_name}};
   ASSIGN_OR_RETURN(const std::string key, ComputeCacheKey(key_inputs));
   ASSIGN_OR_RETURN(auto cache, DatasetCache::Open(DatasetCacheDir(context.output_dir)));
   bool built = false;
@@ -62,7 +65,8 @@ absl::StatusOr<MlmTask::Data> LoadExamples(const JobSpec& spec, const TaskContex
                    cache->GetOrBuild(key, [&]() -> absl::StatusOr<DatasetColumns> {
                      built = true;
                      MlmTextFiles files{spec.data.train_file, spec.data.validation_file,
-                                        spec.data.validation_split_percentage};
+                                        spec.data.validation_split_percentage,
+                                        spec.data.text_column_name};
                      ASSIGN_OR_RETURN(MlmExampleSets sets,
                                       BuildMlmExampleSets(files, *context.tokenizer, options));
                      DatasetColumns columns;

@@ -9,6 +9,8 @@
 #include <thread>
 #include <utility>
 
+#include "absl/strings/str_join.h"
+#include "common/atomic_file.h"
 #include "common/status_macros.h"
 #include "worker/tokenizers/tokenizer.h"
 #include "worker/trainer/checkpoint_writer.h"
@@ -17,6 +19,7 @@
 #include "worker/trainer/run_results.h"
 #include "worker/trainer/task_factory.h"
 #include "worker/trainer/tensorboard_callback.h"
+#include "worker/trainer/text_file.h"
 #include "worker/trainer/torch_errors.h"
 #include "worker/trainer/trainer.h"
 #include "worker/trainer/trainer_checkpoint.h"
@@ -38,7 +41,17 @@ absl::StatusOr<std::unique_ptr<Tokenizer>> TrainTokenizer(const JobSpec& spec,
   options.model_type = spec.tokenizer.train->type;
   options.vocab_size = spec.tokenizer.train->vocab_size;
   options.seed = static_cast<uint64_t>(spec.training.seed);
-  return TrainSentencePiece(spec.data.train_file, (dir / "spiece.model").string(), options);
+  std::string text_file = spec.data.train_file;
+  if ((spec.task == "clm" || spec.task == "mlm") && IsTableFile(text_file)) {
+    // Trained on the texts the task reads (the text column), not on the table's syntax.
+    ASSIGN_OR_RETURN(const std::vector<std::string> texts,
+                     ReadTexts(text_file, spec.data.text_column_name));
+    text_file = (dir / "train_texts.txt").string();
+    RETURN_IF_ERROR(WriteFileAtomically(text_file, absl::StrJoin(texts, "\n") + "\n"));
+  }
+  auto tokenizer = TrainSentencePiece(text_file, (dir / "spiece.model").string(), options);
+  if (text_file != spec.data.train_file) fs::remove(text_file, ec);
+  return tokenizer;
 }
 
 // With a group, rank 0 trains the tokenizer and the others load its file.

@@ -55,7 +55,7 @@ std::vector<TokenIds> TokenizeLines(const std::vector<std::string>& lines,
   return examples;
 }
 
-std::vector<TokenIds> GroupTexts(const std::vector<TokenIds>& examples, int block_size) {
+std::vector<TokenIds> GroupTexts(absl::Span<const TokenIds> examples, int block_size) {
   TokenIds all;
   all.reserve(CountTokens(examples));
   for (const TokenIds& ids : examples) all.insert(all.end(), ids.begin(), ids.end());
@@ -65,6 +65,18 @@ std::vector<TokenIds> GroupTexts(const std::vector<TokenIds>& examples, int bloc
   for (size_t b = 0; b < num_blocks; ++b) {
     auto first = all.begin() + b * block_size;
     blocks.emplace_back(first, first + block_size);
+  }
+  return blocks;
+}
+
+std::vector<TokenIds> GroupTextsInBatches(const std::vector<TokenIds>& examples, int block_size,
+                                          size_t batch_size) {
+  std::vector<TokenIds> blocks;
+  for (size_t first = 0; first < examples.size(); first += batch_size) {
+    const size_t end = std::min(examples.size(), first + batch_size);
+    const absl::Span<const TokenIds> batch =
+        absl::MakeConstSpan(examples).subspan(first, end - first);
+    for (TokenIds& block : GroupTexts(batch, block_size)) blocks.push_back(std::move(block));
   }
   return blocks;
 }
@@ -79,7 +91,7 @@ std::vector<TokenIds> LineByLineExamples(const std::vector<TokenIds>& examples, 
   return out;
 }
 
-int64_t CountTokens(const std::vector<TokenIds>& examples) {
+int64_t CountTokens(absl::Span<const TokenIds> examples) {
   int64_t total = 0;
   for (const TokenIds& ids : examples) total += static_cast<int64_t>(ids.size());
   return total;

@@ -1,6 +1,7 @@
 // Text → token examples with the semantics of HF run_clm.py. Torch-free.
 //
-//   ReadTextLines ─► SplitOffValidation ─► TokenizeLines ─► GroupTexts | LineByLineExamples
+//   ReadTextLines ─► SplitOffValidation ─► TokenizeLines ─► GroupTextsInBatches |
+//   LineByLineExamples
 //
 // Lines are what HF's "text" loader yields with keep_linebreaks=False: one example per line,
 // the line break removed, empty lines kept as empty examples.
@@ -12,6 +13,7 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
+#include "absl/types/span.h"
 #include "worker/tokenizers/tokenizer.h"
 
 namespace lmtrain {
@@ -37,9 +39,19 @@ TextSplit SplitOffValidation(std::vector<std::string> lines, int percentage);
 std::vector<TokenIds> TokenizeLines(const std::vector<std::string>& lines,
                                     const Tokenizer& tokenizer);
 
-// HF group_texts: concatenates every example, drops the remainder shorter than
+// HF group_texts on one batch: concatenates every example, drops the remainder shorter than
 // `block_size` (> 0) and cuts the rest into blocks of exactly `block_size` ids.
-std::vector<TokenIds> GroupTexts(const std::vector<TokenIds>& examples, int block_size);
+std::vector<TokenIds> GroupTexts(absl::Span<const TokenIds> examples, int block_size);
+
+// datasets.Dataset.map(batched=True)'s default batch_size: the run_* scripts' group_texts sees
+// the lines this many at a time.
+inline constexpr size_t kMapBatchSize = 1000;
+
+// HF group_texts as datasets.map(batched=True) applies it: GroupTexts over each run of
+// `batch_size` (> 0) consecutive examples, so each batch drops its own remainder; the blocks of
+// every batch, in order.
+std::vector<TokenIds> GroupTextsInBatches(const std::vector<TokenIds>& examples, int block_size,
+                                          size_t batch_size = kMapBatchSize);
 
 // line_by_line: each example truncated to `block_size` (> 0), in order; those left with
 // fewer than 2 ids are dropped (after HF's label shift they have no target, and a batch of
@@ -47,6 +59,6 @@ std::vector<TokenIds> GroupTexts(const std::vector<TokenIds>& examples, int bloc
 std::vector<TokenIds> LineByLineExamples(const std::vector<TokenIds>& examples, int block_size);
 
 // Total number of ids.
-int64_t CountTokens(const std::vector<TokenIds>& examples);
+int64_t CountTokens(absl::Span<const TokenIds> examples);
 
 }  // namespace lmtrain
