@@ -1,6 +1,5 @@
 // Every fine-tuning task through the real stack (lm-server + lm-worker + lm-train on loopback,
-// SQLite, real data shipped in tests/testdata and examples/data), each against the baseline
-// the issue states:
+// SQLite, real data shipped in tests/testdata and examples/data), each against its baseline:
 //   mlm / clm       eval perplexity at least 30% below the untrained model's (step 0)
 //   classification  Brown 3-genre accuracy >= majority class + 10 points
 //   glue (mrpc)     KJV/WEB paraphrase accuracy >= majority class + 10 points, fine-tuned from

@@ -181,9 +181,11 @@ TEST_F(LmTrainTest, MissingJobFileAndBadFlagsExitOne) {
   EXPECT_THAT(ReadFile(dir_ / "stderr.txt"), HasSubstr("unknown flag --bogus"));
 }
 
-// The issue's acceptance test for exact resume: SIGKILL at a random step, restart with
-// --resume, and the final weights equal an uninterrupted run's byte for byte; the log
-// history has every logged step exactly once. `job` runs 30 steps, logging every step.
+// Exact resume: SIGKILL at a random step (5 to 26), restart with --resume, and the final weights
+// equal an uninterrupted run's byte for byte; the log history has every logged step exactly
+// once. `job` runs kResumeSteps steps, logging every step: far more than the kill step, so
+// that a test process slowed by a busy machine still kills the trainer before it finishes.
+constexpr int kResumeSteps = 80;
 void KillAtARandomStepAndResume(const fs::path& dir, const fs::path& job) {
   fs::create_directories(dir / "straight");
   fs::create_directories(dir / "killed");
@@ -216,14 +218,14 @@ void KillAtARandomStepAndResume(const fs::path& dir, const fs::path& job) {
   for (const auto& entry : state["log_history"]) {
     if (entry.contains("loss")) logged.push_back(entry["step"].get<int64_t>());
   }
-  std::vector<int64_t> expected(30);
-  for (int i = 0; i < 30; ++i) expected[i] = i + 1;
+  std::vector<int64_t> expected(kResumeSteps);
+  for (int i = 0; i < kResumeSteps; ++i) expected[i] = i + 1;
   EXPECT_EQ(logged, expected);
 }
 
 TEST_F(LmTrainTest, SigkillAtARandomStepThenResumeIsBitIdentical) {
   KillAtARandomStepAndResume(dir_, TinyJob("job.yaml",
-                                           "  max_steps: 30\n  logging_steps: 1\n  save_steps: 4\n"
+                                           "  max_steps: 80\n  logging_steps: 1\n  save_steps: 4\n"
                                            "  learning_rate: 3.0e-3\n  warmup_steps: 3\n"
                                            "  per_device_train_batch_size: 8\n  do_eval: false\n"));
 }
@@ -243,7 +245,7 @@ TEST_F(LmTrainTest, MlmWithAdafactorResumesBitIdentically) {
                      << "  validation_file: " << kData << "austen_valid.txt\n"
                      << "  max_seq_length: 32\n  whole_word_masking: true\n"
                      << "training:\n  optim: adafactor\n  learning_rate: 1.0e-3\n"
-                     << "  max_steps: 30\n  logging_steps: 1\n  save_steps: 4\n"
+                     << "  max_steps: 80\n  logging_steps: 1\n  save_steps: 4\n"
                      << "  per_device_train_batch_size: 4\n  gradient_accumulation_steps: 2\n"
                      << "  do_eval: false\n";
   KillAtARandomStepAndResume(dir_, job);
@@ -262,7 +264,7 @@ std::vector<fs::path> CheckpointsNewestFirst(const fs::path& out) {
   return paths;
 }
 
-// Issue 5: after a SIGKILL the newest checkpoint's model.safetensors has a flipped byte (still
+// After a SIGKILL the newest checkpoint's model.safetensors has a flipped byte (still
 // a loadable file) and the one before has a truncated optimizer.pt. An explicit resume from
 // the newest fails naming the file; --auto-resume skips both with warnings, resumes from the
 // third, and the final weights still equal an uninterrupted run's byte for byte.
