@@ -6,8 +6,8 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
-#include "client/model_estimate.h"
 #include "common/job_spec.h"
+#include "common/model_estimate.h"
 #include "common/status_macros.h"
 #include "worker/tokenizers/tokenizer.h"
 
@@ -86,6 +86,10 @@ void AddModelChecks(const JobSpec& spec, const nlohmann::json& config, int num_l
   o.half_precision = spec.training.bf16 || spec.training.fp16;
   o.on_gpu = spec.resources.gpus_per_worker > 0 && spec.training.device != "cpu";
   report->estimate = EstimateTraining(*shape, o);
+  const absl::Status fits = CheckTrainingFits(report->estimate, o.on_gpu, PhysicalMemoryBytes());
+  report->checks.push_back({"memory", fits.ok(),
+                            fits.ok() ? "the model's training state fits this machine's memory"
+                                      : std::string(fits.message())});
 }
 
 }  // namespace

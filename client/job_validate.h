@@ -2,7 +2,7 @@
 // `lmctl submit` does (common/job_spec: unknown keys, ranges, files exist, block size vs the
 // model's positions), then checks what it can locally (client/data_checks.h: QA spans, GLUE
 // and classification labels, text files) and estimates parameters, memory and step time
-// from the model's config (client/model_estimate.h). No LibTorch.
+// from the model's config (common/model_estimate.h). No LibTorch.
 // Pure function of the files; thread-safe.
 #pragma once
 

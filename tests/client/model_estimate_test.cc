@@ -1,4 +1,4 @@
-#include "client/model_estimate.h"
+#include "common/model_estimate.h"
 
 #include <gtest/gtest.h>
 
@@ -57,6 +57,39 @@ TEST(ModelEstimateTest, BadConfigsNameTheKey) {
   EXPECT_NE(bad.status().message().find("n_layer must be an integer"), std::string_view::npos);
   auto unknown = ModelShapeFromConfig({{"model_type", "t5"}});
   EXPECT_NE(unknown.status().message().find("'t5'"), std::string_view::npos);
+}
+
+TEST(ModelEstimateTest, AbsurdSizesNeitherOverflowNorFit) {
+  auto shape = ModelShapeFromConfig({{"model_type", "gpt2"},
+                                     {"n_layer", 2},
+                                     {"n_embd", int64_t{4000000000}},
+                                     {"vocab_size", 50257}});
+  ASSERT_TRUE(shape.ok()) << shape.status();
+  EstimateOptions o;
+  const double params = CountParameters(*shape, o);
+  EXPECT_GT(params, 1e20);  // 2 layers x 12 d^2: no wrap-around to a negative count.
+  const absl::Status fits = CheckTrainingFits(EstimateTraining(*shape, o), false, 64e9);
+  EXPECT_EQ(fits.code(), absl::StatusCode::kResourceExhausted);
+  EXPECT_NE(fits.message().find("model.config: a model of"), std::string_view::npos) << fits;
+  EXPECT_NE(fits.message().find("this machine has 59.60 GiB"), std::string_view::npos) << fits;
+  auto small = ModelShapeFromConfig(
+      {{"model_type", "gpt2"}, {"n_layer", 2}, {"n_embd", 64}, {"n_head", 2}, {"vocab_size", 500}});
+  ASSERT_TRUE(small.ok());
+  EXPECT_TRUE(CheckTrainingFits(EstimateTraining(*small, o), false, 64e9).ok());
+  // On a GPU only the weights need host memory; activations never count there.
+  o.batch_size = 1 << 20;
+  EXPECT_EQ(CheckTrainingFits(EstimateTraining(*small, o), false, 64e9).code(),
+            absl::StatusCode::kResourceExhausted);
+  EXPECT_TRUE(CheckTrainingFits(EstimateTraining(*small, o), true, 64e9).ok());
+}
+
+TEST(ModelEstimateTest, SizesMustBePositive) {
+  auto zero = ModelShapeFromConfig({{"model_type", "gpt2"}, {"n_embd", 0}});
+  EXPECT_NE(zero.status().message().find("n_embd must be an integer > 0"), std::string_view::npos)
+      << zero.status();
+  auto negative = ModelShapeFromConfig({{"model_type", "bert"}, {"num_hidden_layers", -3}});
+  EXPECT_FALSE(negative.ok());
+  EXPECT_TRUE(ModelShapeFromConfig({{"model_type", "bert"}, {"type_vocab_size", 0}}).ok());
 }
 
 TEST(ModelEstimateTest, HumanUnits) {

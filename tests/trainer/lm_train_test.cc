@@ -358,6 +358,22 @@ TEST_F(LmTrainTest, ResumeWithoutACheckpointFailsClearly) {
   EXPECT_THAT(ReadFile(dir_ / "stderr.txt"), HasSubstr("--resume: no complete checkpoint-N"));
 }
 
+// A config whose weights cannot fit any machine fails before anything is allocated, with the
+// sizes, not in the allocator with a LibTorch backtrace.
+TEST_F(LmTrainTest, AModelTooLargeForTheMachineFailsBeforeAllocating) {
+  const fs::path job = WriteJob("job.yaml",
+                                "  config: {model_type: gpt2, n_layer: 2, n_head: 2, "
+                                "n_embd: 4000000000, n_positions: 64}\n",
+                                "  train: {type: bpe, vocab_size: 500}\n", "  max_steps: 2\n");
+  Child child(dir_, job);
+  ASSERT_TRUE(child.WaitForEof(std::chrono::seconds(60)));
+  EXPECT_EQ(child.Wait(), 1);
+  const std::string err = ReadFile(dir_ / "stderr.txt");
+  EXPECT_THAT(err, HasSubstr("model.config: a model of"));
+  EXPECT_THAT(err, HasSubstr("this machine has"));
+  EXPECT_THAT(err, ::testing::Not(HasSubstr("frame #")));
+}
+
 // The first `count` lines of `from`, written to `txt` as they are and to `jsonl` as rows
 // {"id": i, "body": line}.
 void WriteTextAndTable(const fs::path& from, size_t count, const fs::path& txt,

@@ -11,6 +11,7 @@
 
 #include "absl/strings/str_join.h"
 #include "common/atomic_file.h"
+#include "common/model_estimate.h"
 #include "common/status_macros.h"
 #include "worker/tokenizers/tokenizer.h"
 #include "worker/trainer/checkpoint_writer.h"
@@ -66,6 +67,23 @@ absl::StatusOr<std::unique_ptr<Tokenizer>> PrepareTokenizer(const JobSpec& spec,
   RETURN_IF_ERROR(group->WaitForAll());
   if (group->is_root()) return tokenizer;
   return LoadTokenizer((fs::path(output_dir) / "tokenizer" / "spiece.model").string());
+}
+
+// Before any allocation: a model built from a config (not loaded) whose weights, or on the CPU
+// whose training state, cannot fit this machine's memory is refused with the sizes, not left
+// to fail in the allocator.
+absl::Status CheckModelFits(const JobSpec& spec, const Tokenizer& tokenizer,
+                            const torch::Device& device) {
+  if (!spec.model.config.is_object() || spec.model.config.empty()) return absl::OkStatus();
+  absl::StatusOr<ModelShape> shape = ModelShapeFromConfig(spec.model.config);
+  if (!shape.ok()) return absl::OkStatus();  // The model's own parser names the problem.
+  if (shape->vocab == 0) shape->vocab = tokenizer.VocabSize();
+  EstimateOptions o;
+  o.task = spec.task;
+  o.batch_size = 1;  // Weights and optimizer state only: activations are the batch's business.
+  o.seq_len = 1;
+  o.optim = spec.training.optim;
+  return CheckTrainingFits(EstimateTraining(*shape, o), device.is_cuda(), PhysicalMemoryBytes());
 }
 
 // The checkpoint to resume from, or "" for a fresh start (resume_point.h).
@@ -182,6 +200,7 @@ absl::StatusOr<JobResult> RunJob(const JobSpec& spec, const JobOptions& options)
   const std::string tokenizer_path = spec.tokenizer.train.has_value()
                                          ? options.output_dir + "/tokenizer/spiece.model"
                                          : spec.tokenizer.path;
+  RETURN_IF_ERROR(CheckModelFits(spec, *tokenizer, device));
   TaskContext task_context{tokenizer.get(), tokenizer_path, options.output_dir, options.out,
                            options.err};
   ASSIGN_OR_RETURN(std::unique_ptr<TrainingTask> task, MakeTask(spec, task_context));

@@ -1,4 +1,6 @@
-#include "client/model_estimate.h"
+#include "common/model_estimate.h"
+
+#include <unistd.h>
 
 #include <cmath>
 
@@ -9,19 +11,22 @@
 namespace lmtrain {
 namespace {
 
-// config[key] as an integer, `fallback` (HF's default) when absent or null.
-absl::StatusOr<int64_t> IntKey(const nlohmann::json& config, const char* key, int64_t fallback) {
+// config[key] as a positive integer (>= 0 when `zero_ok`), `fallback` (HF's default) when
+// absent or null.
+absl::StatusOr<int64_t> IntKey(const nlohmann::json& config, const char* key, int64_t fallback,
+                               bool zero_ok = false) {
   auto it = config.find(key);
   if (it == config.end() || it->is_null()) return fallback;
-  if (!it->is_number_integer()) {
-    return absl::InvalidArgumentError(
-        absl::StrCat("model config: ", key, " must be an integer (got ", it->dump(), ")"));
+  if (!it->is_number_integer() || it->get<int64_t>() < (zero_ok ? 0 : 1)) {
+    return absl::InvalidArgumentError(absl::StrCat("model config: ", key, " must be an integer ",
+                                                   zero_ok ? ">= 0" : "> 0", " (got ", it->dump(),
+                                                   ")"));
   }
   return it->get<int64_t>();
 }
 
-int64_t LayerParams(const ModelShape& s) {
-  const int64_t d = s.hidden, f = s.intermediate;
+double LayerParams(const ModelShape& s) {
+  const double d = static_cast<double>(s.hidden), f = static_cast<double>(s.intermediate);
   return 4 * d * d + 4 * d    // q, k, v, output projections with biases
          + 2 * d * f + f + d  // MLP
          + 2 * 2 * d;         // two LayerNorms
@@ -36,7 +41,7 @@ absl::StatusOr<ModelShape> ModelShapeFromConfig(const nlohmann::json& config) {
     return absl::InvalidArgumentError("model config: model_type is required");
   }
   s.model_type = type->get<std::string>();
-  ASSIGN_OR_RETURN(s.vocab, IntKey(config, "vocab_size", 0));
+  ASSIGN_OR_RETURN(s.vocab, IntKey(config, "vocab_size", 0, /*zero_ok=*/true));
   if (s.model_type == "gpt2") {
     ASSIGN_OR_RETURN(s.layers, IntKey(config, "n_layer", 12));
     ASSIGN_OR_RETURN(s.hidden, IntKey(config, "n_embd", 768));
@@ -57,7 +62,7 @@ absl::StatusOr<ModelShape> ModelShapeFromConfig(const nlohmann::json& config) {
     ASSIGN_OR_RETURN(s.heads, IntKey(config, "num_attention_heads", albert ? 64 : 12));
     ASSIGN_OR_RETURN(s.intermediate, IntKey(config, "intermediate_size", albert ? 16384 : 3072));
     ASSIGN_OR_RETURN(s.positions, IntKey(config, "max_position_embeddings", 512));
-    ASSIGN_OR_RETURN(s.type_vocab, IntKey(config, "type_vocab_size", 2));
+    ASSIGN_OR_RETURN(s.type_vocab, IntKey(config, "type_vocab_size", 2, /*zero_ok=*/true));
     ASSIGN_OR_RETURN(s.embedding, IntKey(config, "embedding_size", albert ? 128 : s.hidden));
     s.shared_layers = albert;
   } else {
@@ -69,14 +74,16 @@ absl::StatusOr<ModelShape> ModelShapeFromConfig(const nlohmann::json& config) {
   return s;
 }
 
-int64_t CountParameters(const ModelShape& s, const EstimateOptions& o) {
-  const int64_t d = s.hidden, e = s.embedding;
-  int64_t n = s.vocab * e + s.positions * e + s.type_vocab * e;
+double CountParameters(const ModelShape& s, const EstimateOptions& o) {
+  const double d = static_cast<double>(s.hidden), e = static_cast<double>(s.embedding);
+  const double vocab = static_cast<double>(s.vocab);
+  double n =
+      vocab * e + static_cast<double>(s.positions) * e + static_cast<double>(s.type_vocab) * e;
   if (s.model_type != "gpt2") n += 2 * e;  // Embedding LayerNorm.
   if (e != d) n += e * d + d;              // Factorised embedding projection.
-  n += (s.shared_layers ? 1 : s.layers) * LayerParams(s);
-  if (s.model_type == "gpt2") n += 2 * d;                 // Final LayerNorm (ln_f).
-  if (o.task == "mlm") n += d * e + e + 2 * e + s.vocab;  // Transform, LayerNorm, decoder bias.
+  n += static_cast<double>(s.shared_layers ? 1 : s.layers) * LayerParams(s);
+  if (s.model_type == "gpt2") n += 2 * d;               // Final LayerNorm (ln_f).
+  if (o.task == "mlm") n += d * e + e + 2 * e + vocab;  // Transform, LayerNorm, decoder bias.
   if (o.task == "qa") n += 2 * d + 2;
   if (o.task == "glue" || o.task == "classification") {
     if (s.model_type != "gpt2" && s.model_type != "distilbert") n += d * d + d;  // Pooler.
@@ -87,7 +94,7 @@ int64_t CountParameters(const ModelShape& s, const EstimateOptions& o) {
 }
 
 nlohmann::json EstimateTraining(const ModelShape& s, const EstimateOptions& o) {
-  const int64_t params = CountParameters(s, o);
+  const double params = CountParameters(s, o);
   const double weights = 4.0 * params, grads = 4.0 * params;
   const double optimizer = o.optim == "adafactor" ? 0.0 : 8.0 * params;
   const double b = o.batch_size, t = o.seq_len;
@@ -111,7 +118,36 @@ nlohmann::json EstimateTraining(const ModelShape& s, const EstimateOptions& o) {
           {"step_seconds", flops / rate}};
 }
 
+absl::Status CheckTrainingFits(const nlohmann::json& estimate, bool on_gpu, double machine_bytes) {
+  const nlohmann::json& m = estimate.at("memory_bytes");
+  const double weights = m.at("weights").get<double>();
+  const double state = weights + m.at("gradients").get<double>() + m.at("optimizer").get<double>();
+  const double total = m.at("total").get<double>();
+  const std::string have = absl::StrCat("this machine has ", HumanBytes(machine_bytes));
+  const std::string params = HumanCount(estimate.at("parameters").get<double>());
+  if (weights > machine_bytes || (!on_gpu && state > machine_bytes)) {
+    return absl::ResourceExhaustedError(absl::StrCat(
+        "model.config: a model of ", params, " parameters needs ",
+        HumanBytes(on_gpu ? weights : state),
+        on_gpu ? " of host memory for its weights" : " for weights, gradients and optimizer state",
+        "; ", have));
+  }
+  if (!on_gpu && total > machine_bytes) {
+    return absl::ResourceExhaustedError(
+        absl::StrCat("training.per_device_train_batch_size: training this model needs about ",
+                     HumanBytes(total), " with its activations at this batch size; ", have,
+                     " (lower the batch size or sequence length, or set gradient_checkpointing)"));
+  }
+  return absl::OkStatus();
+}
+
+double PhysicalMemoryBytes() {
+  const long pages = sysconf(_SC_PHYS_PAGES), page = sysconf(_SC_PAGE_SIZE);
+  return pages > 0 && page > 0 ? static_cast<double>(pages) * static_cast<double>(page) : 0.0;
+}
+
 std::string HumanCount(double n) {
+  if (n >= 1e12) return absl::StrFormat("%.3g", n);
   if (n >= 1e9) return absl::StrFormat("%.2f G", n / 1e9);
   if (n >= 1e6) return absl::StrFormat("%.2f M", n / 1e6);
   if (n >= 1e3) return absl::StrFormat("%.1f k", n / 1e3);
@@ -119,6 +155,9 @@ std::string HumanCount(double n) {
 }
 
 std::string HumanBytes(double bytes) {
+  if (bytes >= 1024.0 * 1024 * 1024 * 1024) {
+    return absl::StrFormat("%.3g TiB", bytes / (1024.0 * 1024 * 1024 * 1024));
+  }
   if (bytes >= 1024.0 * 1024 * 1024) return absl::StrFormat("%.2f GiB", bytes / (1 << 30));
   if (bytes >= 1024.0 * 1024) return absl::StrFormat("%.1f MiB", bytes / (1 << 20));
   if (bytes >= 1024.0) return absl::StrFormat("%.1f KiB", bytes / 1024);

@@ -1,5 +1,7 @@
-// Back-of-the-envelope sizes for `lmctl validate`: parameter count, training memory and step
-// time of a job, from the model's HF config.json keys alone (no LibTorch, no weights read).
+// Back-of-the-envelope sizes for `lmctl validate` and lm-train's pre-flight check: parameter
+// count, training memory and step time of a job, from the model's HF config.json keys alone (no
+// LibTorch, no weights read). Sizes are counted in floating point, so absurd configs give huge
+// numbers, never overflowed ones.
 //
 // Shapes: GPT-2 (n_layer, n_embd, n_head, n_inner, n_positions) and the BERT family (bert,
 // roberta, electra, albert: num_hidden_layers, hidden_size, ...; distilbert: n_layers, dim,
@@ -32,8 +34,9 @@ struct ModelShape {
   bool shared_layers = false;  // ALBERT: one set of layer weights.
 };
 
-// InvalidArgument naming the key when the config lacks model_type or a size, or is of a
-// model_type other than the ones above.
+// InvalidArgument naming the key when the config lacks model_type, has a size that is not a
+// positive integer (vocab_size may be absent: 0, from the tokenizer), or is of a model_type other
+// than the ones above.
 absl::StatusOr<ModelShape> ModelShapeFromConfig(const nlohmann::json& config);
 
 struct EstimateOptions {
@@ -54,8 +57,17 @@ struct EstimateOptions {
 //  "tokens_per_step","flops_per_step","assumed_flops_per_second","step_seconds"}
 nlohmann::json EstimateTraining(const ModelShape& shape, const EstimateOptions& options);
 
-// The parameter count alone (base model + head for options.task).
-int64_t CountParameters(const ModelShape& shape, const EstimateOptions& options);
+// The parameter count alone (base model + head for options.task); a double, exact below 2^53.
+double CountParameters(const ModelShape& shape, const EstimateOptions& options);
+
+// Whether training fits this machine, from an EstimateTraining result: the weights are built in
+// host memory first (on a GPU too), and a CPU job holds weights, gradients, optimizer state and
+// activations there. ResourceExhausted saying how much is needed and how much there is, naming
+// model.config (and the batch size when activations tip it over).
+absl::Status CheckTrainingFits(const nlohmann::json& estimate, bool on_gpu, double machine_bytes);
+
+// This machine's physical memory in bytes (sysconf).
+double PhysicalMemoryBytes();
 
 // "1.23 M", "456 k", "7.0 G" style; bytes as "12.3 MiB".
 std::string HumanCount(double n);
