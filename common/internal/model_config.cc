@@ -162,18 +162,35 @@ nlohmann::json ScalarToJson(const YAML::Node& node) {
   return text;
 }
 
-nlohmann::json NodeToJson(const YAML::Node& node) {
+// A model config is a few dozen values: one that expands to more (YAML aliases, `&a` / `*a`,
+// multiply a few lines into billions of values) or nests deeper is refused before it can exhaust
+// memory or the stack.
+constexpr int64_t kMaxConfigValues = 100000;
+constexpr int kMaxConfigDepth = 32;
+
+// The node as JSON; false when it has more than *budget values or kMaxConfigDepth levels.
+bool NodeToJson(const YAML::Node& node, int depth, int64_t* budget, nlohmann::json* out) {
+  if (--*budget < 0 || depth > kMaxConfigDepth) return false;
   if (node.IsSequence()) {
-    nlohmann::json array = nlohmann::json::array();
-    for (const YAML::Node& item : node) array.push_back(NodeToJson(item));
-    return array;
+    *out = nlohmann::json::array();
+    for (const YAML::Node& item : node) {
+      nlohmann::json value;
+      if (!NodeToJson(item, depth + 1, budget, &value)) return false;
+      out->push_back(std::move(value));
+    }
+    return true;
   }
   if (node.IsMap()) {
-    nlohmann::json object = nlohmann::json::object();
-    for (const auto& entry : node) object[entry.first.Scalar()] = NodeToJson(entry.second);
-    return object;
+    *out = nlohmann::json::object();
+    for (const auto& entry : node) {
+      nlohmann::json value;
+      if (!NodeToJson(entry.second, depth + 1, budget, &value)) return false;
+      (*out)[entry.first.Scalar()] = std::move(value);
+    }
+    return true;
   }
-  return ScalarToJson(node);
+  *out = ScalarToJson(node);
+  return true;
 }
 
 // Type- and range-checks one known key's value; reports through `reader`.
@@ -238,7 +255,13 @@ nlohmann::json ReadModelConfig(YamlReader& reader, const YAML::Node& node,
                                        DescribeNode(node), ")"));
     return nullptr;
   }
-  nlohmann::json config = node.IsNull() ? nlohmann::json::object() : NodeToJson(node);
+  nlohmann::json config = nlohmann::json::object();
+  int64_t budget = kMaxConfigValues;
+  if (!node.IsNull() && !NodeToJson(node, 0, &budget, &config)) {
+    reader.ReportAt(path, absl::StrCat(path, " has more than ", kMaxConfigValues, " values or ",
+                                       kMaxConfigDepth, " levels of nesting (YAML aliases?)"));
+    return nullptr;
+  }
   std::string model_type = ModelType(reader, node, path);
   if (model_type.empty()) return config;  // no schema to check the keys against
   const bool gpt2 = model_type == "gpt2";

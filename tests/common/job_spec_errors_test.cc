@@ -36,6 +36,24 @@ TEST_F(JobSpecErrorsTest, TheGoodFileParses) {
   EXPECT_TRUE(spec.ok()) << spec.status();
 }
 
+// Hostile YAML in the free-form model config: aliases that would expand to a billion values, and
+// nesting deeper than any HF config, are refused at their line instead of exhausting memory.
+TEST_F(JobSpecErrorsTest, AliasBombsAndDeepNestingInTheModelConfigAreRefused) {
+  std::string bomb = "model:\n  config:\n    model_type: gpt2\n";
+  bomb += "    l0: &l0 [x, x, x, x, x, x, x, x, x, x]\n";
+  for (int i = 1; i < 9; ++i) {
+    bomb += "    l" + std::to_string(i) + ": &l" + std::to_string(i) + " [";
+    for (int j = 0; j < 10; ++j) bomb += (j ? ", *l" : "*l") + std::to_string(i - 1);
+    bomb += "]\n";
+  }
+  auto aliases = Parse(GoodWithLine(3, bomb));
+  EXPECT_TRUE(HasError(aliases, 4, "model.config has more than 100000 values")) << aliases.status();
+  const std::string deep =
+      "model: {config: {model_type: gpt2, x: " + std::string(40, '[') + std::string(40, ']') + "}}";
+  auto nested = Parse(GoodWithLine(3, deep));
+  EXPECT_TRUE(HasError(nested, 3, "32 levels of nesting")) << nested.status();
+}
+
 TEST_F(JobSpecErrorsTest, MalformedYaml) {
   auto result = Parse(std::string(kGood) + "training:\n  seed: 1\n learning_rate: 2\n");
   EXPECT_TRUE(HasError(result, 10, "invalid YAML: end of map not found"));
