@@ -70,14 +70,28 @@ absl::Status JobManager::CheckQuota(const std::string& user, int quota) {
 
 absl::StatusOr<std::string> JobManager::Submit(const SubmitRequest& request) {
   if (static_cast<int64_t>(request.spec_yaml.size()) > options_.max_spec_bytes) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        request.source_name, ": the job file is ", request.spec_yaml.size(),
-        " bytes; the server accepts at most ", options_.max_spec_bytes,
-        " (lm-server --max-spec-bytes)"));
+    return absl::InvalidArgumentError(
+        absl::StrCat(request.source_name, ": the job file is ", request.spec_yaml.size(),
+                     " bytes; the server accepts at most ", options_.max_spec_bytes,
+                     " (lm-server --max-spec-bytes)"));
   }
   if (request.base_dir.empty() || !std::filesystem::path(request.base_dir).is_absolute()) {
     return absl::InvalidArgumentError(
         absl::StrCat("base_dir must be an absolute path (got '", request.base_dir, "')"));
+  }
+  // A submit retried with its request id answers with the job it created, whatever the quota
+  // says now; a request id is the submitting user's.
+  if (!request.request_id.empty()) {
+    ASSIGN_OR_RETURN(std::optional<std::string> existing,
+                     store_->FindJobByRequestId(request.request_id));
+    if (existing.has_value()) {
+      ASSIGN_OR_RETURN(JobRecord job, store_->GetJob(*existing));
+      if (job.user != request.user) {
+        return absl::AlreadyExistsError(absl::StrCat(
+            "request_id '", request.request_id, "' belongs to another user's job; use a new one"));
+      }
+      return *existing;
+    }
   }
   ParseOptions options;
   options.source_name = request.source_name.empty() ? "job.yaml" : request.source_name;
@@ -85,9 +99,6 @@ absl::StatusOr<std::string> JobManager::Submit(const SubmitRequest& request) {
   options.check_files = true;
   options.scheduled = true;  // CUDA-only options need resources.gpus_per_worker.
   ASSIGN_OR_RETURN(JobSpec spec, ParseJobSpec(request.spec_yaml, options));
-  // The output dir is assigned below the artifacts dir at dispatch (ARTIFACTS/jobs/ID).
-  RETURN_IF_ERROR(CheckJobPaths(spec, "", policy_.data_roots, policy_.artifacts_dir));
-  if (policy_.artifacts != nullptr) RETURN_IF_ERROR(CheckArtifactsStored(spec, *policy_.artifacts));
   NewJob job;
   job.name = spec.name;
   job.task = spec.task;
@@ -101,16 +112,23 @@ absl::StatusOr<std::string> JobManager::Submit(const SubmitRequest& request) {
   job.resources.selector = spec.resources.selector;
   job.resources.max_retries = spec.resources.max_retries;
   job.created_at_ms = clock_->NowMs();
+  ASSIGN_OR_RETURN(std::string id, Admit(job, spec));
+  dispatcher_->JobQueued(id);
+  hub_->Bump(id);
+  hub_->Bump(EventHub::kWorkKey);
+  return id;
+}
+
+absl::StatusOr<std::string> JobManager::Admit(const NewJob& job, const JobSpec& spec) {
+  // The output dir is assigned below the artifacts dir at dispatch (ARTIFACTS/jobs/ID).
+  RETURN_IF_ERROR(CheckJobPaths(spec, "", policy_.data_roots, policy_.artifacts_dir));
+  if (policy_.artifacts != nullptr) RETURN_IF_ERROR(CheckArtifactsStored(spec, *policy_.artifacts));
   std::optional<absl::MutexLock> lock;  // Quota check and insert are one step.
   if (const int quota = QuotaOf(job.user); quota > 0) {
     lock.emplace(&submit_mu_);
     RETURN_IF_ERROR(CheckQuota(job.user, quota));
   }
-  ASSIGN_OR_RETURN(std::string id, store_->CreateJob(job));
-  dispatcher_->JobQueued(id);
-  hub_->Bump(id);
-  hub_->Bump(EventHub::kWorkKey);
-  return id;
+  return store_->CreateJob(job);
 }
 
 absl::StatusOr<JobRecord> JobManager::Get(const std::string& id) { return store_->GetJob(id); }
@@ -143,16 +161,19 @@ absl::StatusOr<JobState> JobManager::Cancel(const std::string& id, const std::st
 absl::StatusOr<std::string> JobManager::Retry(const std::string& id) {
   ASSIGN_OR_RETURN(JobRecord old, store_->GetJob(id));
   if (old.state != JobState::kFailed && old.state != JobState::kCancelled) {
-    return absl::FailedPreconditionError(absl::StrCat("job ", id, " is ", std::string(JobStateName(old.state)),
+    return absl::FailedPreconditionError(absl::StrCat("job ", id, " is ",
+                                                      std::string(JobStateName(old.state)),
                                                       ": only FAILED or CANCELLED jobs can be "
                                                       "retried"));
   }
-  // The stored spec is normalised (absolute paths); check its files still exist.
+  // The stored spec is normalised (absolute paths); check its files still exist, and admit the
+  // retry exactly as a submit (data roots, artifacts, the user's quota).
   ParseOptions options;
   options.source_name = absl::StrCat("job ", id, " spec");
   options.base_dir = "/";
   options.check_files = true;
-  RETURN_IF_ERROR(ParseJobSpec(old.spec_yaml, options).status());
+  options.scheduled = true;
+  ASSIGN_OR_RETURN(const JobSpec spec, ParseJobSpec(old.spec_yaml, options));
   NewJob job;
   job.name = old.name;
   job.task = old.task;
@@ -161,7 +182,7 @@ absl::StatusOr<std::string> JobManager::Retry(const std::string& id) {
   job.user = old.user;
   job.resources = old.resources;
   job.created_at_ms = clock_->NowMs();
-  ASSIGN_OR_RETURN(std::string new_id, store_->CreateJob(job));
+  ASSIGN_OR_RETURN(std::string new_id, Admit(job, spec));
   const int64_t now = clock_->NowMs();
   RETURN_IF_ERROR(
       store_->AppendEvents(new_id, now, {LogEvent{"server", absl::StrCat("retry of job ", id)}})

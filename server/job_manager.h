@@ -16,9 +16,10 @@
 #include "absl/synchronization/mutex.h"
 #include "absl/time/time.h"
 #include "common/clock.h"
+#include "common/job_spec.h"
 #include "server/artifacts/artifact_store.h"
-#include "server/dispatcher.h"
 #include "server/auth/principal.h"
+#include "server/dispatcher.h"
 #include "server/event_hub.h"
 #include "storage/job_store.h"
 
@@ -53,13 +54,12 @@ class JobManager {
     // config (users.NAME.max_queued_jobs, default_user.max_queued_jobs).
     int default_max_queued_jobs = 0;
     std::map<std::string, int> max_queued_jobs;  // By user.
-    JobSubmitPolicy submit_policy;                // Data roots and artifact references.
+    JobSubmitPolicy submit_policy;               // Data roots and artifact references.
   };
   using SubmitPolicy = JobSubmitPolicy;
 
   JobManager(JobStore* store, Clock* clock, EventHub* hub, Dispatcher* dispatcher);  // Defaults.
-  JobManager(JobStore* store, Clock* clock, EventHub* hub, Dispatcher* dispatcher,
-             Options options);
+  JobManager(JobStore* store, Clock* clock, EventHub* hub, Dispatcher* dispatcher, Options options);
   JobManager(JobStore* store, Clock* clock, EventHub* hub, Dispatcher* dispatcher,
              SubmitPolicy policy);  // Default admission limits.
   JobManager(const JobManager&) = delete;
@@ -82,8 +82,9 @@ class JobManager {
   // Resubmits a FAILED or CANCELLED job's stored spec (its files validated again) as a new
   // QUEUED job with the same name, task, priority, user and resources; returns the new id.
   // Records the link as server log events on both jobs ("retry of job A" / "retried as job
-  // B"). NotFound: no such job. FailedPrecondition: the job is in another state.
-  // InvalidArgument: the spec no longer validates (e.g. a data file was removed).
+  // B"). Admitted as a submit is (data roots, artifacts, quota). NotFound: no such job.
+  // FailedPrecondition: the job is in another state. InvalidArgument: the spec no longer
+  // validates (e.g. a data file was removed). ResourceExhausted: the user is at quota.
   absl::StatusOr<std::string> Retry(const std::string& id);
   // The registered workers, by id (Dispatcher::ListWorkers).
   std::vector<WorkerStatus> ListWorkers();
@@ -99,6 +100,9 @@ class JobManager {
 
  private:
   int QuotaOf(const std::string& user) const;
+  // The one admission path of Submit and Retry: paths inside the data roots, artifacts stored,
+  // the user's quota (checked and the job inserted as one step); returns the new job's id.
+  absl::StatusOr<std::string> Admit(const NewJob& job, const JobSpec& spec);
   absl::Status CheckQuota(const std::string& user, int quota);  // Under submit_mu_.
 
   JobStore* const store_;
@@ -106,7 +110,7 @@ class JobManager {
   EventHub* const hub_;
   Dispatcher* const dispatcher_;
   const Options options_;
-  absl::Mutex submit_mu_;  // Held across quota check + insert when a quota applies.
+  absl::Mutex submit_mu_;       // Held across quota check + insert when a quota applies.
   const SubmitPolicy& policy_;  // options_.submit_policy
 };
 

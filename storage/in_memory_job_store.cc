@@ -56,6 +56,14 @@ absl::StatusOr<std::string> InMemoryJobStore::CreateJob(const NewJob& new_job) {
   return job.record.id;
 }
 
+absl::StatusOr<std::optional<std::string>> InMemoryJobStore::FindJobByRequestId(
+    const std::string& request_id) {
+  absl::MutexLock lock(&mu_);
+  auto it = by_request_id_.find(request_id);
+  if (request_id.empty() || it == by_request_id_.end()) return std::optional<std::string>();
+  return std::optional<std::string>(absl::StrCat(it->second));
+}
+
 absl::StatusOr<JobRecord> InMemoryJobStore::GetJob(const std::string& id) {
   absl::MutexLock lock(&mu_);
   const Job* job = FindLocked(id);

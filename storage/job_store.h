@@ -75,7 +75,8 @@ struct JobRecord {
   std::string spec_yaml;
   int priority = 0;
   std::string request_id;
-  std::string user;  // Who submitted it ("" when the server runs without authentication: anonymous).
+  std::string
+      user;  // Who submitted it ("" when the server runs without authentication: anonymous).
   JobResources resources;
   int retries = 0;                      // Failed attempts retried so far.
   std::vector<AttemptRecord> attempts;  // Ascending; the last one is current or latest.
@@ -148,6 +149,10 @@ class JobStore {
 
   // NotFound if there is no such job.
   virtual absl::StatusOr<JobRecord> GetJob(const std::string& id) = 0;
+
+  // The id of the job created with this (non-empty) request id, if any.
+  virtual absl::StatusOr<std::optional<std::string>> FindJobByRequestId(
+      const std::string& request_id) = 0;
 
   virtual absl::StatusOr<std::vector<JobRecord>> ListJobs(const JobFilter& filter) = 0;
 

@@ -188,6 +188,18 @@ void SqliteJobStore::CommitCreates(const std::vector<PendingCreate*>& batch) {
   if (!committed.ok()) fail_all(committed);
 }
 
+absl::StatusOr<std::optional<std::string>> SqliteJobStore::FindJobByRequestId(
+    const std::string& request_id) {
+  if (request_id.empty()) return std::optional<std::string>();
+  absl::MutexLock lock(&mu_);
+  ASSIGN_OR_RETURN(Transaction txn, Transaction::Begin(*db_, Transaction::Mode::kRead));
+  ASSIGN_OR_RETURN(std::optional<int64_t> id,
+                   storage_internal::FindJobByRequestId(*db_, request_id));
+  RETURN_IF_ERROR(txn.Commit());
+  if (!id.has_value()) return std::optional<std::string>();
+  return std::optional<std::string>(absl::StrCat(*id));
+}
+
 absl::StatusOr<JobRecord> SqliteJobStore::GetJob(const std::string& id) {
   std::optional<int64_t> key = storage_internal::ParseJobId(id);
   if (!key.has_value()) return storage_internal::JobNotFoundError(id);

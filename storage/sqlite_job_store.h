@@ -80,6 +80,8 @@ class SqliteJobStore : public JobStore {
   SqliteJobStore& operator=(const SqliteJobStore&) = delete;
 
   absl::StatusOr<std::string> CreateJob(const NewJob& new_job) override;
+  absl::StatusOr<std::optional<std::string>> FindJobByRequestId(
+      const std::string& request_id) override;
   absl::StatusOr<JobRecord> GetJob(const std::string& id) override;
   absl::StatusOr<std::vector<JobRecord>> ListJobs(const JobFilter& filter) override;
   absl::StatusOr<JobRecord> TransitionJob(const std::string& id, const JobTransition& t) override;

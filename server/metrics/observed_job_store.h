@@ -22,6 +22,10 @@ class ObservedJobStore : public JobStore {
   absl::StatusOr<std::string> CreateJob(const NewJob& new_job) override {
     return store_->CreateJob(new_job);
   }
+  absl::StatusOr<std::optional<std::string>> FindJobByRequestId(
+      const std::string& request_id) override {
+    return store_->FindJobByRequestId(request_id);
+  }
   absl::StatusOr<JobRecord> GetJob(const std::string& id) override { return store_->GetJob(id); }
   absl::StatusOr<std::vector<JobRecord>> ListJobs(const JobFilter& filter) override {
     return store_->ListJobs(filter);

@@ -73,6 +73,30 @@ TEST_F(JobManagerAccessTest, QuotaCountsUnfinishedJobsPerUser) {
   EXPECT_TRUE(SubmitAs("alice").ok());
 }
 
+// A user at quota cannot get past it by retrying an old job: retry is admitted as a submit.
+TEST_F(JobManagerAccessTest, RetryIsHeldToTheQuotaLikeASubmit) {
+  const std::string first = SubmitAs("alice").value();
+  ASSERT_TRUE(manager_.Cancel(first, "by test").ok());
+  const std::string second = SubmitAs("alice").value();  // alice is at her quota of 1 again.
+  auto retried = manager_.Retry(first);
+  EXPECT_EQ(retried.status().code(), absl::StatusCode::kResourceExhausted) << retried.status();
+  ASSERT_TRUE(manager_.Cancel(second, "by test").ok());
+  EXPECT_TRUE(manager_.Retry(first).ok());
+}
+
+// A submit retried with its request id returns the job it created even when the user is now at
+// quota; another user's request id is refused, not answered with that user's job.
+TEST_F(JobManagerAccessTest, ARetriedSubmitAtQuotaReturnsItsJob) {
+  SubmitRequest r = folder_.Request();
+  r.user = "alice";
+  r.request_id = "req-1";
+  const std::string id = manager_.Submit(r).value();
+  EXPECT_EQ(manager_.Submit(r).value(), id);  // alice is at her quota of 1 now.
+  r.user = "bob";
+  auto other = manager_.Submit(r);
+  EXPECT_EQ(other.status().code(), absl::StatusCode::kAlreadyExists) << other.status();
+}
+
 TEST_F(JobManagerAccessTest, SpecLargerThanTheLimitIsRefusedAndNothingStored) {
   SubmitRequest r = folder_.Request();
   r.spec_yaml += "# " + std::string(5000, 'x') + "\n";

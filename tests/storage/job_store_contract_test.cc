@@ -160,6 +160,13 @@ TEST_P(JobStoreContractTest, RequestIdMakesCreateIdempotent) {
   EXPECT_NE(plain1, plain2);  // An empty request id is no key.
   ASSERT_OK_AND_ASSIGN(std::vector<JobRecord> all, store_->ListJobs(JobFilter{}));
   EXPECT_EQ(all.size(), 4u);
+
+  ASSERT_OK_AND_ASSIGN(std::optional<std::string> found, store_->FindJobByRequestId("req-2"));
+  EXPECT_EQ(found, std::optional<std::string>(other));
+  ASSERT_OK_AND_ASSIGN(std::optional<std::string> none, store_->FindJobByRequestId("req-9"));
+  EXPECT_FALSE(none.has_value());
+  ASSERT_OK_AND_ASSIGN(std::optional<std::string> empty, store_->FindJobByRequestId(""));
+  EXPECT_FALSE(empty.has_value());
 }
 
 TEST_P(JobStoreContractTest, ListJobsFiltersByStateNewestFirstWithLimit) {
