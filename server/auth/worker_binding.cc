@@ -13,8 +13,8 @@ void WorkerBinding::Bind(const std::string& worker_id, const Principal& caller) 
 absl::Status WorkerBinding::Check(const std::string& worker_id, const Principal& caller) {
   if (!caller.authenticated) return absl::OkStatus();
   absl::MutexLock lock(&mu_);
-  auto [it, inserted] = owner_.emplace(worker_id, caller.user);
-  if (inserted || it->second == caller.user) return absl::OkStatus();
+  auto it = owner_.find(worker_id);
+  if (it == owner_.end() || it->second == caller.user) return absl::OkStatus();
   return absl::PermissionDeniedError(absl::StrCat("worker ", worker_id, " was registered by '",
                                                   it->second, "'; ", caller.user,
                                                   " may not act for it"));

@@ -2,8 +2,11 @@
 // cannot sync or report events as another worker (with authentication on, the worker id in
 // Sync / ReportJobEvents must belong to the caller's token user).
 //
-// In memory only: after an lm-server restart the first token to use a known worker id claims
-// it again (workers keep their id across server restarts). Callers with authentication off
+// Only RegisterWorker binds: an id the binding does not know (one from before an lm-server
+// restart, or a guess) is claimed by nobody, and the dispatcher answers it with "register
+// again" (Sync) or Unavailable (reports), so a token that uses another worker's old id first
+// can neither act for it nor lock its owner out. In memory: a restarted server knows no worker
+// ids, and every worker registers again. Callers with authentication off
 // (Principal::AuthDisabled()) are never checked.
 // Thread-safe.
 #pragma once
@@ -21,8 +24,8 @@ class WorkerBinding {
  public:
   // Records that `caller` registered `worker_id`.
   void Bind(const std::string& worker_id, const Principal& caller);
-  // OK when `caller` may act as `worker_id` (binding it if unknown); PermissionDenied naming
-  // both otherwise.
+  // OK when `caller` registered `worker_id`, or nobody did (unknown ids are not bound here);
+  // PermissionDenied naming both otherwise.
   absl::Status Check(const std::string& worker_id, const Principal& caller);
 
  private:
