@@ -146,6 +146,26 @@ TEST_F(CheckpointWriterTest, NothingIsDeletedWhenTheNewCheckpointFailsVerificati
   EXPECT_THAT(Steps(), ElementsAre(40));
 }
 
+// What a crash can leave at each point of Save, and what the next start makes of it.
+TEST_F(CheckpointWriterTest, RecoverFromCrashRemovesLeftoversAndRestoresAHalfReplacedCheckpoint) {
+  for (const char* name : {".tmp-checkpoint-8-123", ".deleting-checkpoint-2-123", ".tmp-publish-77",
+                           "checkpoint-4", "checkpoint-4.old-123", "checkpoint-6.old-123"}) {
+    fs::create_directories(dir_ / name);
+    ASSERT_TRUE(WriteFile(dir_ / name / "model.safetensors", name).ok());
+  }
+  CheckpointWriter writer({dir_.string(), 0});
+  auto done = writer.RecoverFromCrash();
+  ASSERT_TRUE(done.ok()) << done.status();
+  EXPECT_EQ(done->size(), 5u);
+  // checkpoint-6 was renamed away and its replacement never arrived: it comes back.
+  EXPECT_THAT(Entries(), ElementsAre("checkpoint-4", "checkpoint-6"));
+  EXPECT_EQ(ReadFile(dir_ / "checkpoint-6" / "model.safetensors"), "checkpoint-6.old-123");
+  EXPECT_EQ(ReadFile(dir_ / "checkpoint-4" / "model.safetensors"), "checkpoint-4");
+  auto again = writer.RecoverFromCrash();
+  ASSERT_TRUE(again.ok());
+  EXPECT_TRUE(again->empty());
+}
+
 TEST_F(CheckpointWriterTest, ListSortsNumericallyAndIgnoresOtherNames) {
   for (const char* name : {"checkpoint-9", "checkpoint-10", ".tmp-checkpoint-11-1", "checkpoint-x",
                            "checkpoint-12.old-3"}) {

@@ -65,6 +65,36 @@ CheckpointWriter::CheckpointWriter(Options options) : options_(std::move(options
   if (!options_.verify) options_.verify = VerifyCheckpoint;
 }
 
+absl::StatusOr<std::vector<std::string>> CheckpointWriter::RecoverFromCrash() {
+  std::vector<std::string> done;
+  std::error_code ec;
+  std::vector<fs::path> entries;
+  for (const auto& e : fs::directory_iterator(options_.output_dir, ec)) {
+    if (e.is_directory()) entries.push_back(e.path());
+  }
+  if (ec) return FsError("cannot list", options_.output_dir, ec);
+  for (const fs::path& path : entries) {
+    const std::string name = path.filename().string();
+    const size_t old = name.find(".old-");
+    if (name.rfind(".tmp-", 0) == 0 || name.rfind(".deleting-", 0) == 0) {
+      fs::remove_all(path, ec);
+      if (ec) return FsError("cannot remove", path.string(), ec);
+      done.push_back("removed " + name + ", left by an interrupted save");
+    } else if (name.rfind(kPrefix, 0) == 0 && old != std::string::npos) {
+      const fs::path current = path.parent_path() / name.substr(0, old);
+      if (fs::exists(current)) {
+        fs::remove_all(path, ec);
+        if (ec) return FsError("cannot remove", path.string(), ec);
+        done.push_back("removed " + name + ", replaced by " + current.filename().string());
+      } else {
+        RETURN_IF_ERROR(RenameDurably(path.string(), current.string()));
+        done.push_back("restored " + current.filename().string() + " from " + name);
+      }
+    }
+  }
+  return done;
+}
+
 std::string CheckpointWriter::PathFor(int64_t step) const {
   return (fs::path(options_.output_dir) / (kPrefix + std::to_string(step))).string();
 }

@@ -70,6 +70,13 @@ class CheckpointWriter {
   // among the limit instead).
   void set_protected_path(std::string path) { protected_path_ = std::move(path); }
 
+  // Cleans up after a crash of an earlier writer, before this one saves: removes its .tmp-*
+  // and .deleting-* folders, and a checkpoint-N.old-PID left while checkpoint-N was being
+  // replaced is removed when checkpoint-N exists, else renamed back to checkpoint-N (the crash
+  // came between the two renames). Only for a folder no other process writes to (rank 0 of a
+  // job). Returns what it did, one line per folder; Internal naming the folder on a failure.
+  absl::StatusOr<std::vector<std::string>> RecoverFromCrash();
+
   // The checkpoint-N folders in `output_dir`, sorted by N ascending, as (N, absolute path).
   static std::vector<std::pair<int64_t, std::string>> List(const std::string& output_dir);
 

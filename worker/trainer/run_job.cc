@@ -177,6 +177,12 @@ absl::StatusOr<JobResult> RunJob(const JobSpec& spec, const JobOptions& options)
   std::error_code ec;
   fs::create_directories(options.output_dir, ec);
   if (ec) return absl::InternalError("cannot create " + options.output_dir + ": " + ec.message());
+  if (options.distributed.is_root()) {  // The only rank that writes checkpoints.
+    // Before choosing where to resume: a crash may have left a checkpoint renamed away.
+    CheckpointWriter recovery({options.output_dir, 0});
+    ASSIGN_OR_RETURN(const std::vector<std::string> recovered, recovery.RecoverFromCrash());
+    for (const std::string& line : recovered) *options.err << "warning: " << line << std::endl;
+  }
   const unsigned cores = std::max(1u, std::thread::hardware_concurrency());
   torch::set_num_threads(options.threads > 0 ? options.threads : static_cast<int>(cores));
   if (spec.training.full_determinism) EnableFullDeterminism();
