@@ -107,7 +107,11 @@ struct TrainingSpec {
   double adam_beta2 = 0.999;                 // in [0, 1)
   double adam_epsilon = 1e-8;                // > 0
   double max_grad_norm = 1.0;                // >= 0; 0 disables clipping
+  // When to log the training loss: "steps" (every logging_steps), "epoch" (at each epoch's
+  // end) or "no". Default "steps".
+  std::string logging_strategy = "steps";
   int64_t logging_steps = 500;               // > 0
+  bool logging_first_step = false;           // also log after the first update
   int64_t eval_steps = 0;                    // >= 0; 0: same as logging_steps
   int64_t save_steps = 500;                  // >= 0; 0: save only at the end
   int save_total_limit = 0;                  // >= 0; 0: keep all

@@ -247,6 +247,17 @@ TEST_F(JobSpecErrorsTest, EvalStepsAloneMeansEvaluateEveryEvalSteps) {
   EXPECT_EQ(spec->training.evaluation_strategy, "no");
 }
 
+TEST_F(JobSpecErrorsTest, LoggingStrategyIsOneOfHfs) {
+  EXPECT_TRUE(HasError(Parse(std::string(kGood) + "training:\n  logging_strategy: hourly\n"), 9,
+                       "training.logging_strategy must be one of no, steps, epoch (got 'hourly')"));
+  EXPECT_TRUE(HasError(Parse(std::string(kGood) + "training: {logging_first_step: maybe}\n"), 8,
+                       "training.logging_first_step"));
+  auto spec = Parse(kGood);
+  ASSERT_TRUE(spec.ok()) << spec.status();
+  EXPECT_EQ(spec->training.logging_strategy, "steps");
+  EXPECT_FALSE(spec->training.logging_first_step);
+}
+
 TEST_F(JobSpecErrorsTest, LoggingDirStaysInsideTheOutputFolder) {
   EXPECT_TRUE(HasError(Parse(std::string(kGood) + "training:\n  logging_dir: /tmp/tb\n"), 9,
                        "training.logging_dir must be a relative path inside the output folder, "
