@@ -267,6 +267,41 @@ void CheckData(YamlReader& r, const ParseOptions& options, const JobSpec& spec, 
   }
 }
 
+// Each lr_scheduler_kwargs key must be one the schedule takes (HF passes them to the schedule's
+// function, which refuses others); polynomial decays from learning_rate down to lr_end.
+void CheckLrSchedulerKwargs(YamlReader& r, const TrainingSpec& t) {
+  if (r.HasProblem("training.lr_scheduler_type")) return;
+  const LrSchedulerKwargs& k = t.lr_scheduler_kwargs;
+  const std::string& type = t.lr_scheduler_type;
+  const struct {
+    const char* key;
+    bool set;
+    std::vector<std::string_view> types;
+  } keys[] = {
+      {"lr_end", k.lr_end.has_value(), {"polynomial"}},
+      {"power", k.power.has_value(), {"polynomial"}},
+      {"num_cycles", k.num_cycles.has_value(), {"cosine", "cosine_with_restarts"}},
+      {"timescale", k.timescale.has_value(), {"inverse_sqrt"}},
+  };
+  for (const auto& key : keys) {
+    const std::string path = absl::StrCat("training.lr_scheduler_kwargs.", key.key);
+    if (!key.set || std::find(key.types.begin(), key.types.end(), type) != key.types.end()) {
+      continue;
+    }
+    r.ReportAt(path, absl::StrCat(path, " applies to lr_scheduler_type ",
+                                  internal::JoinNames(key.types), ", not to '", type, "'"));
+  }
+  const double lr_end = k.lr_end.value_or(1e-7);
+  if (type == "polynomial" && !(lr_end < t.learning_rate) &&
+      !r.HasProblem("training.learning_rate") &&
+      !r.HasProblem("training.lr_scheduler_kwargs.lr_end")) {
+    r.ReportAt(k.lr_end ? "training.lr_scheduler_kwargs.lr_end" : "training.learning_rate",
+               absl::StrCat("training.lr_scheduler_kwargs.lr_end (", internal::FormatDouble(lr_end),
+                            ") must be smaller than training.learning_rate (",
+                            internal::FormatDouble(t.learning_rate), ")"));
+  }
+}
+
 // HF TrainingArguments.__post_init__'s consistency checks. An eval_steps given without an
 // evaluation_strategy means "evaluate every eval_steps" (as lmtrain's first job files did).
 void CheckTraining(YamlReader& r, TrainingSpec& t) {
@@ -274,6 +309,7 @@ void CheckTraining(YamlReader& r, TrainingSpec& t) {
       t.eval_steps > 0) {
     t.evaluation_strategy = "steps";
   }
+  CheckLrSchedulerKwargs(r, t);
   if (t.fp16 && t.bf16) r.ReportAt("training.fp16", "training: set at most one of fp16 and bf16");
   const fs::path logging_dir(t.logging_dir);
   if (logging_dir.is_absolute() ||

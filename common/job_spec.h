@@ -92,6 +92,17 @@ struct DataSpec {
   int64_t max_predict_samples = 0;  // > 0 caps the test examples.
 };
 
+// HF's lr_scheduler_kwargs: the optional parameters of some schedules (unset: HF's default).
+// A parameter that the chosen lr_scheduler_type does not take is an error.
+struct LrSchedulerKwargs {
+  std::optional<double> lr_end;      // polynomial: the final lr, >= 0 and < learning_rate; 1e-7
+  std::optional<double> power;       // polynomial: > 0; 1.0 (linear decay to lr_end)
+  // cosine: 0.5 (half a cosine down to 0); cosine_with_restarts: 1 (hard restarts); > 0
+  std::optional<double> num_cycles;
+  // inverse_sqrt: > 0; the warmup steps, or 10000 without warmup.
+  std::optional<int64_t> timescale;
+};
+
 struct TrainingSpec {
   double learning_rate = 5e-5;               // > 0
   int per_device_train_batch_size = 8;       // > 0
@@ -101,7 +112,10 @@ struct TrainingSpec {
   double num_train_epochs = 3.0;             // > 0
   int64_t warmup_steps = 0;                  // >= 0
   double warmup_ratio = 0.0;                 // in [0, 1); used when warmup_steps == 0
-  std::string lr_scheduler_type = "linear";  // linear | cosine | constant | constant_with_warmup
+  // linear | cosine | cosine_with_restarts | polynomial | constant | constant_with_warmup |
+  // inverse_sqrt (HF's formulas, docs/tasks.md)
+  std::string lr_scheduler_type = "linear";
+  LrSchedulerKwargs lr_scheduler_kwargs;
   double weight_decay = 0.0;                 // >= 0; not applied to biases and LayerNorm
   double adam_beta1 = 0.9;                   // in [0, 1)
   double adam_beta2 = 0.999;                 // in [0, 1)

@@ -8,6 +8,41 @@ namespace lmtrain::internal {
 
 // ---- The tables: every key of the job file, how to read it and how to write it back. ----
 
+namespace {
+
+// training.lr_scheduler_kwargs: a mapping of the keys that are set; written back the same way.
+Field<TrainingSpec> LrSchedulerKwargsField() {
+  auto read = [](YamlReader& r, const YAML::Node& v, const std::string& path, TrainingSpec& out) {
+    LrSchedulerKwargs& k = out.lr_scheduler_kwargs;
+    r.VisitMapping(v, path, {"lr_end", "power", "num_cycles", "timescale"},
+                   [&](const std::string& key, const YAML::Node& value, const std::string& child) {
+                     if (key == "lr_end") {
+                       if (auto x = r.ReadDouble(value, child, Range::AtLeast(0))) k.lr_end = *x;
+                     } else if (key == "power") {
+                       if (auto x = r.ReadDouble(value, child, Range::Above(0))) k.power = *x;
+                     } else if (key == "num_cycles") {
+                       if (auto x = r.ReadDouble(value, child, Range::Above(0))) k.num_cycles = *x;
+                     } else if (auto x = r.ReadInt(value, child, Range::Above(0))) {
+                       k.timescale = *x;
+                     }
+                   });
+  };
+  auto write = [](YAML::Emitter& e, const TrainingSpec& s) {
+    const LrSchedulerKwargs& k = s.lr_scheduler_kwargs;
+    e << YAML::BeginMap;
+    if (k.lr_end) e << YAML::Key << "lr_end" << YAML::Value << FormatDouble(*k.lr_end);
+    if (k.power) e << YAML::Key << "power" << YAML::Value << FormatDouble(*k.power);
+    if (k.num_cycles) e << YAML::Key << "num_cycles" << YAML::Value << FormatDouble(*k.num_cycles);
+    if (k.timescale) {
+      e << YAML::Key << "timescale" << YAML::Value << static_cast<long long>(*k.timescale);
+    }
+    e << YAML::EndMap;
+  };
+  return {"lr_scheduler_kwargs", read, write};
+}
+
+}  // namespace
+
 const FieldTable<TrainingSpec>& TrainingFields() {
   using T = TrainingSpec;
   static const auto* table = new FieldTable<T>{
@@ -20,7 +55,9 @@ const FieldTable<TrainingSpec>& TrainingFields() {
       NumberField("warmup_steps", &T::warmup_steps, Range::AtLeast(0)),
       NumberField("warmup_ratio", &T::warmup_ratio, Range::HalfOpen(0, 1)),
       ChoiceField("lr_scheduler_type", &T::lr_scheduler_type,
-                  {"linear", "cosine", "constant", "constant_with_warmup"}),
+                  {"linear", "cosine", "cosine_with_restarts", "polynomial", "constant",
+                   "constant_with_warmup", "inverse_sqrt"}),
+      LrSchedulerKwargsField(),
       NumberField("weight_decay", &T::weight_decay, Range::AtLeast(0)),
       NumberField("adam_beta1", &T::adam_beta1, Range::HalfOpen(0, 1)),
       NumberField("adam_beta2", &T::adam_beta2, Range::HalfOpen(0, 1)),

@@ -122,8 +122,9 @@ resources: {gpus_per_worker: -1}
                        "training.per_device_train_batch_size must be <= 2147483647 (got "
                        "3000000000)"));
   EXPECT_TRUE(HasError(result, 13,
-                       "training.lr_scheduler_type must be one of linear, cosine, constant, "
-                       "constant_with_warmup (got 'cosin')"));
+                       "training.lr_scheduler_type must be one of linear, cosine, "
+                       "cosine_with_restarts, polynomial, constant, constant_with_warmup, "
+                       "inverse_sqrt (got 'cosin')"));
   EXPECT_TRUE(HasError(result, 14, "resources.gpus_per_worker must be >= 0 (got -1)"));
   EXPECT_EQ(ProblemCount(result), 6);
 }

@@ -54,6 +54,17 @@ absl::StatusOr<TrainingPlan> PlanTraining(const TrainingSpec& t, int64_t num_tra
   plan.schedule.base_lr = t.learning_rate;
   plan.schedule.total_steps = plan.max_steps;
   plan.schedule.warmup_steps = ResolveWarmupSteps(t.warmup_steps, t.warmup_ratio, plan.max_steps);
+  const LrSchedulerKwargs& kwargs = t.lr_scheduler_kwargs;
+  plan.schedule.num_cycles = kwargs.num_cycles;
+  if (kwargs.lr_end) plan.schedule.lr_end = *kwargs.lr_end;
+  if (kwargs.power) plan.schedule.power = *kwargs.power;
+  if (kwargs.timescale) plan.schedule.timescale = *kwargs.timescale;
+  if (plan.schedule.type == LrScheduleType::kPolynomial &&
+      !(plan.schedule.lr_end < plan.schedule.base_lr)) {
+    return absl::InvalidArgumentError(
+        "training.lr_scheduler_kwargs.lr_end (" + std::to_string(plan.schedule.lr_end) +
+        ") must be smaller than training.learning_rate (" + std::to_string(t.learning_rate) + ")");
+  }
   return plan;
 }
 

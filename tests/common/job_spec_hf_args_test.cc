@@ -1,0 +1,80 @@
+// ParseJobSpec on HF TrainingArguments that take more than a value: lr_scheduler_kwargs.
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <string>
+#include <vector>
+
+#include "common/job_spec.h"
+#include "tests/common/job_spec_test_util.h"
+
+namespace lmtrain {
+namespace {
+
+using test_util::HasError;
+
+class JobSpecHfArgsTest : public test_util::JobSpecFixture {
+ protected:
+  // A good file without a training section (lines 1-6): tests append one at line 7.
+  static constexpr char kGood[] = R"(name: ok
+task: clm
+model: {config: {model_type: gpt2, n_positions: 64, n_embd: 32, n_head: 4, n_layer: 1}}
+tokenizer: {train: {type: bpe, vocab_size: 100}}
+data:
+  train_file: data/train.txt
+)";
+
+  absl::StatusOr<JobSpec> ParseTraining(const std::string& training) {
+    WriteFile("job.yaml", "");
+    ParseOptions options;
+    options.base_dir = dir_.string();
+    return ParseJobSpec(std::string(kGood) + "training:\n" + training, options);
+  }
+};
+
+TEST_F(JobSpecHfArgsTest, LrSchedulerKwargsAreReadAndRoundTrip) {
+  auto spec = ParseTraining(
+      "  lr_scheduler_type: polynomial\n"
+      "  lr_scheduler_kwargs: {lr_end: 1.0e-6, power: 2}\n");
+  ASSERT_TRUE(spec.ok()) << spec.status();
+  EXPECT_EQ(spec->training.lr_scheduler_kwargs.lr_end, 1e-6);
+  EXPECT_EQ(spec->training.lr_scheduler_kwargs.power, 2.0);
+  EXPECT_FALSE(spec->training.lr_scheduler_kwargs.num_cycles.has_value());
+  auto again = ParseJobSpec(JobSpecToYaml(*spec), ParseOptions{});
+  ASSERT_TRUE(again.ok()) << again.status() << "\n" << JobSpecToYaml(*spec);
+  EXPECT_EQ(again->training.lr_scheduler_kwargs.lr_end, 1e-6);
+  EXPECT_EQ(again->training.lr_scheduler_kwargs.power, 2.0);
+
+  spec = ParseTraining(
+      "  lr_scheduler_type: cosine_with_restarts\n  lr_scheduler_kwargs:\n    num_cycles: 3\n");
+  ASSERT_TRUE(spec.ok()) << spec.status();
+  EXPECT_EQ(spec->training.lr_scheduler_kwargs.num_cycles, 3.0);
+  spec =
+      ParseTraining("  lr_scheduler_type: inverse_sqrt\n  lr_scheduler_kwargs: {timescale: 50}\n");
+  ASSERT_TRUE(spec.ok()) << spec.status();
+  EXPECT_EQ(spec->training.lr_scheduler_kwargs.timescale, 50);
+}
+
+TEST_F(JobSpecHfArgsTest, LrSchedulerKwargsMustSuitTheSchedule) {
+  EXPECT_TRUE(HasError(ParseTraining("  lr_scheduler_kwargs:\n    power: 2\n"), 9,
+                       "training.lr_scheduler_kwargs.power applies to lr_scheduler_type "
+                       "polynomial, not to 'linear'"));
+  EXPECT_TRUE(HasError(ParseTraining("  lr_scheduler_type: cosine\n"
+                                     "  lr_scheduler_kwargs: {timescale: 5}\n"),
+                       9,
+                       "training.lr_scheduler_kwargs.timescale applies to lr_scheduler_type "
+                       "inverse_sqrt, not to 'cosine'"));
+  EXPECT_TRUE(HasError(ParseTraining("  lr_scheduler_kwargs: {warmup: 5}\n"), 8,
+                       "training.lr_scheduler_kwargs.warmup"));
+  EXPECT_TRUE(HasError(ParseTraining("  lr_scheduler_type: cosine_with_restarts\n"
+                                     "  lr_scheduler_kwargs:\n    num_cycles: 0\n"),
+                       10, "training.lr_scheduler_kwargs.num_cycles must be > 0 (got 0)"));
+  EXPECT_TRUE(HasError(ParseTraining("  learning_rate: 1.0e-4\n  lr_scheduler_type: polynomial\n"
+                                     "  lr_scheduler_kwargs:\n    lr_end: 0.001\n"),
+                       11,
+                       "training.lr_scheduler_kwargs.lr_end (0.001) must be smaller than "
+                       "training.learning_rate (0.0001)"));
+}
+
+}  // namespace
+}  // namespace lmtrain
