@@ -163,6 +163,9 @@ struct TrainingSpec {
   // A checkpoint-N folder to resume from, or "latest" (the newest complete checkpoint in the
   // output folder; lm-train --resume says the same). Empty: start fresh.
   std::string resume_from_checkpoint;
+  // lm-train on an output folder that already holds checkpoint-N folders: false (HF's default)
+  // refuses to start unless it resumes; true deletes them first.
+  bool overwrite_output_dir = false;
   // Where logs go besides stdout, trainer events and trainer_state.json (HF's report_to, one
   // value): "tensorboard" (event files in logging_dir; "all" says the same) or "none".
   std::string report_to = "tensorboard";

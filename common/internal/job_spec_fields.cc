@@ -88,6 +88,7 @@ const FieldTable<TrainingSpec>& TrainingFields() {
       BoolField("gradient_checkpointing", &T::gradient_checkpointing),
       BoolField("full_determinism", &T::full_determinism),
       StringField("resume_from_checkpoint", &T::resume_from_checkpoint),
+      BoolField("overwrite_output_dir", &T::overwrite_output_dir),
       ChoiceField("report_to", &T::report_to, {"tensorboard", "all", "none"}),
       StringField("logging_dir", &T::logging_dir),
   };

@@ -1,4 +1,5 @@
-// ParseJobSpec on HF TrainingArguments that take more than a value: lr_scheduler_kwargs.
+// ParseJobSpec on HF TrainingArguments that take more than a value: lr_scheduler_kwargs and
+// overwrite_output_dir.
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
@@ -74,6 +75,17 @@ TEST_F(JobSpecHfArgsTest, LrSchedulerKwargsMustSuitTheSchedule) {
                        11,
                        "training.lr_scheduler_kwargs.lr_end (0.001) must be smaller than "
                        "training.learning_rate (0.0001)"));
+}
+
+TEST_F(JobSpecHfArgsTest, OverwriteOutputDirIsABool) {
+  auto spec = ParseTraining("  overwrite_output_dir: true\n");
+  ASSERT_TRUE(spec.ok()) << spec.status();
+  EXPECT_TRUE(spec->training.overwrite_output_dir);
+  EXPECT_TRUE(HasError(ParseTraining("  overwrite_output_dir: please\n"), 8,
+                       "training.overwrite_output_dir"));
+  spec = ParseTraining("  seed: 1\n");
+  ASSERT_TRUE(spec.ok()) << spec.status();
+  EXPECT_FALSE(spec->training.overwrite_output_dir);
 }
 
 }  // namespace

@@ -356,6 +356,46 @@ TEST_F(LmTrainTest, ResumeWithoutACheckpointFailsClearly) {
   EXPECT_THAT(ReadFile(dir_ / "stderr.txt"), HasSubstr("--resume: no complete checkpoint-N"));
 }
 
+// HF run_*.py's output-folder guard: a second run into a folder with checkpoints is refused
+// unless it resumes; --auto-resume (what lm-worker passes a retried attempt) still resumes;
+// overwrite_output_dir deletes the old checkpoints and starts over.
+TEST_F(LmTrainTest, OutputDirWithCheckpointsNeedsOverwriteOrResume) {
+  const std::string training = "  max_steps: 4\n  save_steps: 2\n  do_eval: false\n";
+  const fs::path job = TinyJob("job.yaml", training);
+  const fs::path out = dir_ / "out";
+  {
+    Child first(dir_, job);
+    ASSERT_TRUE(first.WaitForEof(std::chrono::seconds(120)));
+    ASSERT_EQ(first.Wait(), 0) << ReadFile(dir_ / "stderr.txt");
+  }
+  ASSERT_TRUE(fs::exists(out / "checkpoint-4"));
+  {
+    Child again(dir_, job);
+    EXPECT_EQ(again.Wait(), 1);
+    EXPECT_THAT(ReadFile(dir_ / "stderr.txt"),
+                HasSubstr("Output directory (" + out.string() +
+                          ") already exists and is not empty: it holds checkpoint-4. Use "
+                          "--overwrite_output_dir to overcome"));
+  }
+  {
+    Child retry(dir_, job, {"--auto-resume"});
+    ASSERT_TRUE(retry.WaitForEof(std::chrono::seconds(120)));
+    ASSERT_EQ(retry.Wait(), 0) << ReadFile(dir_ / "stderr.txt");
+    EXPECT_THAT(ReadFile(dir_ / "stdout.txt"),
+                HasSubstr("Resumed from " + (out / "checkpoint-4").string()));
+  }
+  fs::create_directories(out / "checkpoint-99");  // A stale folder of some older run.
+  const fs::path overwrite = TinyJob("overwrite.yaml", training + "  overwrite_output_dir: true\n");
+  Child fresh(dir_, overwrite);
+  ASSERT_TRUE(fresh.WaitForEof(std::chrono::seconds(120)));
+  ASSERT_EQ(fresh.Wait(), 0) << ReadFile(dir_ / "stderr.txt");
+  const std::string stdout_text = ReadFile(dir_ / "stdout.txt");
+  EXPECT_THAT(stdout_text, HasSubstr("overwrite_output_dir: deleted 3 checkpoint folder(s)"));
+  EXPECT_THAT(stdout_text, ::testing::Not(HasSubstr("Resumed from")));
+  EXPECT_FALSE(fs::exists(out / "checkpoint-99"));
+  EXPECT_TRUE(fs::exists(out / "checkpoint-4" / "manifest.json"));
+}
+
 // The first `count` lines of `from`, written to `txt` as they are and to `jsonl` as rows
 // {"id": i, "body": line}.
 void WriteTextAndTable(const fs::path& from, size_t count, const fs::path& txt,

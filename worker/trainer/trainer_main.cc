@@ -95,6 +95,7 @@ int Fail(EventSink& events, const absl::Status& status) {
 int Run(const TrainerFlags& flags, EventSink& events) {
   absl::StatusOr<JobSpec> spec = LoadJobFile(flags.job_file);
   if (!spec.ok()) return Fail(events, spec.status());
+  if (flags.overwrite_output_dir) spec->training.overwrite_output_dir = true;
   absl::StatusOr<DistributedEnv> distributed = ReadDistributedEnvFromProcess();
   if (!distributed.ok()) return Fail(events, distributed.status());
   JobOptions options;
