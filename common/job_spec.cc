@@ -302,6 +302,22 @@ void CheckLrSchedulerKwargs(YamlReader& r, const TrainingSpec& t) {
   }
 }
 
+// A deprecated key and the key that replaced it are the same setting: one of them only.
+void CheckDeprecatedKeys(YamlReader& r) {
+  static constexpr std::pair<std::string_view, std::string_view> kRenamed[] = {
+      {"per_gpu_train_batch_size", "per_device_train_batch_size"},
+      {"per_gpu_eval_batch_size", "per_device_eval_batch_size"},
+      {"adafactor", "optim"},
+  };
+  for (const auto& [old_key, new_key] : kRenamed) {
+    const std::string old_path = "training." + std::string(old_key);
+    const std::string new_path = "training." + std::string(new_key);
+    if (!r.Seen(old_path) || !r.Seen(new_path)) continue;
+    r.ReportAt(old_path,
+               absl::StrCat("set only one of ", old_path, " (deprecated) and ", new_path));
+  }
+}
+
 // HF TrainingArguments.__post_init__'s consistency checks. An eval_steps given without an
 // evaluation_strategy means "evaluate every eval_steps" (as lmtrain's first job files did).
 void CheckTraining(YamlReader& r, TrainingSpec& t) {
@@ -310,6 +326,7 @@ void CheckTraining(YamlReader& r, TrainingSpec& t) {
     t.evaluation_strategy = "steps";
   }
   CheckLrSchedulerKwargs(r, t);
+  CheckDeprecatedKeys(r);
   if (t.fp16 && t.bf16) r.ReportAt("training.fp16", "training: set at most one of fp16 and bf16");
   const fs::path logging_dir(t.logging_dir);
   if (logging_dir.is_absolute() ||
@@ -415,11 +432,19 @@ YAML::Node LoadRoot(YamlReader& r, std::string_view yaml) {
 }  // namespace
 
 absl::StatusOr<JobSpec> ParseJobSpec(std::string_view yaml, const ParseOptions& options) {
+  std::vector<std::string> warnings;
+  return ParseJobSpec(yaml, options, &warnings);
+}
+
+absl::StatusOr<JobSpec> ParseJobSpec(std::string_view yaml, const ParseOptions& options,
+                                     std::vector<std::string>* warnings) {
   YamlReader reader(options.source_name);
   JobSpec spec;
   YAML::Node root = LoadRoot(reader, yaml);
   if (!reader.ok()) return reader.Finish();
-  if (!internal::ReadTable(reader, root, "", TopLevelFields(), spec)) return reader.Finish();
+  const bool read = internal::ReadTable(reader, root, "", TopLevelFields(), spec);
+  warnings->insert(warnings->end(), reader.warnings().begin(), reader.warnings().end());
+  if (!read) return reader.Finish();
   CheckName(reader, spec.name);
   CheckTask(reader, spec.task);
   std::optional<int64_t> n_positions = CheckModel(reader, options, spec.model);

@@ -217,6 +217,11 @@ struct ParseOptions {
 // Parses and validates a job file's text. Errors: InvalidArgument, with every problem found,
 // one per line, each "source:line: key.path message".
 absl::StatusOr<JobSpec> ParseJobSpec(std::string_view yaml, const ParseOptions& options);
+// The same; also appends to *warnings (not null) one "source:line: message" for each deprecated
+// key read (HF's old names: training.per_gpu_train_batch_size, per_gpu_eval_batch_size and
+// adafactor), naming the key to use instead. Old and new key together are an error.
+absl::StatusOr<JobSpec> ParseJobSpec(std::string_view yaml, const ParseOptions& options,
+                                     std::vector<std::string>* warnings);
 
 // The normalised YAML of a parsed spec (absolute paths, every field explicit). Parsing it
 // again with check_files gives an equal spec.

@@ -41,6 +41,12 @@ Field<TrainingSpec> LrSchedulerKwargsField() {
   return {"lr_scheduler_kwargs", read, write};
 }
 
+// HF's adafactor: true, replaced by optim: adafactor (false leaves optim as it is).
+void ReadAdafactorFlag(YamlReader& r, const YAML::Node& v, const std::string& path,
+                       TrainingSpec& out) {
+  if (auto x = r.ReadBool(v, path); x && *x) out.optim = "adafactor";
+}
+
 }  // namespace
 
 const FieldTable<TrainingSpec>& TrainingFields() {
@@ -49,6 +55,17 @@ const FieldTable<TrainingSpec>& TrainingFields() {
       NumberField("learning_rate", &T::learning_rate, Range::Above(0)),
       NumberField("per_device_train_batch_size", &T::per_device_train_batch_size, Range::Above(0)),
       NumberField("per_device_eval_batch_size", &T::per_device_eval_batch_size, Range::Above(0)),
+      DeprecatedField<T>("per_gpu_train_batch_size",
+                         "training.per_gpu_train_batch_size is deprecated: use "
+                         "training.per_device_train_batch_size",
+                         NumberField("", &T::per_device_train_batch_size, Range::Above(0)).read),
+      DeprecatedField<T>("per_gpu_eval_batch_size",
+                         "training.per_gpu_eval_batch_size is deprecated: use "
+                         "training.per_device_eval_batch_size",
+                         NumberField("", &T::per_device_eval_batch_size, Range::Above(0)).read),
+      DeprecatedField<T>("adafactor",
+                         "training.adafactor is deprecated: use training.optim: adafactor",
+                         ReadAdafactorFlag),
       NumberField("gradient_accumulation_steps", &T::gradient_accumulation_steps, Range::Above(0)),
       NumberField("max_steps", &T::max_steps, Range::AtLeast(-1)),
       NumberField("num_train_epochs", &T::num_train_epochs, Range::Above(0)),

@@ -1,5 +1,5 @@
-// ParseJobSpec on HF TrainingArguments that take more than a value: lr_scheduler_kwargs and
-// overwrite_output_dir.
+// ParseJobSpec on HF TrainingArguments that take more than a value: lr_scheduler_kwargs,
+// overwrite_output_dir, and HF's deprecated names, read with a warning.
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
@@ -13,6 +13,8 @@ namespace lmtrain {
 namespace {
 
 using test_util::HasError;
+using ::testing::ElementsAre;
+using ::testing::IsEmpty;
 
 class JobSpecHfArgsTest : public test_util::JobSpecFixture {
  protected:
@@ -26,11 +28,14 @@ data:
 )";
 
   absl::StatusOr<JobSpec> ParseTraining(const std::string& training) {
+    warnings_.clear();
     WriteFile("job.yaml", "");
     ParseOptions options;
     options.base_dir = dir_.string();
-    return ParseJobSpec(std::string(kGood) + "training:\n" + training, options);
+    return ParseJobSpec(std::string(kGood) + "training:\n" + training, options, &warnings_);
   }
+
+  std::vector<std::string> warnings_;
 };
 
 TEST_F(JobSpecHfArgsTest, LrSchedulerKwargsAreReadAndRoundTrip) {
@@ -41,6 +46,7 @@ TEST_F(JobSpecHfArgsTest, LrSchedulerKwargsAreReadAndRoundTrip) {
   EXPECT_EQ(spec->training.lr_scheduler_kwargs.lr_end, 1e-6);
   EXPECT_EQ(spec->training.lr_scheduler_kwargs.power, 2.0);
   EXPECT_FALSE(spec->training.lr_scheduler_kwargs.num_cycles.has_value());
+  EXPECT_THAT(warnings_, IsEmpty());
   auto again = ParseJobSpec(JobSpecToYaml(*spec), ParseOptions{});
   ASSERT_TRUE(again.ok()) << again.status() << "\n" << JobSpecToYaml(*spec);
   EXPECT_EQ(again->training.lr_scheduler_kwargs.lr_end, 1e-6);
@@ -86,6 +92,45 @@ TEST_F(JobSpecHfArgsTest, OverwriteOutputDirIsABool) {
   spec = ParseTraining("  seed: 1\n");
   ASSERT_TRUE(spec.ok()) << spec.status();
   EXPECT_FALSE(spec->training.overwrite_output_dir);
+}
+
+TEST_F(JobSpecHfArgsTest, DeprecatedNamesAreReadWithAWarningNamingTheNewKey) {
+  auto spec = ParseTraining(
+      "  per_gpu_train_batch_size: 3\n  per_gpu_eval_batch_size: 5\n  adafactor: true\n");
+  ASSERT_TRUE(spec.ok()) << spec.status();
+  EXPECT_EQ(spec->training.per_device_train_batch_size, 3);
+  EXPECT_EQ(spec->training.per_device_eval_batch_size, 5);
+  EXPECT_EQ(spec->training.optim, "adafactor");
+  EXPECT_THAT(warnings_,
+              ElementsAre("job.yaml:8: training.per_gpu_train_batch_size is deprecated: use "
+                          "training.per_device_train_batch_size",
+                          "job.yaml:9: training.per_gpu_eval_batch_size is deprecated: use "
+                          "training.per_device_eval_batch_size",
+                          "job.yaml:10: training.adafactor is deprecated: use training.optim: "
+                          "adafactor"));
+  // Written back under the new names only.
+  const std::string yaml = JobSpecToYaml(*spec);
+  EXPECT_EQ(yaml.find("per_gpu"), std::string::npos) << yaml;
+  EXPECT_EQ(yaml.find("adafactor: "), std::string::npos) << yaml;
+  spec = ParseTraining("  adafactor: false\n");
+  ASSERT_TRUE(spec.ok()) << spec.status();
+  EXPECT_EQ(spec->training.optim, "adamw_torch");
+  EXPECT_EQ(warnings_.size(), 1u);
+}
+
+TEST_F(JobSpecHfArgsTest, OldAndNewNameTogetherAreAnError) {
+  EXPECT_TRUE(HasError(ParseTraining("  per_device_train_batch_size: 4\n"
+                                     "  per_gpu_train_batch_size: 3\n"),
+                       9,
+                       "set only one of training.per_gpu_train_batch_size (deprecated) and "
+                       "training.per_device_train_batch_size"));
+  EXPECT_TRUE(HasError(ParseTraining("  per_gpu_eval_batch_size: 3\n"
+                                     "  per_device_eval_batch_size: 4\n"),
+                       8, "training.per_gpu_eval_batch_size (deprecated)"));
+  EXPECT_TRUE(HasError(ParseTraining("  adafactor: true\n  optim: adamw_torch\n"), 8,
+                       "set only one of training.adafactor (deprecated) and training.optim"));
+  EXPECT_TRUE(HasError(ParseTraining("  per_gpu_train_batch_size: 0\n"), 8,
+                       "training.per_gpu_train_batch_size must be > 0 (got 0)"));
 }
 
 }  // namespace

@@ -385,7 +385,8 @@ TEST_F(LmTrainTest, OutputDirWithCheckpointsNeedsOverwriteOrResume) {
                 HasSubstr("Resumed from " + (out / "checkpoint-4").string()));
   }
   fs::create_directories(out / "checkpoint-99");  // A stale folder of some older run.
-  const fs::path overwrite = TinyJob("overwrite.yaml", training + "  overwrite_output_dir: true\n");
+  const fs::path overwrite = TinyJob(
+      "overwrite.yaml", training + "  overwrite_output_dir: true\n  per_gpu_train_batch_size: 4\n");
   Child fresh(dir_, overwrite);
   ASSERT_TRUE(fresh.WaitForEof(std::chrono::seconds(120)));
   ASSERT_EQ(fresh.Wait(), 0) << ReadFile(dir_ / "stderr.txt");
@@ -394,6 +395,10 @@ TEST_F(LmTrainTest, OutputDirWithCheckpointsNeedsOverwriteOrResume) {
   EXPECT_THAT(stdout_text, ::testing::Not(HasSubstr("Resumed from")));
   EXPECT_FALSE(fs::exists(out / "checkpoint-99"));
   EXPECT_TRUE(fs::exists(out / "checkpoint-4" / "manifest.json"));
+  EXPECT_THAT(ReadFile(dir_ / "stderr.txt"),
+              HasSubstr("warning: " + overwrite.string() +
+                        ":16: training.per_gpu_train_batch_size is deprecated: use "
+                        "training.per_device_train_batch_size"));
 }
 
 // The first `count` lines of `from`, written to `txt` as they are and to `jsonl` as rows
