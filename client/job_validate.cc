@@ -108,9 +108,14 @@ absl::StatusOr<ValidationReport> ValidateJobFile(const std::string& path) {
   options.base_dir = fs::absolute(path).lexically_normal().parent_path().string();
   options.check_files = true;
   options.scheduled = true;  // As lm-server checks it at submit.
-  ASSIGN_OR_RETURN(JobSpec spec, ParseJobSpec(text, options));
+  std::vector<std::string> warnings;
+  ASSIGN_OR_RETURN(JobSpec spec, ParseJobSpec(text, options, &warnings));
   ValidationReport report{path, spec.name, spec.task, {}, nullptr};
   report.checks.push_back({"spec", true, "parses; every named file and folder exists"});
+  // HF's deprecated key names still work: a passing check that says what to rename.
+  for (std::string& warning : warnings) {
+    report.checks.push_back({"deprecated key", true, std::move(warning)});
+  }
   auto config = ModelConfig(spec);
   int num_labels = 2;
   const nlohmann::json model_config = config.ok() ? *config : nlohmann::json::object();

@@ -267,6 +267,57 @@ void CheckData(YamlReader& r, const ParseOptions& options, const JobSpec& spec, 
   }
 }
 
+// Each lr_scheduler_kwargs key must be one the schedule takes (HF passes them to the schedule's
+// function, which refuses others); polynomial decays from learning_rate down to lr_end.
+void CheckLrSchedulerKwargs(YamlReader& r, const TrainingSpec& t) {
+  if (r.HasProblem("training.lr_scheduler_type")) return;
+  const LrSchedulerKwargs& k = t.lr_scheduler_kwargs;
+  const std::string& type = t.lr_scheduler_type;
+  const struct {
+    const char* key;
+    bool set;
+    std::vector<std::string_view> types;
+  } keys[] = {
+      {"lr_end", k.lr_end.has_value(), {"polynomial"}},
+      {"power", k.power.has_value(), {"polynomial"}},
+      {"num_cycles", k.num_cycles.has_value(), {"cosine", "cosine_with_restarts"}},
+      {"timescale", k.timescale.has_value(), {"inverse_sqrt"}},
+  };
+  for (const auto& key : keys) {
+    const std::string path = absl::StrCat("training.lr_scheduler_kwargs.", key.key);
+    if (!key.set || std::find(key.types.begin(), key.types.end(), type) != key.types.end()) {
+      continue;
+    }
+    r.ReportAt(path, absl::StrCat(path, " applies to lr_scheduler_type ",
+                                  internal::JoinNames(key.types), ", not to '", type, "'"));
+  }
+  const double lr_end = k.lr_end.value_or(1e-7);
+  if (type == "polynomial" && !(lr_end < t.learning_rate) &&
+      !r.HasProblem("training.learning_rate") &&
+      !r.HasProblem("training.lr_scheduler_kwargs.lr_end")) {
+    r.ReportAt(k.lr_end ? "training.lr_scheduler_kwargs.lr_end" : "training.learning_rate",
+               absl::StrCat("training.lr_scheduler_kwargs.lr_end (", internal::FormatDouble(lr_end),
+                            ") must be smaller than training.learning_rate (",
+                            internal::FormatDouble(t.learning_rate), ")"));
+  }
+}
+
+// A deprecated key and the key that replaced it are the same setting: one of them only.
+void CheckDeprecatedKeys(YamlReader& r) {
+  static constexpr std::pair<std::string_view, std::string_view> kRenamed[] = {
+      {"per_gpu_train_batch_size", "per_device_train_batch_size"},
+      {"per_gpu_eval_batch_size", "per_device_eval_batch_size"},
+      {"adafactor", "optim"},
+  };
+  for (const auto& [old_key, new_key] : kRenamed) {
+    const std::string old_path = "training." + std::string(old_key);
+    const std::string new_path = "training." + std::string(new_key);
+    if (!r.Seen(old_path) || !r.Seen(new_path)) continue;
+    r.ReportAt(old_path,
+               absl::StrCat("set only one of ", old_path, " (deprecated) and ", new_path));
+  }
+}
+
 // HF TrainingArguments.__post_init__'s consistency checks. An eval_steps given without an
 // evaluation_strategy means "evaluate every eval_steps" (as lmtrain's first job files did).
 void CheckTraining(YamlReader& r, TrainingSpec& t) {
@@ -274,6 +325,8 @@ void CheckTraining(YamlReader& r, TrainingSpec& t) {
       t.eval_steps > 0) {
     t.evaluation_strategy = "steps";
   }
+  CheckLrSchedulerKwargs(r, t);
+  CheckDeprecatedKeys(r);
   if (t.fp16 && t.bf16) r.ReportAt("training.fp16", "training: set at most one of fp16 and bf16");
   const fs::path logging_dir(t.logging_dir);
   if (logging_dir.is_absolute() ||
@@ -379,11 +432,19 @@ YAML::Node LoadRoot(YamlReader& r, std::string_view yaml) {
 }  // namespace
 
 absl::StatusOr<JobSpec> ParseJobSpec(std::string_view yaml, const ParseOptions& options) {
+  std::vector<std::string> warnings;
+  return ParseJobSpec(yaml, options, &warnings);
+}
+
+absl::StatusOr<JobSpec> ParseJobSpec(std::string_view yaml, const ParseOptions& options,
+                                     std::vector<std::string>* warnings) {
   YamlReader reader(options.source_name);
   JobSpec spec;
   YAML::Node root = LoadRoot(reader, yaml);
   if (!reader.ok()) return reader.Finish();
-  if (!internal::ReadTable(reader, root, "", TopLevelFields(), spec)) return reader.Finish();
+  const bool read = internal::ReadTable(reader, root, "", TopLevelFields(), spec);
+  warnings->insert(warnings->end(), reader.warnings().begin(), reader.warnings().end());
+  if (!read) return reader.Finish();
   CheckName(reader, spec.name);
   CheckTask(reader, spec.task);
   std::optional<int64_t> n_positions = CheckModel(reader, options, spec.model);

@@ -92,6 +92,17 @@ struct DataSpec {
   int64_t max_predict_samples = 0;  // > 0 caps the test examples.
 };
 
+// HF's lr_scheduler_kwargs: the optional parameters of some schedules (unset: HF's default).
+// A parameter that the chosen lr_scheduler_type does not take is an error.
+struct LrSchedulerKwargs {
+  std::optional<double> lr_end;      // polynomial: the final lr, >= 0 and < learning_rate; 1e-7
+  std::optional<double> power;       // polynomial: > 0; 1.0 (linear decay to lr_end)
+  // cosine: 0.5 (half a cosine down to 0); cosine_with_restarts: 1 (hard restarts); > 0
+  std::optional<double> num_cycles;
+  // inverse_sqrt: > 0; the warmup steps, or 10000 without warmup.
+  std::optional<int64_t> timescale;
+};
+
 struct TrainingSpec {
   double learning_rate = 5e-5;               // > 0
   int per_device_train_batch_size = 8;       // > 0
@@ -101,13 +112,20 @@ struct TrainingSpec {
   double num_train_epochs = 3.0;             // > 0
   int64_t warmup_steps = 0;                  // >= 0
   double warmup_ratio = 0.0;                 // in [0, 1); used when warmup_steps == 0
-  std::string lr_scheduler_type = "linear";  // linear | cosine | constant | constant_with_warmup
+  // linear | cosine | cosine_with_restarts | polynomial | constant | constant_with_warmup |
+  // inverse_sqrt (HF's formulas, docs/tasks.md)
+  std::string lr_scheduler_type = "linear";
+  LrSchedulerKwargs lr_scheduler_kwargs;
   double weight_decay = 0.0;                 // >= 0; not applied to biases and LayerNorm
   double adam_beta1 = 0.9;                   // in [0, 1)
   double adam_beta2 = 0.999;                 // in [0, 1)
   double adam_epsilon = 1e-8;                // > 0
   double max_grad_norm = 1.0;                // >= 0; 0 disables clipping
+  // When to log the training loss: "steps" (every logging_steps), "epoch" (at each epoch's
+  // end) or "no". Default "steps".
+  std::string logging_strategy = "steps";
   int64_t logging_steps = 500;               // > 0
+  bool logging_first_step = false;           // also log after the first update
   int64_t eval_steps = 0;                    // >= 0; 0: same as logging_steps
   int64_t save_steps = 500;                  // >= 0; 0: save only at the end
   int save_total_limit = 0;                  // >= 0; 0: keep all
@@ -145,6 +163,9 @@ struct TrainingSpec {
   // A checkpoint-N folder to resume from, or "latest" (the newest complete checkpoint in the
   // output folder; lm-train --resume says the same). Empty: start fresh.
   std::string resume_from_checkpoint;
+  // lm-train on an output folder that already holds checkpoint-N folders: false (HF's default)
+  // refuses to start unless it resumes; true deletes them first.
+  bool overwrite_output_dir = false;
   // Where logs go besides stdout, trainer events and trainer_state.json (HF's report_to, one
   // value): "tensorboard" (event files in logging_dir; "all" says the same) or "none".
   std::string report_to = "tensorboard";
@@ -196,6 +217,11 @@ struct ParseOptions {
 // Parses and validates a job file's text. Errors: InvalidArgument, with every problem found,
 // one per line, each "source:line: key.path message".
 absl::StatusOr<JobSpec> ParseJobSpec(std::string_view yaml, const ParseOptions& options);
+// The same; also appends to *warnings (not null) one "source:line: message" for each deprecated
+// key read (HF's old names: training.per_gpu_train_batch_size, per_gpu_eval_batch_size and
+// adafactor), naming the key to use instead. Old and new key together are an error.
+absl::StatusOr<JobSpec> ParseJobSpec(std::string_view yaml, const ParseOptions& options,
+                                     std::vector<std::string>* warnings);
 
 // The normalised YAML of a parsed spec (absolute paths, every field explicit). Parsing it
 // again with check_files gives an equal spec.

@@ -8,25 +8,81 @@ namespace lmtrain::internal {
 
 // ---- The tables: every key of the job file, how to read it and how to write it back. ----
 
+namespace {
+
+// training.lr_scheduler_kwargs: a mapping of the keys that are set; written back the same way.
+Field<TrainingSpec> LrSchedulerKwargsField() {
+  auto read = [](YamlReader& r, const YAML::Node& v, const std::string& path, TrainingSpec& out) {
+    LrSchedulerKwargs& k = out.lr_scheduler_kwargs;
+    r.VisitMapping(v, path, {"lr_end", "power", "num_cycles", "timescale"},
+                   [&](const std::string& key, const YAML::Node& value, const std::string& child) {
+                     if (key == "lr_end") {
+                       if (auto x = r.ReadDouble(value, child, Range::AtLeast(0))) k.lr_end = *x;
+                     } else if (key == "power") {
+                       if (auto x = r.ReadDouble(value, child, Range::Above(0))) k.power = *x;
+                     } else if (key == "num_cycles") {
+                       if (auto x = r.ReadDouble(value, child, Range::Above(0))) k.num_cycles = *x;
+                     } else if (auto x = r.ReadInt(value, child, Range::Above(0))) {
+                       k.timescale = *x;
+                     }
+                   });
+  };
+  auto write = [](YAML::Emitter& e, const TrainingSpec& s) {
+    const LrSchedulerKwargs& k = s.lr_scheduler_kwargs;
+    e << YAML::BeginMap;
+    if (k.lr_end) e << YAML::Key << "lr_end" << YAML::Value << FormatDouble(*k.lr_end);
+    if (k.power) e << YAML::Key << "power" << YAML::Value << FormatDouble(*k.power);
+    if (k.num_cycles) e << YAML::Key << "num_cycles" << YAML::Value << FormatDouble(*k.num_cycles);
+    if (k.timescale) {
+      e << YAML::Key << "timescale" << YAML::Value << static_cast<long long>(*k.timescale);
+    }
+    e << YAML::EndMap;
+  };
+  return {"lr_scheduler_kwargs", read, write};
+}
+
+// HF's adafactor: true, replaced by optim: adafactor (false leaves optim as it is).
+void ReadAdafactorFlag(YamlReader& r, const YAML::Node& v, const std::string& path,
+                       TrainingSpec& out) {
+  if (auto x = r.ReadBool(v, path); x && *x) out.optim = "adafactor";
+}
+
+}  // namespace
+
 const FieldTable<TrainingSpec>& TrainingFields() {
   using T = TrainingSpec;
   static const auto* table = new FieldTable<T>{
       NumberField("learning_rate", &T::learning_rate, Range::Above(0)),
       NumberField("per_device_train_batch_size", &T::per_device_train_batch_size, Range::Above(0)),
       NumberField("per_device_eval_batch_size", &T::per_device_eval_batch_size, Range::Above(0)),
+      DeprecatedField<T>("per_gpu_train_batch_size",
+                         "training.per_gpu_train_batch_size is deprecated: use "
+                         "training.per_device_train_batch_size",
+                         NumberField("", &T::per_device_train_batch_size, Range::Above(0)).read),
+      DeprecatedField<T>("per_gpu_eval_batch_size",
+                         "training.per_gpu_eval_batch_size is deprecated: use "
+                         "training.per_device_eval_batch_size",
+                         NumberField("", &T::per_device_eval_batch_size, Range::Above(0)).read),
+      DeprecatedField<T>("adafactor",
+                         "training.adafactor is deprecated: use training.optim: adafactor",
+                         ReadAdafactorFlag),
       NumberField("gradient_accumulation_steps", &T::gradient_accumulation_steps, Range::Above(0)),
       NumberField("max_steps", &T::max_steps, Range::AtLeast(-1)),
       NumberField("num_train_epochs", &T::num_train_epochs, Range::Above(0)),
       NumberField("warmup_steps", &T::warmup_steps, Range::AtLeast(0)),
       NumberField("warmup_ratio", &T::warmup_ratio, Range::HalfOpen(0, 1)),
       ChoiceField("lr_scheduler_type", &T::lr_scheduler_type,
-                  {"linear", "cosine", "constant", "constant_with_warmup"}),
+                  {"linear", "cosine", "cosine_with_restarts", "polynomial", "constant",
+                   "constant_with_warmup", "inverse_sqrt"}),
+      LrSchedulerKwargsField(),
       NumberField("weight_decay", &T::weight_decay, Range::AtLeast(0)),
       NumberField("adam_beta1", &T::adam_beta1, Range::HalfOpen(0, 1)),
       NumberField("adam_beta2", &T::adam_beta2, Range::HalfOpen(0, 1)),
       NumberField("adam_epsilon", &T::adam_epsilon, Range::Above(0)),
       NumberField("max_grad_norm", &T::max_grad_norm, Range::AtLeast(0)),
+      ChoiceField("logging_strategy", &T::logging_strategy, {"no", "steps", "epoch"}),
       NumberField("logging_steps", &T::logging_steps, Range::Above(0)),
+      BoolField("logging_first_step", &T::logging_first_step),
       NumberField("eval_steps", &T::eval_steps, Range::AtLeast(0)),
       NumberField("save_steps", &T::save_steps, Range::AtLeast(0)),
       NumberField("save_total_limit", &T::save_total_limit, Range::AtLeast(0)),
@@ -49,6 +105,7 @@ const FieldTable<TrainingSpec>& TrainingFields() {
       BoolField("gradient_checkpointing", &T::gradient_checkpointing),
       BoolField("full_determinism", &T::full_determinism),
       StringField("resume_from_checkpoint", &T::resume_from_checkpoint),
+      BoolField("overwrite_output_dir", &T::overwrite_output_dir),
       ChoiceField("report_to", &T::report_to, {"tensorboard", "all", "none"}),
       StringField("logging_dir", &T::logging_dir),
   };

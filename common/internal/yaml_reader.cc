@@ -147,6 +147,10 @@ void YamlReader::ReportAt(std::string_view path, std::string_view message) {
   Report(LineOf(path), message);
 }
 
+void YamlReader::WarnAt(std::string_view path, std::string_view message) {
+  warnings_.push_back(absl::StrCat(source_name_, ":", LineOf(path), ": ", std::string(message)));
+}
+
 void YamlReader::SetLine(const std::string& path, int line) { lines_[path] = line; }
 
 int YamlReader::LineOf(std::string_view path) const {

@@ -88,6 +88,11 @@ class YamlReader {
   // stay quiet instead of piling a second message on the first.
   bool HasProblem(std::string_view path) const { return bad_paths_.count(path) > 0; }
 
+  // Records the warning "source:line: message" at LineOf(path): not a problem, parsing goes on.
+  void WarnAt(std::string_view path, std::string_view message);
+  // Every warning, in the order recorded.
+  const std::vector<std::string>& warnings() const { return warnings_; }
+
   // Remembers that the key `path` sits on `line`.
   void SetLine(const std::string& path, int line);
   // The line of `path`, else of its nearest remembered ancestor, else 1.
@@ -148,6 +153,7 @@ class YamlReader {
   std::vector<std::pair<int, std::string>> problems_;
   std::map<std::string, int, std::less<>> lines_;
   std::set<std::string, std::less<>> bad_paths_;
+  std::vector<std::string> warnings_;
 };
 
 // The boolean a plain scalar spells (true/false, yes/no, on/off; lower, Capitalised or UPPER
@@ -226,6 +232,20 @@ Field<S> RemovedField(std::string_view key, std::string message) {
           nullptr};
 }
 
+// An old name of a key, still read (by `read`, into the new key's member) with the warning
+// `message` (which should name the key to use instead). Never written back.
+template <typename S>
+Field<S> DeprecatedField(
+    std::string_view key, std::string message,
+    std::function<void(YamlReader&, const YAML::Node& value, const std::string& path, S&)> read) {
+  return {key,
+          [message, read](YamlReader& r, const YAML::Node& v, const std::string& path, S& out) {
+            r.WarnAt(path, message);
+            read(r, v, path, out);
+          },
+          nullptr};
+}
+
 template <typename S>
 Field<S> BoolField(std::string_view key, bool S::*member) {
   return {key,
@@ -290,7 +310,8 @@ Field<S> StringMapField(std::string_view key, std::map<std::string, std::string>
   auto read = [member](YamlReader& r, const YAML::Node& v, const std::string& path, S& out) {
     if (v.IsNull()) return;
     if (!v.IsMap()) {
-      r.ReportAt(path, path + " must be a mapping of names to values (got " + DescribeNode(v) + ")");
+      r.ReportAt(path,
+                 path + " must be a mapping of names to values (got " + DescribeNode(v) + ")");
       return;
     }
     for (const auto& kv : v) {

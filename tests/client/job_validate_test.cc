@@ -65,11 +65,31 @@ TEST_F(JobValidateTest, Fp16NeedsGpusAsAtSubmit) {
   auto refused = ValidateJobFile(path);
   ASSERT_FALSE(refused.ok());
   EXPECT_EQ(refused.status().message(),
-            absl::StrCat(path, ":7: training.fp16 needs a GPU: set resources.gpus_per_worker > 0 "
-                               "(or use bf16: true on CPU)"));
+            absl::StrCat(path,
+                         ":7: training.fp16 needs a GPU: set resources.gpus_per_worker > 0 "
+                         "(or use bf16: true on CPU)"));
   auto accepted = ValidateJobFile(Write("gpu.yaml", job + "resources: {gpus_per_worker: 1}\n"));
   ASSERT_TRUE(accepted.ok()) << accepted.status();
   EXPECT_EQ(accepted->estimate["assumed_flops_per_second"], 1e14) << accepted->estimate.dump();
+}
+
+TEST_F(JobValidateTest, DeprecatedKeysPassWithTheNewName) {
+  const std::string path = Write(
+      "old.yaml",
+      absl::StrCat("name: old\ntask: clm\nmodel: {config: {model_type: gpt2, n_layer: 1, n_head: "
+                   "2, n_embd: 8, n_positions: 32}}\ntokenizer: {train: {vocab_size: 50}}\ndata: "
+                   "{train_file: ",
+                   Source("examples/data/austen_train.txt"),
+                   ", block_size: 8}\ntraining:\n  per_gpu_train_batch_size: 2\n"));
+  auto r = ValidateJobFile(path);
+  ASSERT_TRUE(r.ok()) << r.status();
+  EXPECT_TRUE(r->ok()) << ValidationToText(*r);
+  const ValidationCheck* deprecated = Find(*r, "deprecated key");
+  ASSERT_NE(deprecated, nullptr) << ValidationToText(*r);
+  EXPECT_EQ(deprecated->detail,
+            absl::StrCat(path,
+                         ":7: training.per_gpu_train_batch_size is deprecated: use "
+                         "training.per_device_train_batch_size"));
 }
 
 TEST_F(JobValidateTest, QaGlueAndClassificationExamplesAreValid) {

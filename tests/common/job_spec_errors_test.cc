@@ -140,8 +140,9 @@ resources: {gpus_per_worker: -1}
                        "training.per_device_train_batch_size must be <= 2147483647 (got "
                        "3000000000)"));
   EXPECT_TRUE(HasError(result, 13,
-                       "training.lr_scheduler_type must be one of linear, cosine, constant, "
-                       "constant_with_warmup (got 'cosin')"));
+                       "training.lr_scheduler_type must be one of linear, cosine, "
+                       "cosine_with_restarts, polynomial, constant, constant_with_warmup, "
+                       "inverse_sqrt (got 'cosin')"));
   EXPECT_TRUE(HasError(result, 14, "resources.gpus_per_worker must be >= 0 (got -1)"));
   EXPECT_EQ(ProblemCount(result), 6);
 }
@@ -263,6 +264,17 @@ TEST_F(JobSpecErrorsTest, EvalStepsAloneMeansEvaluateEveryEvalSteps) {
   spec = Parse(kGood);
   ASSERT_TRUE(spec.ok()) << spec.status();
   EXPECT_EQ(spec->training.evaluation_strategy, "no");
+}
+
+TEST_F(JobSpecErrorsTest, LoggingStrategyIsOneOfHfs) {
+  EXPECT_TRUE(HasError(Parse(std::string(kGood) + "training:\n  logging_strategy: hourly\n"), 9,
+                       "training.logging_strategy must be one of no, steps, epoch (got 'hourly')"));
+  EXPECT_TRUE(HasError(Parse(std::string(kGood) + "training: {logging_first_step: maybe}\n"), 8,
+                       "training.logging_first_step"));
+  auto spec = Parse(kGood);
+  ASSERT_TRUE(spec.ok()) << spec.status();
+  EXPECT_EQ(spec->training.logging_strategy, "steps");
+  EXPECT_FALSE(spec->training.logging_first_step);
 }
 
 TEST_F(JobSpecErrorsTest, LoggingDirStaysInsideTheOutputFolder) {

@@ -64,7 +64,9 @@ training:
   adam_beta2: 0.99
   adam_epsilon: 1e-6
   max_grad_norm: 0
+  logging_strategy: epoch
   logging_steps: 10
+  logging_first_step: true
   eval_steps: 20
   save_steps: 0
   save_total_limit: 2
@@ -129,7 +131,9 @@ TEST_F(JobSpecTest, ParsesEveryField) {
   want.adam_beta2 = 0.99;
   want.adam_epsilon = 1e-6;
   want.max_grad_norm = 0;
+  want.logging_strategy = "epoch";
   want.logging_steps = 10;
+  want.logging_first_step = true;
   want.eval_steps = 20;
   want.save_steps = 0;
   want.save_total_limit = 2;

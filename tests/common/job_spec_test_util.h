@@ -108,7 +108,9 @@ inline void ExpectTrainingEqual(const TrainingSpec& a, const TrainingSpec& b) {
   EXPECT_EQ(a.adam_beta2, b.adam_beta2);
   EXPECT_EQ(a.adam_epsilon, b.adam_epsilon);
   EXPECT_EQ(a.max_grad_norm, b.max_grad_norm);
+  EXPECT_EQ(a.logging_strategy, b.logging_strategy);
   EXPECT_EQ(a.logging_steps, b.logging_steps);
+  EXPECT_EQ(a.logging_first_step, b.logging_first_step);
   EXPECT_EQ(a.eval_steps, b.eval_steps);
   EXPECT_EQ(a.save_steps, b.save_steps);
   EXPECT_EQ(a.save_total_limit, b.save_total_limit);

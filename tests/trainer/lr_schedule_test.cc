@@ -3,6 +3,13 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <string>
+#include <vector>
+
+#include "tests/test_paths.h"
+#include "tests/test_python.h"
 
 namespace lmtrain {
 namespace {
@@ -61,7 +68,100 @@ TEST(LrScheduleTest, WarmupStepsWinOverRatioWhichRoundsUp) {
 TEST(LrScheduleTest, ParsesHfNames) {
   EXPECT_EQ(*ParseLrScheduleType("cosine"), LrScheduleType::kCosine);
   EXPECT_EQ(*ParseLrScheduleType("constant_with_warmup"), LrScheduleType::kConstantWithWarmup);
-  EXPECT_FALSE(ParseLrScheduleType("polynomial").ok());
+  EXPECT_EQ(*ParseLrScheduleType("polynomial"), LrScheduleType::kPolynomial);
+  EXPECT_EQ(*ParseLrScheduleType("cosine_with_restarts"), LrScheduleType::kCosineWithRestarts);
+  EXPECT_EQ(*ParseLrScheduleType("inverse_sqrt"), LrScheduleType::kInverseSqrt);
+  EXPECT_FALSE(ParseLrScheduleType("wavy").ok());
+}
+
+struct HfCase {
+  LrScheduleOptions options;
+  const char* type;       // HF's name of options.type
+  nlohmann::json kwargs;  // lr_scheduler_kwargs as HF takes them
+  std::vector<int64_t> steps;
+};
+
+// The factors of transformers.get_scheduler for every case, from the .venv's HF code.
+nlohmann::json HfFactors(const std::vector<HfCase>& cases) {
+  nlohmann::json input = nlohmann::json::array();
+  for (const HfCase& c : cases) {
+    input.push_back({{"type", c.type},
+                     {"lr", c.options.base_lr},
+                     {"warmup", c.options.warmup_steps},
+                     {"total", c.options.total_steps},
+                     {"steps", c.steps},
+                     {"kwargs", c.kwargs}});
+  }
+  const std::string path = ::testing::TempDir() + "/lr_schedule_cases.json";
+  std::ofstream(path) << input.dump();
+  std::string output;
+  const int status = testing::RunTestPython(
+      std::string(LMTRAIN_SOURCE_DIR) + "/tests/trainer/hf/lr_schedules.py " + path, &output);
+  EXPECT_EQ(status, 0) << output;
+  return nlohmann::json::parse(output, nullptr, /*allow_exceptions=*/false);
+}
+
+TEST(LrScheduleTest, FactorsAreHfSchedulersFactors) {
+  if (!testing::TestPythonHas("transformers")) {
+    GTEST_SKIP() << lmtrain_test_python() << " with transformers is missing";
+  }
+  auto schedule = [](LrScheduleType type, int64_t warmup, int64_t total) {
+    LrScheduleOptions o;
+    o.type = type;
+    o.base_lr = 1e-3;
+    o.warmup_steps = warmup;
+    o.total_steps = total;
+    return o;
+  };
+  std::vector<HfCase> cases;
+  cases.push_back({schedule(LrScheduleType::kPolynomial, 3, 20),
+                   "polynomial",
+                   nlohmann::json::object(),
+                   {0, 1, 3, 7, 19, 20, 25}});
+  cases.push_back({schedule(LrScheduleType::kPolynomial, 3, 20),
+                   "polynomial",
+                   {{"lr_end", 1e-5}, {"power", 2.0}},
+                   {0, 2, 3, 7, 13, 19, 20, 25}});
+  cases.back().options.lr_end = 1e-5;
+  cases.back().options.power = 2.0;
+  cases.push_back({schedule(LrScheduleType::kCosineWithRestarts, 2, 30),
+                   "cosine_with_restarts",
+                   nlohmann::json::object(),
+                   {0, 1, 2, 9, 16, 29, 30, 31}});
+  cases.push_back({schedule(LrScheduleType::kCosineWithRestarts, 2, 30),
+                   "cosine_with_restarts",
+                   {{"num_cycles", 3}},
+                   {0, 2, 5, 11, 12, 16, 21, 29, 30}});
+  cases.back().options.num_cycles = 3;
+  cases.push_back({schedule(LrScheduleType::kCosine, 2, 30),
+                   "cosine",
+                   {{"num_cycles", 1.5}},
+                   {0, 2, 9, 17, 29, 30}});
+  cases.back().options.num_cycles = 1.5;
+  cases.push_back({schedule(LrScheduleType::kInverseSqrt, 4, 30),
+                   "inverse_sqrt",
+                   nlohmann::json::object(),
+                   {0, 2, 4, 5, 30, 1000}});
+  cases.push_back({schedule(LrScheduleType::kInverseSqrt, 0, 30),
+                   "inverse_sqrt",
+                   nlohmann::json::object(),
+                   {0, 1, 5000, 20000}});  // timescale 10000
+  cases.push_back({schedule(LrScheduleType::kInverseSqrt, 0, 30),
+                   "inverse_sqrt",
+                   {{"timescale", 7}},
+                   {0, 5, 29, 20000}});
+  cases.back().options.timescale = 7;
+  const nlohmann::json hf = HfFactors(cases);
+  ASSERT_TRUE(hf.is_array()) << hf.dump();
+  ASSERT_EQ(hf.size(), cases.size());
+  for (size_t i = 0; i < cases.size(); ++i) {
+    const HfCase& c = cases[i];
+    ASSERT_EQ(hf[i].size(), c.steps.size());
+    for (size_t j = 0; j < c.steps.size(); ++j) {
+      EXPECT_DOUBLE_EQ(LrFactor(c.options, c.steps[j]), hf[i][j].get<double>())
+          << c.type << " " << c.kwargs.dump() << " at step " << c.steps[j];
+    }
+  }
 }
 
 }  // namespace

@@ -6,6 +6,8 @@
 #include <filesystem>
 #include <fstream>
 #include <sstream>
+#include <tuple>
+#include <vector>
 
 #include "worker/trainer/checkpoint_writer.h"
 
@@ -159,6 +161,41 @@ TEST_F(ResumePointTest, AutoResumeFallsBackToTheExplicitPath) {
   EXPECT_EQ(*Choose(false, true, path), path);  // No checkpoint of its own yet.
   const std::string own = Save(10);
   EXPECT_EQ(*Choose(false, true, path), own);
+}
+
+// HF run_*.py: training into a folder with checkpoints of an earlier run needs
+// overwrite_output_dir (which deletes them) or a resume; a retry (--auto-resume) keeps them.
+TEST_F(ResumePointTest, OutputDirWithCheckpointsNeedsOverwriteOrResume) {
+  auto check = [&](bool resume, bool auto_resume, const std::string& asked, bool overwrite) {
+    warnings_.str("");
+    return CheckOutputDir({dir_.string(), asked, resume, auto_resume}, overwrite, warnings_);
+  };
+  EXPECT_TRUE(check(false, false, "", false).ok());  // Nothing there yet.
+  fs::create_directories(dir_ / "runs");
+  EXPECT_TRUE(check(false, false, "", false).ok());  // Only checkpoints count.
+  Save(2);
+  Save(4);
+  const absl::Status refused = check(false, false, "", false);
+  EXPECT_TRUE(absl::IsFailedPrecondition(refused)) << refused;
+  EXPECT_THAT(
+      refused.message(),
+      AllOf(HasSubstr("Output directory (" + dir_.string() + ") already exists and is not empty"),
+            HasSubstr("checkpoint-4"), HasSubstr("Use --overwrite_output_dir to overcome")));
+  EXPECT_FALSE(check(false, false, "false", false).ok());
+  for (const auto& [resume, auto_resume, asked] :
+       std::vector<std::tuple<bool, bool, std::string>>{{true, false, ""},
+                                                        {false, true, ""},
+                                                        {false, false, "latest"},
+                                                        {false, true, "latest"}}) {
+    EXPECT_TRUE(check(resume, auto_resume, asked, /*overwrite=*/true).ok());
+    EXPECT_TRUE(fs::exists(dir_ / "checkpoint-4")) << "a resuming run keeps its checkpoints";
+  }
+  EXPECT_EQ(*Choose(false, true), (dir_ / "checkpoint-4").string());
+  EXPECT_TRUE(check(false, false, "", /*overwrite=*/true).ok());
+  EXPECT_FALSE(fs::exists(dir_ / "checkpoint-2"));
+  EXPECT_FALSE(fs::exists(dir_ / "checkpoint-4"));
+  EXPECT_TRUE(fs::exists(dir_ / "runs"));
+  EXPECT_THAT(warnings_.str(), HasSubstr("deleted 2 checkpoint folder(s)"));
 }
 
 }  // namespace

@@ -18,6 +18,9 @@ TEST(TrainerFlagsTest, ParsesBothFlagForms) {
   EXPECT_EQ(flags->threads, 2);
   EXPECT_FALSE(flags->resume);
   EXPECT_TRUE(ParseTrainerFlags({"j.yaml", "--output-dir", "o", "--resume"})->resume);
+  EXPECT_FALSE(flags->overwrite_output_dir);
+  EXPECT_TRUE(ParseTrainerFlags({"j.yaml", "--output-dir", "o", "--overwrite-output-dir"})
+                  ->overwrite_output_dir);
 }
 
 TEST(TrainerFlagsTest, DefaultsAndHelp) {

@@ -46,6 +46,36 @@ TEST(TrainingPlanTest, RejectsImpossibleSpecs) {
   EXPECT_FALSE(PlanTraining(bad_scheduler, 10).ok());
 }
 
+TEST(TrainingPlanTest, LogsByStepsEpochOrNeverAndOnTheFirstStepWhenAsked) {
+  TrainingSpec t;
+  t.per_device_train_batch_size = 4;
+  t.max_steps = 12;
+  t.logging_steps = 5;
+  auto logged = [&t](const std::vector<bool>& epoch_ends) {
+    auto plan = PlanTraining(t, 8);
+    EXPECT_TRUE(plan.ok()) << plan.status();
+    std::vector<int64_t> steps;
+    for (int64_t step = 1; step <= plan->max_steps; ++step) {
+      if (LogDue(*plan, step, epoch_ends[step - 1])) steps.push_back(step);
+    }
+    return steps;
+  };
+  // 2 updates per epoch: epochs end at the even steps.
+  std::vector<bool> even(12);
+  for (size_t i = 0; i < even.size(); ++i) even[i] = i % 2 == 1;
+  EXPECT_EQ(logged(even), (std::vector<int64_t>{5, 10}));  // Default "steps".
+  t.logging_first_step = true;
+  EXPECT_EQ(logged(even), (std::vector<int64_t>{1, 5, 10}));
+  t.logging_strategy = "epoch";
+  EXPECT_EQ(logged(even), (std::vector<int64_t>{1, 2, 4, 6, 8, 10, 12}));
+  t.logging_strategy = "no";
+  EXPECT_EQ(logged(even), (std::vector<int64_t>{1}));  // HF logs the first step even then.
+  t.logging_first_step = false;
+  EXPECT_EQ(logged(even), (std::vector<int64_t>{}));
+  t.logging_strategy = "hourly";
+  EXPECT_THAT(PlanTraining(t, 8).status().message(), ::testing::HasSubstr("logging_strategy"));
+}
+
 TEST(TrainingPlanTest, IsDue) {
   EXPECT_TRUE(IsDue(10, 5));
   EXPECT_FALSE(IsDue(11, 5));

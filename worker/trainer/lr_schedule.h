@@ -7,32 +7,52 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string_view>
 
 #include "absl/status/statusor.h"
 
 namespace lmtrain {
 
-enum class LrScheduleType { kLinear, kCosine, kConstant, kConstantWithWarmup };
+enum class LrScheduleType {
+  kLinear,
+  kCosine,
+  kCosineWithRestarts,
+  kPolynomial,
+  kConstant,
+  kConstantWithWarmup,
+  kInverseSqrt,
+};
 
-// "linear" | "cosine" | "constant" | "constant_with_warmup"; InvalidArgument otherwise.
+// HF's names: "linear" | "cosine" | "cosine_with_restarts" | "polynomial" | "constant" |
+// "constant_with_warmup" | "inverse_sqrt"; InvalidArgument otherwise.
 absl::StatusOr<LrScheduleType> ParseLrScheduleType(std::string_view name);
 
 struct LrScheduleOptions {
   LrScheduleType type = LrScheduleType::kLinear;
-  double base_lr = 5e-5;     // The peak learning rate.
+  double base_lr = 5e-5;     // The peak learning rate (HF's lr_init).
   int64_t warmup_steps = 0;  // Linear warmup from 0 over this many updates.
-  int64_t total_steps = 1;   // Linear and cosine reach 0 here.
+  int64_t total_steps = 1;   // Linear, cosine and polynomial reach their end here.
+  // HF's lr_scheduler_kwargs, with HF's defaults.
+  std::optional<double> num_cycles;  // cosine: 0.5; cosine_with_restarts: 1
+  double lr_end = 1e-7;              // polynomial: the final learning rate (< base_lr)
+  double power = 1.0;                // polynomial
+  int64_t timescale = 0;             // inverse_sqrt; 0: warmup_steps, or 10000 without warmup
 };
 
 // HF's `get_warmup_steps`: warmup_steps if > 0, else ceil(total_steps * warmup_ratio).
 int64_t ResolveWarmupSteps(int64_t warmup_steps, double warmup_ratio, int64_t total_steps);
 
-// Multiplier in [0, 1] at `step` (>= 0). HF formulas, with w = warmup, T = total:
-//   warmup (step < w):  step / max(1, w)          (not for kConstant)
-//   linear:             max(0, (T - step) / max(1, T - w))
-//   cosine:             max(0, 0.5 * (1 + cos(pi * (step - w) / max(1, T - w))))
+// Multiplier of base_lr at `step` (>= 0). HF's formulas (transformers.optimization), with
+// w = warmup, T = total, p = (step - w) / max(1, T - w), c = num_cycles:
+//   warmup (step < w):     step / max(1, w)          (not for kConstant)
+//   linear:                max(0, (T - step) / max(1, T - w))
+//   cosine:                max(0, 0.5 * (1 + cos(pi * c * 2 * p)))
+//   cosine_with_restarts:  0 when p >= 1, else max(0, 0.5 * (1 + cos(pi * ((c * p) mod 1))))
+//   polynomial:            ((base - lr_end) * (1 - p)^power + lr_end) / base; lr_end / base
+//                          after T
 //   constant(_with_warmup): 1
+//   inverse_sqrt:          1 / sqrt((step + timescale - w) / timescale)
 double LrFactor(const LrScheduleOptions& options, int64_t step);
 
 // base_lr * LrFactor(options, step).

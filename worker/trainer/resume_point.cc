@@ -94,4 +94,31 @@ absl::StatusOr<std::string> ChooseResumePoint(const ResumeRequest& request,
   return VerifiedExplicitPath(asked, warnings);
 }
 
+absl::Status CheckOutputDir(const ResumeRequest& request, bool overwrite_output_dir,
+                            std::ostream& log) {
+  if (request.resume || request.auto_resume || !AsksForNothing(request.resume_from_checkpoint)) {
+    return absl::OkStatus();
+  }
+  const auto checkpoints = CheckpointWriter::List(request.output_dir);
+  if (checkpoints.empty()) return absl::OkStatus();
+  if (!overwrite_output_dir) {
+    return absl::FailedPreconditionError(
+        "Output directory (" + request.output_dir + ") already exists and is not empty: it holds " +
+        fs::path(checkpoints.back().second).filename().string() +
+        ". Use --overwrite_output_dir to overcome: lm-train --overwrite-output-dir (or "
+        "training.overwrite_output_dir: true) deletes its checkpoints; --resume continues from "
+        "them.");
+  }
+  for (const auto& [step, path] : checkpoints) {
+    std::error_code ec;
+    fs::remove_all(path, ec);
+    if (ec)
+      return absl::InternalError("overwrite_output_dir: cannot delete " + path + ": " +
+                                 ec.message());
+  }
+  log << "overwrite_output_dir: deleted " << checkpoints.size() << " checkpoint folder(s) in "
+      << request.output_dir << std::endl;
+  return absl::OkStatus();
+}
+
 }  // namespace lmtrain

@@ -16,6 +16,7 @@
 #include <ostream>
 #include <string>
 
+#include "absl/status/status.h"
 #include "absl/status/statusor.h"
 
 namespace lmtrain {
@@ -44,5 +45,15 @@ std::optional<std::string> NewestResumableCheckpoint(const std::string& output_d
 //   resume_from_checkpoint PATH: PATH, verified; NotFound when it is not a folder, DataLoss
 //     when it does not match its manifest.
 absl::StatusOr<std::string> ChooseResumePoint(const ResumeRequest& request, std::ostream& warnings);
+
+// HF run_*.py's guard against training over an earlier run, made before ChooseResumePoint: when
+// request.output_dir holds checkpoint-N folders and the request does not resume (resume,
+// auto_resume and resume_from_checkpoint all unset or false), FailedPrecondition "Output directory
+// (DIR) already exists and is not empty ... Use --overwrite_output_dir to overcome." — unless
+// `overwrite_output_dir`, which deletes those folders first (a line on `log` says so; Internal
+// when one cannot be deleted). A request that resumes keeps its checkpoints, overwrite or not,
+// so that a retried attempt (--auto-resume) continues where the last one stopped.
+absl::Status CheckOutputDir(const ResumeRequest& request, bool overwrite_output_dir,
+                            std::ostream& log);
 
 }  // namespace lmtrain

@@ -86,14 +86,13 @@ absl::Status CheckModelFits(const JobSpec& spec, const Tokenizer& tokenizer,
   return CheckTrainingFits(EstimateTraining(*shape, o), device.is_cuda(), PhysicalMemoryBytes());
 }
 
-// The checkpoint to resume from, or "" for a fresh start (resume_point.h).
-absl::StatusOr<std::string> ResumePoint(const JobSpec& spec, const JobOptions& options) {
+ResumeRequest ResumeRequestOf(const JobSpec& spec, const JobOptions& options) {
   ResumeRequest request;
   request.output_dir = options.output_dir;
   request.resume_from_checkpoint = spec.training.resume_from_checkpoint;
   request.resume = options.resume;
   request.auto_resume = options.auto_resume;
-  return ChooseResumePoint(request, *options.err);
+  return request;
 }
 
 // Final model and results into the output folder.
@@ -183,6 +182,11 @@ absl::StatusOr<JobResult> RunJob(const JobSpec& spec, const JobOptions& options)
     ASSIGN_OR_RETURN(const std::vector<std::string> recovered, recovery.RecoverFromCrash());
     for (const std::string& line : recovered) *options.err << "warning: " << line << std::endl;
   }
+  // Rank 0 alone looks after the shared folder (and deletes with overwrite_output_dir).
+  if (spec.training.do_train && options.distributed.is_root()) {
+    RETURN_IF_ERROR(CheckOutputDir(ResumeRequestOf(spec, options),
+                                   spec.training.overwrite_output_dir, *options.out));
+  }
   const unsigned cores = std::max(1u, std::thread::hardware_concurrency());
   torch::set_num_threads(options.threads > 0 ? options.threads : static_cast<int>(cores));
   if (spec.training.full_determinism) EnableFullDeterminism();
@@ -199,7 +203,8 @@ absl::StatusOr<JobResult> RunJob(const JobSpec& spec, const JobOptions& options)
                  << options.distributed.master_addr << ":" << options.distributed.master_port
                  << std::endl;
   }
-  ASSIGN_OR_RETURN(const std::string resume_from, ResumePoint(spec, options));
+  ASSIGN_OR_RETURN(const std::string resume_from,
+                   ChooseResumePoint(ResumeRequestOf(spec, options), *options.err));
 
   ASSIGN_OR_RETURN(std::unique_ptr<Tokenizer> tokenizer,
                    PrepareTokenizer(spec, options.output_dir, group.get()));

@@ -53,10 +53,11 @@ struct JobResult {
 
 // Runs the job. Errors: InvalidArgument (bad model/task combination, tokenizer ids beyond
 // the model's vocabulary), FailedPrecondition (not enough data, a checkpoint from another
-// run), NotFound / DataLoss (files, naming them; an explicit resume_from_checkpoint that
-// fails verification), Internal (LibTorch, non-finite loss, file system), each with context;
-// Unavailable when the data-parallel group fails (a lost or hung peer, rendezvous timeout):
-// worth retrying.
+// run, an output folder holding checkpoints when the job neither resumes nor sets
+// training.overwrite_output_dir: resume_point.h CheckOutputDir), NotFound / DataLoss (files, naming
+// them; an explicit resume_from_checkpoint that fails verification), Internal (LibTorch, non-finite
+// loss, file system), each with context; Unavailable when the data-parallel group fails (a lost or
+// hung peer, rendezvous timeout): worth retrying.
 absl::StatusOr<JobResult> RunJob(const JobSpec& spec, const JobOptions& options);
 
 }  // namespace lmtrain

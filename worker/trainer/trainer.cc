@@ -345,7 +345,7 @@ absl::Status Trainer::AfterStep(const StepStats& stats) {
   total_loss_sum_ += stats.loss;
   total_samples_ += stats.samples;
   last_grad_norm_ = stats.grad_norm;
-  if (IsDue(step, plan_.logging_steps)) LogTraining();
+  if (LogDue(plan_, step, epoch_end)) LogTraining();
   return EvaluateAndSave(EvalDue(step, epoch_end), SaveDue(step, epoch_end));
 }
 

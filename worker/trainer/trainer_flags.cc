@@ -15,6 +15,7 @@ struct FlagValues {
   int64_t threads = 0;
   bool resume = false;
   bool auto_resume = false;
+  bool overwrite_output_dir = false;
 };
 
 std::unique_ptr<CommandLine> MakeCommandLine(FlagValues* v) {
@@ -31,6 +32,10 @@ std::unique_ptr<CommandLine> MakeCommandLine(FlagValues* v) {
   cl->AddBool("auto-resume", &v->auto_resume,
               "as --resume when --output-dir has a complete checkpoint, else start fresh "
               "(what lm-worker passes to a retried or preempted job's next attempt)");
+  cl->AddBool("overwrite-output-dir", &v->overwrite_output_dir,
+              "delete the checkpoint-N folders of an earlier run in --output-dir before training "
+              "(training.overwrite_output_dir: true); without it, or --resume, such a folder is "
+              "refused");
   return cl;
 }
 
@@ -67,6 +72,7 @@ absl::StatusOr<TrainerFlags> ParseTrainerFlags(const std::vector<std::string>& a
   flags.threads = static_cast<int>(values.threads);
   flags.resume = values.resume;
   flags.auto_resume = values.auto_resume;
+  flags.overwrite_output_dir = values.overwrite_output_dir;
   return flags;
 }
 

@@ -1,5 +1,6 @@
 // lm-train's command line:
 //   lm-train JOB.yaml --output-dir DIR [--events-fd N] [--threads N] [--resume | --auto-resume]
+//            [--overwrite-output-dir]
 // Torch-free. Parsed by common/command_line.h ("--flag value", "--flag=value", --no-resume).
 // Thread-safe: pure functions over values.
 #pragma once
@@ -18,6 +19,8 @@ struct TrainerFlags {
   int threads = 0;           // --threads: torch intra-op threads; 0: the hardware's cores.
   bool resume = false;       // --resume: continue from the newest checkpoint in output_dir.
   bool auto_resume = false;  // --auto-resume: --resume if there is a checkpoint, else fresh.
+  // --overwrite-output-dir: as training.overwrite_output_dir: true.
+  bool overwrite_output_dir = false;
   bool help = false;         // --help / -h: print Usage() and exit 0.
 };
 

@@ -74,7 +74,10 @@ absl::StatusOr<JobSpec> LoadJobFile(const std::string& path) {
   options.source_name = path;
   options.base_dir = std::filesystem::absolute(path).parent_path().string();
   options.check_files = true;
-  return ParseJobSpec(text.str(), options);
+  std::vector<std::string> warnings;
+  absl::StatusOr<JobSpec> spec = ParseJobSpec(text.str(), options, &warnings);
+  for (const std::string& warning : warnings) std::cerr << "warning: " << warning << std::endl;
+  return spec;
 }
 
 const char* SignalName(int signal_number) { return signal_number == SIGINT ? "SIGINT" : "SIGTERM"; }
@@ -95,6 +98,7 @@ int Fail(EventSink& events, const absl::Status& status) {
 int Run(const TrainerFlags& flags, EventSink& events) {
   absl::StatusOr<JobSpec> spec = LoadJobFile(flags.job_file);
   if (!spec.ok()) return Fail(events, spec.status());
+  if (flags.overwrite_output_dir) spec->training.overwrite_output_dir = true;
   absl::StatusOr<DistributedEnv> distributed = ReadDistributedEnvFromProcess();
   if (!distributed.ok()) return Fail(events, distributed.status());
   JobOptions options;

@@ -21,6 +21,11 @@ absl::Status CheckSpec(const TrainingSpec& t, int64_t num_train_examples) {
   RETURN_IF_ERROR(positive("gradient_accumulation_steps", t.gradient_accumulation_steps));
   RETURN_IF_ERROR(positive("logging_steps", static_cast<double>(t.logging_steps)));
   RETURN_IF_ERROR(positive("learning_rate", t.learning_rate));
+  if (t.logging_strategy != "no" && t.logging_strategy != "steps" &&
+      t.logging_strategy != "epoch") {
+    return absl::InvalidArgumentError(
+        "training.logging_strategy must be no, steps or epoch (got '" + t.logging_strategy + "')");
+  }
   if (t.max_steps <= 0) RETURN_IF_ERROR(positive("num_train_epochs", t.num_train_epochs));
   if (num_train_examples <= 0) {
     return absl::InvalidArgumentError("no training examples");
@@ -40,14 +45,33 @@ absl::StatusOr<TrainingPlan> PlanTraining(const TrainingSpec& t, int64_t num_tra
                        : static_cast<int64_t>(std::ceil(t.num_train_epochs *
                                                         static_cast<double>(plan.steps_per_epoch)));
   plan.num_train_epochs = CeilDiv(plan.max_steps, plan.steps_per_epoch);
+  plan.logging_strategy = t.logging_strategy;
   plan.logging_steps = t.logging_steps;
+  plan.logging_first_step = t.logging_first_step;
   plan.eval_steps = t.eval_steps > 0 ? t.eval_steps : t.logging_steps;
   plan.save_steps = t.save_steps;
   ASSIGN_OR_RETURN(plan.schedule.type, ParseLrScheduleType(t.lr_scheduler_type));
   plan.schedule.base_lr = t.learning_rate;
   plan.schedule.total_steps = plan.max_steps;
   plan.schedule.warmup_steps = ResolveWarmupSteps(t.warmup_steps, t.warmup_ratio, plan.max_steps);
+  const LrSchedulerKwargs& kwargs = t.lr_scheduler_kwargs;
+  plan.schedule.num_cycles = kwargs.num_cycles;
+  if (kwargs.lr_end) plan.schedule.lr_end = *kwargs.lr_end;
+  if (kwargs.power) plan.schedule.power = *kwargs.power;
+  if (kwargs.timescale) plan.schedule.timescale = *kwargs.timescale;
+  if (plan.schedule.type == LrScheduleType::kPolynomial &&
+      !(plan.schedule.lr_end < plan.schedule.base_lr)) {
+    return absl::InvalidArgumentError(
+        "training.lr_scheduler_kwargs.lr_end (" + std::to_string(plan.schedule.lr_end) +
+        ") must be smaller than training.learning_rate (" + std::to_string(t.learning_rate) + ")");
+  }
   return plan;
+}
+
+bool LogDue(const TrainingPlan& plan, int64_t step, bool epoch_end) {
+  if (step == 1 && plan.logging_first_step) return true;
+  if (plan.logging_strategy == "steps") return IsDue(step, plan.logging_steps);
+  return plan.logging_strategy == "epoch" && epoch_end;
 }
 
 bool IsDue(int64_t step, int64_t every) { return every > 0 && step % every == 0; }

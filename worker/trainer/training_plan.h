@@ -4,6 +4,7 @@
 #pragma once
 
 #include <cstdint>
+#include <string>
 
 #include "absl/status/statusor.h"
 #include "common/job_spec.h"
@@ -18,7 +19,9 @@ struct TrainingPlan {
   int64_t steps_per_epoch = 0;
   int64_t max_steps = 0;         // max_steps if > 0, else ceil(num_train_epochs * steps_per_epoch)
   int64_t num_train_epochs = 0;  // ceil(max_steps / steps_per_epoch), as trainer_state.json
+  std::string logging_strategy = "steps";  // no | steps | epoch
   int64_t logging_steps = 0;
+  bool logging_first_step = false;
   int64_t eval_steps = 0;      // eval_steps, or logging_steps when 0
   int64_t save_steps = 0;      // 0: only at the end
   LrScheduleOptions schedule;  // base lr, warmup (steps or ratio) and total = max_steps
@@ -28,6 +31,11 @@ struct TrainingPlan {
 // ParseJobSpec would reject (non-positive sizes, unknown scheduler), so that directly
 // constructed specs fail cleanly too.
 absl::StatusOr<TrainingPlan> PlanTraining(const TrainingSpec& training, int64_t num_train_examples);
+
+// Whether the training loss is logged after update `step` (>= 1), HF's DefaultFlowCallback:
+// step 1 with logging_first_step; every logging_steps with strategy "steps"; the update that
+// ends an epoch (`epoch_end`) with "epoch"; never otherwise ("no").
+bool LogDue(const TrainingPlan& plan, int64_t step, bool epoch_end);
 
 // Whether `step` (>= 1) is a multiple of `every` (> 0); false when every <= 0.
 bool IsDue(int64_t step, int64_t every);

@@ -1,0 +1,137 @@
+// ParseJobSpec on HF TrainingArguments that take more than a value: lr_scheduler_kwargs,
+// overwrite_output_dir, and HF's deprecated names, read with a warning.
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <string>
+#include <vector>
+
+#include "common/job_spec.h"
+#include "tests/common/job_spec_test_util.h"
+
+namespace lmtrain {
+namespace {
+
+using test_util::HasError;
+using ::testing::ElementsAre;
+using ::testing::IsEmpty;
+
+class JobSpecHfArgsTest : public test_util::JobSpecFixture {
+ protected:
+  // A good file without a training section (lines 1-6): tests append one at line 7.
+  static constexpr char kGood[] = R"(name: ok
+task: clm
+model: {config: {model_type: gpt2, n_positions: 64, n_embd: 32, n_head: 4, n_layer: 1}}
+tokenizer: {train: {type: bpe, vocab_size: 100}}
+data:
+  train_file: data/train.txt
+)";
+
+  absl::StatusOr<JobSpec> ParseTraining(const std::string& training) {
+    warnings_.clear();
+    WriteFile("job.yaml", "");
+    ParseOptions options;
+    options.base_dir = dir_.string();
+    return ParseJobSpec(std::string(kGood) + "training:\n" + training, options, &warnings_);
+  }
+
+  std::vector<std::string> warnings_;
+};
+
+TEST_F(JobSpecHfArgsTest, LrSchedulerKwargsAreReadAndRoundTrip) {
+  auto spec = ParseTraining(
+      "  lr_scheduler_type: polynomial\n"
+      "  lr_scheduler_kwargs: {lr_end: 1.0e-6, power: 2}\n");
+  ASSERT_TRUE(spec.ok()) << spec.status();
+  EXPECT_EQ(spec->training.lr_scheduler_kwargs.lr_end, 1e-6);
+  EXPECT_EQ(spec->training.lr_scheduler_kwargs.power, 2.0);
+  EXPECT_FALSE(spec->training.lr_scheduler_kwargs.num_cycles.has_value());
+  EXPECT_THAT(warnings_, IsEmpty());
+  auto again = ParseJobSpec(JobSpecToYaml(*spec), ParseOptions{});
+  ASSERT_TRUE(again.ok()) << again.status() << "\n" << JobSpecToYaml(*spec);
+  EXPECT_EQ(again->training.lr_scheduler_kwargs.lr_end, 1e-6);
+  EXPECT_EQ(again->training.lr_scheduler_kwargs.power, 2.0);
+
+  spec = ParseTraining(
+      "  lr_scheduler_type: cosine_with_restarts\n  lr_scheduler_kwargs:\n    num_cycles: 3\n");
+  ASSERT_TRUE(spec.ok()) << spec.status();
+  EXPECT_EQ(spec->training.lr_scheduler_kwargs.num_cycles, 3.0);
+  spec =
+      ParseTraining("  lr_scheduler_type: inverse_sqrt\n  lr_scheduler_kwargs: {timescale: 50}\n");
+  ASSERT_TRUE(spec.ok()) << spec.status();
+  EXPECT_EQ(spec->training.lr_scheduler_kwargs.timescale, 50);
+}
+
+TEST_F(JobSpecHfArgsTest, LrSchedulerKwargsMustSuitTheSchedule) {
+  EXPECT_TRUE(HasError(ParseTraining("  lr_scheduler_kwargs:\n    power: 2\n"), 9,
+                       "training.lr_scheduler_kwargs.power applies to lr_scheduler_type "
+                       "polynomial, not to 'linear'"));
+  EXPECT_TRUE(HasError(ParseTraining("  lr_scheduler_type: cosine\n"
+                                     "  lr_scheduler_kwargs: {timescale: 5}\n"),
+                       9,
+                       "training.lr_scheduler_kwargs.timescale applies to lr_scheduler_type "
+                       "inverse_sqrt, not to 'cosine'"));
+  EXPECT_TRUE(HasError(ParseTraining("  lr_scheduler_kwargs: {warmup: 5}\n"), 8,
+                       "training.lr_scheduler_kwargs.warmup"));
+  EXPECT_TRUE(HasError(ParseTraining("  lr_scheduler_type: cosine_with_restarts\n"
+                                     "  lr_scheduler_kwargs:\n    num_cycles: 0\n"),
+                       10, "training.lr_scheduler_kwargs.num_cycles must be > 0 (got 0)"));
+  EXPECT_TRUE(HasError(ParseTraining("  learning_rate: 1.0e-4\n  lr_scheduler_type: polynomial\n"
+                                     "  lr_scheduler_kwargs:\n    lr_end: 0.001\n"),
+                       11,
+                       "training.lr_scheduler_kwargs.lr_end (0.001) must be smaller than "
+                       "training.learning_rate (0.0001)"));
+}
+
+TEST_F(JobSpecHfArgsTest, OverwriteOutputDirIsABool) {
+  auto spec = ParseTraining("  overwrite_output_dir: true\n");
+  ASSERT_TRUE(spec.ok()) << spec.status();
+  EXPECT_TRUE(spec->training.overwrite_output_dir);
+  EXPECT_TRUE(HasError(ParseTraining("  overwrite_output_dir: please\n"), 8,
+                       "training.overwrite_output_dir"));
+  spec = ParseTraining("  seed: 1\n");
+  ASSERT_TRUE(spec.ok()) << spec.status();
+  EXPECT_FALSE(spec->training.overwrite_output_dir);
+}
+
+TEST_F(JobSpecHfArgsTest, DeprecatedNamesAreReadWithAWarningNamingTheNewKey) {
+  auto spec = ParseTraining(
+      "  per_gpu_train_batch_size: 3\n  per_gpu_eval_batch_size: 5\n  adafactor: true\n");
+  ASSERT_TRUE(spec.ok()) << spec.status();
+  EXPECT_EQ(spec->training.per_device_train_batch_size, 3);
+  EXPECT_EQ(spec->training.per_device_eval_batch_size, 5);
+  EXPECT_EQ(spec->training.optim, "adafactor");
+  EXPECT_THAT(warnings_,
+              ElementsAre("job.yaml:8: training.per_gpu_train_batch_size is deprecated: use "
+                          "training.per_device_train_batch_size",
+                          "job.yaml:9: training.per_gpu_eval_batch_size is deprecated: use "
+                          "training.per_device_eval_batch_size",
+                          "job.yaml:10: training.adafactor is deprecated: use training.optim: "
+                          "adafactor"));
+  // Written back under the new names only.
+  const std::string yaml = JobSpecToYaml(*spec);
+  EXPECT_EQ(yaml.find("per_gpu"), std::string::npos) << yaml;
+  EXPECT_EQ(yaml.find("adafactor: "), std::string::npos) << yaml;
+  spec = ParseTraining("  adafactor: false\n");
+  ASSERT_TRUE(spec.ok()) << spec.status();
+  EXPECT_EQ(spec->training.optim, "adamw_torch");
+  EXPECT_EQ(warnings_.size(), 1u);
+}
+
+TEST_F(JobSpecHfArgsTest, OldAndNewNameTogetherAreAnError) {
+  EXPECT_TRUE(HasError(ParseTraining("  per_device_train_batch_size: 4\n"
+                                     "  per_gpu_train_batch_size: 3\n"),
+                       9,
+                       "set only one of training.per_gpu_train_batch_size (deprecated) and "
+                       "training.per_device_train_batch_size"));
+  EXPECT_TRUE(HasError(ParseTraining("  per_gpu_eval_batch_size: 3\n"
+                                     "  per_device_eval_batch_size: 4\n"),
+                       8, "training.per_gpu_eval_batch_size (deprecated)"));
+  EXPECT_TRUE(HasError(ParseTraining("  adafactor: true\n  optim: adamw_torch\n"), 8,
+                       "set only one of training.adafactor (deprecated) and training.optim"));
+  EXPECT_TRUE(HasError(ParseTraining("  per_gpu_train_batch_size: 0\n"), 8,
+                       "training.per_gpu_train_batch_size must be > 0 (got 0)"));
+}
+
+}  // namespace
+}  // namespace lmtrain
