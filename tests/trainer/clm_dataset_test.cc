@@ -13,18 +13,13 @@
 #include "tests/test_paths.h"
 #include "tests/test_python.h"
 #include "tests/trainer/fake_tokenizer.h"
+#include "tests/trainer/temp_file.h"
 
 namespace lmtrain {
 namespace {
 
 using ::testing::ElementsAre;
 using ::testing::HasSubstr;
-
-std::string WriteTemp(const std::string& name, const std::string& text) {
-  const auto path = std::filesystem::path(::testing::TempDir()) / name;
-  std::ofstream(path, std::ios::binary) << text;
-  return path.string();
-}
 
 TEST(ClmDatasetTest, BuildsBlocksFromTrainAndHeldOutLines) {
   DataSpec data;

@@ -7,18 +7,13 @@
 #include <fstream>
 
 #include "tests/trainer/fake_tokenizer.h"
+#include "tests/trainer/temp_file.h"
 
 namespace lmtrain {
 namespace {
 
 using ::testing::ElementsAre;
 using ::testing::HasSubstr;
-
-std::string WriteTemp(const std::string& name, const std::string& text) {
-  const auto path = std::filesystem::path(::testing::TempDir()) / name;
-  std::ofstream(path, std::ios::binary) << text;
-  return path.string();
-}
 
 TEST(TextDatasetTest, ReadsLinesLikeHfTextLoader) {
   const std::string path = WriteTemp("lines.txt", "a\n\nbc\r\nd\re\n");

@@ -8,6 +8,7 @@
 #include <fstream>
 
 #include "tests/trainer/fake_tokenizer.h"
+#include "tests/trainer/temp_file.h"
 #include "worker/trainer/clm_dataset.h"
 
 namespace lmtrain {
@@ -15,12 +16,6 @@ namespace {
 
 using ::testing::ElementsAre;
 using ::testing::HasSubstr;
-
-std::string WriteTemp(const std::string& name, const std::string& text) {
-  const auto path = std::filesystem::path(::testing::TempDir()) / name;
-  std::ofstream(path, std::ios::binary) << text;
-  return path.string();
-}
 
 TEST(TextFileTest, TablesAreKnownByTheirExtension) {
   EXPECT_TRUE(IsTableFile("a/train.csv"));
