@@ -1,16 +1,13 @@
 #include "worker/trainer/trainer_checkpoint.h"
 
-#include <ATen/CPUGeneratorImpl.h>
-#include <ATen/Context.h>
-
 #include <filesystem>
 #include <fstream>
-#include <mutex>
 #include <nlohmann/json.hpp>
 #include <sstream>
 
 #include "common/atomic_file.h"
 #include "common/status_macros.h"
+#include "worker/models/rng_state.h"
 #include "worker/trainer/torch_errors.h"
 
 namespace lmtrain {
@@ -61,37 +58,12 @@ absl::StatusOr<ResumeRecord> RecordFromFile(const std::string& path) {
   return r;
 }
 
-torch::Tensor CpuRngState() {
-  at::Generator gen = at::detail::getDefaultCPUGenerator();
-  std::lock_guard<std::mutex> lock(gen.mutex());
-  return gen.get_state();
-}
-
-void SetCpuRngState(const torch::Tensor& state) {
-  at::Generator gen = at::detail::getDefaultCPUGenerator();
-  std::lock_guard<std::mutex> lock(gen.mutex());
-  gen.set_state(state);
-}
-
 // Where the optimizer's parameters live (the CPU when it has none).
 c10::Device ParameterDevice(const torch::optim::Optimizer& optimizer) {
   for (const auto& group : optimizer.param_groups()) {
     if (!group.params().empty()) return group.params().front().device();
   }
   return c10::kCPU;
-}
-
-// The CUDA device's generator state (dropout on that device draws from it).
-torch::Tensor DeviceRngState(c10::Device device) {
-  at::Generator gen = at::globalContext().defaultGenerator(device);
-  std::lock_guard<std::mutex> lock(gen.mutex());
-  return gen.get_state();
-}
-
-void SetDeviceRngState(c10::Device device, const torch::Tensor& state) {
-  at::Generator gen = at::globalContext().defaultGenerator(device);
-  std::lock_guard<std::mutex> lock(gen.mutex());
-  gen.set_state(state);
 }
 
 // Runs `fn`, turning a LibTorch error into DataLoss naming `path` (a corrupt archive).
@@ -117,9 +89,9 @@ absl::Status WriteResumeFiles(const std::string& dir, const torch::optim::Optimi
         torch::serialize::OutputArchive archive;
         optimizer.save(archive);
         archive.save_to(dir + "/" + kOptimizerFile);
-        torch::save(CpuRngState(), dir + "/" + kRngFile);
+        torch::save(RngState(c10::kCPU), dir + "/" + kRngFile);
         const c10::Device device = ParameterDevice(optimizer);
-        if (device.is_cuda()) torch::save(DeviceRngState(device), dir + "/" + kCudaRngFile);
+        if (device.is_cuda()) torch::save(RngState(device), dir + "/" + kCudaRngFile);
         return absl::OkStatus();
       },
       [&] { return "writing the optimizer and RNG state into " + dir; }));
@@ -146,9 +118,9 @@ absl::StatusOr<ResumeRecord> ReadResumeFiles(const std::string& dir,
   if (device.is_cuda() && fs::exists(cuda_rng_path)) {
     RETURN_IF_ERROR(ReadArchive(cuda_rng_path, [&] { torch::load(cuda_rng, cuda_rng_path); }));
   }
-  RETURN_IF_ERROR(ReadArchive(dir + "/" + kRngFile, [&] { SetCpuRngState(rng); }));
+  RETURN_IF_ERROR(ReadArchive(dir + "/" + kRngFile, [&] { SetRngState(c10::kCPU, rng); }));
   if (cuda_rng.defined()) {
-    RETURN_IF_ERROR(ReadArchive(cuda_rng_path, [&] { SetDeviceRngState(device, cuda_rng); }));
+    RETURN_IF_ERROR(ReadArchive(cuda_rng_path, [&] { SetRngState(device, cuda_rng); }));
   }
   return record;
 }

@@ -1,10 +1,10 @@
 #include "worker/models/internal/gradient_checkpoint.h"
 
-#include <ATen/Context.h>
 #include <ATen/autocast_mode.h>
 
-#include <mutex>
 #include <utility>
+
+#include "worker/models/rng_state.h"
 
 namespace lmtrain::internal {
 namespace {
@@ -33,23 +33,6 @@ std::vector<torch::Tensor> Expand(const std::vector<bool>& defined, const variab
     if (defined[i]) inputs[i] = tensors[next++];
   }
   return inputs;
-}
-
-// The default generator of `device` (the CPU's, or the CUDA device's Philox generator).
-at::Generator DefaultGenerator(c10::Device device) {
-  return at::globalContext().defaultGenerator(device);
-}
-
-torch::Tensor RngState(c10::Device device) {
-  at::Generator generator = DefaultGenerator(device);
-  std::lock_guard<std::mutex> lock(generator.mutex());
-  return generator.get_state();
-}
-
-void SetRngState(c10::Device device, const torch::Tensor& state) {
-  at::Generator generator = DefaultGenerator(device);
-  std::lock_guard<std::mutex> lock(generator.mutex());
-  generator.set_state(state);
 }
 
 // Runs the recomputation on the forward's RNG stream, then puts the caller's stream back so
