@@ -25,16 +25,21 @@ inline bool TestPythonHas(const std::string& module) {
   return status != -1 && WIFEXITED(status) && WEXITSTATUS(status) == 0;
 }
 
-// Runs `<python> <arguments>` (a shell word list) and returns its exit code, or -1 when it could
-// not run; stdout and stderr go to *output.
-inline int RunTestPython(const std::string& arguments, std::string* output) {
-  FILE* pipe = popen((std::string(lmtrain_test_python()) + " " + arguments + " 2>&1").c_str(), "r");
+// Runs `command` through the shell and returns its exit code, or -1 when it could not run;
+// stdout and stderr go to *output.
+inline int RunShellCommand(const std::string& command, std::string* output) {
+  FILE* pipe = popen((command + " 2>&1").c_str(), "r");
   if (pipe == nullptr) return -1;
   char buffer[4096];
   size_t n;
   while ((n = fread(buffer, 1, sizeof(buffer), pipe)) > 0) output->append(buffer, n);
   const int status = pclose(pipe);
   return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+}
+
+// Runs `<python> <arguments>` (a shell word list), as RunShellCommand.
+inline int RunTestPython(const std::string& arguments, std::string* output) {
+  return RunShellCommand(std::string(lmtrain_test_python()) + " " + arguments, output);
 }
 
 }  // namespace lmtrain::testing

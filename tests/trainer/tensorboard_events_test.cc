@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "tests/test_paths.h"
+#include "tests/test_python.h"
 #include "tests/trainer/lm_train_child.h"
 
 namespace lmtrain {
@@ -67,16 +68,7 @@ class TensorBoardEventsTest : public ::testing::Test {
   fs::path dir_;
 };
 
-// Runs `command` through the shell; returns its exit status and puts stdout+stderr in *output.
-int RunCommand(const std::string& command, std::string* output) {
-  FILE* pipe = popen((command + " 2>&1").c_str(), "r");
-  if (pipe == nullptr) return -1;
-  char buffer[4096];
-  size_t n;
-  while ((n = fread(buffer, 1, sizeof(buffer), pipe)) > 0) output->append(buffer, n);
-  const int status = pclose(pipe);
-  return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-}
+using testing::RunShellCommand;
 
 std::vector<fs::path> Entries(const fs::path& dir) {
   std::vector<fs::path> entries;
@@ -101,15 +93,16 @@ TEST_F(TensorBoardEventsTest, EventFileMatchesTrainerStateForAnIndependentReader
   EXPECT_EQ(files[0].filename().string().rfind("events.out.tfevents.", 0), 0u) << files[0];
 
   std::string tensorboard_output;
-  EXPECT_EQ(RunCommand(std::string(LMTRAIN_PYTHON) + " " + kTensorBoardChecker + " " + out.string(),
-                       &tensorboard_output),
-            0)
+  EXPECT_EQ(
+      RunShellCommand(std::string(LMTRAIN_PYTHON) + " " + kTensorBoardChecker + " " + out.string(),
+                      &tensorboard_output),
+      0)
       << tensorboard_output;
   std::cout << tensorboard_output;
 
   if (access(kPython, X_OK) != 0) GTEST_SKIP() << kPython << " is missing: reader check skipped";
   std::string output;
-  const int status = RunCommand(
+  const int status = RunShellCommand(
       std::string(kPython) + " " + kChecker + " " + out.string() + " --protoc " + LMTRAIN_PROTOC,
       &output);
   if (status == 77) GTEST_SKIP() << output;
