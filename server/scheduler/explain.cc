@@ -15,6 +15,22 @@ std::string With(const std::string& selector_text) {
   return selector_text.empty() ? "" : absl::StrCat(" with ", selector_text);
 }
 
+// "needs N <units> on one worker; the largest ... has M", or for a gang "needs W workers with N
+// <units> each; only K workers ... have that many": slots and GPUs alike.
+std::string NeverFitsUnits(const QueuedRec& job, const std::string& selector_text, int per_worker,
+                           const char* unit, const char* units, int largest, int big_enough) {
+  if (job.workers == 1) {
+    return absl::StrCat("needs ", Count(per_worker, unit, units), " on one worker; the largest",
+                        " worker", With(selector_text), " has ", std::max(largest, 0));
+  }
+  const std::string have =
+      big_enough == 0 ? absl::StrCat("no worker", With(selector_text), " has")
+                      : absl::StrCat("only ", Count(big_enough, "worker", "workers"),
+                                     With(selector_text), big_enough == 1 ? " has" : " have");
+  return absl::StrCat("needs ", job.workers, " workers with ", Count(per_worker, unit, units),
+                      " each; ", have, " that many");
+}
+
 }  // namespace
 
 std::string WhyNeverFits(const WorkerPool& pool, const QueuedRec& job) {
@@ -27,24 +43,14 @@ std::string WhyNeverFits(const WorkerPool& pool, const QueuedRec& job) {
   if (largest < 0) return NoMatchingWorker(selector);
   // Enough workers with the slots: what is missing is GPUs.
   if (job.gpus > 0 && pool.CountTotalAtLeast(job.selector, job.slots, 0) >= job.workers) {
-    return NeverFitsGpus(job, selector, pool.LargestTotalGpus(job.selector, job.slots),
-                         big_enough);
+    return NeverFitsGpus(job, selector, pool.LargestTotalGpus(job.selector, job.slots), big_enough);
   }
   return NeverFits(job, selector, largest, big_enough);
 }
 
-std::string NeverFitsGpus(const QueuedRec& job, const std::string& selector_text,
-                          int largest_gpus, int big_enough) {
-  if (job.workers == 1) {
-    return absl::StrCat("needs ", Count(job.gpus, "GPU", "GPUs"), " on one worker; the largest",
-                        " worker", With(selector_text), " has ", std::max(largest_gpus, 0));
-  }
-  const std::string have =
-      big_enough == 0 ? absl::StrCat("no worker", With(selector_text), " has")
-                      : absl::StrCat("only ", Count(big_enough, "worker", "workers"),
-                                     With(selector_text), big_enough == 1 ? " has" : " have");
-  return absl::StrCat("needs ", job.workers, " workers with ", Count(job.gpus, "GPU", "GPUs"),
-                      " each; ", have, " that many");
+std::string NeverFitsGpus(const QueuedRec& job, const std::string& selector_text, int largest_gpus,
+                          int big_enough) {
+  return NeverFitsUnits(job, selector_text, job.gpus, "GPU", "GPUs", largest_gpus, big_enough);
 }
 
 std::string InvalidRequest(const QueuedRec& job) {
@@ -69,16 +75,7 @@ std::string NoMatchingWorker(const std::string& selector_text) {
 
 std::string NeverFits(const QueuedRec& job, const std::string& selector_text, int largest_total,
                       int big_enough) {
-  if (job.workers == 1) {
-    return absl::StrCat("needs ", Count(job.slots, "slot", "slots"), " on one worker; the largest",
-                        " worker", With(selector_text), " has ", std::max(largest_total, 0));
-  }
-  const std::string have =
-      big_enough == 0 ? absl::StrCat("no worker", With(selector_text), " has")
-                      : absl::StrCat("only ", Count(big_enough, "worker", "workers"),
-                                     With(selector_text), big_enough == 1 ? " has" : " have");
-  return absl::StrCat("needs ", job.workers, " workers with ", Count(job.slots, "slot", "slots"),
-                      " each; ", have, " that many");
+  return NeverFitsUnits(job, selector_text, job.slots, "slot", "slots", largest_total, big_enough);
 }
 
 std::string AtRunningLimit(const std::string& user, int max_running_jobs) {
