@@ -10,7 +10,7 @@
 // attention) against a measured matmul ceiling of the same precision; the last line is JSON.
 // bf16 runs under autocast on the device (as HF's --bf16), the cast cache cleared after each
 // step. --device cuda moves the model and batch to the GPU and waits for it at the end of each
-// step (AdamW as one fused multi-tensor kernel there). --profile records the first timed step
+// step (AdamW as one fused multi-tensor kernel there). --profile records the last timed step
 // with LibTorch's profiler and writes it as a Chrome trace (chrome://tracing, Perfetto).
 #include <ATen/autocast_mode.h>
 #include <torch/cuda.h>
@@ -46,7 +46,7 @@ struct Options {
   int64_t threads = 0;              // 0: hardware cores.
   std::string optimizer = "fused";  // fused (lm-train's) | torch (torch::optim::AdamW).
   std::string device = "cpu";       // cpu | cuda
-  std::string profile;              // A Chrome trace of the first timed step; "": none.
+  std::string profile;              // A Chrome trace of the last timed step; "": none.
 };
 
 // The command line is this table.
@@ -272,7 +272,7 @@ int Run(const Options& o) {
   std::vector<double> times, optimizer_times;
   for (int64_t i = 0; i < o.steps; ++i) {
     std::unique_ptr<torch::autograd::profiler::RecordProfile> profile;
-    if (i == 0 && !o.profile.empty()) {
+    if (i == o.steps - 1 && !o.profile.empty()) {
       profile = std::make_unique<torch::autograd::profiler::RecordProfile>(o.profile);
     }
     const StepTimes step = RunStep(bench, *optimizer, bf16, device);

@@ -30,12 +30,13 @@ struct Grads {
   torch::Tensor loss, hidden, weight, bias;
 };
 
-Grads LossAndGrads(const Inputs& in, bool fused, double upstream = 1.0) {
+Grads LossAndGrads(const Inputs& in, bool fused, double upstream = 1.0,
+                   const LinearCrossEntropyOptions& options = {}) {
   for (const torch::Tensor& t : {in.hidden, in.weight, in.bias}) {
     if (t.defined() && t.grad().defined()) t.mutable_grad().reset();
   }
   torch::Tensor loss =
-      fused ? LinearCrossEntropy(in.hidden, in.weight, in.bias, in.targets)
+      fused ? LinearCrossEntropy(in.hidden, in.weight, in.bias, in.targets, options)
             : torch::cross_entropy_loss(torch::linear(in.hidden, in.weight, in.bias), in.targets);
   (loss * upstream).backward();
   return {loss.detach(), in.hidden.grad().clone(), in.weight.grad().clone(),
@@ -65,6 +66,36 @@ TEST(LinearCrossEntropyTest, ManyChunksMatchTheUnfusedPair) {
   ASSERT_GT(20, kChunkElements / vocab);
   const Inputs in = MakeInputs(20, vocab, /*with_bias=*/true, 2);
   ExpectClose(LossAndGrads(in, true), LossAndGrads(in, false), 1e-6, 1e-5);
+}
+
+// 5-row chunks in 15-row groups: 37 rows make groups of 15, 15 and 7 rows, the last with a
+// short chunk.
+LinearCrossEntropyOptions SmallGroups(int64_t vocab, int64_t element_bytes) {
+  return {/*chunk_elements=*/5 * vocab, /*group_bytes=*/15 * vocab * element_bytes};
+}
+
+TEST(LinearCrossEntropyTest, ManyGroupsMatchTheUnfusedPairInFp32) {
+  for (bool bias : {false, true}) {
+    const Inputs in = MakeInputs(/*rows=*/37, /*vocab=*/101, bias, 7);
+    ExpectClose(LossAndGrads(in, true, 1.0, SmallGroups(101, 4)), LossAndGrads(in, false), 1e-6,
+                1e-5);
+  }
+}
+
+TEST(LinearCrossEntropyTest, ManyGroupsMatchOneGroupUnderBf16Autocast) {
+  const Inputs in = MakeInputs(37, 300, true, 8);
+  AutocastGuard autocast(AutocastSpec::For(c10::DeviceType::CPU, /*bf16=*/true, false));
+  const Grads grouped = LossAndGrads(in, true, 1.0, SmallGroups(300, 2));
+  const Grads one = LossAndGrads(in, true);
+  // The same bf16 products, summed in fp32 per group instead of inside one matmul.
+  ExpectClose(grouped, one, 1e-3, 1e-3);
+  EXPECT_EQ(grouped.weight.scalar_type(), torch::kFloat32);
+}
+
+TEST(LinearCrossEntropyTest, RejectsEmptyChunksAndGroups) {
+  const Inputs in = MakeInputs(4, 10, false, 9);
+  EXPECT_THROW(LinearCrossEntropy(in.hidden, in.weight, in.bias, in.targets, {0, 1}), c10::Error);
+  EXPECT_THROW(LinearCrossEntropy(in.hidden, in.weight, in.bias, in.targets, {1, 0}), c10::Error);
 }
 
 TEST(LinearCrossEntropyTest, ScalesByTheUpstreamGradient) {

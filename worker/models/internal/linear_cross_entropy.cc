@@ -30,11 +30,15 @@ struct Result {
   torch::Tensor grad_hidden, grad_weight, grad_bias;  // Defined when asked for.
 };
 
-// Reused per-chunk buffers: fresh 32 MB allocations would page-fault on every chunk.
+// Buffers reused across chunks and groups: fresh allocations of this size page-fault (and are
+// zeroed by the kernel) every time.
 struct Scratch {
-  torch::Tensor logits;  // [chunk, V] in the matmul dtype.
-  torch::Tensor wide;    // [chunk, V] fp32 copy of bf16 logits (bf16 only).
-  torch::Tensor logp;    // [chunk, V] log-softmax, then the gradient.
+  torch::Tensor logits;       // [chunk, V] in the matmul dtype.
+  torch::Tensor wide;         // [chunk, V] fp32 copy of bf16 logits (bf16 only).
+  torch::Tensor logp;         // [chunk, V] log-softmax, then its gradient (unless in `grads`).
+  torch::Tensor grads;        // [group, V] the logits' gradient in the matmul dtype.
+  torch::Tensor weight_grad;  // [V, E] a group's bf16 weight gradient (bf16 only).
+  torch::Tensor weight_wide;  // [V, E] its fp32 copy, from the second group on (bf16 only).
 };
 
 // The matmul operands in `dtype` (bf16 under autocast, else as given).
@@ -42,7 +46,9 @@ struct Operands {
   torch::Tensor x, w, b;
 };
 
-void LogSoftmaxChunk(const Operands& op, int64_t start, int64_t n, Scratch& s) {
+// Writes the log-softmax of rows [start, start + n)'s logits into `logp`.
+void LogSoftmaxChunk(const Operands& op, int64_t start, int64_t n, Scratch& s,
+                     torch::Tensor logp) {
   torch::Tensor logits = s.logits.narrow(0, 0, n);
   torch::Tensor xs = op.x.narrow(0, start, n);
   if (op.b.defined()) {
@@ -52,54 +58,100 @@ void LogSoftmaxChunk(const Operands& op, int64_t start, int64_t n, Scratch& s) {
   }
   torch::Tensor input = logits;
   if (s.wide.defined()) input = s.wide.narrow(0, 0, n).copy_(logits);
-  torch::Tensor logp = s.logp.narrow(0, 0, n);
   at::_log_softmax_out(logp, input, 1, false);
 }
 
-// Turns the chunk's log-softmax into d(mean loss)/d(logits) = (softmax - one_hot) / rows and
-// feeds it to the three gradients.
-void BackwardChunk(const Operands& op, const torch::Tensor& targets, int64_t start, int64_t n,
-                   double scale, Scratch& s, Result& r) {
-  torch::Tensor g = s.logp.narrow(0, 0, n).add_(std::log(scale)).exp_();
-  g.scatter_add_(1, targets.unsqueeze(1), torch::full({n, 1}, -scale, g.options()));
-  torch::Tensor gc = g.to(op.w.scalar_type());
-  torch::Tensor xs = op.x.narrow(0, start, n);
-  r.grad_hidden.narrow(0, start, n).copy_(torch::mm(gc, op.w));
-  if (r.grad_weight.scalar_type() == gc.scalar_type()) {
-    r.grad_weight.addmm_(gc.t(), xs);
-  } else {
-    r.grad_weight.add_(torch::mm(gc.t(), xs));
-  }
+// Turns a chunk's log-softmax (in place) into d(mean loss)/d(logits) =
+// (softmax - one_hot) * scale, adds its column sums to the bias gradient and leaves it in
+// `dst` (the group's rows of Scratch::grads) in the matmul dtype.
+void ChunkGradient(const torch::Tensor& logp, const torch::Tensor& targets, double scale,
+                   const torch::Tensor& dst, Result& r) {
+  torch::Tensor g = logp.add_(std::log(scale)).exp_();
+  g.scatter_add_(1, targets.unsqueeze(1),
+                 torch::full({g.size(0), 1}, -scale, g.options()));
   if (r.grad_bias.defined()) r.grad_bias.add_(g.sum(0));
+  if (!dst.is_same(g)) dst.copy_(g);
+}
+
+// Feeds a group's logits gradient (rows [start, start + n)) to the hidden and weight
+// gradients: one pair of large matmuls per group instead of one per chunk.
+void GroupMatmuls(const Operands& op, int64_t start, int64_t n, bool first, Scratch& s,
+                  Result& r) {
+  torch::Tensor gc = s.grads.narrow(0, 0, n);
+  torch::Tensor xs = op.x.narrow(0, start, n);
+  torch::Tensor gh = r.grad_hidden.narrow(0, start, n);
+  if (gh.scalar_type() == gc.scalar_type()) {
+    at::mm_out(gh, gc, op.w);
+  } else {
+    gh.copy_(torch::mm(gc, op.w));
+  }
+  if (r.grad_weight.scalar_type() == gc.scalar_type()) {
+    if (first) {
+      at::mm_out(r.grad_weight, gc.t(), xs);
+    } else {
+      r.grad_weight.addmm_(gc.t(), xs);
+    }
+    return;
+  }
+  if (!s.weight_grad.defined()) s.weight_grad = torch::empty(op.w.sizes(), op.w.options());
+  at::mm_out(s.weight_grad, gc.t(), xs);
+  if (first) {
+    r.grad_weight.copy_(s.weight_grad);
+    return;
+  }
+  if (!s.weight_wide.defined()) s.weight_wide = torch::empty_like(r.grad_weight);
+  r.grad_weight.add_(s.weight_wide.copy_(s.weight_grad));
+}
+
+// Rows per chunk and per group for `rows` rows of `vocab` logits of `element_bytes` each.
+struct Blocking {
+  int64_t chunk, group;
+};
+
+Blocking BlockingFor(int64_t rows, int64_t vocab, int64_t element_bytes,
+                     const LinearCrossEntropyOptions& options) {
+  const int64_t v = std::max<int64_t>(vocab, 1), r = std::max<int64_t>(rows, 1);
+  const int64_t chunk = std::clamp<int64_t>(options.chunk_elements / v, 1, r);
+  const int64_t per_group = options.group_bytes / (v * element_bytes) / chunk * chunk;
+  return {chunk, std::min(std::max(per_group, chunk), r)};
 }
 
 Result Compute(const torch::Tensor& hidden, const torch::Tensor& weight, const torch::Tensor& bias,
-               const torch::Tensor& targets, bool bf16, bool with_grads) {
+               const torch::Tensor& targets, bool bf16, bool with_grads,
+               const LinearCrossEntropyOptions& options) {
   AutocastOff autocast_off;
   const int64_t rows = hidden.size(0), vocab = weight.size(0);
   const torch::ScalarType dtype = bf16 ? torch::kBFloat16 : hidden.scalar_type();
   const torch::ScalarType wide = bf16 ? torch::kFloat32 : dtype;
   Operands op{hidden.to(dtype), weight.to(dtype), bias.defined() ? bias.to(dtype) : bias};
-  const int64_t chunk = std::clamp<int64_t>(kChunkElements / std::max<int64_t>(vocab, 1), 1,
-                                            std::max<int64_t>(rows, 1));
+  const Blocking b = BlockingFor(rows, vocab, c10::elementSize(dtype), options);
+  // Without bf16 the gradient is computed in place in Scratch::grads.
+  const bool logp_in_grads = with_grads && !bf16;
   Scratch s;
-  s.logits = torch::empty({chunk, vocab}, hidden.options().dtype(dtype));
-  if (bf16) s.wide = torch::empty({chunk, vocab}, hidden.options().dtype(wide));
-  s.logp = torch::empty({chunk, vocab}, hidden.options().dtype(wide));
+  s.logits = torch::empty({b.chunk, vocab}, hidden.options().dtype(dtype));
+  if (bf16) s.wide = torch::empty({b.chunk, vocab}, hidden.options().dtype(wide));
+  if (!logp_in_grads) s.logp = torch::empty({b.chunk, vocab}, hidden.options().dtype(wide));
   Result r;
   if (with_grads) {
+    s.grads = torch::empty({b.group, vocab}, hidden.options().dtype(dtype));
     r.grad_hidden = torch::empty_like(hidden);
-    r.grad_weight = torch::zeros_like(weight);
+    r.grad_weight = torch::empty_like(weight);
     if (bias.defined()) r.grad_bias = torch::zeros_like(bias);
   }
   torch::Tensor total = torch::zeros({}, hidden.options().dtype(wide));
   const double scale = 1.0 / static_cast<double>(rows);
-  for (int64_t start = 0; start < rows; start += chunk) {
-    const int64_t n = std::min(chunk, rows - start);
-    torch::Tensor t = targets.narrow(0, start, n);
-    LogSoftmaxChunk(op, start, n, s);
-    total.sub_(s.logp.narrow(0, 0, n).gather(1, t.unsqueeze(1)).sum());
-    if (with_grads) BackwardChunk(op, t, start, n, scale, s, r);
+  for (int64_t group = 0; group < rows; group += b.group) {
+    const int64_t group_rows = std::min(b.group, rows - group);
+    for (int64_t start = group; start < group + group_rows; start += b.chunk) {
+      const int64_t n = std::min(b.chunk, group + group_rows - start);
+      torch::Tensor t = targets.narrow(0, start, n);
+      torch::Tensor in_group = with_grads ? s.grads.narrow(0, start - group, n) : torch::Tensor();
+      torch::Tensor logp = logp_in_grads ? in_group : s.logp.narrow(0, 0, n);
+      LogSoftmaxChunk(op, start, n, s, logp);
+      total.sub_(logp.gather(1, t.unsqueeze(1)).sum());
+      if (with_grads) ChunkGradient(logp, t, scale, in_group, r);
+    }
+    if (with_grads) GroupMatmuls(op, group, group_rows, group == 0, s, r);
   }
   r.loss = total.div_(static_cast<double>(rows));
   return r;
@@ -111,9 +163,11 @@ class LinearCrossEntropyFunction : public torch::autograd::Function<LinearCrossE
   // "no bias" arrives as an empty one.
   static torch::Tensor forward(AutogradContext* ctx, const torch::Tensor& hidden,
                                const torch::Tensor& weight, const torch::Tensor& bias,
-                               const torch::Tensor& targets, bool bf16) {
+                               const torch::Tensor& targets, bool bf16, int64_t chunk_elements,
+                               int64_t group_bytes) {
     const torch::Tensor b = bias.numel() > 0 ? bias : torch::Tensor();
-    Result r = Compute(hidden, weight, b, targets, bf16, /*with_grads=*/true);
+    Result r = Compute(hidden, weight, b, targets, bf16, /*with_grads=*/true,
+                       {chunk_elements, group_bytes});
     ctx->save_for_backward({r.grad_hidden, r.grad_weight, r.grad_bias});
     return r.loss;
   }
@@ -125,14 +179,18 @@ class LinearCrossEntropyFunction : public torch::autograd::Function<LinearCrossE
     auto scaled = [&](const torch::Tensor& grad) {
       return !grad.defined() || unit ? grad : grad * g.to(grad.scalar_type());
     };
-    return {scaled(saved[0]), scaled(saved[1]), scaled(saved[2]), torch::Tensor(), torch::Tensor()};
+    return {scaled(saved[0]),  scaled(saved[1]), scaled(saved[2]), torch::Tensor(),
+            torch::Tensor(), torch::Tensor(),  torch::Tensor()};
   }
 };
 
 }  // namespace
 
 torch::Tensor LinearCrossEntropy(const torch::Tensor& hidden, const torch::Tensor& weight,
-                                 const torch::Tensor& bias, const torch::Tensor& targets) {
+                                 const torch::Tensor& bias, const torch::Tensor& targets,
+                                 const LinearCrossEntropyOptions& options) {
+  TORCH_CHECK(options.chunk_elements > 0 && options.group_bytes > 0,
+              "LinearCrossEntropy: chunk and group sizes must be positive");
   TORCH_CHECK(hidden.dim() == 2 && weight.dim() == 2 && hidden.size(1) == weight.size(1),
               "LinearCrossEntropy: hidden ", hidden.sizes(), " and weight ", weight.sizes(),
               " do not fit");
@@ -148,9 +206,10 @@ torch::Tensor LinearCrossEntropy(const torch::Tensor& hidden, const torch::Tenso
   const bool needs_grad =
       torch::GradMode::is_enabled() && (hidden.requires_grad() || weight.requires_grad() ||
                                         (bias.defined() && bias.requires_grad()));
-  if (!needs_grad) return Compute(hidden, weight, bias, targets, bf16, false).loss;
+  if (!needs_grad) return Compute(hidden, weight, bias, targets, bf16, false, options).loss;
   return LinearCrossEntropyFunction::apply(
-      hidden, weight, bias.defined() ? bias : torch::empty({0}, weight.options()), targets, bf16);
+      hidden, weight, bias.defined() ? bias : torch::empty({0}, weight.options()), targets, bf16,
+      options.chunk_elements, options.group_bytes);
 }
 
 }  // namespace lmtrain::internal

@@ -1,21 +1,23 @@
-// Fused output projection + cross-entropy: the LM heads' loss without the [N, V] logits.
+// Fused output projection + cross-entropy: the LM heads' loss without the [N, V] fp32 logits.
 //
 // LinearCrossEntropy(hidden, weight, bias, targets) equals
 //   torch::cross_entropy_loss(torch::linear(hidden, weight, bias), targets)
 // (mean over the N rows; every target must be a class in [0, V): callers drop ignored rows
 // first). It walks the rows in chunks of about kChunkElements logits, so the whole [N, V]
-// matrix, its fp32 copy, its log-softmax and the log-softmax's gradient never exist; each
-// chunk's gradient (softmax - one-hot) / N goes straight into the two gradient matmuls while it
-// is still in cache. The gradients of hidden, weight and bias are therefore computed during the
-// forward when grad mode is on and any input requires grad, and the backward only scales them
-// by the incoming gradient. Without grad (evaluation) only the loss is computed.
+// logits, their fp32 copy and their log-softmax never exist. Each chunk's gradient
+// (softmax - one-hot) / N is kept, in the matmul dtype, for a group of chunks of up to
+// kGroupBytes; the hidden and weight gradient matmuls then run once per group with a deep inner
+// dimension, instead of once per chunk each rewriting the whole [V, E] weight gradient. The
+// gradients of hidden, weight and bias are therefore computed during the forward when grad mode
+// is on and any input requires grad, and the backward only scales them by the incoming
+// gradient. Without grad (evaluation) only the loss is computed.
 //
 // Precision follows what autocast does to the unfused pair: under CPU autocast (bf16) the
-// matmuls run in bf16 with bf16-rounded logits, while the softmax and the loss are fp32 (as
-// autocast's fp32 policy for cross_entropy). Outside autocast everything is in hidden's dtype.
-// The weight gradient is accumulated over chunks in the weight's dtype (fp32), which is at
-// least as exact as autocast's single bf16 matmul. Results are deterministic for a given
-// thread count (fixed chunking).
+// matmuls run in bf16 (bf16-rounded logits and logits gradient), while the softmax and the loss
+// are fp32 (as autocast's fp32 policy for cross_entropy). Outside autocast everything is in
+// hidden's dtype. The weight gradient is accumulated over groups in the weight's dtype (fp32),
+// at least as exact as autocast's single bf16 matmul. Results are deterministic for a given
+// thread count (fixed chunking and grouping).
 #pragma once
 
 #include <torch/torch.h>
@@ -25,9 +27,18 @@ namespace lmtrain::internal {
 // Logits per chunk: ~8M floats (32 MB) keeps the chunk's softmax near the caches while the
 // matmuls stay large enough to run at full speed.
 inline constexpr int64_t kChunkElements = int64_t{8} << 20;
+// The logits gradient kept for one group's matmuls: 256 MB (a whole batch of a GPT-2 vocabulary
+// at 2,048 rows in bf16).
+inline constexpr int64_t kGroupBytes = int64_t{256} << 20;
+
+struct LinearCrossEntropyOptions {
+  int64_t chunk_elements = kChunkElements;  // Logits per chunk; > 0.
+  int64_t group_bytes = kGroupBytes;        // Logits gradient bytes per group; > 0.
+};
 
 // hidden [N, E], weight [V, E], bias [V] or undefined, targets [N] int64. Returns a scalar.
 torch::Tensor LinearCrossEntropy(const torch::Tensor& hidden, const torch::Tensor& weight,
-                                 const torch::Tensor& bias, const torch::Tensor& targets);
+                                 const torch::Tensor& bias, const torch::Tensor& targets,
+                                 const LinearCrossEntropyOptions& options = {});
 
 }  // namespace lmtrain::internal
