@@ -118,12 +118,13 @@ nlohmann::json EstimateTraining(const ModelShape& s, const EstimateOptions& o) {
           {"step_seconds", flops / rate}};
 }
 
-absl::Status CheckTrainingFits(const nlohmann::json& estimate, bool on_gpu, double machine_bytes) {
+absl::Status CheckTrainingFits(const nlohmann::json& estimate, bool on_gpu, double machine_bytes,
+                               const std::string& machine) {
   const nlohmann::json& m = estimate.at("memory_bytes");
   const double weights = m.at("weights").get<double>();
   const double state = weights + m.at("gradients").get<double>() + m.at("optimizer").get<double>();
   const double total = m.at("total").get<double>();
-  const std::string have = absl::StrCat("this machine has ", HumanBytes(machine_bytes));
+  const std::string have = absl::StrCat(machine, " has ", HumanBytes(machine_bytes));
   const std::string params = HumanCount(estimate.at("parameters").get<double>());
   if (weights > machine_bytes || (!on_gpu && state > machine_bytes)) {
     return absl::ResourceExhaustedError(absl::StrCat(
@@ -139,6 +140,20 @@ absl::Status CheckTrainingFits(const nlohmann::json& estimate, bool on_gpu, doub
                      " (lower the batch size or sequence length, or set gradient_checkpointing)"));
   }
   return absl::OkStatus();
+}
+
+absl::Status CheckConfigModelFits(const JobSpec& spec, int64_t vocab, bool on_gpu,
+                                  double machine_bytes, const std::string& machine) {
+  if (!spec.model.config.is_object() || spec.model.config.empty()) return absl::OkStatus();
+  absl::StatusOr<ModelShape> shape = ModelShapeFromConfig(spec.model.config);
+  if (!shape.ok()) return absl::OkStatus();
+  if (vocab > 0 && shape->vocab == 0) shape->vocab = vocab;
+  EstimateOptions o;
+  o.task = spec.task;
+  o.batch_size = 1;  // Weights and optimizer state only: activations are the batch's business.
+  o.seq_len = 1;
+  o.optim = spec.training.optim;
+  return CheckTrainingFits(EstimateTraining(*shape, o), on_gpu, machine_bytes, machine);
 }
 
 double PhysicalMemoryBytes() {

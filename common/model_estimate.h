@@ -18,6 +18,7 @@
 #include <string>
 
 #include "absl/status/statusor.h"
+#include "common/job_spec.h"
 
 namespace lmtrain {
 
@@ -64,7 +65,18 @@ double CountParameters(const ModelShape& shape, const EstimateOptions& options);
 // host memory first (on a GPU too), and a CPU job holds weights, gradients, optimizer state and
 // activations there. ResourceExhausted saying how much is needed and how much there is, naming
 // model.config (and the batch size when activations tip it over).
-absl::Status CheckTrainingFits(const nlohmann::json& estimate, bool on_gpu, double machine_bytes);
+// `machine` names the memory in the message ("this machine has 16.0 GiB").
+absl::Status CheckTrainingFits(const nlohmann::json& estimate, bool on_gpu, double machine_bytes,
+                               const std::string& machine = "this machine");
+
+// The floor that lm-train checks before building a model from the job's inline model.config,
+// and lm-server at submit: the weights (on the CPU also gradients and optimizer state) fit
+// machine_bytes, activations aside. OkStatus when the model is not built from model.config or
+// the config is not a shape known here (the model's own parser reports that). `vocab` 0: the
+// config's vocab_size, or none when it has none (a lower bound).
+absl::Status CheckConfigModelFits(const JobSpec& spec, int64_t vocab, bool on_gpu,
+                                  double machine_bytes,
+                                  const std::string& machine = "this machine");
 
 // This machine's physical memory in bytes (sysconf).
 double PhysicalMemoryBytes();

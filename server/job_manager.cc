@@ -6,6 +6,7 @@
 #include "absl/strings/str_cat.h"
 #include "common/artifact_ref.h"
 #include "common/job_spec.h"
+#include "common/model_estimate.h"
 #include "common/status_macros.h"
 #include "server/artifacts/data_roots.h"
 
@@ -123,12 +124,30 @@ absl::StatusOr<std::string> JobManager::Admit(const NewJob& job, const JobSpec& 
   // The output dir is assigned below the artifacts dir at dispatch (ARTIFACTS/jobs/ID).
   RETURN_IF_ERROR(CheckJobPaths(spec, "", policy_.data_roots, policy_.artifacts_dir));
   if (policy_.artifacts != nullptr) RETURN_IF_ERROR(CheckArtifactsStored(spec, *policy_.artifacts));
+  RETURN_IF_ERROR(CheckModelSize(spec));
   std::optional<absl::MutexLock> lock;  // Quota check and insert are one step.
   if (const int quota = QuotaOf(job.user); quota > 0) {
     lock.emplace(&submit_mu_);
     RETURN_IF_ERROR(CheckQuota(job.user, quota));
   }
   return store_->CreateJob(job);
+}
+
+absl::Status JobManager::CheckModelSize(const JobSpec& spec) {
+  double bytes = options_.machine_memory_bytes > 0 ? options_.machine_memory_bytes
+                                                   : PhysicalMemoryBytes();
+  std::string machine = "the server's machine";
+  for (const WorkerStatus& w : dispatcher_->ListWorkers()) {
+    for (const DeviceInfo& d : w.info.devices) {
+      if (d.type == "cpu" && static_cast<double>(d.memory_bytes) > bytes) {
+        bytes = static_cast<double>(d.memory_bytes);
+        machine = absl::StrCat("the largest machine (worker ", w.id, ")");
+      }
+    }
+  }
+  const int64_t vocab = spec.tokenizer.train.has_value() ? spec.tokenizer.train->vocab_size : 0;
+  const bool on_gpu = spec.resources.gpus_per_worker > 0 && spec.training.device != "cpu";
+  return CheckConfigModelFits(spec, vocab, on_gpu, bytes, machine);
 }
 
 absl::StatusOr<JobRecord> JobManager::Get(const std::string& id) { return store_->GetJob(id); }

@@ -55,6 +55,10 @@ class JobManager {
     int default_max_queued_jobs = 0;
     std::map<std::string, int> max_queued_jobs;  // By user.
     JobSubmitPolicy submit_policy;               // Data roots and artifact references.
+    // The server machine's memory for the model-size check; 0: its physical memory. A job
+    // whose model.config needs more (weights, and on the CPU gradients and optimizer state)
+    // than this and than every registered worker's host memory is ResourceExhausted.
+    double machine_memory_bytes = 0;
   };
   using SubmitPolicy = JobSubmitPolicy;
 
@@ -66,7 +70,8 @@ class JobManager {
   JobManager& operator=(const JobManager&) = delete;
 
   // InvalidArgument (spec errors with file:line; a path outside the data roots; an artifact
-  // reference the store does not have), or the new job's id.
+  // reference the store does not have), ResourceExhausted (a model.config too large for any
+  // machine; the user at quota), or the new job's id.
   absl::StatusOr<std::string> Submit(const SubmitRequest& request);
   absl::StatusOr<JobRecord> Get(const std::string& id);
   // May `caller` see and cancel job `id` (CanAccessJob)? NotFound when there is no such job,
@@ -101,9 +106,11 @@ class JobManager {
  private:
   int QuotaOf(const std::string& user) const;
   // The one admission path of Submit and Retry: paths inside the data roots, artifacts stored,
-  // the user's quota (checked and the job inserted as one step); returns the new job's id.
+  // a model.config that fits some machine, the user's quota (checked and the job inserted as one step); returns the new job's id.
   absl::StatusOr<std::string> Admit(const NewJob& job, const JobSpec& spec);
   absl::Status CheckQuota(const std::string& user, int quota);  // Under submit_mu_.
+  // CheckConfigModelFits against the largest host memory: this machine's or a worker's.
+  absl::Status CheckModelSize(const JobSpec& spec);
 
   JobStore* const store_;
   Clock* const clock_;

@@ -111,5 +111,52 @@ TEST_F(JobManagerTest, WaitForEventsWakesOnNewEvent) {
   EXPECT_EQ(last->reason, "bye");
 }
 
+SubmitRequest WithModelConfig(const testing::JobFolder& folder, const std::string& config) {
+  return {"name: sized\ntask: clm\nmodel:\n  config: " + config +
+              "\ntokenizer:\n  train: {type: bpe, vocab_size: 50}\ndata:\n  train_file: train.txt\n"
+              "  block_size: 8\n",
+          "job.yaml", folder.dir().string(), "", ""};
+}
+
+TEST_F(JobManagerTest, ModelTooLargeForAnyMachineIsRefusedAtSubmit) {
+  auto id = manager_.Submit(WithModelConfig(
+      folder_, "{model_type: gpt2, n_layer: 2, n_head: 2, n_embd: 4000000000, n_positions: 32}"));
+  ASSERT_FALSE(id.ok());
+  EXPECT_EQ(id.status().code(), absl::StatusCode::kResourceExhausted) << id.status();
+  EXPECT_NE(id.status().message().find("model.config"), std::string::npos) << id.status();
+  EXPECT_NE(id.status().message().find("the server's machine has"), std::string::npos)
+      << id.status();
+  EXPECT_EQ(JobCount(), 0u);
+}
+
+TEST(JobManagerModelSizeTest, AWorkerWithMoreMemoryAdmitsWhatTheServerCouldNotHold) {
+  InMemoryJobStore store;
+  FakeClock clock;
+  EventHub hub;
+  auto scheduler = scheduler::MakePolicyScheduler({});
+  Dispatcher dispatcher(&store, &clock, &hub, scheduler.get(), {"/artifacts", 10000});
+  JobManager::Options options;
+  options.machine_memory_bytes = 1e6;  // 1 MB: less than a 2-layer, 64-wide GPT-2 needs.
+  JobManager manager(&store, &clock, &hub, &dispatcher, options);
+  testing::JobFolder folder;
+  const std::string config = "{model_type: gpt2, n_layer: 2, n_head: 2, n_embd: 64, n_positions: 32}";
+  auto refused = manager.Submit(WithModelConfig(folder, config));
+  ASSERT_EQ(refused.status().code(), absl::StatusCode::kResourceExhausted) << refused.status();
+
+  WorkerInfo worker;
+  worker.name = "big";
+  worker.devices.push_back({"cpu", 0, "2 cores", int64_t{64} << 30, ""});
+  const std::string worker_id = dispatcher.RegisterWorker(worker, {});
+  auto admitted = manager.Submit(WithModelConfig(folder, config));
+  EXPECT_TRUE(admitted.ok()) << admitted.status();
+
+  auto still_too_big = manager.Submit(WithModelConfig(
+      folder, "{model_type: gpt2, n_layer: 2, n_head: 2, n_embd: 4000000000, n_positions: 32}"));
+  ASSERT_EQ(still_too_big.status().code(), absl::StatusCode::kResourceExhausted);
+  EXPECT_NE(still_too_big.status().message().find("the largest machine (worker " + worker_id),
+            std::string::npos)
+      << still_too_big.status();
+}
+
 }  // namespace
 }  // namespace lmtrain

@@ -8,6 +8,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/time/clock.h"
+#include "common/model_estimate.h"
 
 namespace lmtrain {
 namespace {
@@ -41,6 +42,7 @@ bool WorkerAgent::Register() {
   v1::Device* cpu = req.add_devices();
   cpu->set_type("cpu");
   cpu->set_name(absl::StrCat(std::thread::hardware_concurrency(), " cores"));
+  cpu->set_memory_bytes(static_cast<int64_t>(PhysicalMemoryBytes()));
   absl::StatusOr<std::vector<GpuDevice>> gpus = gpus_->List();
   if (!gpus.ok() && !gpu_reason_shown_) {
     std::cerr << "lm-worker: no GPUs: " << gpus.status().message() << std::endl;

@@ -74,16 +74,7 @@ absl::StatusOr<std::unique_ptr<Tokenizer>> PrepareTokenizer(const JobSpec& spec,
 // to fail in the allocator.
 absl::Status CheckModelFits(const JobSpec& spec, const Tokenizer& tokenizer,
                             const torch::Device& device) {
-  if (!spec.model.config.is_object() || spec.model.config.empty()) return absl::OkStatus();
-  absl::StatusOr<ModelShape> shape = ModelShapeFromConfig(spec.model.config);
-  if (!shape.ok()) return absl::OkStatus();  // The model's own parser names the problem.
-  if (shape->vocab == 0) shape->vocab = tokenizer.VocabSize();
-  EstimateOptions o;
-  o.task = spec.task;
-  o.batch_size = 1;  // Weights and optimizer state only: activations are the batch's business.
-  o.seq_len = 1;
-  o.optim = spec.training.optim;
-  return CheckTrainingFits(EstimateTraining(*shape, o), device.is_cuda(), PhysicalMemoryBytes());
+  return CheckConfigModelFits(spec, tokenizer.VocabSize(), device.is_cuda(), PhysicalMemoryBytes());
 }
 
 ResumeRequest ResumeRequestOf(const JobSpec& spec, const JobOptions& options) {
