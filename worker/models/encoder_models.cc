@@ -4,6 +4,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "common/status_macros.h"
+#include "worker/models/internal/dropout.h"
 #include "worker/models/internal/linear_cross_entropy.h"
 
 namespace lmtrain {
@@ -218,9 +219,9 @@ torch::Tensor EncoderForSequenceClassification::Logits(const torch::Tensor& hidd
   // RoBERTa/ELECTRA's heads drop out before their dense too (BERT's pooler does not).
   const bool pre_dropout =
       config_.family == EncoderFamily::kRoberta || config_.family == EncoderFamily::kElectra;
-  if (pre_dropout) first = torch::dropout(first, p, is_training());
+  if (pre_dropout) first = internal::Dropout(first, p, is_training());
   torch::Tensor pooled = ApplyActivation(activation_, dense_->forward(first));
-  return out_->forward(torch::dropout(pooled, p, is_training()));
+  return out_->forward(internal::Dropout(pooled, p, is_training()));
 }
 
 torch::Tensor EncoderForSequenceClassification::Forward(const EncoderInputs& inputs) {

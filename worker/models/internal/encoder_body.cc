@@ -3,6 +3,7 @@
 #include <memory>
 
 #include "absl/strings/str_cat.h"
+#include "worker/models/internal/dropout.h"
 #include "worker/models/internal/gradient_checkpoint.h"
 
 namespace lmtrain::internal {
@@ -95,7 +96,7 @@ torch::Tensor EncoderBodyImpl::Embed(const torch::Tensor& input_ids,
     torch::Tensor types = token_type_ids.defined() ? token_type_ids : torch::zeros_like(input_ids);
     x = x + token_type_embeddings_->forward(types);
   }
-  x = torch::dropout(ApplyLayerNorm(embeddings_norm_, x), config_.hidden_dropout_prob,
+  x = Dropout(ApplyLayerNorm(embeddings_norm_, x), config_.hidden_dropout_prob,
                      is_training());
   return projection_ ? projection_->forward(x) : x;
 }

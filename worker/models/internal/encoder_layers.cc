@@ -6,6 +6,7 @@
 #include <optional>
 
 #include "absl/strings/str_split.h"
+#include "worker/models/internal/dropout.h"
 
 namespace lmtrain::internal {
 namespace {
@@ -116,17 +117,17 @@ torch::Tensor EncoderLayerImpl::Attention(const torch::Tensor& x, const torch::T
   scores.div_(std::sqrt(static_cast<double>(head_dim)));
   if (mask.defined()) scores.add_(mask);
   torch::Tensor probs = torch::softmax(scores, -1);
-  probs = torch::dropout(probs, options_.attention_dropout, is_training());
+  probs = Dropout(probs, options_.attention_dropout, is_training());
   torch::Tensor context = torch::matmul(probs, v).transpose(1, 2).reshape({batch, length, -1});
   return attention_output_->forward(context);
 }
 
 torch::Tensor EncoderLayerImpl::forward(const torch::Tensor& x, const torch::Tensor& mask) {
   const double p = options_.hidden_dropout;
-  torch::Tensor attended = torch::dropout(Attention(x, mask), p, is_training());
+  torch::Tensor attended = Dropout(Attention(x, mask), p, is_training());
   torch::Tensor a = ApplyLayerNorm(attention_norm_, attended + x);
   torch::Tensor inner = ApplyActivation(options_.activation, intermediate_->forward(a));
-  torch::Tensor out = torch::dropout(output_->forward(inner), p, is_training());
+  torch::Tensor out = Dropout(output_->forward(inner), p, is_training());
   return ApplyLayerNorm(output_norm_, out + a);
 }
 

@@ -6,6 +6,7 @@
 #include <optional>
 #include <string>
 
+#include "worker/models/internal/dropout.h"
 #include "worker/models/internal/gradient_checkpoint.h"
 
 namespace lmtrain::internal {
@@ -90,7 +91,7 @@ torch::Tensor Gpt2AttentionImpl::forward(const torch::Tensor& x, const Attention
     scores.add_((1.0 - masks.padding.to(scores.scalar_type())).mul_(lowest));
   }
   torch::Tensor probs =
-      torch::dropout(torch::softmax(scores, -1), options_.attn_pdrop, is_training());
+      Dropout(torch::softmax(scores, -1), options_.attn_pdrop, is_training());
   return Project(torch::matmul(probs, qkv[2]), batch, length);
 }
 
@@ -111,7 +112,7 @@ torch::Tensor Gpt2AttentionImpl::Project(const torch::Tensor& context, int64_t b
                                          int64_t length) {
   // [B, H, T, d] -> [B, T, E] -> c_proj -> residual dropout.
   torch::Tensor merged = context.transpose(1, 2).reshape({batch, length, options_.n_embd});
-  return torch::dropout(c_proj_->forward(merged), options_.resid_pdrop, is_training());
+  return Dropout(c_proj_->forward(merged), options_.resid_pdrop, is_training());
 }
 
 Gpt2MlpImpl::Gpt2MlpImpl(const Gpt2BlockOptions& options)
@@ -121,7 +122,7 @@ Gpt2MlpImpl::Gpt2MlpImpl(const Gpt2BlockOptions& options)
 
 torch::Tensor Gpt2MlpImpl::forward(const torch::Tensor& x) {
   torch::Tensor inner = ApplyActivation(options_.activation, c_fc_->forward(x));
-  return torch::dropout(c_proj_->forward(inner), options_.resid_pdrop, is_training());
+  return Dropout(c_proj_->forward(inner), options_.resid_pdrop, is_training());
 }
 
 Gpt2BlockImpl::Gpt2BlockImpl(const Gpt2BlockOptions& options)
@@ -173,7 +174,7 @@ torch::Tensor Gpt2ModelImpl::Embed(const torch::Tensor& input_ids) {
   // Position ids are arange(T) whatever the mask says, as in HF.
   torch::Tensor embeddings = wte_->forward(input_ids);
   embeddings.add_(wpe_->weight.narrow(0, 0, length));  // Embedding keeps indices, not output.
-  return torch::dropout(embeddings, config_.embd_pdrop, is_training());
+  return Dropout(embeddings, config_.embd_pdrop, is_training());
 }
 
 torch::Tensor Gpt2ModelImpl::RunBlock(size_t index, const torch::Tensor& hidden,
