@@ -116,8 +116,9 @@ const FieldTable<ResourcesSpec>& ResourcesFields() {
   static const auto* table = new FieldTable<ResourcesSpec>{
       NumberField("gpus_per_worker", &ResourcesSpec::gpus_per_worker, Range::AtLeast(0)),
       RemovedField<ResourcesSpec>(
-          "devices", "resources.devices was replaced by resources.gpus_per_worker (GPUs on each "
-                     "worker, one process per GPU); rename the key"),
+          "devices",
+          "resources.devices was replaced by resources.gpus_per_worker (GPUs on each "
+          "worker, one process per GPU); rename the key"),
       NumberField("priority", &ResourcesSpec::priority),
       NumberField("workers", &ResourcesSpec::workers, Range::AtLeast(1)),
       NumberField("slots_per_worker", &ResourcesSpec::slots_per_worker, Range::AtLeast(1)),
@@ -167,6 +168,16 @@ const FieldTable<TokenizerTrainSpec>& TokenizerTrainFields() {
   return *table;
 }
 
+const std::vector<std::string_view>& ModelKeys() {
+  static const auto* keys = new std::vector<std::string_view>{"name_or_path", "config"};
+  return *keys;
+}
+
+const std::vector<std::string_view>& TokenizerKeys() {
+  static const auto* keys = new std::vector<std::string_view>{"path", "train"};
+  return *keys;
+}
+
 namespace {
 
 // A nested mapping read and written through its own table.
@@ -186,7 +197,7 @@ Field<S> SectionField(std::string_view key, M S::*member, const FieldTable<M>& t
 // model: name_or_path or config. Which one is set is checked later, from the keys seen.
 Field<JobSpec> ModelField() {
   auto read = [](YamlReader& r, const YAML::Node& v, const std::string& path, JobSpec& out) {
-    r.VisitMapping(v, path, {"name_or_path", "config"},
+    r.VisitMapping(v, path, ModelKeys(),
                    [&](const std::string& key, const YAML::Node& value, const std::string& child) {
                      if (key == "config") {
                        out.model.config = ReadModelConfig(r, value, child);
@@ -212,11 +223,11 @@ Field<JobSpec> ModelField() {
 // tokenizer: path or train. A null `train:` trains with the defaults.
 Field<JobSpec> TokenizerField() {
   auto read = [](YamlReader& r, const YAML::Node& v, const std::string& path, JobSpec& out) {
-    r.VisitMapping(v, path, {"path", "train"},
+    r.VisitMapping(v, path, TokenizerKeys(),
                    [&](const std::string& key, const YAML::Node& value, const std::string& child) {
                      if (key == "train") {
                        ReadTable(r, value, child, TokenizerTrainFields(),
-                                           out.tokenizer.train.emplace());
+                                 out.tokenizer.train.emplace());
                      } else if (auto s = r.ReadString(value, child)) {
                        out.tokenizer.path = *s;
                      }
@@ -251,6 +262,5 @@ const FieldTable<JobSpec>& TopLevelFields() {
   };
   return *table;
 }
-
 
 }  // namespace lmtrain::internal
