@@ -319,11 +319,18 @@ void CheckDeprecatedKeys(YamlReader& r) {
 }
 
 // HF TrainingArguments.__post_init__'s consistency checks. An eval_steps given without an
-// evaluation_strategy means "evaluate every eval_steps" (as lmtrain's first job files did).
+// evaluation_strategy (or eval_strategy) means "evaluate every eval_steps" (as lmtrain's first job
+// files did).
 void CheckTraining(YamlReader& r, TrainingSpec& t) {
-  if (!r.Seen("training.evaluation_strategy") && r.Seen("training.eval_steps") &&
-      t.eval_steps > 0) {
+  const bool strategy_set =
+      r.Seen("training.evaluation_strategy") || r.Seen("training.eval_strategy");
+  if (!strategy_set && r.Seen("training.eval_steps") && t.eval_steps > 0) {
     t.evaluation_strategy = "steps";
+  }
+  if (r.Seen("training.evaluation_strategy") && r.Seen("training.eval_strategy")) {
+    r.ReportAt("training.eval_strategy",
+               "set only one of training.eval_strategy and training.evaluation_strategy (HF's "
+               "new and old names of one setting)");
   }
   CheckLrSchedulerKwargs(r, t);
   CheckDeprecatedKeys(r);
@@ -370,10 +377,10 @@ void CheckDevice(YamlReader& r, const ParseOptions& options, JobSpec& spec) {
   }
   if (r.HasProblem("training.device") || r.HasProblem("training.fp16")) return;
   if (t.fp16 && t.device == "cpu") {
-    r.ReportAt("training.fp16", absl::StrCat("training.fp16 needs a GPU: training.",
-                                             r.Seen("training.use_cpu") ? "use_cpu is true"
-                                                                        : "device is cpu",
-                                             " (use bf16: true on CPU)"));
+    r.ReportAt("training.fp16",
+               absl::StrCat("training.fp16 needs a GPU: training.",
+                            r.Seen("training.use_cpu") ? "use_cpu is true" : "device is cpu",
+                            " (use bf16: true on CPU)"));
     return;
   }
   if (!options.scheduled || spec.resources.gpus_per_worker > 0 ||
@@ -397,10 +404,11 @@ void CheckResources(YamlReader& r, ResourcesSpec& res) {
   if (res.gpus_per_worker <= 0 || r.HasProblem("resources.gpus_per_worker")) return;
   if (r.Seen("resources.slots_per_worker") && !r.HasProblem("resources.slots_per_worker") &&
       res.slots_per_worker != res.gpus_per_worker) {
-    r.ReportAt("resources.slots_per_worker",
-               absl::StrCat("resources.slots_per_worker must equal resources.gpus_per_worker (",
-                            res.gpus_per_worker, ") or be left out: each process gets one GPU (got ",
-                            res.slots_per_worker, ")"));
+    r.ReportAt(
+        "resources.slots_per_worker",
+        absl::StrCat("resources.slots_per_worker must equal resources.gpus_per_worker (",
+                     res.gpus_per_worker, ") or be left out: each process gets one GPU (got ",
+                     res.slots_per_worker, ")"));
     return;
   }
   res.slots_per_worker = res.gpus_per_worker;

@@ -41,6 +41,13 @@ Field<TrainingSpec> LrSchedulerKwargsField() {
   return {"lr_scheduler_kwargs", read, write};
 }
 
+// A second name of a key: read like `field`, never written back (the other name is).
+template <typename S>
+Field<S> ReadOnly(Field<S> field) {
+  field.write = nullptr;
+  return field;
+}
+
 // HF's adafactor: true, replaced by optim: adafactor (false leaves optim as it is).
 void ReadAdafactorFlag(YamlReader& r, const YAML::Node& v, const std::string& path,
                        TrainingSpec& out) {
@@ -95,6 +102,8 @@ const FieldTable<TrainingSpec>& TrainingFields() {
       BoolField("eval_on_start", &T::eval_on_start),
       ChoiceField("optim", &T::optim, {"adamw_torch", "adamw_hf", "adamw", "adafactor"}),
       ChoiceField("evaluation_strategy", &T::evaluation_strategy, {"no", "steps", "epoch"}),
+      // transformers 4.41's new name, the only one since 4.46; written back as the old one.
+      ReadOnly(ChoiceField("eval_strategy", &T::evaluation_strategy, {"no", "steps", "epoch"})),
       ChoiceField("save_strategy", &T::save_strategy, {"no", "steps", "epoch"}),
       BoolField("load_best_model_at_end", &T::load_best_model_at_end),
       StringField("metric_for_best_model", &T::metric_for_best_model),
