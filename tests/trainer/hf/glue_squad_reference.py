@@ -1,18 +1,20 @@
 """Reference metrics for tests/trainer/glue_squad_e2e_test.cc, computed apart from lmtrain.
 
     python glue_squad_reference.py glue TASK DEV_TSV PREDICT_RESULTS_TXT
-    python glue_squad_reference.py squad DEV_JSON PREDICTIONS_JSON
+    python glue_squad_reference.py squad DEV_JSON PREDICTIONS_JSON...
 
 glue: reads the gold labels of a GLUE dev file (cola: no header, label in column 1; qqp and
 stsb: header, label last) and lm-train's predict_results.txt (index, prediction), and prints
 the metrics of HF evaluate's "glue" metric (which calls sklearn / scipy, not installed here:
 the same formulas in numpy) with run_glue's combined_score, plus "mse" (the mean squared error,
 stsb: the regression loss).
-squad: reads a SQuAD v2.0 file and eval_predictions.json, scores the questions predicted with
+squad: reads a SQuAD v2.0 file and each eval_predictions.json, scores the questions predicted with
 transformers' own SQuAD code (transformers.data.metrics.squad_metrics: the official v2 script's
 normalisation, exact and F1), no-answer probability 0 for every question as run_qa passes it,
-and prints evaluate's "squad_v2" keys (exact, f1, total, HasAns_*, NoAns_*, best_*).
-Output: one JSON object on stdout.
+and prints evaluate's "squad_v2" keys (exact, f1, total, HasAns_*, NoAns_*, best_*), one
+object per predictions file, in a list.
+Output: one line of JSON on stdout. A missing numpy or transformers fails with
+ModuleNotFoundError (the test then skips its comparisons).
 """
 
 import json
@@ -117,7 +119,7 @@ def main():
     if sys.argv[1] == "glue":
         result = glue(sys.argv[2], sys.argv[3], sys.argv[4])
     else:
-        result = squad(sys.argv[2], sys.argv[3])
+        result = [squad(sys.argv[2], path) for path in sys.argv[3:]]
     print(json.dumps(result))
 
 
