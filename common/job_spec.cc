@@ -377,10 +377,10 @@ void CheckDevice(YamlReader& r, const ParseOptions& options, JobSpec& spec) {
   }
   if (r.HasProblem("training.device") || r.HasProblem("training.fp16")) return;
   if (t.fp16 && t.device == "cpu") {
-    r.ReportAt("training.fp16",
-               absl::StrCat("training.fp16 needs a GPU: training.",
-                            r.Seen("training.use_cpu") ? "use_cpu is true" : "device is cpu",
-                            " (use bf16: true on CPU)"));
+    r.ReportAt("training.fp16", absl::StrCat("training.fp16 needs a GPU: training.",
+                                             r.Seen("training.use_cpu") ? "use_cpu is true"
+                                                                        : "device is cpu",
+                                             " (use bf16: true on CPU)"));
     return;
   }
   if (!options.scheduled || spec.resources.gpus_per_worker > 0 ||
@@ -404,11 +404,10 @@ void CheckResources(YamlReader& r, ResourcesSpec& res) {
   if (res.gpus_per_worker <= 0 || r.HasProblem("resources.gpus_per_worker")) return;
   if (r.Seen("resources.slots_per_worker") && !r.HasProblem("resources.slots_per_worker") &&
       res.slots_per_worker != res.gpus_per_worker) {
-    r.ReportAt(
-        "resources.slots_per_worker",
-        absl::StrCat("resources.slots_per_worker must equal resources.gpus_per_worker (",
-                     res.gpus_per_worker, ") or be left out: each process gets one GPU (got ",
-                     res.slots_per_worker, ")"));
+    r.ReportAt("resources.slots_per_worker",
+               absl::StrCat("resources.slots_per_worker must equal resources.gpus_per_worker (",
+                            res.gpus_per_worker, ") or be left out: each process gets one GPU (got ",
+                            res.slots_per_worker, ")"));
     return;
   }
   res.slots_per_worker = res.gpus_per_worker;

@@ -125,9 +125,8 @@ const FieldTable<ResourcesSpec>& ResourcesFields() {
   static const auto* table = new FieldTable<ResourcesSpec>{
       NumberField("gpus_per_worker", &ResourcesSpec::gpus_per_worker, Range::AtLeast(0)),
       RemovedField<ResourcesSpec>(
-          "devices",
-          "resources.devices was replaced by resources.gpus_per_worker (GPUs on each "
-          "worker, one process per GPU); rename the key"),
+          "devices", "resources.devices was replaced by resources.gpus_per_worker (GPUs on each "
+                     "worker, one process per GPU); rename the key"),
       NumberField("priority", &ResourcesSpec::priority),
       NumberField("workers", &ResourcesSpec::workers, Range::AtLeast(1)),
       NumberField("slots_per_worker", &ResourcesSpec::slots_per_worker, Range::AtLeast(1)),
@@ -236,7 +235,7 @@ Field<JobSpec> TokenizerField() {
                    [&](const std::string& key, const YAML::Node& value, const std::string& child) {
                      if (key == "train") {
                        ReadTable(r, value, child, TokenizerTrainFields(),
-                                 out.tokenizer.train.emplace());
+                                           out.tokenizer.train.emplace());
                      } else if (auto s = r.ReadString(value, child)) {
                        out.tokenizer.path = *s;
                      }
