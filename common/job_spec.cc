@@ -319,11 +319,18 @@ void CheckDeprecatedKeys(YamlReader& r) {
 }
 
 // HF TrainingArguments.__post_init__'s consistency checks. An eval_steps given without an
-// evaluation_strategy means "evaluate every eval_steps" (as lmtrain's first job files did).
+// evaluation_strategy (or eval_strategy) means "evaluate every eval_steps" (as lmtrain's first job
+// files did).
 void CheckTraining(YamlReader& r, TrainingSpec& t) {
-  if (!r.Seen("training.evaluation_strategy") && r.Seen("training.eval_steps") &&
-      t.eval_steps > 0) {
+  const bool strategy_set =
+      r.Seen("training.evaluation_strategy") || r.Seen("training.eval_strategy");
+  if (!strategy_set && r.Seen("training.eval_steps") && t.eval_steps > 0) {
     t.evaluation_strategy = "steps";
+  }
+  if (r.Seen("training.evaluation_strategy") && r.Seen("training.eval_strategy")) {
+    r.ReportAt("training.eval_strategy",
+               "set only one of training.eval_strategy and training.evaluation_strategy (HF's "
+               "new and old names of one setting)");
   }
   CheckLrSchedulerKwargs(r, t);
   CheckDeprecatedKeys(r);

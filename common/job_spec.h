@@ -139,7 +139,8 @@ struct TrainingSpec {
   std::string optim = "adamw_torch";  // adamw_torch | adamw_hf | adamw | adafactor
   // When to evaluate during training: "no" (only at the end with do_eval), "steps" (every
   // eval_steps) or "epoch". Default "no", as HF; a job file that sets eval_steps (> 0) but
-  // not this key gets "steps".
+  // not this key gets "steps". Also read as eval_strategy (HF's name since transformers 4.41);
+  // setting both is an error.
   std::string evaluation_strategy = "no";
   std::string save_strategy = "steps";  // no | steps (every save_steps) | epoch
   // Keep track of the best checkpoint by metric_for_best_model and load it at the end (needs

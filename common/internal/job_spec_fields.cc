@@ -41,6 +41,13 @@ Field<TrainingSpec> LrSchedulerKwargsField() {
   return {"lr_scheduler_kwargs", read, write};
 }
 
+// A second name of a key: read like `field`, never written back (the other name is).
+template <typename S>
+Field<S> ReadOnly(Field<S> field) {
+  field.write = nullptr;
+  return field;
+}
+
 // HF's adafactor: true, replaced by optim: adafactor (false leaves optim as it is).
 void ReadAdafactorFlag(YamlReader& r, const YAML::Node& v, const std::string& path,
                        TrainingSpec& out) {
@@ -95,6 +102,8 @@ const FieldTable<TrainingSpec>& TrainingFields() {
       BoolField("eval_on_start", &T::eval_on_start),
       ChoiceField("optim", &T::optim, {"adamw_torch", "adamw_hf", "adamw", "adafactor"}),
       ChoiceField("evaluation_strategy", &T::evaluation_strategy, {"no", "steps", "epoch"}),
+      // transformers 4.41's new name, the only one since 4.46; written back as the old one.
+      ReadOnly(ChoiceField("eval_strategy", &T::evaluation_strategy, {"no", "steps", "epoch"})),
       ChoiceField("save_strategy", &T::save_strategy, {"no", "steps", "epoch"}),
       BoolField("load_best_model_at_end", &T::load_best_model_at_end),
       StringField("metric_for_best_model", &T::metric_for_best_model),
@@ -167,6 +176,16 @@ const FieldTable<TokenizerTrainSpec>& TokenizerTrainFields() {
   return *table;
 }
 
+const std::vector<std::string_view>& ModelKeys() {
+  static const auto* keys = new std::vector<std::string_view>{"name_or_path", "config"};
+  return *keys;
+}
+
+const std::vector<std::string_view>& TokenizerKeys() {
+  static const auto* keys = new std::vector<std::string_view>{"path", "train"};
+  return *keys;
+}
+
 namespace {
 
 // A nested mapping read and written through its own table.
@@ -186,7 +205,7 @@ Field<S> SectionField(std::string_view key, M S::*member, const FieldTable<M>& t
 // model: name_or_path or config. Which one is set is checked later, from the keys seen.
 Field<JobSpec> ModelField() {
   auto read = [](YamlReader& r, const YAML::Node& v, const std::string& path, JobSpec& out) {
-    r.VisitMapping(v, path, {"name_or_path", "config"},
+    r.VisitMapping(v, path, ModelKeys(),
                    [&](const std::string& key, const YAML::Node& value, const std::string& child) {
                      if (key == "config") {
                        out.model.config = ReadModelConfig(r, value, child);
@@ -212,7 +231,7 @@ Field<JobSpec> ModelField() {
 // tokenizer: path or train. A null `train:` trains with the defaults.
 Field<JobSpec> TokenizerField() {
   auto read = [](YamlReader& r, const YAML::Node& v, const std::string& path, JobSpec& out) {
-    r.VisitMapping(v, path, {"path", "train"},
+    r.VisitMapping(v, path, TokenizerKeys(),
                    [&](const std::string& key, const YAML::Node& value, const std::string& child) {
                      if (key == "train") {
                        ReadTable(r, value, child, TokenizerTrainFields(),
@@ -251,6 +270,5 @@ const FieldTable<JobSpec>& TopLevelFields() {
   };
   return *table;
 }
-
 
 }  // namespace lmtrain::internal

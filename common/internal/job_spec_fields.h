@@ -13,5 +13,9 @@ const FieldTable<DataSpec>& DataFields();
 const FieldTable<TokenizerTrainSpec>& TokenizerTrainFields();
 // The whole file: name, task, model, tokenizer, data, training, resources.
 const FieldTable<JobSpec>& TopLevelFields();
+// The keys of the `model` mapping (name_or_path, config) and of `tokenizer` (path, train; train
+// is read through TokenizerTrainFields).
+const std::vector<std::string_view>& ModelKeys();
+const std::vector<std::string_view>& TokenizerKeys();
 
 }  // namespace lmtrain::internal

@@ -1,5 +1,5 @@
 // ParseJobSpec on HF TrainingArguments that take more than a value: lr_scheduler_kwargs,
-// overwrite_output_dir, and HF's deprecated names, read with a warning.
+// overwrite_output_dir, HF's deprecated names, read with a warning, and eval_strategy.
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
@@ -131,6 +131,26 @@ TEST_F(JobSpecHfArgsTest, OldAndNewNameTogetherAreAnError) {
                        "set only one of training.adafactor (deprecated) and training.optim"));
   EXPECT_TRUE(HasError(ParseTraining("  per_gpu_train_batch_size: 0\n"), 8,
                        "training.per_gpu_train_batch_size must be > 0 (got 0)"));
+}
+
+// transformers 4.41 renamed evaluation_strategy to eval_strategy: both are read, without a
+// warning (lmtrain's own files use the old name), and the new one is never written back.
+TEST_F(JobSpecHfArgsTest, EvalStrategyIsTheNewNameOfEvaluationStrategy) {
+  auto spec = ParseTraining("  eval_strategy: epoch\n  save_strategy: epoch\n");
+  ASSERT_TRUE(spec.ok()) << spec.status();
+  EXPECT_EQ(spec->training.evaluation_strategy, "epoch");
+  EXPECT_THAT(warnings_, IsEmpty());
+  const std::string yaml = JobSpecToYaml(*spec);
+  EXPECT_EQ(yaml.find("eval_strategy"), std::string::npos) << yaml;
+  EXPECT_NE(yaml.find("evaluation_strategy: epoch"), std::string::npos) << yaml;
+  // As with evaluation_strategy, an explicit "no" is kept even with eval_steps.
+  spec = ParseTraining("  eval_strategy: \"no\"\n  eval_steps: 10\n");
+  ASSERT_TRUE(spec.ok()) << spec.status();
+  EXPECT_EQ(spec->training.evaluation_strategy, "no");
+  EXPECT_TRUE(HasError(ParseTraining("  eval_strategy: sometimes\n"), 8,
+                       "training.eval_strategy must be one of"));
+  EXPECT_TRUE(HasError(ParseTraining("  evaluation_strategy: steps\n  eval_strategy: steps\n"), 9,
+                       "set only one of training.eval_strategy and training.evaluation_strategy"));
 }
 
 }  // namespace

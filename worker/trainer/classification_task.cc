@@ -108,6 +108,9 @@ absl::Status ReadGlue(const JobSpec& spec, GlueTask task, ClassificationData& da
     RETURN_IF_ERROR(read("", GlueSplit::kDevMismatched, data.eval_mismatched));
   }
   RETURN_IF_ERROR(read(d.test_file, GlueSplit::kTest, data.test));
+  if (task == GlueTask::kMnli && d.test_file.empty()) {
+    RETURN_IF_ERROR(read("", GlueSplit::kTestMismatched, data.test_mismatched));
+  }
   data.labels = GlueClassLabels(task);
   data.glue = task;
   return absl::OkStatus();
@@ -309,6 +312,13 @@ absl::StatusOr<std::vector<std::pair<std::string, double>>> ClassificationTask::
                                         data_.test.examples, predictions)
                         .status());
   }
+  if (data_.glue && !data_.test_mismatched.features.empty()) {  // MNLI-mm.tsv
+    ASSIGN_OR_RETURN(const Outputs mm, Run(data_.test_mismatched, context, false));
+    GluePredictions predictions{mm.label_ids, mm.scores};
+    RETURN_IF_ERROR(WriteGlueSubmission(output_dir, *data_.glue, GlueSplit::kTestMismatched,
+                                        data_.test_mismatched.examples, predictions)
+                        .status());
+  }
   if (!labelled) return std::vector<std::pair<std::string, double>>{};
   ASSIGN_OR_RETURN(auto metrics, Metrics(split, outputs, "predict_", ""));
   metrics.insert(metrics.begin(), {"predict_loss", outputs.loss});
@@ -331,6 +341,7 @@ absl::StatusOr<std::unique_ptr<TrainingTask>> MakeClassificationTask(const JobSp
   Truncate(data.eval, spec.training.max_eval_samples);
   Truncate(data.eval_mismatched, spec.training.max_eval_samples);
   Truncate(data.test, spec.data.max_predict_samples);
+  Truncate(data.test_mismatched, spec.data.max_predict_samples);
   const nlohmann::json extra = LabelConfig(data.labels);
   std::shared_ptr<SequenceClassificationModel> model;
   if (spec.model.name_or_path.empty()) {
@@ -343,7 +354,8 @@ absl::StatusOr<std::unique_ptr<TrainingTask>> MakeClassificationTask(const JobSp
   }
   const int64_t max_len = std::min<int64_t>(
       spec.data.max_seq_length > 0 ? spec.data.max_seq_length : 128, model->MaxPositions());
-  for (ClassificationSplit* split : {&data.train, &data.eval, &data.eval_mismatched, &data.test}) {
+  for (ClassificationSplit* split :
+       {&data.train, &data.eval, &data.eval_mismatched, &data.test, &data.test_mismatched}) {
     RETURN_IF_ERROR(Tokenize(*context.tokenizer, max_len, *split));
   }
   *context.out << "data: " << data.train.examples.size() << " train, " << data.eval.examples.size()

@@ -5,7 +5,8 @@
 // Metrics: the GLUE task's (eval_matthews_correlation, eval_accuracy, eval_f1, eval_pearson,
 // eval_spearmanr, eval_combined_score; MNLI's mismatched set as *_mm), else eval_accuracy
 // (or eval_mse for regression). do_predict writes predict_results.txt (index, prediction) and,
-// for GLUE test files, the benchmark's submission file.
+// for GLUE test files, the benchmark's submission file (MNLI from a data_dir: MNLI-m.tsv for
+// test_matched and MNLI-mm.tsv for test_mismatched, as run_glue predicts both).
 // Not thread-safe: used by the training loop's thread.
 #pragma once
 
@@ -39,7 +40,8 @@ struct ClassificationSplit {
 struct ClassificationData {
   ClassLabels labels;
   std::optional<GlueTask> glue;  // Unset for the generic classification task.
-  ClassificationSplit train, eval, eval_mismatched, test;
+  // eval_mismatched and test_mismatched: MNLI's mismatched sets (data_dir only), else empty.
+  ClassificationSplit train, eval, eval_mismatched, test, test_mismatched;
 };
 
 class ClassificationTask : public TrainingTask {
