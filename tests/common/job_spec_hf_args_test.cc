@@ -132,10 +132,10 @@ TEST_F(JobSpecHfArgsTest, LayerwiseLrDecayAndEvalAllCheckpoints) {
   ASSERT_TRUE(spec.ok()) << spec.status();
   EXPECT_EQ(spec->training.layerwise_lr_decay, 1.0);
   EXPECT_FALSE(spec->training.eval_all_checkpoints);
-  EXPECT_TRUE(HasError(ParseTraining("  layerwise_lr_decay: 0\n"), 8,
-                       "training.layerwise_lr_decay"));
-  EXPECT_TRUE(HasError(ParseTraining("  layerwise_lr_decay: 1.5\n"), 8,
-                       "training.layerwise_lr_decay"));
+  EXPECT_TRUE(
+      HasError(ParseTraining("  layerwise_lr_decay: 0\n"), 8, "training.layerwise_lr_decay"));
+  EXPECT_TRUE(
+      HasError(ParseTraining("  layerwise_lr_decay: 1.5\n"), 8, "training.layerwise_lr_decay"));
 }
 
 TEST_F(JobSpecHfArgsTest, OverwriteOutputDirIsABool) {

@@ -6,8 +6,8 @@
 
 #include <filesystem>
 #include <fstream>
-#include <sstream>
 #include <nlohmann/json.hpp>
+#include <sstream>
 #include <string>
 #include <vector>
 
@@ -77,19 +77,19 @@ TEST_F(LmTrainTest, ElectraDiscriminatorFineTunesWithLayerwiseDecayAndEvalAllChe
   const std::vector<nlohmann::json> logs = Logs(out, "loss");
   ASSERT_GE(logs.size(), 4u);
   const double first = (logs[0]["loss"].get<double>() + logs[1]["loss"].get<double>()) / 2;
-  const double last = (logs[logs.size() - 1]["loss"].get<double>() +
-                       logs[logs.size() - 2]["loss"].get<double>()) / 2;
+  const double last =
+      (logs[logs.size() - 1]["loss"].get<double>() + logs[logs.size() - 2]["loss"].get<double>()) /
+      2;
   EXPECT_LT(last, first * 0.5) << "first " << first << ", last " << last;
 
   output.clear();
-  ASSERT_EQ(testing::RunTestPython(
-                "-c 'import sys; from safetensors.torch import load_file; "
-                "k = \"electra.embeddings.word_embeddings.weight\"; "
-                "a = load_file(sys.argv[1])[k]; b = load_file(sys.argv[2])[k]; "
-                "print(a.mean().item(), (a - b).abs().max().item())' " +
-                    (out / "model.safetensors").string() + " " +
-                    (disc / "model.safetensors").string(),
-                &output),
+  ASSERT_EQ(testing::RunTestPython("-c 'import sys; from safetensors.torch import load_file; "
+                                   "k = \"electra.embeddings.word_embeddings.weight\"; "
+                                   "a = load_file(sys.argv[1])[k]; b = load_file(sys.argv[2])[k]; "
+                                   "print(a.mean().item(), (a - b).abs().max().item())' " +
+                                       (out / "model.safetensors").string() + " " +
+                                       (disc / "model.safetensors").string(),
+                                   &output),
             0)
       << output;
   double mean = 0, max_change = 1;
@@ -100,8 +100,8 @@ TEST_F(LmTrainTest, ElectraDiscriminatorFineTunesWithLayerwiseDecayAndEvalAllChe
   // checkpoint-N/eval_results.txt, "key = value" sorted, and the merged keys with "_N".
   const nlohmann::json results = ReadJson(out / "eval_results.json");
   for (const int step : {60, 120}) {
-    const std::string text = ReadFile(out / ("checkpoint-" + std::to_string(step)) /
-                                      "eval_results.txt");
+    const std::string text =
+        ReadFile(out / ("checkpoint-" + std::to_string(step)) / "eval_results.txt");
     EXPECT_THAT(text, ::testing::StartsWith("eval_accuracy = ")) << text;
     EXPECT_THAT(text, HasSubstr("\neval_f1 = "));
     EXPECT_THAT(text, HasSubstr("\neval_loss = "));
@@ -119,11 +119,11 @@ TEST_F(LmTrainTest, ElectraDiscriminatorFineTunesWithLayerwiseDecayAndEvalAllChe
 // Its state is in the checkpoint: a run resumed at step 4 logs the same rates as the
 // uninterrupted one.
 TEST_F(LmTrainTest, ReduceLrOnPlateauHalvesOnBadEvaluationsAndResumes) {
-  const fs::path job = TinyJob(
-      "job.yaml",
-      "  learning_rate: 1.0e-3\n  max_steps: 8\n  logging_steps: 1\n  eval_steps: 2\n"
-      "  save_steps: 4\n  max_eval_samples: 8\n  lr_scheduler_type: reduce_lr_on_plateau\n"
-      "  lr_scheduler_kwargs: {mode: max, patience: 0, factor: 0.5}\n");
+  const fs::path job =
+      TinyJob("job.yaml",
+              "  learning_rate: 1.0e-3\n  max_steps: 8\n  logging_steps: 1\n  eval_steps: 2\n"
+              "  save_steps: 4\n  max_eval_samples: 8\n  lr_scheduler_type: reduce_lr_on_plateau\n"
+              "  lr_scheduler_kwargs: {mode: max, patience: 0, factor: 0.5}\n");
   RunToEnd(dir_, job);
   const fs::path out = dir_ / "out";
   std::vector<double> rates;

@@ -108,8 +108,7 @@ absl::Status WriteFinalOutputs(const Trainer& trainer, const std::string& output
   return WriteRunResults(output_dir, train, eval, predict);
 }
 
-EvalContext EvalContextFor(const JobSpec& spec, const Trainer& trainer,
-                           const JobOptions& options) {
+EvalContext EvalContextFor(const JobSpec& spec, const Trainer& trainer, const JobOptions& options) {
   EvalContext context;
   context.batch_size = spec.training.per_device_eval_batch_size;
   context.autocast = trainer.Autocast();
@@ -156,9 +155,9 @@ absl::StatusOr<JobResult> RunTrainer(const JobSpec& spec, Trainer& trainer, Trai
     if (!eval.ok()) return eval.status();
     eval_json = EvalResultsJson(*eval);
     if (spec.training.eval_all_checkpoints) {
-      ASSIGN_OR_RETURN(const nlohmann::json per_checkpoint,
-                       EvaluateAllCheckpoints(task, EvalContextFor(spec, trainer, options),
-                                              options.output_dir));
+      ASSIGN_OR_RETURN(
+          const nlohmann::json per_checkpoint,
+          EvaluateAllCheckpoints(task, EvalContextFor(spec, trainer, options), options.output_dir));
       eval_json->update(per_checkpoint);
     }
   }

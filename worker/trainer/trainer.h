@@ -197,7 +197,7 @@ class Trainer {
   std::vector<torch::Tensor> params_;       // The optimizer's: decay group, then no-decay.
   std::vector<torch::Tensor> sync_params_;  // Trainable, in the model's order (for buckets).
   std::unique_ptr<torch::optim::Optimizer> optimizer_;
-  std::vector<double> group_lr_scales_;  // One per optimizer param group (layerwise_lr_decay).
+  std::vector<double> group_lr_scales_;     // One per optimizer param group (layerwise_lr_decay).
   std::optional<PlateauSchedule> plateau_;  // lr_scheduler_type reduce_lr_on_plateau only.
   std::unique_ptr<StepCursor> cursor_;  // Null without training data.
   AutocastSpec autocast_;               // The forward passes' (the model's device type).

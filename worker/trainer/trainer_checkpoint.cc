@@ -23,14 +23,14 @@ constexpr int kStateFormat = 1;
 
 nlohmann::json RecordToJson(const ResumeRecord& r) {
   nlohmann::json j = {{"format", kStateFormat},
-          {"global_step", r.global_step},
-          {"total_loss_sum", r.total_loss_sum},
-          {"total_samples", r.total_samples},
-          {"train_batch_size", r.train_batch_size},
-          {"gradient_accumulation_steps", r.gradient_accumulation_steps},
-          {"num_train_examples", r.num_train_examples},
-          {"seed", r.seed},
-          {"scheduler_steps", r.scheduler_steps}};
+                      {"global_step", r.global_step},
+                      {"total_loss_sum", r.total_loss_sum},
+                      {"total_samples", r.total_samples},
+                      {"train_batch_size", r.train_batch_size},
+                      {"gradient_accumulation_steps", r.gradient_accumulation_steps},
+                      {"num_train_examples", r.num_train_examples},
+                      {"seed", r.seed},
+                      {"scheduler_steps", r.scheduler_steps}};
   if (!r.lr_scheduler.is_null()) j["lr_scheduler"] = r.lr_scheduler;
   return j;
 }

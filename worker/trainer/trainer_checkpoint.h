@@ -18,9 +18,8 @@
 
 #include <torch/torch.h>
 
-#include <nlohmann/json.hpp>
-
 #include <cstdint>
+#include <nlohmann/json.hpp>
 #include <string>
 
 #include "absl/status/status.h"
