@@ -33,7 +33,8 @@ inline constexpr std::string_view kGlueTasks[] = {"cola", "sst2", "mrpc", "stsb"
                                                   "mnli", "qnli", "rte",  "wnli"};
 
 struct ModelSpec {
-  // An HF model directory (config.json + model.safetensors). Absolute after parsing.
+  // An HF model directory (config.json + model.safetensors or pytorch_model.bin, each maybe
+  // sharded; docs/tasks.md). Absolute after parsing.
   std::string name_or_path;
   // From-scratch architecture: {"model_type": "gpt2", "n_layer": 2, ...}, HF config.json keys.
   // Exactly one of name_or_path / config is set. vocab_size may be absent: the tokenizer's.
