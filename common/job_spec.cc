@@ -282,6 +282,14 @@ void CheckLrSchedulerKwargs(YamlReader& r, const TrainingSpec& t) {
       {"power", k.power.has_value(), {"polynomial"}},
       {"num_cycles", k.num_cycles.has_value(), {"cosine", "cosine_with_restarts"}},
       {"timescale", k.timescale.has_value(), {"inverse_sqrt"}},
+      {"mode", k.mode.has_value(), {"reduce_lr_on_plateau"}},
+      {"factor", k.factor.has_value(), {"reduce_lr_on_plateau"}},
+      {"patience", k.patience.has_value(), {"reduce_lr_on_plateau"}},
+      {"threshold", k.threshold.has_value(), {"reduce_lr_on_plateau"}},
+      {"threshold_mode", k.threshold_mode.has_value(), {"reduce_lr_on_plateau"}},
+      {"cooldown", k.cooldown.has_value(), {"reduce_lr_on_plateau"}},
+      {"min_lr", k.min_lr.has_value(), {"reduce_lr_on_plateau"}},
+      {"eps", k.eps.has_value(), {"reduce_lr_on_plateau"}},
   };
   for (const auto& key : keys) {
     const std::string path = absl::StrCat("training.lr_scheduler_kwargs.", key.key);
@@ -335,6 +343,11 @@ void CheckTraining(YamlReader& r, TrainingSpec& t) {
   CheckLrSchedulerKwargs(r, t);
   CheckDeprecatedKeys(r);
   if (t.fp16 && t.bf16) r.ReportAt("training.fp16", "training: set at most one of fp16 and bf16");
+  if (t.lr_scheduler_type == "reduce_lr_on_plateau" && t.evaluation_strategy == "no") {
+    r.ReportAt("training.lr_scheduler_type",  // HF's __post_init__ refuses it too.
+               "training.lr_scheduler_type reduce_lr_on_plateau needs evaluation_strategy steps "
+               "or epoch (it steps on each evaluation's metric)");
+  }
   const fs::path logging_dir(t.logging_dir);
   if (logging_dir.is_absolute() ||
       std::find(logging_dir.begin(), logging_dir.end(), "..") != logging_dir.end()) {

@@ -33,7 +33,8 @@ inline constexpr std::string_view kGlueTasks[] = {"cola", "sst2", "mrpc", "stsb"
                                                   "mnli", "qnli", "rte",  "wnli"};
 
 struct ModelSpec {
-  // An HF model directory (config.json + model.safetensors). Absolute after parsing.
+  // An HF model directory (config.json + model.safetensors or pytorch_model.bin, each maybe
+  // sharded; docs/tasks.md). Absolute after parsing.
   std::string name_or_path;
   // From-scratch architecture: {"model_type": "gpt2", "n_layer": 2, ...}, HF config.json keys.
   // Exactly one of name_or_path / config is set. vocab_size may be absent: the tokenizer's.
@@ -101,6 +102,15 @@ struct LrSchedulerKwargs {
   std::optional<double> num_cycles;
   // inverse_sqrt: > 0; the warmup steps, or 10000 without warmup.
   std::optional<int64_t> timescale;
+  // reduce_lr_on_plateau (torch.optim.lr_scheduler.ReduceLROnPlateau's arguments and defaults):
+  std::optional<std::string> mode;            // "min" (the default) | "max"
+  std::optional<double> factor;               // in (0, 1); 0.1
+  std::optional<int64_t> patience;            // >= 0; 10
+  std::optional<double> threshold;            // >= 0; 1e-4
+  std::optional<std::string> threshold_mode;  // "rel" (the default) | "abs"
+  std::optional<int64_t> cooldown;            // >= 0; 0
+  std::optional<double> min_lr;               // >= 0; 0
+  std::optional<double> eps;                  // >= 0; 1e-8
 };
 
 struct TrainingSpec {
@@ -113,10 +123,15 @@ struct TrainingSpec {
   int64_t warmup_steps = 0;                  // >= 0
   double warmup_ratio = 0.0;                 // in [0, 1); used when warmup_steps == 0
   // linear | cosine | cosine_with_restarts | polynomial | constant | constant_with_warmup |
-  // inverse_sqrt (HF's formulas, docs/tasks.md)
+  // inverse_sqrt (HF's formulas, docs/tasks.md) | reduce_lr_on_plateau (stepped on
+  // metric_for_best_model, default eval_loss, at each evaluation: needs evaluation_strategy)
   std::string lr_scheduler_type = "linear";
   LrSchedulerKwargs lr_scheduler_kwargs;
   double weight_decay = 0.0;                 // >= 0; not applied to biases and LayerNorm
+  // ELECTRA's layer-wise learning-rate decay, in (0, 1]: transformer layer i (0-based) of L
+  // learns at learning_rate * d^(L - i), the embeddings at d^(L + 1), the task head at the full
+  // rate. 1 (the default) turns it off.
+  double layerwise_lr_decay = 1.0;
   double adam_beta1 = 0.9;                   // in [0, 1)
   double adam_beta2 = 0.999;                 // in [0, 1)
   double adam_epsilon = 1e-8;                // > 0
@@ -136,6 +151,10 @@ struct TrainingSpec {
   bool do_eval = true;                // evaluate at the end (needs validation data)
   bool do_predict = false;            // predict on data.test_file (or the eval set)
   bool eval_on_start = false;         // also evaluate at step 0, before training
+  // With do_eval, after training: also evaluate every checkpoint-N in the output folder (HF's
+  // legacy run_glue.py / run_squad.py flag): checkpoint-N/eval_results.txt, and each metric with
+  // "_N" appended in eval_results.json and all_results.json.
+  bool eval_all_checkpoints = false;
   std::string optim = "adamw_torch";  // adamw_torch | adamw_hf | adamw | adafactor
   // When to evaluate during training: "no" (only at the end with do_eval), "steps" (every
   // eval_steps) or "epoch". Default "no", as HF; a job file that sets eval_steps (> 0) but

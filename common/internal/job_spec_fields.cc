@@ -2,6 +2,10 @@
 
 #include <yaml-cpp/yaml.h>
 
+#include <algorithm>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
 #include "common/internal/model_config.h"
 
 namespace lmtrain::internal {
@@ -10,31 +14,91 @@ namespace lmtrain::internal {
 
 namespace {
 
+// training.lr_scheduler_kwargs, by value type.
+struct DoubleKwarg {
+  const char* key;
+  std::optional<double> LrSchedulerKwargs::*member;
+  Range range;
+};
+struct IntKwarg {
+  const char* key;
+  std::optional<int64_t> LrSchedulerKwargs::*member;
+  Range range;
+};
+struct ChoiceKwarg {
+  const char* key;
+  std::optional<std::string> LrSchedulerKwargs::*member;
+  std::vector<std::string> choices;
+};
+using K = LrSchedulerKwargs;
+const DoubleKwarg kDoubleKwargs[] = {
+    {"lr_end", &K::lr_end, Range::AtLeast(0)},
+    {"power", &K::power, Range::Above(0)},
+    {"num_cycles", &K::num_cycles, Range::Above(0)},
+    {"factor", &K::factor, Range::Open(0, 1)},
+    {"threshold", &K::threshold, Range::AtLeast(0)},
+    {"min_lr", &K::min_lr, Range::AtLeast(0)},
+    {"eps", &K::eps, Range::AtLeast(0)},
+};
+const IntKwarg kIntKwargs[] = {
+    {"timescale", &K::timescale, Range::Above(0)},
+    {"patience", &K::patience, Range::AtLeast(0)},
+    {"cooldown", &K::cooldown, Range::AtLeast(0)},
+};
+const ChoiceKwarg kChoiceKwargs[] = {
+    {"mode", &K::mode, {"min", "max"}},
+    {"threshold_mode", &K::threshold_mode, {"rel", "abs"}},
+};
+
+void ReadKwarg(YamlReader& r, const std::string& key, const YAML::Node& value,
+               const std::string& path, LrSchedulerKwargs& k) {
+  for (const DoubleKwarg& kwarg : kDoubleKwargs) {
+    if (key != kwarg.key) continue;
+    if (auto x = r.ReadDouble(value, path, kwarg.range)) k.*kwarg.member = *x;
+  }
+  for (const IntKwarg& kwarg : kIntKwargs) {
+    if (key != kwarg.key) continue;
+    if (auto x = r.ReadInt(value, path, kwarg.range)) k.*kwarg.member = *x;
+  }
+  for (const ChoiceKwarg& kwarg : kChoiceKwargs) {
+    if (key != kwarg.key) continue;
+    std::optional<std::string> x = r.ReadString(value, path);
+    if (!x) continue;
+    if (std::find(kwarg.choices.begin(), kwarg.choices.end(), *x) == kwarg.choices.end()) {
+      r.ReportAt(path, absl::StrCat(path, " must be one of ", absl::StrJoin(kwarg.choices, ", "),
+                                    " (got '", *x, "')"));
+    } else {
+      k.*kwarg.member = *x;
+    }
+  }
+}
+
 // training.lr_scheduler_kwargs: a mapping of the keys that are set; written back the same way.
 Field<TrainingSpec> LrSchedulerKwargsField() {
   auto read = [](YamlReader& r, const YAML::Node& v, const std::string& path, TrainingSpec& out) {
-    LrSchedulerKwargs& k = out.lr_scheduler_kwargs;
-    r.VisitMapping(v, path, {"lr_end", "power", "num_cycles", "timescale"},
+    std::vector<std::string_view> keys;
+    for (const auto& kwarg : kDoubleKwargs) keys.push_back(kwarg.key);
+    for (const auto& kwarg : kIntKwargs) keys.push_back(kwarg.key);
+    for (const auto& kwarg : kChoiceKwargs) keys.push_back(kwarg.key);
+    r.VisitMapping(v, path, keys,
                    [&](const std::string& key, const YAML::Node& value, const std::string& child) {
-                     if (key == "lr_end") {
-                       if (auto x = r.ReadDouble(value, child, Range::AtLeast(0))) k.lr_end = *x;
-                     } else if (key == "power") {
-                       if (auto x = r.ReadDouble(value, child, Range::Above(0))) k.power = *x;
-                     } else if (key == "num_cycles") {
-                       if (auto x = r.ReadDouble(value, child, Range::Above(0))) k.num_cycles = *x;
-                     } else if (auto x = r.ReadInt(value, child, Range::Above(0))) {
-                       k.timescale = *x;
-                     }
+                     ReadKwarg(r, key, value, child, out.lr_scheduler_kwargs);
                    });
   };
   auto write = [](YAML::Emitter& e, const TrainingSpec& s) {
     const LrSchedulerKwargs& k = s.lr_scheduler_kwargs;
     e << YAML::BeginMap;
-    if (k.lr_end) e << YAML::Key << "lr_end" << YAML::Value << FormatDouble(*k.lr_end);
-    if (k.power) e << YAML::Key << "power" << YAML::Value << FormatDouble(*k.power);
-    if (k.num_cycles) e << YAML::Key << "num_cycles" << YAML::Value << FormatDouble(*k.num_cycles);
-    if (k.timescale) {
-      e << YAML::Key << "timescale" << YAML::Value << static_cast<long long>(*k.timescale);
+    for (const auto& kwarg : kDoubleKwargs) {
+      if (k.*kwarg.member)
+        e << YAML::Key << kwarg.key << YAML::Value << FormatDouble(*(k.*kwarg.member));
+    }
+    for (const auto& kwarg : kIntKwargs) {
+      if (k.*kwarg.member) {
+        e << YAML::Key << kwarg.key << YAML::Value << static_cast<long long>(*(k.*kwarg.member));
+      }
+    }
+    for (const auto& kwarg : kChoiceKwargs) {
+      if (k.*kwarg.member) e << YAML::Key << kwarg.key << YAML::Value << *(k.*kwarg.member);
     }
     e << YAML::EndMap;
   };
@@ -80,9 +144,10 @@ const FieldTable<TrainingSpec>& TrainingFields() {
       NumberField("warmup_ratio", &T::warmup_ratio, Range::HalfOpen(0, 1)),
       ChoiceField("lr_scheduler_type", &T::lr_scheduler_type,
                   {"linear", "cosine", "cosine_with_restarts", "polynomial", "constant",
-                   "constant_with_warmup", "inverse_sqrt"}),
+                   "constant_with_warmup", "inverse_sqrt", "reduce_lr_on_plateau"}),
       LrSchedulerKwargsField(),
       NumberField("weight_decay", &T::weight_decay, Range::AtLeast(0)),
+      NumberField("layerwise_lr_decay", &T::layerwise_lr_decay, Range{0.0, true, 1.0, false}),
       NumberField("adam_beta1", &T::adam_beta1, Range::HalfOpen(0, 1)),
       NumberField("adam_beta2", &T::adam_beta2, Range::HalfOpen(0, 1)),
       NumberField("adam_epsilon", &T::adam_epsilon, Range::Above(0)),
@@ -100,6 +165,7 @@ const FieldTable<TrainingSpec>& TrainingFields() {
       BoolField("do_eval", &T::do_eval),
       BoolField("do_predict", &T::do_predict),
       BoolField("eval_on_start", &T::eval_on_start),
+      BoolField("eval_all_checkpoints", &T::eval_all_checkpoints),
       ChoiceField("optim", &T::optim, {"adamw_torch", "adamw_hf", "adamw", "adafactor"}),
       ChoiceField("evaluation_strategy", &T::evaluation_strategy, {"no", "steps", "epoch"}),
       // transformers 4.41's new name, the only one since 4.46; written back as the old one.

@@ -83,6 +83,61 @@ TEST_F(JobSpecHfArgsTest, LrSchedulerKwargsMustSuitTheSchedule) {
                        "training.learning_rate (0.0001)"));
 }
 
+TEST_F(JobSpecHfArgsTest, ReduceLrOnPlateauTakesTorchsArgumentsAndNeedsEvaluation) {
+  auto spec = ParseTraining(
+      "  lr_scheduler_type: reduce_lr_on_plateau\n  evaluation_strategy: epoch\n"
+      "  lr_scheduler_kwargs: {mode: max, factor: 0.5, patience: 2, threshold: 0.01,\n"
+      "    threshold_mode: abs, cooldown: 1, min_lr: 1.0e-6, eps: 1.0e-9}\n");
+  ASSERT_TRUE(spec.ok()) << spec.status();
+  const LrSchedulerKwargs& k = spec->training.lr_scheduler_kwargs;
+  EXPECT_EQ(k.mode, "max");
+  EXPECT_EQ(k.factor, 0.5);
+  EXPECT_EQ(k.patience, 2);
+  EXPECT_EQ(k.threshold, 0.01);
+  EXPECT_EQ(k.threshold_mode, "abs");
+  EXPECT_EQ(k.cooldown, 1);
+  EXPECT_EQ(k.min_lr, 1e-6);
+  EXPECT_EQ(k.eps, 1e-9);
+  auto again = ParseJobSpec(JobSpecToYaml(*spec), ParseOptions{});
+  ASSERT_TRUE(again.ok()) << again.status() << "\n" << JobSpecToYaml(*spec);
+  EXPECT_EQ(again->training.lr_scheduler_kwargs.threshold_mode, "abs");
+  EXPECT_EQ(again->training.lr_scheduler_kwargs.patience, 2);
+  EXPECT_EQ(again->training.lr_scheduler_kwargs.min_lr, 1e-6);
+
+  EXPECT_TRUE(HasError(ParseTraining("  lr_scheduler_type: reduce_lr_on_plateau\n"), 8,
+                       "training.lr_scheduler_type reduce_lr_on_plateau needs "
+                       "evaluation_strategy steps or epoch"));
+  EXPECT_TRUE(HasError(ParseTraining("  lr_scheduler_type: reduce_lr_on_plateau\n"
+                                     "  evaluation_strategy: epoch\n"
+                                     "  lr_scheduler_kwargs: {mode: up}\n"),
+                       10, "training.lr_scheduler_kwargs.mode must be one of min, max (got 'up')"));
+  EXPECT_TRUE(HasError(ParseTraining("  lr_scheduler_type: reduce_lr_on_plateau\n"
+                                     "  evaluation_strategy: epoch\n"
+                                     "  lr_scheduler_kwargs: {factor: 1}\n"),
+                       10, "training.lr_scheduler_kwargs.factor"));
+  EXPECT_TRUE(HasError(ParseTraining("  lr_scheduler_kwargs: {patience: 3}\n"), 8,
+                       "training.lr_scheduler_kwargs.patience applies to lr_scheduler_type "
+                       "reduce_lr_on_plateau, not to 'linear'"));
+}
+
+TEST_F(JobSpecHfArgsTest, LayerwiseLrDecayAndEvalAllCheckpoints) {
+  auto spec = ParseTraining("  layerwise_lr_decay: 0.8\n  eval_all_checkpoints: true\n");
+  ASSERT_TRUE(spec.ok()) << spec.status();
+  EXPECT_EQ(spec->training.layerwise_lr_decay, 0.8);
+  EXPECT_TRUE(spec->training.eval_all_checkpoints);
+  auto again = ParseJobSpec(JobSpecToYaml(*spec), ParseOptions{});
+  ASSERT_TRUE(again.ok()) << again.status();
+  test_util::ExpectTrainingEqual(again->training, spec->training);
+  spec = ParseTraining("  seed: 1\n");
+  ASSERT_TRUE(spec.ok()) << spec.status();
+  EXPECT_EQ(spec->training.layerwise_lr_decay, 1.0);
+  EXPECT_FALSE(spec->training.eval_all_checkpoints);
+  EXPECT_TRUE(
+      HasError(ParseTraining("  layerwise_lr_decay: 0\n"), 8, "training.layerwise_lr_decay"));
+  EXPECT_TRUE(
+      HasError(ParseTraining("  layerwise_lr_decay: 1.5\n"), 8, "training.layerwise_lr_decay"));
+}
+
 TEST_F(JobSpecHfArgsTest, OverwriteOutputDirIsABool) {
   auto spec = ParseTraining("  overwrite_output_dir: true\n");
   ASSERT_TRUE(spec.ok()) << spec.status();

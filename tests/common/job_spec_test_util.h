@@ -108,6 +108,8 @@ inline void ExpectTrainingEqual(const TrainingSpec& a, const TrainingSpec& b) {
   EXPECT_EQ(a.adam_beta2, b.adam_beta2);
   EXPECT_EQ(a.adam_epsilon, b.adam_epsilon);
   EXPECT_EQ(a.max_grad_norm, b.max_grad_norm);
+  EXPECT_EQ(a.layerwise_lr_decay, b.layerwise_lr_decay);
+  EXPECT_EQ(a.eval_all_checkpoints, b.eval_all_checkpoints);
   EXPECT_EQ(a.logging_strategy, b.logging_strategy);
   EXPECT_EQ(a.logging_steps, b.logging_steps);
   EXPECT_EQ(a.logging_first_step, b.logging_first_step);

@@ -122,13 +122,21 @@ TEST(PretrainedModelTest, LoadExplainsWhatIsWrongWithTheDirectory) {
 
   WriteFileBytes(dir.File("config.json"), TinyGpt2Config().dump());
   EXPECT_THAT(Message(LoadCausalLm(dir.path().string()).status()),
-              HasSubstr("no model.safetensors or model.safetensors.index.json"));
+              HasSubstr("no model.safetensors, model.safetensors.index.json, pytorch_model.bin or "
+                        "pytorch_model.bin.index.json"));
+
+  WriteFileBytes(dir.File("tf_model.h5"), "hdf5");
+  auto h5 = LoadCausalLm(dir.path().string());
+  EXPECT_EQ(h5.status().code(), absl::StatusCode::kUnimplemented);
+  EXPECT_THAT(Message(h5.status()),
+              HasSubstr("only safetensors and pytorch_model.bin weights are supported, not "
+                        "tf_model.h5"));
 
   WriteFileBytes(dir.File("pytorch_model.bin"), "pickle");
   auto pickle = LoadCausalLm(dir.path().string());
-  EXPECT_EQ(pickle.status().code(), absl::StatusCode::kUnimplemented);
+  EXPECT_EQ(pickle.status().code(), absl::StatusCode::kInvalidArgument);
   EXPECT_THAT(Message(pickle.status()),
-              HasSubstr("only safetensors weights are supported, not pytorch_model.bin"));
+              HasSubstr(dir.File("pytorch_model.bin") + ": not a readable torch.save zip archive"));
 
   ASSERT_TRUE(WriteSafetensors(dir.File("model.safetensors"),
                                {{"bert.embeddings.word_embeddings.weight", torch::zeros({37, 16})}},

@@ -71,7 +71,17 @@ TEST(LrScheduleTest, ParsesHfNames) {
   EXPECT_EQ(*ParseLrScheduleType("polynomial"), LrScheduleType::kPolynomial);
   EXPECT_EQ(*ParseLrScheduleType("cosine_with_restarts"), LrScheduleType::kCosineWithRestarts);
   EXPECT_EQ(*ParseLrScheduleType("inverse_sqrt"), LrScheduleType::kInverseSqrt);
+  EXPECT_EQ(*ParseLrScheduleType("reduce_lr_on_plateau"), LrScheduleType::kReduceLrOnPlateau);
   EXPECT_FALSE(ParseLrScheduleType("wavy").ok());
+}
+
+// reduce_lr_on_plateau has no warmup and no decay of its own (PlateauSchedule lowers it).
+TEST(LrScheduleTest, PlateauFactorIsOneWithoutWarmup) {
+  LrScheduleOptions o;
+  o.type = LrScheduleType::kReduceLrOnPlateau;
+  o.warmup_steps = 5;
+  o.total_steps = 10;
+  for (int64_t step : {0, 2, 5, 9, 12}) EXPECT_EQ(LrFactor(o, step), 1.0) << step;
 }
 
 struct HfCase {

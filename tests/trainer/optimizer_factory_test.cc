@@ -3,7 +3,9 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include "worker/models/pretrained_model.h"
 #include "worker/trainer/batch_collator.h"
+#include "worker/trainer/layerwise_lr_decay.h"
 
 namespace lmtrain {
 namespace {
@@ -71,6 +73,78 @@ TEST(OptimizerFactoryTest, OnlyTheDecayGroupDecays) {
   for (auto& group : adamw->param_groups()) {
     EXPECT_EQ(static_cast<torch::optim::AdamWOptions&>(group.options()).lr(), 0.25);
   }
+}
+
+// Each parameter's learning rate, by name, from the optimizer's param groups.
+std::map<std::string, double> LearningRates(const torch::nn::Module& model,
+                                            torch::optim::Optimizer& optimizer) {
+  std::map<const void*, double> by_tensor;
+  for (auto& group : optimizer.param_groups()) {
+    for (const torch::Tensor& p : group.params()) {
+      by_tensor[p.unsafeGetTensorImpl()] = group.options().get_lr();
+    }
+  }
+  std::map<std::string, double> rates;
+  for (const auto& item : model.named_parameters()) {
+    rates[item.key()] = by_tensor.at(item.value().unsafeGetTensorImpl());
+  }
+  return rates;
+}
+
+TEST(OptimizerFactoryTest, LayerwiseLrDecayGivesElectraPerLayerRates) {
+  torch::manual_seed(0);
+  auto model = CreateSequenceClassification({{"model_type", "electra"},
+                                             {"vocab_size", 37},
+                                             {"embedding_size", 8},
+                                             {"hidden_size", 16},
+                                             {"num_hidden_layers", 2},
+                                             {"num_attention_heads", 2},
+                                             {"intermediate_size", 32},
+                                             {"max_position_embeddings", 16}});
+  ASSERT_TRUE(model.ok()) << model.status();
+  WeightDecayGroups groups = SplitWeightDecayGroups(**model);
+  ASSERT_TRUE(ApplyLayerwiseLrDecay(0.5, &groups).ok());
+  TrainingSpec t;
+  t.learning_rate = 0.1;
+  t.weight_decay = 0.01;
+  std::vector<double> scales;
+  for (const ParamGroupPlan& plan : PlanParamGroups(groups, t)) scales.push_back(plan.lr_scale);
+  // Two layers: head 1, layer 1 d, layer 0 d^2, embeddings d^3; decay and no-decay each.
+  EXPECT_THAT(scales, ElementsAre(1.0, 0.5, 0.25, 0.125, 1.0, 0.5, 0.25, 0.125));
+  for (const std::string& optim : {"adamw_torch", "adafactor"}) {
+    t.optim = optim;
+    auto optimizer = MakeOptimizer(groups, t);
+    ASSERT_TRUE(optimizer.ok()) << optimizer.status();
+    std::map<std::string, double> rates = LearningRates(**model, **optimizer);
+    EXPECT_DOUBLE_EQ(rates.at("electra.embeddings.word_embeddings.weight"), 0.0125) << optim;
+    EXPECT_DOUBLE_EQ(rates.at("electra.embeddings.LayerNorm.weight"), 0.0125);
+    EXPECT_DOUBLE_EQ(rates.at("electra.embeddings_project.weight"), 0.0125);
+    EXPECT_DOUBLE_EQ(rates.at("electra.encoder.layer.0.attention.self.query.weight"), 0.025);
+    EXPECT_DOUBLE_EQ(rates.at("electra.encoder.layer.1.output.LayerNorm.bias"), 0.05);
+    EXPECT_DOUBLE_EQ(rates.at("classifier.dense.weight"), 0.1);
+    EXPECT_DOUBLE_EQ(rates.at("classifier.out_proj.bias"), 0.1);
+    // The schedule moves every group by the same factor, keeping the ratios.
+    SetLearningRate(optimizer->get(), 0.2, scales);
+    rates = LearningRates(**model, **optimizer);
+    EXPECT_DOUBLE_EQ(rates.at("electra.embeddings.word_embeddings.weight"), 0.025);
+    EXPECT_DOUBLE_EQ(rates.at("electra.encoder.layer.0.attention.self.query.weight"), 0.05);
+    EXPECT_DOUBLE_EQ(rates.at("classifier.out_proj.weight"), 0.2);
+  }
+}
+
+TEST(OptimizerFactoryTest, LayerwiseLrDecayNeedsNumberedLayers) {
+  EXPECT_THAT(*LayerwiseLrScales({"transformer.wte.weight", "transformer.h.1.attn.c_attn.weight",
+                                  "transformer.h.0.ln_1.bias", "transformer.ln_f.weight"},
+                                 0.8),
+              ElementsAre(::testing::DoubleEq(0.8 * 0.8 * 0.8), ::testing::DoubleEq(0.8),
+                          ::testing::DoubleEq(0.8 * 0.8), 1.0));
+  auto albert =
+      LayerwiseLrScales({"albert.encoder.albert_layer_groups.0.albert_layers.0.ffn.weight"}, 0.8);
+  EXPECT_EQ(albert.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(std::string(albert.status().message()), ::testing::HasSubstr("numbered"));
+  EXPECT_THAT(*LayerwiseLrScales({"albert.pooler.weight"}, 1.0), ElementsAre(1.0));
+  EXPECT_FALSE(LayerwiseLrScales({"h.0.w"}, 0.0).ok());
+  EXPECT_FALSE(LayerwiseLrScales({"h.0.w"}, 1.5).ok());
 }
 
 TEST(BatchCollatorTest, PadsRightWithIgnoredLabels) {

@@ -1,4 +1,5 @@
-// The model registry and HF model directories (config.json + model.safetensors).
+// The model registry and HF model directories (config.json + model.safetensors or
+// pytorch_model.bin).
 #include "worker/models/pretrained_model.h"
 
 #include <filesystem>
@@ -12,6 +13,7 @@
 #include "worker/models/encoder_models.h"
 #include "worker/models/gpt2.h"
 #include "worker/models/json_file.h"
+#include "worker/models/pytorch_weights.h"
 #include "worker/models/safetensors.h"
 
 namespace lmtrain {
@@ -24,8 +26,18 @@ constexpr absl::string_view kTransformersVersion = "4.31.0";
 constexpr char kConfigFile[] = "config.json";
 constexpr char kWeightsFile[] = "model.safetensors";
 constexpr char kWeightsIndexFile[] = "model.safetensors.index.json";
-constexpr const char* kUnsupportedWeightFiles[] = {
-    "pytorch_model.bin", "pytorch_model.bin.index.json", "tf_model.h5", "flax_model.msgpack"};
+constexpr const char* kUnsupportedWeightFiles[] = {"tf_model.h5", "flax_model.msgpack"};
+
+using WeightsReader =
+    std::function<absl::StatusOr<std::map<std::string, torch::Tensor>>(const std::string&)>;
+
+// HF's order of preference (from_pretrained): safetensors, then PyTorch's pickled format.
+const std::pair<const char*, WeightsReader> kWeightFiles[] = {
+    {kWeightsFile, [](const std::string& path) { return ReadSafetensors(path); }},
+    {kWeightsIndexFile, ReadSafetensorsIndex},
+    {"pytorch_model.bin", ReadPytorchWeights},
+    {"pytorch_model.bin.index.json", ReadPytorchWeightsIndex},
+};
 
 using CausalLmFactory =
     std::function<absl::StatusOr<std::shared_ptr<CausalLmModel>>(const nlohmann::json&)>;
@@ -44,20 +56,20 @@ const Architecture kCausalLms[] = {
 };
 
 absl::StatusOr<std::map<std::string, torch::Tensor>> ReadWeightsIn(const fs::path& dir) {
-  const fs::path single = dir / kWeightsFile;
-  if (fs::exists(single)) return ReadSafetensors(single.string());
-  const fs::path index = dir / kWeightsIndexFile;
-  if (fs::exists(index)) return ReadSafetensorsIndex(index.string());
+  for (const auto& [name, read] : kWeightFiles) {
+    if (fs::exists(dir / name)) return read((dir / name).string());
+  }
   for (const char* name : kUnsupportedWeightFiles) {
     if (fs::exists(dir / name)) {
-      return absl::UnimplementedError(absl::StrCat(
-          (dir / name).string(), ": only safetensors weights are supported, not ", name,
-          ". Convert once in Python: AutoModel.from_pretrained(d).save_pretrained(d, "
-          "safe_serialization=True)"));
+      return absl::UnimplementedError(
+          absl::StrCat((dir / name).string(),
+                       ": only safetensors and pytorch_model.bin weights are supported, not ", name,
+                       ". Convert it once in Python: from_pretrained, then save_pretrained"));
     }
   }
-  return absl::NotFoundError(absl::StrCat(dir.string(), ": no ", kWeightsFile, " or ",
-                                          kWeightsIndexFile, " in the model directory"));
+  return absl::NotFoundError(
+      absl::StrCat(dir.string(), ": no ", kWeightsFile, ", ", kWeightsIndexFile,
+                   ", pytorch_model.bin or pytorch_model.bin.index.json in the model directory"));
 }
 
 // A checkpoint that shares no key with the model is a wrong directory, not a fresh start.

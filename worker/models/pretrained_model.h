@@ -1,7 +1,8 @@
 // Models in Hugging Face form: HF config.json in, HF key names out. LibTorch only here.
 //
 // A model is built from an HF config (from scratch, initialised like HF) or loaded from an HF
-// model directory (config.json + model.safetensors), and saved back in the exact layout HF
+// model directory (config.json + model.safetensors or pytorch_model.bin, each maybe sharded),
+// and saved back in the exact layout HF
 // transformers 4.31 `save_pretrained(safe_serialization=True)` writes. Decoders (GPT-2) are
 // CausalLmModel; the BERT family (BERT, RoBERTa, DistilBERT, ALBERT, ELECTRA) is EncoderModel
 // with one interface per head (MaskedLmModel, QuestionAnsweringModel,
@@ -142,7 +143,7 @@ class DiscriminatorModel : public EncoderModel {
 // Initialised as HF does with torch's current RNG. InvalidArgument names the bad field.
 absl::StatusOr<std::shared_ptr<CausalLmModel>> CreateCausalLm(const nlohmann::json& config);
 
-// From an HF model directory: config.json + model.safetensors (or a sharded index).
+// From an HF model directory: config.json + weights as ReadHfWeights finds them.
 // Missing head weights are initialised; `report` (optional) says what was missing/unused.
 absl::StatusOr<std::shared_ptr<CausalLmModel>> LoadCausalLm(const std::string& dir,
                                                             LoadReport* report = nullptr);
@@ -177,9 +178,11 @@ absl::StatusOr<std::shared_ptr<DiscriminatorModel>> LoadDiscriminator(const std:
 absl::StatusOr<std::shared_ptr<PretrainedModel>> LoadPretrained(const std::string& dir,
                                                                 LoadReport* report = nullptr);
 
-// The tensors of an HF model directory by key: model.safetensors, else the sharded
-// model.safetensors.index.json. Unimplemented naming a pytorch_model.bin / .h5 / ... found
-// instead (with how to convert it); NotFound when there are no weights; read errors name the file.
+// The tensors of an HF model directory by key, from the first file present in HF's order:
+// model.safetensors, the sharded model.safetensors.index.json, pytorch_model.bin, the sharded
+// pytorch_model.bin.index.json (pytorch_weights.h: pickles that import anything but tensors are
+// refused unread). Unimplemented naming a tf_model.h5 / flax_model.msgpack found instead (with
+// how to convert it); NotFound when there are no weights; read errors name the file.
 absl::StatusOr<std::map<std::string, torch::Tensor>> ReadHfWeights(const std::string& dir);
 
 // Writes config.json and model.safetensors (with {"format":"pt"} metadata) into `dir`,

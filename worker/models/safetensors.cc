@@ -6,7 +6,6 @@
 
 #include <algorithm>
 #include <cerrno>
-#include <filesystem>
 #include <nlohmann/json.hpp>
 #include <set>
 
@@ -15,7 +14,7 @@
 #include "absl/strings/str_join.h"
 #include "absl/strings/string_view.h"
 #include "common/status_macros.h"
-#include "worker/models/json_file.h"
+#include "worker/models/sharded_weights.h"
 
 static_assert(__BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__,
               "safetensors data is little-endian; this reader copies bytes as they are");
@@ -368,29 +367,6 @@ absl::Status WriteFile(const std::string& path, const std::string& header,
   return absl::OkStatus();
 }
 
-// --- Sharded index ------------------------------------------------------------------------
-
-// Groups the index's weight_map by shard file, rejecting names that could escape the folder.
-absl::StatusOr<std::map<std::string, std::vector<std::string>>> ShardsOf(
-    const nlohmann::json& index, const std::string& index_path) {
-  auto weight_map = index.find("weight_map");  // end() for non-objects too.
-  if (weight_map == index.end() || !weight_map->is_object()) {
-    return absl::InvalidArgumentError(
-        absl::StrCat(index_path, ": \"weight_map\" must be an object {tensor: shard file}"));
-  }
-  std::map<std::string, std::vector<std::string>> shards;
-  for (const auto& [name, shard] : weight_map->items()) {
-    const std::string file = shard.is_string() ? shard.get<std::string>() : "";
-    if (file.empty() || file == "." || file == ".." || file.find('/') != std::string::npos) {
-      return absl::InvalidArgumentError(absl::StrCat(index_path, ": weight_map[\"", name,
-                                                     "\"] must be a plain file name (got ",
-                                                     shard.dump(), ")"));
-    }
-    shards[file].push_back(name);
-  }
-  return shards;
-}
-
 }  // namespace
 
 absl::StatusOr<std::map<std::string, torch::Tensor>> ReadSafetensors(
@@ -423,27 +399,8 @@ absl::Status WriteSafetensors(const std::string& path,
 
 absl::StatusOr<std::map<std::string, torch::Tensor>> ReadSafetensorsIndex(
     const std::string& index_path) {
-  ASSIGN_OR_RETURN(nlohmann::json index, ReadJsonFile(index_path));
-  ASSIGN_OR_RETURN(auto shards, ShardsOf(index, index_path));
-  const std::filesystem::path dir = std::filesystem::path(index_path).parent_path();
-  std::map<std::string, torch::Tensor> merged;
-  for (const auto& [shard, names] : shards) {
-    const std::string shard_path = (dir / shard).string();
-    ASSIGN_OR_RETURN(auto tensors, ReadSafetensors(shard_path));
-    for (const std::string& name : names) {
-      if (tensors.count(name) == 0) {
-        return absl::InvalidArgumentError(absl::StrCat(index_path, ": weight_map puts '", name,
-                                                       "' in ", shard, ", which lacks it"));
-      }
-    }
-    for (auto& [name, tensor] : tensors) {
-      if (!merged.emplace(name, std::move(tensor)).second) {
-        return absl::InvalidArgumentError(
-            absl::StrCat(shard_path, ": tensor '", name, "' is also stored in another shard"));
-      }
-    }
-  }
-  return merged;
+  return ReadShardedWeights(index_path,
+                            [](const std::string& shard) { return ReadSafetensors(shard); });
 }
 
 }  // namespace lmtrain

@@ -57,9 +57,10 @@ absl::StatusOr<LrScheduleType> ParseLrScheduleType(std::string_view name) {
   if (name == "constant") return LrScheduleType::kConstant;
   if (name == "constant_with_warmup") return LrScheduleType::kConstantWithWarmup;
   if (name == "inverse_sqrt") return LrScheduleType::kInverseSqrt;
+  if (name == "reduce_lr_on_plateau") return LrScheduleType::kReduceLrOnPlateau;
   return absl::InvalidArgumentError(
       "lr_scheduler_type must be linear, cosine, cosine_with_restarts, polynomial, constant, "
-      "constant_with_warmup or inverse_sqrt (got '" +
+      "constant_with_warmup, inverse_sqrt or reduce_lr_on_plateau (got '" +
       std::string(name) + "')");
 }
 
@@ -69,7 +70,10 @@ int64_t ResolveWarmupSteps(int64_t warmup_steps, double warmup_ratio, int64_t to
 }
 
 double LrFactor(const LrScheduleOptions& o, int64_t step) {
-  if (o.type == LrScheduleType::kConstant) return 1.0;
+  // reduce_lr_on_plateau has no warmup in HF; its reductions are plateau_schedule.h's.
+  if (o.type == LrScheduleType::kConstant || o.type == LrScheduleType::kReduceLrOnPlateau) {
+    return 1.0;
+  }
   if (step < o.warmup_steps) return WarmupFactor(step, o.warmup_steps);
   switch (o.type) {
     case LrScheduleType::kLinear:
@@ -86,6 +90,7 @@ double LrFactor(const LrScheduleOptions& o, int64_t step) {
       return InverseSqrtFactor(o, step);
     case LrScheduleType::kConstant:
     case LrScheduleType::kConstantWithWarmup:
+    case LrScheduleType::kReduceLrOnPlateau:
       break;
   }
   return 1.0;

@@ -22,10 +22,11 @@ enum class LrScheduleType {
   kConstant,
   kConstantWithWarmup,
   kInverseSqrt,
+  kReduceLrOnPlateau,  // Factor 1 here: PlateauSchedule lowers it on evaluations.
 };
 
 // HF's names: "linear" | "cosine" | "cosine_with_restarts" | "polynomial" | "constant" |
-// "constant_with_warmup" | "inverse_sqrt"; InvalidArgument otherwise.
+// "constant_with_warmup" | "inverse_sqrt" | "reduce_lr_on_plateau"; InvalidArgument otherwise.
 absl::StatusOr<LrScheduleType> ParseLrScheduleType(std::string_view name);
 
 struct LrScheduleOptions {
@@ -52,6 +53,7 @@ int64_t ResolveWarmupSteps(int64_t warmup_steps, double warmup_ratio, int64_t to
 //   polynomial:            ((base - lr_end) * (1 - p)^power + lr_end) / base; lr_end / base
 //                          after T
 //   constant(_with_warmup): 1
+//   reduce_lr_on_plateau:  1, no warmup (plateau_schedule.h does the reductions)
 //   inverse_sqrt:          1 / sqrt((step + timescale - w) / timescale)
 double LrFactor(const LrScheduleOptions& options, int64_t step);
 

@@ -1,11 +1,14 @@
 #include "worker/trainer/optimizer_factory.h"
 
+#include <functional>
+#include <map>
 #include <set>
 #include <utility>
 
 #include "common/status_macros.h"
 #include "worker/optim/adafactor.h"
 #include "worker/optim/fused_adamw.h"
+#include "worker/trainer/layerwise_lr_decay.h"
 
 namespace lmtrain {
 namespace {
@@ -24,6 +27,21 @@ torch::optim::AdamWOptions GroupOptions(const TrainingSpec& t, double weight_dec
       .betas({t.adam_beta1, t.adam_beta2})
       .eps(t.adam_epsilon)
       .weight_decay(weight_decay);
+}
+
+// `params` split by their lr scale (all 1 when `scales` is empty), largest first.
+void AddGroups(const std::vector<torch::Tensor>& params, const std::vector<double>& scales,
+               double weight_decay, std::vector<ParamGroupPlan>* plans) {
+  std::map<double, ParamGroupPlan, std::greater<double>> by_scale;
+  for (size_t i = 0; i < params.size(); ++i) {
+    ParamGroupPlan& plan = by_scale[scales.empty() ? 1.0 : scales[i]];
+    plan.params.push_back(params[i]);
+  }
+  for (auto& [scale, plan] : by_scale) {
+    plan.weight_decay = weight_decay;
+    plan.lr_scale = scale;
+    plans->push_back(std::move(plan));
+  }
 }
 
 }  // namespace
@@ -49,16 +67,29 @@ WeightDecayGroups SplitWeightDecayGroups(const torch::nn::Module& model) {
   return groups;
 }
 
+absl::Status ApplyLayerwiseLrDecay(double decay, WeightDecayGroups* groups) {
+  ASSIGN_OR_RETURN(groups->decay_lr_scales, LayerwiseLrScales(groups->decay_names, decay));
+  ASSIGN_OR_RETURN(groups->no_decay_lr_scales, LayerwiseLrScales(groups->no_decay_names, decay));
+  return absl::OkStatus();
+}
+
+std::vector<ParamGroupPlan> PlanParamGroups(const WeightDecayGroups& groups,
+                                            const TrainingSpec& training) {
+  std::vector<ParamGroupPlan> plans;
+  AddGroups(groups.decay, groups.decay_lr_scales, training.weight_decay, &plans);
+  AddGroups(groups.no_decay, groups.no_decay_lr_scales, 0.0, &plans);
+  return plans;
+}
+
 std::unique_ptr<torch::optim::AdamW> MakeAdamW(const WeightDecayGroups& groups,
                                                const TrainingSpec& training) {
   std::vector<torch::optim::OptimizerParamGroup> param_groups;
-  auto add = [&](const std::vector<torch::Tensor>& params, double weight_decay) {
-    if (params.empty()) return;
-    param_groups.emplace_back(
-        params, std::make_unique<torch::optim::AdamWOptions>(GroupOptions(training, weight_decay)));
-  };
-  add(groups.decay, training.weight_decay);
-  add(groups.no_decay, 0.0);
+  for (const ParamGroupPlan& plan : PlanParamGroups(groups, training)) {
+    auto options =
+        std::make_unique<torch::optim::AdamWOptions>(GroupOptions(training, plan.weight_decay));
+    options->lr(training.learning_rate * plan.lr_scale);
+    param_groups.emplace_back(plan.params, std::move(options));
+  }
   return std::make_unique<FusedAdamW>(std::move(param_groups), GroupOptions(training, 0.0));
 }
 
@@ -70,14 +101,11 @@ absl::StatusOr<std::unique_ptr<torch::optim::Optimizer>> MakeOptimizer(
   }
   if (name == "adafactor") {
     std::vector<torch::optim::OptimizerParamGroup> param_groups;
-    auto add = [&](const std::vector<torch::Tensor>& params, double weight_decay) {
-      if (params.empty()) return;
-      AdafactorOptions options = HfTrainerAdafactorOptions(training.learning_rate);
-      options.weight_decay(weight_decay);
-      param_groups.emplace_back(params, std::make_unique<AdafactorOptions>(options));
-    };
-    add(groups.decay, training.weight_decay);
-    add(groups.no_decay, 0.0);
+    for (const ParamGroupPlan& plan : PlanParamGroups(groups, training)) {
+      AdafactorOptions options = HfTrainerAdafactorOptions(training.learning_rate * plan.lr_scale);
+      options.weight_decay(plan.weight_decay);
+      param_groups.emplace_back(plan.params, std::make_unique<AdafactorOptions>(options));
+    }
     ASSIGN_OR_RETURN(std::unique_ptr<Adafactor> adafactor,
                      Adafactor::Create(std::move(param_groups),
                                        HfTrainerAdafactorOptions(training.learning_rate)));
@@ -87,8 +115,12 @@ absl::StatusOr<std::unique_ptr<torch::optim::Optimizer>> MakeOptimizer(
                                     "' is not available (use adamw_torch or adafactor)");
 }
 
-void SetLearningRate(torch::optim::Optimizer* optimizer, double lr) {
-  for (auto& group : optimizer->param_groups()) group.options().set_lr(lr);
+void SetLearningRate(torch::optim::Optimizer* optimizer, double lr,
+                     const std::vector<double>& group_lr_scales) {
+  std::vector<torch::optim::OptimizerParamGroup>& groups = optimizer->param_groups();
+  for (size_t g = 0; g < groups.size(); ++g) {
+    groups[g].options().set_lr(g < group_lr_scales.size() ? lr * group_lr_scales[g] : lr);
+  }
 }
 
 }  // namespace lmtrain

@@ -14,6 +14,7 @@
 #include "common/model_estimate.h"
 #include "common/status_macros.h"
 #include "worker/tokenizers/tokenizer.h"
+#include "worker/trainer/checkpoint_evaluation.h"
 #include "worker/trainer/checkpoint_writer.h"
 #include "worker/trainer/data_parallel_group.h"
 #include "worker/trainer/resume_point.h"
@@ -98,15 +99,19 @@ absl::Status WriteFinalOutputs(const Trainer& trainer, const std::string& output
   return WriteRunResults(output_dir, train, eval, predict);
 }
 
-absl::StatusOr<std::optional<nlohmann::json>> RunPredict(const JobSpec& spec,
-                                                         const Trainer& trainer, TrainingTask& task,
-                                                         const JobOptions& options) {
+EvalContext EvalContextFor(const JobSpec& spec, const Trainer& trainer, const JobOptions& options) {
   EvalContext context;
   context.batch_size = spec.training.per_device_eval_batch_size;
   context.autocast = trainer.Autocast();
   context.stop_requested = options.stop_requested;
   context.output_dir = options.output_dir;
-  const auto predicted = task.Predict(context, options.output_dir);
+  return context;
+}
+
+absl::StatusOr<std::optional<nlohmann::json>> RunPredict(const JobSpec& spec,
+                                                         const Trainer& trainer, TrainingTask& task,
+                                                         const JobOptions& options) {
+  const auto predicted = task.Predict(EvalContextFor(spec, trainer, options), options.output_dir);
   if (absl::IsUnimplemented(predicted.status())) {  // clm / mlm: as HF's run_clm, nothing to do.
     *options.err << "warning: do_predict: " << predicted.status().message() << "; skipped"
                  << std::endl;
@@ -140,6 +145,12 @@ absl::StatusOr<JobResult> RunTrainer(const JobSpec& spec, Trainer& trainer, Trai
     if (absl::IsCancelled(eval.status())) return JobResult{true, result.step};
     if (!eval.ok()) return eval.status();
     eval_json = EvalResultsJson(*eval);
+    if (spec.training.eval_all_checkpoints) {
+      ASSIGN_OR_RETURN(
+          const nlohmann::json per_checkpoint,
+          EvaluateAllCheckpoints(task, EvalContextFor(spec, trainer, options), options.output_dir));
+      eval_json->update(per_checkpoint);
+    }
   }
   if (spec.training.do_predict) {
     ASSIGN_OR_RETURN(predict_json, RunPredict(spec, trainer, task, options));

@@ -4,12 +4,12 @@
 #include <chrono>
 #include <cmath>
 #include <filesystem>
-#include <limits>
 #include <utility>
 
 #include "common/atomic_file.h"
 #include "common/status_macros.h"
 #include "worker/trainer/autocast_guard.h"
+#include "worker/trainer/gradient_clipping.h"
 #include "worker/trainer/optimizer_factory.h"
 #include "worker/trainer/torch_errors.h"
 #include "worker/trainer/trainer_checkpoint.h"
@@ -100,13 +100,22 @@ absl::Status Trainer::BuildOptimizer() {
   if (t.fp16) scaler_ = std::make_unique<GradScaler>(GradScaler::Options(), device);
   return CatchTorchErrors(
       [&]() -> absl::Status {
-        const WeightDecayGroups groups = SplitWeightDecayGroups(task_->model());
+        WeightDecayGroups groups = SplitWeightDecayGroups(task_->model());
+        if (t.layerwise_lr_decay != 1.0) {
+          RETURN_IF_ERROR(ApplyLayerwiseLrDecay(t.layerwise_lr_decay, &groups));
+        }
+        for (const ParamGroupPlan& plan : PlanParamGroups(groups, t)) {
+          group_lr_scales_.push_back(plan.lr_scale);
+        }
         params_ = groups.decay;
         params_.insert(params_.end(), groups.no_decay.begin(), groups.no_decay.end());
         for (const torch::Tensor& p : task_->model().parameters()) {
           if (p.requires_grad()) sync_params_.push_back(p);
         }
         ASSIGN_OR_RETURN(optimizer_, MakeOptimizer(groups, options_.training));
+        if (plan_.schedule.type == LrScheduleType::kReduceLrOnPlateau) {
+          plateau_.emplace(PlateauOptionsFrom(t.lr_scheduler_kwargs), t.learning_rate);
+        }
         return absl::OkStatus();
       },
       [] { return std::string("building the optimizer"); });
@@ -137,6 +146,9 @@ absl::Status Trainer::ResumeFrom(const std::string& dir) {
   for (int64_t i = 0; i < record.global_step; ++i) cursor_->Next();
   state_.global_step = record.global_step;
   scheduler_steps_ = record.scheduler_steps;
+  if (plateau_.has_value() && !record.lr_scheduler.is_null()) {
+    RETURN_IF_ERROR(plateau_->FromJson(record.lr_scheduler));
+  }
   state_.epoch = cursor_->EpochProgress();
   state_.best_metric = saved.best_metric;
   state_.best_model_checkpoint = saved.best_model_checkpoint;
@@ -208,13 +220,10 @@ absl::StatusOr<Trainer::StepStats> Trainer::TrainStep(
         if (!std::isfinite(stats.loss)) return NonFiniteLoss(stats.loss, step);
         // fp16: unscale before clipping; an overflow skips the update (GradScaler.step).
         if (scaler_ != nullptr) stats.skipped = scaler_->UnscaleAndCheck(params_);
-        const double max_norm = options_.training.max_grad_norm > 0
-                                    ? options_.training.max_grad_norm
-                                    : std::numeric_limits<double>::infinity();
-        stats.grad_norm = torch::nn::utils::clip_grad_norm_(params_, max_norm);
+        stats.grad_norm = ClipGradients(params_, options_.training.max_grad_norm);
         if (!stats.skipped) {
           // Update k (0-based) uses the schedule's factor of k, as HF's LambdaLR.
-          SetLearningRate(optimizer_.get(), LearningRateAt(plan_.schedule, scheduler_steps_));
+          SetLearningRate(optimizer_.get(), CurrentLearningRate(), group_lr_scales_);
           optimizer_->step();
           ++scheduler_steps_;
         }
@@ -378,7 +387,7 @@ void Trainer::LogTraining() {
   record.step = state_.global_step;
   record.max_steps = plan_.max_steps;
   record.loss = window_.loss_sum / static_cast<double>(std::max<int64_t>(1, window_.steps));
-  record.learning_rate = LearningRateAt(plan_.schedule, scheduler_steps_);
+  record.learning_rate = CurrentLearningRate();
   record.grad_norm = last_grad_norm_;
   record.epoch = state_.epoch;
   record.tokens_per_second = static_cast<double>(window_.tokens) / busy;
@@ -412,6 +421,7 @@ absl::StatusOr<EvalLogRecord> Trainer::Evaluate() {
   reporter_->OnEval(record);
   window_.paused += record.runtime_seconds;
   last_eval_ = record;
+  RETURN_IF_ERROR(StepPlateau(record));
   return record;
 }
 
@@ -427,6 +437,7 @@ absl::Status Trainer::SaveCheckpoint() {
   resume.num_train_examples = task_->NumTrainExamples();
   resume.seed = options_.training.seed;
   resume.scheduler_steps = scheduler_steps_;
+  if (plateau_.has_value()) resume.lr_scheduler = plateau_->ToJson();
   const std::string path = checkpoints_->PathFor(step);
   TrackBest(path);
   checkpoints_->set_protected_path(state_.best_model_checkpoint);

@@ -1,5 +1,6 @@
 // The training loop with HF Trainer semantics, for any TrainingTask: seeded epoch shuffles,
-// gradient accumulation, AdamW (two weight-decay groups) or Adafactor, an LR schedule,
+// gradient accumulation, AdamW (two weight-decay groups, optionally split by layer-wise LR
+// decay) or Adafactor, an LR schedule (or reduce_lr_on_plateau, stepped on evaluations),
 // gradient clipping, periodic logging / evaluation / checkpoints by step or epoch,
 // load_best_model_at_end, bf16 autocast (CPU or CUDA), fp16 autocast with dynamic loss scaling
 // (CUDA; grad_scaler.h), exact resume from a checkpoint, and data parallelism over a
@@ -55,6 +56,7 @@
 #include "worker/trainer/checkpoint_writer.h"
 #include "worker/trainer/data_parallel_group.h"
 #include "worker/trainer/grad_scaler.h"
+#include "worker/trainer/plateau_schedule.h"
 #include "worker/trainer/step_cursor.h"
 #include "worker/trainer/trainer_state.h"
 #include "worker/trainer/training_plan.h"
@@ -164,6 +166,11 @@ class Trainer {
   void LogTraining();
   absl::Status SaveCheckpoint();
   void TrackBest(const std::string& checkpoint_path);
+  // The learning rate of the coming update: the schedule's, or reduce_lr_on_plateau's.
+  double CurrentLearningRate() const;
+  // reduce_lr_on_plateau: steps it with `record`'s metric_for_best_model (HF: eval_loss when
+  // unset). InvalidArgument naming the available metrics when the record lacks it.
+  absl::Status StepPlateau(const EvalLogRecord& record);
   absl::Status LoadBestModel();
   TrainOutcome Finish(bool stopped);
   bool StopRequested() const;
@@ -190,6 +197,8 @@ class Trainer {
   std::vector<torch::Tensor> params_;       // The optimizer's: decay group, then no-decay.
   std::vector<torch::Tensor> sync_params_;  // Trainable, in the model's order (for buckets).
   std::unique_ptr<torch::optim::Optimizer> optimizer_;
+  std::vector<double> group_lr_scales_;     // One per optimizer param group (layerwise_lr_decay).
+  std::optional<PlateauSchedule> plateau_;  // lr_scheduler_type reduce_lr_on_plateau only.
   std::unique_ptr<StepCursor> cursor_;  // Null without training data.
   AutocastSpec autocast_;               // The forward passes' (the model's device type).
   std::unique_ptr<GradScaler> scaler_;  // fp16 only.

@@ -1,5 +1,6 @@
-// The Trainer's load_best_model_at_end bookkeeping (HF's metric_for_best_model /
-// greater_is_better): which checkpoint is the best so far, and loading it back at the end.
+// The Trainer's uses of HF's metric_for_best_model: load_best_model_at_end bookkeeping (with
+// greater_is_better: which checkpoint is the best so far, and loading it back at the end) and
+// reduce_lr_on_plateau, stepped on that metric.
 #include <optional>
 #include <string>
 
@@ -42,6 +43,30 @@ void Trainer::TrackBest(const std::string& checkpoint_path) {
   }
   state_.best_metric = *value;
   state_.best_model_checkpoint = checkpoint_path;
+}
+
+double Trainer::CurrentLearningRate() const {
+  return plateau_.has_value() ? plateau_->lr() : LearningRateAt(plan_.schedule, scheduler_steps_);
+}
+
+absl::Status Trainer::StepPlateau(const EvalLogRecord& record) {
+  if (!plateau_.has_value()) return absl::OkStatus();
+  const TrainingSpec& t = options_.training;
+  // HF defaults metric_for_best_model to "loss" for this scheduler.
+  std::string name = t.metric_for_best_model.empty() ? "loss" : t.metric_for_best_model;
+  if (name.rfind("eval_", 0) != 0) name = "eval_" + name;
+  const std::optional<double> value = MetricValue(record, name);
+  if (!value.has_value()) {
+    std::string available = record.eval_loss.has_value() ? "eval_loss" : "";
+    for (const auto& [key, v] : record.metrics) {
+      available += (available.empty() ? "" : ", ") + key;
+    }
+    return absl::InvalidArgumentError(
+        "lr_scheduler_type reduce_lr_on_plateau steps on metric_for_best_model '" + name +
+        "', which this evaluation does not report (it reports: " + available + ")");
+  }
+  plateau_->Step(*value);
+  return absl::OkStatus();
 }
 
 absl::Status Trainer::LoadBestModel() {

@@ -22,15 +22,17 @@ constexpr char kStateFile[] = "lmtrain_state.json";
 constexpr int kStateFormat = 1;
 
 nlohmann::json RecordToJson(const ResumeRecord& r) {
-  return {{"format", kStateFormat},
-          {"global_step", r.global_step},
-          {"total_loss_sum", r.total_loss_sum},
-          {"total_samples", r.total_samples},
-          {"train_batch_size", r.train_batch_size},
-          {"gradient_accumulation_steps", r.gradient_accumulation_steps},
-          {"num_train_examples", r.num_train_examples},
-          {"seed", r.seed},
-          {"scheduler_steps", r.scheduler_steps}};
+  nlohmann::json j = {{"format", kStateFormat},
+                      {"global_step", r.global_step},
+                      {"total_loss_sum", r.total_loss_sum},
+                      {"total_samples", r.total_samples},
+                      {"train_batch_size", r.train_batch_size},
+                      {"gradient_accumulation_steps", r.gradient_accumulation_steps},
+                      {"num_train_examples", r.num_train_examples},
+                      {"seed", r.seed},
+                      {"scheduler_steps", r.scheduler_steps}};
+  if (!r.lr_scheduler.is_null()) j["lr_scheduler"] = r.lr_scheduler;
+  return j;
 }
 
 absl::StatusOr<ResumeRecord> RecordFromFile(const std::string& path) {
@@ -52,6 +54,7 @@ absl::StatusOr<ResumeRecord> RecordFromFile(const std::string& path) {
     r.num_train_examples = j.at("num_train_examples").get<int64_t>();
     r.seed = j.at("seed").get<int64_t>();
     r.scheduler_steps = j.value("scheduler_steps", r.global_step);
+    if (j.contains("lr_scheduler")) r.lr_scheduler = j["lr_scheduler"];
   } catch (const nlohmann::json::exception& e) {
     return absl::DataLossError(path + ": " + e.what());
   }

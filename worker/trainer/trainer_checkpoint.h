@@ -19,6 +19,7 @@
 #include <torch/torch.h>
 
 #include <cstdint>
+#include <nlohmann/json.hpp>
 #include <string>
 
 #include "absl/status/status.h"
@@ -39,6 +40,9 @@ struct ResumeRecord {
   // Optimizer updates done (the LR schedule's position); below global_step only after skipped
   // fp16 steps. Files without it mean global_step.
   int64_t scheduler_steps = 0;
+  // The state of an LR scheduler that is not a function of scheduler_steps
+  // (reduce_lr_on_plateau: PlateauSchedule::ToJson); null for the others.
+  nlohmann::json lr_scheduler;
 };
 
 // Writes optimizer.pt, rng_state.pt and lmtrain_state.json into `dir` (exists). Internal
