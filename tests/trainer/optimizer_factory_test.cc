@@ -109,25 +109,26 @@ TEST(OptimizerFactoryTest, LayerwiseLrDecayGivesElectraPerLayerRates) {
   t.weight_decay = 0.01;
   std::vector<double> scales;
   for (const ParamGroupPlan& plan : PlanParamGroups(groups, t)) scales.push_back(plan.lr_scale);
-  // Two layers: head 1, layer 1 d, layer 0 d^2, embeddings d^3; decay and no-decay each.
-  EXPECT_THAT(scales, ElementsAre(1.0, 0.5, 0.25, 0.125, 1.0, 0.5, 0.25, 0.125));
+  // Two layers, as ELECTRA's _get_layer_lrs: head 1, layer 1 d^2, layer 0 d^3, embeddings d^4;
+  // decay and no-decay each.
+  EXPECT_THAT(scales, ElementsAre(1.0, 0.25, 0.125, 0.0625, 1.0, 0.25, 0.125, 0.0625));
   for (const std::string& optim : {"adamw_torch", "adafactor"}) {
     t.optim = optim;
     auto optimizer = MakeOptimizer(groups, t);
     ASSERT_TRUE(optimizer.ok()) << optimizer.status();
     std::map<std::string, double> rates = LearningRates(**model, **optimizer);
-    EXPECT_DOUBLE_EQ(rates.at("electra.embeddings.word_embeddings.weight"), 0.0125) << optim;
-    EXPECT_DOUBLE_EQ(rates.at("electra.embeddings.LayerNorm.weight"), 0.0125);
-    EXPECT_DOUBLE_EQ(rates.at("electra.embeddings_project.weight"), 0.0125);
-    EXPECT_DOUBLE_EQ(rates.at("electra.encoder.layer.0.attention.self.query.weight"), 0.025);
-    EXPECT_DOUBLE_EQ(rates.at("electra.encoder.layer.1.output.LayerNorm.bias"), 0.05);
+    EXPECT_DOUBLE_EQ(rates.at("electra.embeddings.word_embeddings.weight"), 0.00625) << optim;
+    EXPECT_DOUBLE_EQ(rates.at("electra.embeddings.LayerNorm.weight"), 0.00625);
+    EXPECT_DOUBLE_EQ(rates.at("electra.embeddings_project.weight"), 0.00625);
+    EXPECT_DOUBLE_EQ(rates.at("electra.encoder.layer.0.attention.self.query.weight"), 0.0125);
+    EXPECT_DOUBLE_EQ(rates.at("electra.encoder.layer.1.output.LayerNorm.bias"), 0.025);
     EXPECT_DOUBLE_EQ(rates.at("classifier.dense.weight"), 0.1);
     EXPECT_DOUBLE_EQ(rates.at("classifier.out_proj.bias"), 0.1);
     // The schedule moves every group by the same factor, keeping the ratios.
     SetLearningRate(optimizer->get(), 0.2, scales);
     rates = LearningRates(**model, **optimizer);
-    EXPECT_DOUBLE_EQ(rates.at("electra.embeddings.word_embeddings.weight"), 0.025);
-    EXPECT_DOUBLE_EQ(rates.at("electra.encoder.layer.0.attention.self.query.weight"), 0.05);
+    EXPECT_DOUBLE_EQ(rates.at("electra.embeddings.word_embeddings.weight"), 0.0125);
+    EXPECT_DOUBLE_EQ(rates.at("electra.encoder.layer.0.attention.self.query.weight"), 0.025);
     EXPECT_DOUBLE_EQ(rates.at("classifier.out_proj.weight"), 0.2);
   }
 }
@@ -136,8 +137,8 @@ TEST(OptimizerFactoryTest, LayerwiseLrDecayNeedsNumberedLayers) {
   EXPECT_THAT(*LayerwiseLrScales({"transformer.wte.weight", "transformer.h.1.attn.c_attn.weight",
                                   "transformer.h.0.ln_1.bias", "transformer.ln_f.weight"},
                                  0.8),
-              ElementsAre(::testing::DoubleEq(0.8 * 0.8 * 0.8), ::testing::DoubleEq(0.8),
-                          ::testing::DoubleEq(0.8 * 0.8), 1.0));
+              ElementsAre(::testing::DoubleEq(0.8 * 0.8 * 0.8 * 0.8), ::testing::DoubleEq(0.8 * 0.8),
+                          ::testing::DoubleEq(0.8 * 0.8 * 0.8), 1.0));
   auto albert =
       LayerwiseLrScales({"albert.encoder.albert_layer_groups.0.albert_layers.0.ffn.weight"}, 0.8);
   EXPECT_EQ(albert.status().code(), absl::StatusCode::kInvalidArgument);

@@ -55,8 +55,8 @@ absl::StatusOr<std::vector<double>> LayerwiseLrScales(const std::vector<std::str
   std::vector<double> scales;
   for (int depth : depths) {
     const int power = depth == kHead         ? 0
-                      : depth == kEmbeddings ? num_layers + 1
-                                             : num_layers - depth;
+                      : depth == kEmbeddings ? num_layers + 2
+                                             : num_layers + 1 - depth;
     scales.push_back(std::pow(decay, power));
   }
   return scales;

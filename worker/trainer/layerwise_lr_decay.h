@@ -1,9 +1,10 @@
 // ELECTRA's layer-wise learning-rate decay (training.layerwise_lr_decay, as in ELECTRA's GLUE
 // fine-tuning runner): the layers nearest the input, which hold the most general pre-trained
 // features, learn slowest. With L transformer layers and decay d, a parameter's learning rate is
-// learning_rate times
-//   d^(L - i)   in transformer layer i (0-based: layer 0 is nearest the embeddings),
-//   d^(L + 1)   in the embeddings (word/position/type embeddings, their LayerNorm and
+// learning_rate times (ELECTRA's _get_layer_lrs: depth 0 for the embeddings, i + 1 for layer i,
+// L + 2 for the task head, and d^(L + 2 - depth))
+//   d^(L + 1 - i) in transformer layer i (0-based: layer 0 is nearest the embeddings),
+//   d^(L + 2)   in the embeddings (word/position/type embeddings, their LayerNorm and
 //               ELECTRA's embeddings_project),
 //   1           everywhere else: the task head (classifier, qa_outputs, LM head) and pooler.
 // Layers are found by HF parameter names: "<...>.layer.<i>." (BERT, RoBERTa, ELECTRA,
