@@ -5,6 +5,7 @@
 #include <signal.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <array>
 #include <vector>
 
@@ -99,6 +100,18 @@ absl::StatusOr<CheckpointFiles> FindCheckpoint(const JobRecord& job, const Predi
 
 absl::StatusOr<PredictOutput> CheckpointPredictor::Predict(const JobRecord& job,
                                                            const PredictInput& input) const {
+  if (running_.fetch_add(1) >= options_.max_running) {
+    running_.fetch_sub(1);
+    return absl::ResourceExhaustedError(absl::StrCat(
+        options_.max_running, " predictions are running on the server; try again shortly"));
+  }
+  absl::StatusOr<PredictOutput> output = Run(job, input);
+  running_.fetch_sub(1);
+  return output;
+}
+
+absl::StatusOr<PredictOutput> CheckpointPredictor::Run(const JobRecord& job,
+                                                       const PredictInput& input) const {
   ASSIGN_OR_RETURN(const CheckpointFiles checkpoint,
                    FindCheckpoint(job, input, options_.artifacts_dir));
   LaunchSpec spec;

@@ -15,10 +15,14 @@
 // or has no output folder under the artifacts folder; NotFound when it has no checkpoint (or
 // not that step); InvalidArgument for a request without --fill-mask / --generate text, and for
 // what lm-train predict refuses (its message: no mask token, not a masked LM, ...);
-// Unavailable when lm-train cannot be started; DeadlineExceeded after `timeout`.
-// Thread-safe: Predict holds no state between calls; each call has its own child.
+// Unavailable when lm-train cannot be started; DeadlineExceeded after `timeout`;
+// ResourceExhausted when `max_running` predictions already run (each child loads LibTorch
+// and a model, so callers cannot start them without bound).
+// Thread-safe: calls run at once, each with its own child; only the count of running ones is
+// shared (atomic).
 #pragma once
 
+#include <atomic>
 #include <cstdint>
 #include <optional>
 #include <string>
@@ -54,6 +58,7 @@ class CheckpointPredictor {
     std::string trainer_path;     // The lm-train binary.
     std::string artifacts_dir;    // Checkpoints outside it are never used.
     absl::Duration timeout = absl::Seconds(120);
+    int max_running = 4;  // Predictions running at once; more are refused.
   };
 
   // `launcher` is not owned and must outlive this.
@@ -64,8 +69,11 @@ class CheckpointPredictor {
   absl::StatusOr<PredictOutput> Predict(const JobRecord& job, const PredictInput& input) const;
 
  private:
+  absl::StatusOr<PredictOutput> Run(const JobRecord& job, const PredictInput& input) const;
+
   const Options options_;
   ProcessLauncher* const launcher_;
+  mutable std::atomic<int> running_{0};
 };
 
 }  // namespace lmtrain

@@ -9,6 +9,8 @@
 #include <sys/stat.h>
 
 #include <filesystem>
+#include <fstream>
+#include <thread>
 
 #include "tests/dataset_cache/temp_dir.h"
 
@@ -42,6 +44,16 @@ class CheckpointPredictorTest : public ::testing::Test {
                                         absl::Duration timeout = absl::Seconds(30)) {
     CheckpointPredictor predictor({trainer_, artifacts_, timeout}, &launcher_);
     return predictor.Predict(job_, input);
+  }
+
+  // Waits (up to 30 s) until `path` exists.
+  static bool AppearsSoon(const std::string& path) {
+    const absl::Time deadline = absl::Now() + absl::Seconds(30);
+    while (!fs::exists(path)) {
+      if (absl::Now() > deadline) return false;
+      absl::SleepFor(absl::Milliseconds(5));
+    }
+    return true;
   }
 
   TempDir dir_;
@@ -132,6 +144,25 @@ TEST_F(CheckpointPredictorTest, AChildPastTheTimeoutIsKilled) {
   EXPECT_TRUE(absl::IsDeadlineExceeded(out.status())) << out.status();
   EXPECT_THAT(out.status().message(), HasSubstr("did not finish within 300ms"));
   EXPECT_LT(absl::Now() - start, absl::Seconds(20));
+}
+
+TEST_F(CheckpointPredictorTest, PredictionsBeyondMaxRunningAreRefused) {
+  const std::string fifo = dir_.File("release"), started = dir_.File("started");
+  ASSERT_EQ(mkfifo(fifo.c_str(), 0600), 0);
+  Trainer("touch " + started + "; read line < " + fifo + "; echo '{}'");
+  CheckpointPredictor predictor({trainer_, artifacts_, absl::Seconds(30), /*max_running=*/1},
+                                &launcher_);
+  absl::StatusOr<PredictOutput> first;
+  std::thread running([&] { first = predictor.Predict(job_, FillMask("a [MASK]")); });
+  ASSERT_TRUE(AppearsSoon(started));
+  absl::StatusOr<PredictOutput> second = predictor.Predict(job_, FillMask("a [MASK]"));
+  EXPECT_TRUE(absl::IsResourceExhausted(second.status())) << second.status();
+  EXPECT_THAT(second.status().message(), HasSubstr("1 predictions are running on the server"));
+  std::ofstream(fifo) << "go\n";
+  running.join();
+  EXPECT_TRUE(first.ok()) << first.status();
+  Trainer("echo '{}'");
+  EXPECT_TRUE(predictor.Predict(job_, FillMask("a [MASK]")).ok());  // Room again.
 }
 
 TEST_F(CheckpointPredictorTest, AMissingTrainerIsUnavailable) {
