@@ -63,8 +63,8 @@ int Predict(CommandContext& c) {
   if (!resp.ok()) return FailWith(resp.status());
   const nlohmann::json result = nlohmann::json::parse(resp->result_json(), nullptr, false);
   if (result.is_discarded()) {
-    return FailWith(absl::InternalError("the server's prediction is not JSON: " +
-                                        resp->result_json()));
+    return FailWith(
+        absl::InternalError("the server's prediction is not JSON: " + resp->result_json()));
   }
   if (c.output != OutputFormat::kText) {
     std::cout << RenderDocument({{"job_id", c.args[0]}, {"step", resp->step()}, {"result", result}},

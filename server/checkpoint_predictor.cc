@@ -24,8 +24,9 @@ absl::StatusOr<std::vector<std::string>> PredictArgv(const std::string& trainer,
                                                      const std::string& model,
                                                      const PredictInput& input) {
   if (input.fill_mask.empty() == input.generate.empty()) {
-    return absl::InvalidArgumentError("give one of fill_mask (a text with the mask token) or "
-                                      "generate (a prompt)");
+    return absl::InvalidArgumentError(
+        "give one of fill_mask (a text with the mask token) or "
+        "generate (a prompt)");
   }
   std::vector<std::string> argv = {trainer, "predict", "--model", model};
   if (!input.fill_mask.empty()) argv.insert(argv.end(), {"--fill-mask", input.fill_mask});
@@ -55,8 +56,8 @@ bool ReadUntilExit(ChildProcess& child, absl::Time deadline, std::string* out, s
     if (left <= absl::ZeroDuration()) return false;
     std::array<pollfd, 2> fds;
     for (size_t i = 0; i < 2; ++i) fds[i] = {streams[i].open ? streams[i].fd : -1, POLLIN, 0};
-    const int ready = poll(fds.data(), fds.size(),
-                           static_cast<int>(absl::ToInt64Milliseconds(left)) + 1);
+    const int ready =
+        poll(fds.data(), fds.size(), static_cast<int>(absl::ToInt64Milliseconds(left)) + 1);
     if (ready < 0 && errno != EINTR) return false;
     for (size_t i = 0; i < 2; ++i) {
       if (!streams[i].open || fds[i].revents == 0) continue;
@@ -80,12 +81,11 @@ absl::StatusOr<CheckpointFiles> FindCheckpoint(const JobRecord& job, const Predi
   if (!IsTerminal(job.state)) {
     return absl::FailedPreconditionError(
         absl::StrCat("job ", job.id, " is ", std::string(JobStateName(job.state)),
-                     ": predict needs a finished job (wait for it with lmctl watch ", job.id,
-                     ")"));
+                     ": predict needs a finished job (wait for it with lmctl watch ", job.id, ")"));
   }
   if (job.output_dir.empty() || !IsUnderRoot(job.output_dir, artifacts_dir)) {
-    return absl::FailedPreconditionError(
-        absl::StrCat("job ", job.id, " has no checkpoint: no output folder under the artifacts dir"));
+    return absl::FailedPreconditionError(absl::StrCat(
+        "job ", job.id, " has no checkpoint: no output folder under the artifacts dir"));
   }
   absl::StatusOr<CheckpointFiles> files = FindCheckpointFiles(job.output_dir, input.step);
   if (absl::IsNotFound(files.status())) {
@@ -132,9 +132,10 @@ absl::StatusOr<PredictOutput> CheckpointPredictor::Run(const JobRecord& job,
   const ExitStatus exit = (*child)->Wait();
   if (exit.exit_code != 0) {
     std::string message(absl::StripAsciiWhitespace(err));
-    if (message.empty()) message = absl::StrCat("exit code ", exit.exit_code, " signal ", exit.signal);
-    return absl::InvalidArgumentError(absl::StrCat("job ", job.id, " checkpoint-",
-                                                   checkpoint.step, ": ", message));
+    if (message.empty())
+      message = absl::StrCat("exit code ", exit.exit_code, " signal ", exit.signal);
+    return absl::InvalidArgumentError(
+        absl::StrCat("job ", job.id, " checkpoint-", checkpoint.step, ": ", message));
   }
   return PredictOutput{checkpoint.step, std::move(out)};
 }

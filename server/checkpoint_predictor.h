@@ -38,25 +38,25 @@ inline constexpr size_t kMaxPredictOutput = 4 << 20;  // Bytes of stdout (and of
 
 // One prediction; the fields are lm-train predict's flags.
 struct PredictInput {
-  std::optional<int64_t> step;   // Unset: the latest checkpoint.
-  std::string fill_mask;         // Exactly one of fill_mask and generate is set.
+  std::optional<int64_t> step;  // Unset: the latest checkpoint.
+  std::string fill_mask;        // Exactly one of fill_mask and generate is set.
   std::string generate;
-  std::optional<int> top_k;      // fill-mask: candidates (5); generate: 0 greedy (0).
-  std::optional<int> max_new_tokens;   // generate (30)
+  std::optional<int> top_k;           // fill-mask: candidates (5); generate: 0 greedy (0).
+  std::optional<int> max_new_tokens;  // generate (30)
   std::optional<double> temperature;  // generate (1.0)
   std::optional<int64_t> seed;        // generate (42)
 };
 
 struct PredictOutput {
-  int64_t step = 0;     // The checkpoint used.
-  std::string json;     // lm-train predict's stdout: one JSON document.
+  int64_t step = 0;  // The checkpoint used.
+  std::string json;  // lm-train predict's stdout: one JSON document.
 };
 
 class CheckpointPredictor {
  public:
   struct Options {
-    std::string trainer_path;     // The lm-train binary.
-    std::string artifacts_dir;    // Checkpoints outside it are never used.
+    std::string trainer_path;   // The lm-train binary.
+    std::string artifacts_dir;  // Checkpoints outside it are never used.
     absl::Duration timeout = absl::Seconds(120);
     int max_running = 4;  // Predictions running at once; more are refused.
   };

@@ -41,9 +41,10 @@ void CheckMlmMasking(YamlReader& r, const DataSpec& data) {
   if (m.mask_replace_prob + m.random_replace_prob <= 1.0) return;
   const char* key =
       data.random_replace_prob ? "data.random_replace_prob" : "data.mask_replace_prob";
-  r.ReportAt(key, absl::StrCat("data.mask_replace_prob + data.random_replace_prob must be <= 1 (got ",
-                               Described(data.mask_replace_prob, m.mask_replace_prob), " + ",
-                               Described(data.random_replace_prob, m.random_replace_prob), ")"));
+  r.ReportAt(key,
+             absl::StrCat("data.mask_replace_prob + data.random_replace_prob must be <= 1 (got ",
+                          Described(data.mask_replace_prob, m.mask_replace_prob), " + ",
+                          Described(data.random_replace_prob, m.random_replace_prob), ")"));
 }
 
 }  // namespace lmtrain::internal

@@ -111,8 +111,8 @@ TEST_F(MlmMaskingSpecTest, ReplacementProbabilitiesMayNotExceedOne) {
                        "data.mask_replace_prob + data.random_replace_prob must be <= 1 "
                        "(got 0.9 + 0.2)"));
   // The default that the sum takes is named as one.
-  EXPECT_TRUE(HasError(ParseMlm("  mask_replace_prob: 0.95\n"), 8,
-                       "(got 0.95 + 0.1, the default)"));
+  EXPECT_TRUE(
+      HasError(ParseMlm("  mask_replace_prob: 0.95\n"), 8, "(got 0.95 + 0.1, the default)"));
   EXPECT_TRUE(ParseMlm("  mask_replace_prob: 0.9\n  random_replace_prob: 0.1\n").ok());
 }
 

@@ -73,8 +73,7 @@ TEST_F(PredictEndToEnd, FillMaskOnAFinishedJobsCheckpoints) {
   const std::string id = Submit("mlm", MlmJob("max_steps: 4, save_steps: 2"));
   ASSERT_EQ(WaitFor(id), v1::SUCCEEDED);
   std::string out, err;
-  ASSERT_EQ(Lmctl({"predict", id, "--fill-mask", kCourseText, "-o", "json"}, &out, &err), 0)
-      << err;
+  ASSERT_EQ(Lmctl({"predict", id, "--fill-mask", kCourseText, "-o", "json"}, &out, &err), 0) << err;
   nlohmann::json doc = nlohmann::json::parse(out);
   EXPECT_EQ(doc["job_id"], id);
   EXPECT_EQ(doc["step"], 4);  // The latest checkpoint.
@@ -85,8 +84,8 @@ TEST_F(PredictEndToEnd, FillMaskOnAFinishedJobsCheckpoints) {
     if (i > 0) EXPECT_LE(result[i]["score"], result[i - 1]["score"]);
   }
 
-  ASSERT_EQ(Lmctl({"predict", id, "--step", "2", "--top-k", "2", "--fill-mask", kCourseText,
-                   "-o", "json"},
+  ASSERT_EQ(Lmctl({"predict", id, "--step", "2", "--top-k", "2", "--fill-mask", kCourseText, "-o",
+                   "json"},
                   &out, &err),
             0)
       << err;
@@ -98,7 +97,8 @@ TEST_F(PredictEndToEnd, FillMaskOnAFinishedJobsCheckpoints) {
       << err;
   const std::vector<std::string> lines = absl::StrSplit(out, '\n', absl::SkipEmpty());
   ASSERT_EQ(lines.size(), 3u) << out;
-  for (const std::string& line : lines) EXPECT_NE(line.find("  this is a great"), std::string::npos);
+  for (const std::string& line : lines)
+    EXPECT_NE(line.find("  this is a great"), std::string::npos);
 
   EXPECT_EQ(Lmctl({"predict", id, "--generate", "It is"}, &out, &err), 1);
   EXPECT_NE(err.find("is not a causal LM"), std::string::npos) << err;

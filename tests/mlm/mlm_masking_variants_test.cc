@@ -95,9 +95,9 @@ void ExpectMeansAgree(const std::vector<double>& a, const std::vector<double>& b
 void ExpectRates(const Summary& s, double masked, double random, double kept) {
   const double n = static_cast<double>(s.masked + s.random + s.kept);
   ASSERT_GT(n, 0);
-  for (auto [count, p, name] : {std::tuple{s.masked, masked, "masked"},
-                                std::tuple{s.random, random, "random"},
-                                std::tuple{s.kept, kept, "kept"}}) {
+  for (auto [count, p, name] :
+       {std::tuple{s.masked, masked, "masked"}, std::tuple{s.random, random, "random"},
+        std::tuple{s.kept, kept, "kept"}}) {
     const double tolerance = 5 * std::sqrt(p * (1 - p) / n) + 1e-9;
     EXPECT_NEAR(static_cast<double>(count) / n, p, tolerance) << name;
   }

@@ -31,8 +31,9 @@ class CheckpointPredictorTest : public ::testing::Test {
     fs::create_directories(job_.output_dir + "/checkpoint-2");
     fs::create_directories(job_.output_dir + "/checkpoint-10");
     // Prints its arguments as a JSON list of strings (none of them hold quotes here).
-    Trainer("printf '['; sep=''; for a in \"$@\"; do printf '%s\"%s\"' \"$sep\" \"$a\"; "
-            "sep=','; done; printf ']\\n'");
+    Trainer(
+        "printf '['; sep=''; for a in \"$@\"; do printf '%s\"%s\"' \"$sep\" \"$a\"; "
+        "sep=','; done; printf ']\\n'");
   }
 
   void Trainer(const std::string& body) {

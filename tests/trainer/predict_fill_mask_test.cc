@@ -53,8 +53,8 @@ void ExpectFillMaskFormat(const nlohmann::json& list, size_t k) {
   ASSERT_EQ(list.size(), k) << list.dump();
   double sum = 0, previous = 1;
   for (const nlohmann::json& entry : list) {
-    ASSERT_TRUE(entry.contains("score") && entry.contains("token") &&
-                entry.contains("token_str") && entry.contains("sequence"))
+    ASSERT_TRUE(entry.contains("score") && entry.contains("token") && entry.contains("token_str") &&
+                entry.contains("sequence"))
         << entry.dump();
     EXPECT_EQ(entry.size(), 4u) << entry.dump();
     const double score = entry["score"];
@@ -66,8 +66,8 @@ void ExpectFillMaskFormat(const nlohmann::json& list, size_t k) {
     const std::string sequence = entry["sequence"];
     // The course sentence, lower-cased by bert-base-uncased, with the token in the mask's place.
     EXPECT_EQ(sequence.rfind("this is a great", 0), 0u) << sequence;
-    EXPECT_THAT(sequence, HasSubstr(token_str.rfind("##", 0) == 0 ? token_str.substr(2)
-                                                                   : token_str));
+    EXPECT_THAT(sequence,
+                HasSubstr(token_str.rfind("##", 0) == 0 ? token_str.substr(2) : token_str));
     EXPECT_THAT(sequence, ::testing::Not(HasSubstr("[MASK]")));
     EXPECT_THAT(sequence, ::testing::Not(HasSubstr("[CLS]")));
   }
@@ -161,10 +161,10 @@ TEST_F(LmTrainTest, FillMaskMatchesHfPipelineOnFixtures) {
       SCOPED_TRACE(std::string(name) + ": " + text);
       nlohmann::json ours;
       std::string err;
-      ASSERT_EQ(Predict(dir_,
-                        "--model " + model_dir.string() + " --top-k 5 --fill-mask " + Quoted(text),
-                        &ours, &err),
-                0)
+      ASSERT_EQ(
+          Predict(dir_, "--model " + model_dir.string() + " --top-k 5 --fill-mask " + Quoted(text),
+                  &ours, &err),
+          0)
           << err;
       if (hf[0].is_array()) {  // Several masks: one list each.
         ASSERT_EQ(ours.size(), hf.size());
