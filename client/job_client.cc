@@ -56,6 +56,15 @@ absl::StatusOr<std::string> JobClient::SubmitText(const std::string& text,
   return resp.job_id();
 }
 
+absl::StatusOr<v1::PredictResponse> JobClient::Predict(const v1::PredictRequest& request,
+                                                       int predict_timeout_ms) {
+  v1::PredictResponse resp;
+  grpc::ClientContext ctx;
+  SetDeadlineMs(&ctx, predict_timeout_ms);
+  RETURN_IF_ERROR(FromGrpcStatus(stub_->Predict(&ctx, request, &resp), "predict"));
+  return resp;
+}
+
 absl::StatusOr<v1::Job> JobClient::Get(const std::string& id) {
   v1::GetJobRequest req;
   req.set_job_id(id);

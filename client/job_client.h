@@ -33,6 +33,10 @@ class JobClient {
   // Resubmits a FAILED/CANCELLED job as a new one; returns the new job's id.
   absl::StatusOr<std::string> Retry(const std::string& id);
   absl::StatusOr<std::vector<v1::Worker>> ListWorkers();
+  // Runs lm-train predict on the job's checkpoint on the server (JobService.Predict). The
+  // deadline is predict_timeout_ms, not rpc_timeout_ms: the server loads the model first.
+  absl::StatusOr<v1::PredictResponse> Predict(const v1::PredictRequest& request,
+                                              int predict_timeout_ms = 180000);
   // Streams events after after_seq to on_event until the job ends; reconnects (from the last
   // seq seen, so nothing is repeated or lost) if the stream breaks while the server is
   // reachable again within reconnect_ms.

@@ -1,5 +1,6 @@
 // The shape of an lmctl command, and the command groups (one file each):
 //   job_commands.cc      submit, list, get, cancel, retry, checkpoints
+//   predict_command.cc   predict
 //   stream_commands.cc   watch, events, logs
 //   cluster_commands.cc  workers, explain
 //   artifact_commands.cc download
@@ -11,6 +12,7 @@
 
 #include <cstdint>
 #include <functional>
+#include <limits>
 #include <string>
 #include <vector>
 
@@ -34,7 +36,14 @@ struct CommandContext {
   const ClientChannelFactory* channels = nullptr;
   std::string upload = "auto";  // submit: auto | always | never (client/spec_uploader.h)
   bool no_upload = false;       // submit: same as --upload=never
-  int64_t step = 0;             // download: 0 = the latest checkpoint
+  int64_t step = 0;             // download, predict: 0 = the latest checkpoint
+  // predict: exactly one of fill_mask and generate; the others unset (sentinels) unless given.
+  std::string fill_mask;
+  std::string generate;
+  int64_t top_k = -1;
+  int64_t max_new_tokens = 0;
+  double temperature = 0;
+  int64_t seed = std::numeric_limits<int64_t>::min();
 };
 
 struct Command {
@@ -50,6 +59,7 @@ std::vector<Command> JobCommands();
 std::vector<Command> StreamCommands();
 std::vector<Command> ClusterCommands();
 std::vector<Command> ArtifactCommands();
+std::vector<Command> PredictCommands();
 std::vector<Command> LocalCommands();
 
 // Prints "lmctl: <message>" to stderr; returns 1.

@@ -20,7 +20,8 @@ namespace {
 std::vector<Command> AllCommands() {
   std::vector<Command> all;
   for (auto group :
-       {JobCommands, StreamCommands, ClusterCommands, ArtifactCommands, LocalCommands}) {
+       {JobCommands, StreamCommands, ClusterCommands, ArtifactCommands, PredictCommands,
+        LocalCommands}) {
     for (Command& c : group()) all.push_back(std::move(c));
   }
   all.push_back({"completion", 1, 1, "bash|zsh", "print a shell completion script", nullptr});
@@ -96,7 +97,13 @@ int main(int argc, char** argv) {
                "submit: upload the files a job names: auto (unless the server is loopback), "
                "always, never");
   cl.AddBool("no-upload", &c.no_upload, "submit: keep paths as they are (shared storage)");
-  cl.AddInt("step", &c.step, "download: checkpoint step (default: latest)");
+  cl.AddInt("step", &c.step, "download, predict: checkpoint step (default: latest)");
+  cl.AddString("fill-mask", &c.fill_mask, "predict: a text with the mask token");
+  cl.AddString("generate", &c.generate, "predict: a prompt to continue (causal LM)");
+  cl.AddInt("top-k", &c.top_k, "predict: fill-mask candidates (5); generate: 0 greedy, k sampling");
+  cl.AddInt("max-new-tokens", &c.max_new_tokens, "predict, generate: tokens to add (30)");
+  cl.AddDouble("temperature", &c.temperature, "predict, generate: sampling temperature (1.0)");
+  cl.AddInt("seed", &c.seed, "predict, generate: sampling seed (42)");
   std::vector<std::string> args(argv + 1, argv + argc);
   for (std::string& a : args) {
     if (a == "-o") a = "--output";

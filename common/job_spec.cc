@@ -12,6 +12,7 @@
 #include "absl/strings/str_cat.h"
 #include "common/artifact_ref.h"
 #include "common/internal/job_spec_fields.h"
+#include "common/internal/mlm_masking_checks.h"
 #include "common/internal/model_config.h"
 #include "common/internal/yaml_reader.h"
 
@@ -190,6 +191,10 @@ void CheckTaskKeys(YamlReader& r, const std::string& task, const DataSpec& data)
       {"validation_split_percentage", {"clm", "mlm"}},
       {"mlm_probability", {"mlm"}},
       {"whole_word_masking", {"mlm"}},
+      {"whole_word_selection", {"mlm"}},
+      {"wwm_probability", {"mlm"}},
+      {"mask_replace_prob", {"mlm"}},
+      {"random_replace_prob", {"mlm"}},
       {"task_name", {"glue"}},
       {"data_dir", {"glue"}},
       {"text_column", {"classification"}},
@@ -239,6 +244,7 @@ void CheckData(YamlReader& r, const ParseOptions& options, const JobSpec& spec, 
   if (r.HasProblem("task")) return;
   CheckTaskKeys(r, spec.task, data);
   CheckTextColumn(r, spec.task, data);
+  if (spec.task == "mlm") internal::CheckMlmMasking(r, data);
   if (spec.task == "glue" && data.task_name.empty() && !r.HasProblem("data.task_name")) {
     r.ReportAt("data.task_name", absl::StrCat("data.task_name is required for task glue (one of ",
                                               internal::JoinNames(kGlueTasks), ")"));

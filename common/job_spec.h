@@ -31,6 +31,8 @@ inline constexpr std::string_view kSupportedTasks[] = {"clm", "mlm", "qa", "glue
 // GLUE task names (data.task_name).
 inline constexpr std::string_view kGlueTasks[] = {"cola", "sst2", "mrpc", "stsb", "qqp",
                                                   "mnli", "qnli", "rte",  "wnli"};
+// How whole-word masking chooses words (data.whole_word_selection).
+inline constexpr std::string_view kWholeWordSelections[] = {"per_word", "fixed_count"};
 
 struct ModelSpec {
   // An HF model directory (config.json + model.safetensors or pytorch_model.bin, each maybe
@@ -79,6 +81,21 @@ struct DataSpec {
   bool pad_to_max_length = false;        // false: pad each batch to its longest (same results).
   double mlm_probability = 0.15;         // mlm: share of tokens masked, in (0, 1).
   bool whole_word_masking = false;       // mlm: mask every sub-token of a chosen word.
+  // mlm, with whole_word_masking: how words are chosen (kWholeWordSelections):
+  //   "per_word" (default): each word independently with probability wwm_probability, as the
+  //     HF course's whole_word_masking_data_collator and recent transformers'
+  //     DataCollatorForLanguageModeling(whole_word_mask=True);
+  //   "fixed_count": words in random order, taken whole while they fit in
+  //     round(tokens * mlm_probability) tokens, as run_mlm_wwm.py's DataCollatorForWholeWordMask.
+  std::string whole_word_selection = "per_word";
+  // mlm per_word: in (0, 1]; unset: mlm_probability.
+  std::optional<double> wwm_probability;
+  // mlm: what a selected token becomes (DataCollatorForLanguageModeling's meaning): the mask
+  // token with mask_replace_prob, a random token with random_replace_prob, else unchanged.
+  // Each in [0, 1], their sum <= 1. Unset: 0.8 and 0.1 (HF's 80/10/10), except that per_word
+  // whole-word masking with neither set masks every selected token (1 and 0), as HF does.
+  std::optional<double> mask_replace_prob;
+  std::optional<double> random_replace_prob;
   std::string task_name;                 // glue: one of kGlueTasks.
   std::string data_dir;                  // glue: a GLUE task folder (train.tsv, dev.tsv, test.tsv).
   std::string text_column = "text";      // classification

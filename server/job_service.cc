@@ -203,4 +203,29 @@ grpc::Status JobServiceImpl::ListWorkers(grpc::ServerContext* ctx, const v1::Lis
   return grpc::Status::OK;
 }
 
+grpc::Status JobServiceImpl::Predict(grpc::ServerContext* ctx, const v1::PredictRequest* req,
+                                    v1::PredictResponse* resp) {
+  if (auto caller = Authorize(ctx, req->job_id()); !caller.ok()) {
+    return ToGrpcStatus(caller.status());
+  }
+  if (predictor_ == nullptr) {
+    return ToGrpcStatus(absl::UnimplementedError("this server does not run predictions"));
+  }
+  auto job = manager_->Get(req->job_id());
+  if (!job.ok()) return ToGrpcStatus(job.status());
+  PredictInput input;
+  if (req->step() > 0) input.step = req->step();
+  input.fill_mask = req->fill_mask();
+  input.generate = req->generate();
+  if (req->has_top_k()) input.top_k = req->top_k();
+  if (req->has_max_new_tokens()) input.max_new_tokens = req->max_new_tokens();
+  if (req->has_temperature()) input.temperature = req->temperature();
+  if (req->has_seed()) input.seed = req->seed();
+  auto output = predictor_->Predict(*job, input);
+  if (!output.ok()) return ToGrpcStatus(output.status());
+  resp->set_step(output->step);
+  resp->set_result_json(std::move(output->json));
+  return grpc::Status::OK;
+}
+
 }  // namespace lmtrain

@@ -2,21 +2,27 @@
 // ask GrpcAuth who calls (or end the call with its denial), unpack, call JobManager, pack.
 // WatchJob holds its handler thread while it streams.
 //
+// Predict holds its handler thread while lm-train predict runs on the job's checkpoint
+// (CheckpointPredictor, bounded by its timeout); UNIMPLEMENTED when no predictor is given.
+//
 // With authentication on: SubmitJob's `user` is replaced by the caller's; ListJobs returns
-// only the caller's jobs unless the caller is an admin; GetJob, CancelJob and WatchJob of
-// another user's job are PERMISSION_DENIED (an unknown id stays NOT_FOUND).
+// only the caller's jobs unless the caller is an admin; GetJob, CancelJob, WatchJob, RetryJob
+// and Predict of another user's job are PERMISSION_DENIED (an unknown id stays NOT_FOUND).
 #pragma once
 
 #include "lmtrain/v1/jobs.grpc.pb.h"
 #include "server/auth/grpc_auth.h"
+#include "server/checkpoint_predictor.h"
 #include "server/job_manager.h"
 
 namespace lmtrain {
 
 class JobServiceImpl final : public v1::JobService::Service {
  public:
-  // Neither is owned.
-  JobServiceImpl(JobManager* manager, const GrpcAuth* auth) : manager_(manager), auth_(auth) {}
+  // None is owned; `predictor` may be null (Predict is then UNIMPLEMENTED).
+  JobServiceImpl(JobManager* manager, const GrpcAuth* auth,
+                 const CheckpointPredictor* predictor = nullptr)
+      : manager_(manager), auth_(auth), predictor_(predictor) {}
 
   grpc::Status SubmitJob(grpc::ServerContext*, const v1::SubmitJobRequest* req,
                          v1::SubmitJobResponse* resp) override;
@@ -31,6 +37,8 @@ class JobServiceImpl final : public v1::JobService::Service {
                         v1::RetryJobResponse* resp) override;
   grpc::Status ListWorkers(grpc::ServerContext*, const v1::ListWorkersRequest* req,
                            v1::ListWorkersResponse* resp) override;
+  grpc::Status Predict(grpc::ServerContext*, const v1::PredictRequest* req,
+                       v1::PredictResponse* resp) override;
 
  private:
   // The caller, if it may touch job `id` (empty: no job), else the status to end with.
@@ -38,6 +46,7 @@ class JobServiceImpl final : public v1::JobService::Service {
 
   JobManager* const manager_;
   const GrpcAuth* const auth_;
+  const CheckpointPredictor* const predictor_;
 };
 
 // Record -> message mappings used by the service (exposed for tests).

@@ -44,7 +44,8 @@ int main(int argc, char** argv) {
   cl.AddString("data-dir", &o.data_dir, "folder for lm.db and artifacts");
   cl.AddString("artifacts", &o.artifacts_dir, "artifacts folder (default DATA_DIR/artifacts)");
   cl.AddInt("local-worker", &local_workers, "run an embedded worker with N slots");
-  cl.AddString("trainer", &o.trainer_path, "lm-train path for the embedded worker");
+  cl.AddString("trainer", &o.trainer_path,
+               "lm-train path for the embedded worker and predictions (default: next to us)");
   cl.AddInt("lease-timeout-ms", &lease_ms, "worker heartbeat timeout");
   cl.AddString("http-listen", &o.http_listen,
                "dashboard, JSON API and /metrics HOST:PORT (port 0: any free port; '': off)");

@@ -61,7 +61,12 @@ absl::Status Server::Init() {
     ASSIGN_OR_RETURN(authenticator_, TokenAuthenticator::Load(options_.auth_tokens_file));
   }
   auth_ = std::make_unique<GrpcAuth>(authenticator_.get(), &authorizer_);
-  job_service_ = std::make_unique<JobServiceImpl>(manager_.get(), auth_.get());
+  predictor_ = std::make_unique<CheckpointPredictor>(
+      CheckpointPredictor::Options{
+          options_.trainer_path.empty() ? DefaultTrainerPath() : options_.trainer_path,
+          options_.artifacts_dir, options_.predict_timeout},
+      &predict_launcher_);
+  job_service_ = std::make_unique<JobServiceImpl>(manager_.get(), auth_.get(), predictor_.get());
   artifact_service_ = std::make_unique<ArtifactServiceImpl>(artifacts_.get(), manager_.get(),
                                                             options_.artifacts_dir, auth_.get());
   worker_service_ = std::make_unique<WorkerServiceImpl>(dispatcher_.get(), &hub_, auth_.get());

@@ -25,6 +25,7 @@
 #include "server/auth/server_credentials.h"
 #include "server/auth/token_authenticator.h"
 #include "client/artifacts/artifact_client.h"
+#include "server/checkpoint_predictor.h"
 #include "server/artifact_service.h"
 #include "server/artifacts/artifact_store.h"
 #include "server/dispatcher.h"
@@ -51,7 +52,9 @@ class Server {
     std::string data_dir = "./lmtrain-data";  // SQLite at data_dir/lm.db.
     std::string artifacts_dir;                // Default: data_dir/artifacts.
     int local_worker_slots = 0;               // >0: run an in-process worker agent.
-    std::string trainer_path;                 // For the local worker; default next to us.
+    // lm-train, for the local worker and for predictions; default next to us.
+    std::string trainer_path;
+    absl::Duration predict_timeout = absl::Seconds(120);  // One lm-train predict child.
     int64_t lease_timeout_ms = 15000;
     absl::Duration kill_grace = absl::Seconds(10);
     SchedulerConfig scheduler;  // Policy switches, seed, per-user weights and limits.
@@ -106,6 +109,8 @@ class Server {
   std::unique_ptr<TokenAuthenticator> authenticator_;  // Null: authentication off.
   Authorizer authorizer_;
   std::unique_ptr<GrpcAuth> auth_;
+  PosixProcessLauncher predict_launcher_;  // lm-train predict children.
+  std::unique_ptr<CheckpointPredictor> predictor_;
   std::unique_ptr<JobServiceImpl> job_service_;
   std::unique_ptr<ArtifactServiceImpl> artifact_service_;
   std::unique_ptr<WorkerServiceImpl> worker_service_;

@@ -67,6 +67,8 @@ struct Range {
   static Range AtLeast(double v) { return {v, false, std::nullopt, false}; }
   static Range HalfOpen(double lo, double hi) { return {lo, false, hi, true}; }
   static Range Open(double lo, double hi) { return {lo, true, hi, true}; }
+  static Range Closed(double lo, double hi) { return {lo, false, hi, false}; }
+  static Range OpenClosed(double lo, double hi) { return {lo, true, hi, false}; }
 
   bool Contains(double v) const;
   std::string Describe() const;
@@ -278,6 +280,28 @@ Field<S> OptionalBoolField(std::string_view key, std::optional<bool> S::*member)
           [member](YAML::Emitter& e, const S& s) {
             if ((s.*member).has_value()) {
               e << (*(s.*member) ? "true" : "false");
+            } else {
+              e << YAML::Null;
+            }
+          }};
+}
+
+// An optional floating-point member checked against `range`: a null value (or `~`) leaves it
+// unset; written back as null when unset.
+template <typename S>
+Field<S> OptionalNumberField(std::string_view key, std::optional<double> S::*member,
+                             Range range = Range::Any()) {
+  return {key,
+          [member, range](YamlReader& r, const YAML::Node& v, const std::string& path, S& out) {
+            if (v.IsNull()) {
+              out.*member = std::nullopt;
+            } else if (auto x = r.ReadDouble(v, path, range)) {
+              out.*member = *x;
+            }
+          },
+          [member](YAML::Emitter& e, const S& s) {
+            if ((s.*member).has_value()) {
+              e << FormatDouble(*(s.*member));
             } else {
               e << YAML::Null;
             }

@@ -28,6 +28,7 @@ const std::vector<MethodPolicy>& DefaultPolicies() {
       Allow("/lmtrain.v1.JobService/CancelJob", {kUser, kAdmin}, "job_id"),
       Allow("/lmtrain.v1.JobService/WatchJob", {kUser, kAdmin}, "job_id"),
       Allow("/lmtrain.v1.JobService/RetryJob", {kUser, kAdmin}, "job_id"),
+      Allow("/lmtrain.v1.JobService/Predict", {kUser, kAdmin}, "job_id"),
       // Users see the workers too (capacity, `lmctl explain`); no job data is in it.
       Allow("/lmtrain.v1.JobService/ListWorkers", {kUser, kAdmin}),
       // lmtrain.v1.WorkerService: worker agents only.

@@ -120,13 +120,6 @@ absl::StatusOr<HfReference> ReadHfReference(const std::string& path) {
   return ref;
 }
 
-std::string HfFixturesRoot() {
-  if (const char* dir = std::getenv("LMTRAIN_FIXTURES_DIR"); dir != nullptr && *dir != '\0') {
-    return dir;
-  }
-  return std::string(LMTRAIN_SOURCE_DIR) + "/../shared/fixtures/hf-tiny";
-}
-
 std::vector<std::string> HfFixtureDirs(const std::string& root, const std::string& model_type) {
   std::vector<std::string> dirs;
   std::error_code error;

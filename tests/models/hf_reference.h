@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
+#include "tests/models/hf_fixtures.h"
 
 namespace lmtrain::testing {
 
@@ -40,9 +41,6 @@ struct HfReference {
 
 // Parses one reference.json. InvalidArgument names the file and the bad field.
 absl::StatusOr<HfReference> ReadHfReference(const std::string& path);
-
-// $LMTRAIN_FIXTURES_DIR, else <source>/../shared/fixtures/hf-tiny.
-std::string HfFixturesRoot();
 
 // Sorted subdirectories of `root` whose config.json has this model_type (any model_type when
 // empty); empty when `root` does not exist.

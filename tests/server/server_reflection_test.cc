@@ -124,7 +124,8 @@ TEST(ServerReflectionTest, ListsJobServiceAndItsMethods) {
     }
   }
   for (const char* m :
-       {"SubmitJob", "GetJob", "ListJobs", "CancelJob", "WatchJob", "RetryJob", "ListWorkers"}) {
+       {"SubmitJob", "GetJob", "ListJobs", "CancelJob", "WatchJob", "RetryJob", "ListWorkers",
+        "Predict"}) {
     EXPECT_TRUE(methods.count(m)) << m;
   }
 

@@ -144,6 +144,20 @@ absl::StatusOr<MaskedExample> MlmMasker::Mask(const MlmExampleView& example,
   return masked;
 }
 
+MaskingOptions MaskingOptionsFor(const MlmMasking& masking, int32_t mask_token_id,
+                                 int32_t vocab_size) {
+  MaskingOptions options;
+  options.mask_token_id = mask_token_id;
+  options.vocab_size = vocab_size;
+  options.mlm_probability = masking.probability;
+  options.mask_replace_prob = masking.mask_replace_prob;
+  options.random_replace_prob = masking.random_replace_prob;
+  options.whole_word_masking = masking.whole_word;
+  options.whole_word_selection =
+      masking.fixed_count ? WholeWordSelection::kFixedCount : WholeWordSelection::kPerWord;
+  return options;
+}
+
 absl::StatusOr<std::vector<MaskedExample>> MaskWithFixedSeed(
     const MlmMasker& masker, absl::Span<const MlmExampleView> examples, uint64_t seed) {
   std::vector<MaskedExample> masked;

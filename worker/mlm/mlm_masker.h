@@ -17,8 +17,10 @@
 // Replacement, per selected token: [MASK] with probability mask_replace_prob (0.8), else a
 // uniformly random id in [0, vocab_size) with probability random_replace_prob /
 // (1 - mask_replace_prob) (0.1 / 0.2 = 0.5: 10% overall), else unchanged (10%). (Recent
-// transformers forces mask_replace_prob = 1 when whole_word_mask=True; set it to 1 here to get
-// that behaviour. The classic DataCollatorForWholeWordMask keeps 80/10/10, the default.)
+// transformers forces mask_replace_prob = 1 when whole_word_mask=True, and the HF course's
+// whole_word_masking_data_collator masks every selected token: MaskingOptionsFor gives
+// kPerWord that, unless the job file sets the probabilities. The classic
+// DataCollatorForWholeWordMask, kFixedCount, keeps 80/10/10.)
 //
 // The draws, in this order (the contract that makes masks reproducible from a seed):
 //   1. selection: token level, one Bernoulli per non-special token in order; kPerWord, one per
@@ -37,6 +39,7 @@
 
 #include "absl/status/statusor.h"
 #include "absl/types/span.h"
+#include "common/mlm_masking.h"
 #include "worker/mlm/mlm_examples.h"
 #include "worker/mlm/random_source.h"
 
@@ -80,6 +83,11 @@ class MlmMasker {
 
   MaskingOptions options_;
 };
+
+// The options of a job's resolved masking (common/mlm_masking.h), for a tokenizer whose mask
+// token is `mask_token_id` and a model of `vocab_size` ids.
+MaskingOptions MaskingOptionsFor(const MlmMasking& masking, int32_t mask_token_id,
+                                 int32_t vocab_size);
 
 // Fixed evaluation masks (the HF course's insert_random_mask): example i is masked with
 // EvalMaskSource(seed, i), so every evaluation sees the same masks, whatever the batch size or

@@ -215,12 +215,10 @@ absl::StatusOr<std::unique_ptr<TrainingTask>> MakeMlmTask(const JobSpec& spec,
                                          " yields no MLM example of max_seq_length " +
                                          std::to_string(options.max_seq_length));
   }
-  MaskingOptions masking;
-  masking.mask_token_id = *tokenizer.MaskId();
-  masking.vocab_size = static_cast<int32_t>(model->VocabSize());
-  masking.mlm_probability = spec.data.mlm_probability;
-  masking.whole_word_masking = spec.data.whole_word_masking;
-  ASSIGN_OR_RETURN(MlmMasker masker, MlmMasker::Create(masking));
+  ASSIGN_OR_RETURN(MlmMasker masker,
+                   MlmMasker::Create(MaskingOptionsFor(ResolveMlmMasking(spec.data),
+                                                       *tokenizer.MaskId(),
+                                                       static_cast<int32_t>(model->VocabSize()))));
   *context.out << "data: " << data.train.size() << " train and " << data.eval.size()
                << " eval examples of up to " << options.max_seq_length << " tokens" << std::endl;
   return std::make_unique<MlmTask>(std::move(model), std::move(data), std::move(masker),

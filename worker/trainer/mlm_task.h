@@ -1,6 +1,8 @@
 // The masked-LM task (HF run_mlm.py): examples grouped to max_seq_length (or line by line)
-// with special tokens, dynamic masking per training batch (worker/mlm: 80/10/10, whole-word
-// option, seeded from (seed, step, micro-batch) so a resumed run is bit-identical), and
+// with special tokens, dynamic masking per training batch (worker/mlm, as the job file's data
+// section resolves it (common/mlm_masking.h): 80/10/10 or the given replacement
+// probabilities, whole words per word or up to a token count, seeded from (seed, step,
+// micro-batch) so a resumed run is bit-identical), and
 // evaluation on masks fixed once (every evaluation sees the same masks).
 //
 // Tokenised examples are cached on disk (worker/dataset_cache, keyed by the text files, the

@@ -85,6 +85,9 @@ absl::StatusOr<nlohmann::json> FillMask(const FillMaskOptions& o) {
         EncoderInputs inputs;
         inputs.input_ids = Ids(ids);
         const torch::Tensor logits = model->Forward(inputs)[0];
+        // As HF's FillMaskPipeline: with several masks the sequence keeps the special tokens,
+        // so that the other masks still show.
+        const bool single = positions.size() == 1;
         for (int64_t pos : positions) {
           const auto [scores, best] = logits[pos].softmax(-1).topk(o.top_k);
           nlohmann::json list = nlohmann::json::array();
@@ -95,7 +98,8 @@ absl::StatusOr<nlohmann::json> FillMask(const FillMaskOptions& o) {
             list.push_back({{"score", scores[k].item<double>()},
                             {"token", id},
                             {"token_str", tok->Decode({id})},
-                            {"sequence", tok->Decode(WithoutSpecial(*tok, filled))}});
+                            {"sequence", tok->Decode(single ? WithoutSpecial(*tok, filled)
+                                                            : filled)}});
           }
           all.push_back(list);
         }

@@ -5,7 +5,9 @@
 //                    [--top-k 0] [--temperature 1.0] [--seed 42]
 //
 // fill-mask (a *ForMaskedLM model): for each mask token in the text, the top-k tokens with
-// their softmax scores, as HF's FillMaskPipeline: [{"score","token","token_str","sequence"}].
+// their softmax scores, as HF's FillMaskPipeline: [{"score","token","token_str","sequence"}],
+// best first; "sequence" is the text with that token in the mask's place, decoded without the
+// special tokens (with them, [CLS] ... [SEP], when the text has several masks, as HF does).
 // generate (a causal LM): greedy decoding (top_k 0) or top-k sampling from a seeded generator,
 // until max_new_tokens or the end-of-text token: {"generated_text": prompt + continuation}.
 // The tokenizer is read from the model directory. Output: one JSON document on stdout.
