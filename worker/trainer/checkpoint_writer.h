@@ -55,7 +55,9 @@ class CheckpointWriter {
 
   // Writes output_dir/checkpoint-STEP with its manifest.json, publishes it, verifies it and
   // only then applies retention; returns its absolute path. Errors: whatever `fill` returns,
-  // or Internal for file-system failures (the temp folder is removed); DataLoss when the
+  // or Internal for file-system failures (the temp folder is removed); ResourceExhausted
+  // "no space left on device writing FILE of PATH ..." when the disk fills up while writing
+  // (nothing published, earlier checkpoints untouched and still listed); DataLoss when the
   // published folder does not match its manifest (it stays for inspection and no other
   // checkpoint is deleted; resume skips it). A retention failure after publication is
   // reported as Internal, with the new checkpoint in place.
