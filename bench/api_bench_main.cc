@@ -25,13 +25,13 @@
 #include <fstream>
 #include <iostream>
 #include <map>
+#include <nlohmann/json.hpp>
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
 #include "bench/api_load.h"
 #include "common/command_line.h"
 #include "lmtrain/v1/jobs.grpc.pb.h"
-#include <nlohmann/json.hpp>
 #include "proto/grpc_status.h"
 #include "server/server.h"
 #include "storage/sqlite_job_store.h"
@@ -344,6 +344,7 @@ int Main(int argc, char** argv) {
   }
   return rc;
 }
+
 }  // namespace
 }  // namespace lmtrain::bench
 
