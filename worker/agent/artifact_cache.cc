@@ -129,13 +129,19 @@ void ArtifactCache::LoadLocked() {
   for (fs::recursive_directory_iterator it(dir_ + "/blobs/sha256", ec), end; !ec && it != end;
        it.increment(ec)) {
     const std::string hex = it->path().filename().string();
-    if (!it->is_regular_file() || !IsSha256Hex(hex)) continue;
-    blobs.emplace_back(it->last_write_time(), hex, static_cast<int64_t>(it->file_size()));
+    std::error_code stat_ec;
+    if (!IsSha256Hex(hex) || !it->is_regular_file(stat_ec)) continue;
+    const fs::file_time_type used = it->last_write_time(stat_ec);
+    const auto size = static_cast<int64_t>(it->file_size(stat_ec));
+    if (!stat_ec) blobs.emplace_back(used, hex, size);
   }
   std::sort(blobs.begin(), blobs.end());  // Oldest use first.
   for (const auto& [time, hex, size] : blobs) index_.AddBlob(hex, size);
+  std::vector<std::string> trees;
   for (fs::directory_iterator it(dir_ + "/trees", ec), end; !ec && it != end; it.increment(ec)) {
-    const std::string hex = it->path().filename().string();
+    trees.push_back(it->path().filename().string());
+  }
+  for (const std::string& hex : trees) {
     absl::StatusOr<FolderManifest> manifest =
         IsSha256Hex(hex) ? ReadManifest(BlobPath(hex)) : absl::NotFoundError(hex);
     if (manifest.ok()) {

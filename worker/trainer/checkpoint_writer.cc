@@ -76,8 +76,9 @@ absl::Status DescribeNoSpace(const absl::Status& status, const std::string& temp
   const std::string file = FileBeingWritten(status, temp);
   return absl::ResourceExhaustedError(absl::StrCat(
       "no space left on device writing ", file.empty() ? "" : file + " of ", published_as,
-      " (", status.message(), "); nothing was published and earlier checkpoints are intact: "
-      "free space in ", fs::path(temp).parent_path().string(), " or lower save_total_limit"));
+      " (", status.message(), "); nothing was published and what was published before (earlier "
+      "checkpoints included) is intact: free space in ", fs::path(temp).parent_path().string(),
+      ", or keep fewer checkpoints (save_total_limit)"));
 }
 
 // Fills `temp` and fsyncs it; removes it on failure.

@@ -93,7 +93,8 @@ class CheckpointWriter {
 
 // Writes the files `fill` produces directly into `dir` (which must exist), each one
 // replacing any old file of the same name by rename: they are written and fsync'ed in a
-// temp folder inside `dir` first. Folders that `fill` creates are not supported.
+// temp folder inside `dir` first. Folders that `fill` creates are not supported. A full disk
+// while writing gives ResourceExhausted as in Save() (the old files stay).
 absl::Status PublishFilesInto(const std::string& dir, const FillFolderFn& fill);
 
 }  // namespace lmtrain
