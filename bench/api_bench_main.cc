@@ -1,8 +1,12 @@
 // lm-bench-api: load generator for lm-server's JobService.
 //   lm-bench-api --server HOST:PORT --op submit|get|list|watch|submit-to-running
-//                --clients N --seconds S
+//                --clients N --seconds S [--sync normal,full]
 // N client threads, each with its own channel (own TCP connection), call one operation back to
 // back for S seconds. The last line of output is JSON (see bench/api_load.h's ResultJson).
+// --sync MODE[,MODE...]: instead of --server, start an in-process lm-server (no worker, a
+// temporary data dir) per mode with that store durability (lm-server --sync) and run the op
+// against each in turn; one JSON line per mode, with a "sync" field, e.g. submit throughput
+// with `--op submit --sync normal,full`.
 //   submit             SubmitJob of a tiny valid clm job, a unique request id per call.
 //   get                GetJob of finished jobs seeded first (--seed-jobs, submitted+cancelled).
 //   list               ListJobs(limit --list-limit) over the seeded jobs.
@@ -14,18 +18,23 @@
 #include <grpcpp/grpcpp.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <filesystem>
 #include <fstream>
 #include <iostream>
 #include <map>
+#include <nlohmann/json.hpp>
 
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_split.h"
 #include "bench/api_load.h"
 #include "common/command_line.h"
 #include "lmtrain/v1/jobs.grpc.pb.h"
 #include "proto/grpc_status.h"
+#include "server/server.h"
+#include "storage/sqlite_job_store.h"
 
 namespace lmtrain::bench {
 namespace {
@@ -41,6 +50,7 @@ struct Flags {
   double seconds = 5;
   int64_t seed_jobs = 100;
   int64_t list_limit = 20;
+  std::string sync;  // "": use --server.
 };
 
 // A folder holding train.txt and the text of a tiny valid job file that reads it.
@@ -261,24 +271,8 @@ absl::StatusOr<OperationFactory> MakeFactory(const Flags& f, const JobFiles* fil
   return OperationFactory([&f, ids](int c) { return std::make_unique<WatchOp>(f, ids, c); });
 }
 
-int Main(int argc, char** argv) {
-  Flags f;
-  CommandLine cl("lm-bench-api", "load generator for lm-server's JobService");
-  cl.AddString("server", &f.server, "lm-server address HOST:PORT");
-  cl.AddString("op", &f.op, "submit | get | list | watch | submit-to-running");
-  cl.AddInt("clients", &f.clients, "concurrent clients (threads, one channel each)");
-  cl.AddDouble("seconds", &f.seconds, "timed duration");
-  cl.AddInt("seed-jobs", &f.seed_jobs, "get/watch: finished jobs to create first");
-  cl.AddInt("list-limit", &f.list_limit, "list: ListJobsRequest.limit");
-  auto positional = cl.Parse(argc - 1, argv + 1);
-  if (!positional.ok()) {
-    std::cerr << positional.status().message() << "\n";
-    return IsHelpRequest(positional.status()) ? 0 : 2;
-  }
-  if (f.clients < 1 || f.seconds <= 0) {
-    std::cerr << "lm-bench-api: --clients must be >= 1 and --seconds > 0\n";
-    return 2;
-  }
+// Runs the op against f.server; prints its JSON line (with "sync": sync_mode unless empty).
+int RunOnce(const Flags& f, const std::string& sync_mode) {
   const JobFiles files = MakeJobFiles();
   std::vector<std::string> ids;
   auto factory = MakeFactory(f, &files, &ids);
@@ -290,8 +284,65 @@ int Main(int argc, char** argv) {
   LoadResult result = RunClosedLoop(static_cast<int>(f.clients), f.seconds, *factory);
   fs::remove_all(files.dir);
   if (!result.first_error.empty()) std::cerr << "first error: " << result.first_error << "\n";
-  std::cout << ResultJson(f.op, result) << std::endl;
+  nlohmann::json line = nlohmann::json::parse(ResultJson(f.op, result));
+  if (!sync_mode.empty()) line["sync"] = sync_mode;
+  std::cout << line.dump() << std::endl;
   return result.errors == 0 ? 0 : 1;
+}
+
+// Starts an in-process lm-server with --sync `mode` on a temporary data dir, runs the op
+// against it, and removes the data dir.
+int RunWithOwnServer(Flags f, const std::string& mode) {
+  auto sync = SqliteJobStore::ParseSync(mode);
+  if (!sync.ok()) {
+    std::cerr << "lm-bench-api: " << sync.status().message() << "\n";
+    return 2;
+  }
+  Server::Options o;
+  o.listen = "127.0.0.1:0";
+  o.sync = *sync;
+  o.data_dir = (fs::temp_directory_path() / absl::StrCat("lm-bench-api-", ::getpid(), "-", mode))
+                   .string();
+  fs::create_directories(o.data_dir);
+  auto server = Server::Start(o);
+  if (!server.ok()) {
+    std::cerr << "lm-bench-api: cannot start lm-server: " << server.status().message() << "\n";
+    return 1;
+  }
+  f.server = absl::StrCat("127.0.0.1:", (*server)->port());
+  const int rc = RunOnce(f, mode);
+  (*server)->Shutdown();
+  server->reset();
+  fs::remove_all(o.data_dir);
+  return rc;
+}
+
+int Main(int argc, char** argv) {
+  Flags f;
+  CommandLine cl("lm-bench-api", "load generator for lm-server's JobService");
+  cl.AddString("server", &f.server, "lm-server address HOST:PORT");
+  cl.AddString("op", &f.op, "submit | get | list | watch | submit-to-running");
+  cl.AddInt("clients", &f.clients, "concurrent clients (threads, one channel each)");
+  cl.AddDouble("seconds", &f.seconds, "timed duration");
+  cl.AddInt("seed-jobs", &f.seed_jobs, "get/watch: finished jobs to create first");
+  cl.AddInt("list-limit", &f.list_limit, "list: ListJobsRequest.limit");
+  cl.AddString("sync", &f.sync,
+               "normal,full: run against an in-process lm-server per --sync mode instead");
+  auto positional = cl.Parse(argc - 1, argv + 1);
+  if (!positional.ok()) {
+    std::cerr << positional.status().message() << "\n";
+    return IsHelpRequest(positional.status()) ? 0 : 2;
+  }
+  if (f.clients < 1 || f.seconds <= 0) {
+    std::cerr << "lm-bench-api: --clients must be >= 1 and --seconds > 0\n";
+    return 2;
+  }
+  if (f.sync.empty()) return RunOnce(f, "");
+  int rc = 0;
+  for (absl::string_view mode : absl::StrSplit(f.sync, ',', absl::SkipEmpty())) {
+    rc = std::max(rc, RunWithOwnServer(f, std::string(mode)));
+  }
+  return rc;
 }
 
 }  // namespace

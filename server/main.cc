@@ -1,5 +1,6 @@
 // lm-server: the lmtrain control plane (gRPC API, scheduler, SQLite store).
 //   lm-server --listen HOST:PORT --data-dir DIR [--artifacts DIR] [--local-worker N]
+//             [--sync normal|full]   (store durability; docs/operations.md)
 //             [--scheduler-config FILE] (see server/scheduler_config.h)
 //             [--auth-tokens FILE] [--tls-cert F --tls-key F [--tls-client-ca F]]
 //             [--max-request-bytes N] [--max-spec-bytes N]   (see docs/security.md)
@@ -38,10 +39,13 @@ int main(int argc, char** argv) {
   o.http_listen = "127.0.0.1:8080";
   int64_t local_workers = 0, lease_ms = o.lease_timeout_ms;
   int64_t max_request_bytes = o.max_receive_message_bytes;
-  std::string scheduler_config, data_roots;
+  std::string scheduler_config, data_roots, sync = "normal";
   CommandLine cl("lm-server", "the lmtrain control plane");
   cl.AddString("listen", &o.listen, "gRPC address HOST:PORT (port 0: any free port)");
   cl.AddString("data-dir", &o.data_dir, "folder for lm.db and artifacts");
+  cl.AddString("sync", &sync,
+               "normal: commits survive a crash of lm-server; full: also power loss (an fsync "
+               "per commit, shared by concurrent submits)");
   cl.AddString("artifacts", &o.artifacts_dir, "artifacts folder (default DATA_DIR/artifacts)");
   cl.AddInt("local-worker", &local_workers, "run an embedded worker with N slots");
   cl.AddString("trainer", &o.trainer_path,
@@ -69,6 +73,12 @@ int main(int argc, char** argv) {
     std::cerr << args.status().message() << "\n";
     return IsHelpRequest(args.status()) ? 0 : 2;
   }
+  auto sync_mode = SqliteJobStore::ParseSync(sync);
+  if (!sync_mode.ok()) {
+    std::cerr << "lm-server: " << sync_mode.status().message() << "\n";
+    return 2;
+  }
+  o.sync = *sync_mode;
   o.local_worker_slots = static_cast<int>(local_workers);
   for (absl::string_view root : absl::StrSplit(data_roots, ',', absl::SkipEmpty())) {
     o.data_roots.push_back(std::filesystem::absolute(std::string(root)).string());

@@ -31,6 +31,7 @@ absl::Status Server::Init() {
   }
   SqliteJobStore::Options store_options;
   store_options.path = options_.data_dir + "/lm.db";
+  store_options.sync = options_.sync;
   ASSIGN_OR_RETURN(std::unique_ptr<SqliteJobStore> sqlite, SqliteJobStore::Open(store_options));
   store_ = std::make_unique<ObservedJobStore>(std::move(sqlite), &metrics_);
 

@@ -37,6 +37,7 @@
 #include "server/scheduler_config.h"
 #include "server/worker_service.h"
 #include "storage/job_store.h"
+#include "storage/sqlite_job_store.h"
 #include "worker/agent/artifact_cache.h"
 #include "worker/agent/nvml_gpu_inventory.h"
 #include "worker/agent/process_launcher.h"
@@ -51,6 +52,9 @@ class Server {
     std::string listen = "127.0.0.1:50051";   // Port 0 picks a free port (see port()).
     std::string data_dir = "./lmtrain-data";  // SQLite at data_dir/lm.db.
     std::string artifacts_dir;                // Default: data_dir/artifacts.
+    // When a store commit reaches the disk: kNormal (default) survives a process crash, kFull
+    // (--sync full) also power loss (storage/sqlite_job_store.h, docs/operations.md).
+    SqliteJobStore::Sync sync = SqliteJobStore::Sync::kNormal;
     int local_worker_slots = 0;               // >0: run an in-process worker agent.
     // lm-train, for the local worker and for predictions; default next to us.
     std::string trainer_path;

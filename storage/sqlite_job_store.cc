@@ -46,14 +46,15 @@ absl::Status CheckFile(Connection& db, bool check_integrity) {
   return absl::OkStatus();
 }
 
-absl::Status Configure(Connection& db) {
+absl::Status Configure(Connection& db, SqliteJobStore::Sync sync) {
   ASSIGN_OR_RETURN(std::string mode, db.QueryText("PRAGMA journal_mode = WAL"));
   if (mode != "wal") {
     return absl::FailedPreconditionError(
         absl::StrCat(db.path(), ": cannot use WAL mode (journal_mode is '", mode,
                      "'); put the job database on a local file system"));
   }
-  return db.Exec("PRAGMA synchronous = NORMAL");
+  return db.Exec(sync == SqliteJobStore::Sync::kFull ? "PRAGMA synchronous = FULL"
+                                                    : "PRAGMA synchronous = NORMAL");
 }
 
 // Merges the metrics events of a batch into the job's latest metrics, in batch order.
@@ -116,14 +117,21 @@ absl::StatusOr<std::unique_ptr<SqliteJobStore>> SqliteJobStore::Open(const Optio
     return absl::InvalidArgumentError("SqliteJobStore: Options.path must name the database file");
   }
   ASSIGN_OR_RETURN(std::unique_ptr<Connection> db,
-                   Connection::Open(options.path, options.busy_timeout_ms));
+                   Connection::Open(options.path, options.busy_timeout_ms, options.vfs));
   RETURN_IF_ERROR(DescribeUnreadable(*db, CheckFile(*db, options.check_integrity)));
-  RETURN_IF_ERROR(Configure(*db));
+  RETURN_IF_ERROR(Configure(*db, options.sync));
   // Foreign keys stay off while migrating: a migration that rebuilds the jobs table must not
   // cascade the drop of the old table into events and checkpoints.
   RETURN_IF_ERROR(storage_internal::Migrate(*db, storage_internal::JobStoreMigrations()));
   RETURN_IF_ERROR(db->Exec("PRAGMA foreign_keys = ON"));
   return std::unique_ptr<SqliteJobStore>(new SqliteJobStore(std::move(db)));
+}
+
+absl::StatusOr<SqliteJobStore::Sync> SqliteJobStore::ParseSync(const std::string& text) {
+  if (text == "normal") return Sync::kNormal;
+  if (text == "full") return Sync::kFull;
+  return absl::InvalidArgumentError(
+      absl::StrCat("--sync must be 'normal' or 'full' (got '", text, "')"));
 }
 
 SqliteJobStore::SqliteJobStore(std::unique_ptr<Connection> db) : db_(std::move(db)) {}

@@ -17,8 +17,12 @@
 // after the commit holding its job (or its error). Callers that queued meanwhile form the
 // next batch. Same semantics as one transaction per call, fewer WAL writes and checkpoints.
 //
-// Durability: synchronous=NORMAL in WAL mode; a committed call survives a process crash, and
-// an OS crash or power loss may drop the last few commits but never corrupts the file.
+// Durability (Options::sync), WAL mode either way:
+//  kNormal (synchronous=NORMAL, the default): a committed call survives a process crash; an
+//    OS crash or power loss may drop the last few commits but never corrupts the file.
+//  kFull (synchronous=FULL): every commit fsyncs the WAL before the call returns, so a call
+//    that returned OK survives power loss too. Group commit makes concurrent CreateJob calls
+//    share that fsync; the other write methods pay one fsync each.
 //
 // Semantics beyond storage/job_store.h, shared with InMemoryJobStore
 // (storage/internal/job_store_rules.h):
@@ -51,6 +55,9 @@ class Connection;
 
 class SqliteJobStore : public JobStore {
  public:
+  // When a commit reaches the disk (see Durability above).
+  enum class Sync { kNormal, kFull };
+
   struct Options {
     // The database file; created (with its -wal and -shm companions) if absent. Its directory
     // must exist. Required.
@@ -62,6 +69,11 @@ class SqliteJobStore : public JobStore {
     // hundred MB) and refuses a damaged one up front instead of failing later calls with
     // DataLoss. Default true.
     bool check_integrity = true;
+    // kNormal (default): fsync at WAL checkpoints only. kFull: fsync the WAL at every commit.
+    Sync sync = Sync::kNormal;
+    // The registered SQLite VFS to open the file through; "" (the default) is SQLite's own.
+    // Tests pass a VFS that observes writes and fsyncs.
+    std::string vfs;
   };
 
   // Opens or creates the store and brings its schema up to date. Errors, each naming the path:
@@ -71,6 +83,9 @@ class SqliteJobStore : public JobStore {
   //  DataLoss: the file is not an SQLite database or is damaged (left unchanged).
   //  Unavailable: another process held the file locked past busy_timeout_ms.
   static absl::StatusOr<std::unique_ptr<SqliteJobStore>> Open(const Options& options);
+
+  // "normal" or "full" (lm-server's --sync); InvalidArgument naming the flag otherwise.
+  static absl::StatusOr<Sync> ParseSync(const std::string& text);
 
   // Most jobs one group-commit transaction takes.
   static constexpr size_t kMaxCreateBatch = 256;

@@ -24,10 +24,11 @@ CachedStatement::~CachedStatement() {
 }
 
 absl::StatusOr<std::unique_ptr<Connection>> Connection::Open(const std::string& path,
-                                                             int busy_timeout_ms) {
+                                                             int busy_timeout_ms,
+                                                             const std::string& vfs) {
   sqlite3* db = nullptr;
   const int flags = SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX;
-  const int rc = sqlite3_open_v2(path.c_str(), &db, flags, nullptr);
+  const int rc = sqlite3_open_v2(path.c_str(), &db, flags, vfs.empty() ? nullptr : vfs.c_str());
   if (rc != SQLITE_OK) {
     // sqlite3_open_v2 hands back a handle even on failure; it must still be closed.
     absl::Status status = SqliteError(rc, db, "open");

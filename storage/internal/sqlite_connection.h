@@ -44,10 +44,12 @@ class Connection {
   // Opens (creating if absent) the database file at `path` read-write. Nothing is read or
   // written yet, so a bad file is only detected by the first statement. `busy_timeout_ms`:
   // how long a statement waits for another connection's lock before failing with
-  // Unavailable. Errors: FailedPrecondition when the file cannot be opened (missing
-  // directory, permissions), naming the path.
+  // Unavailable. `vfs`: the registered SQLite VFS to open it through ("" = SQLite's default).
+  // Errors: FailedPrecondition when the file cannot be opened (missing directory,
+  // permissions, unknown VFS), naming the path.
   static absl::StatusOr<std::unique_ptr<Connection>> Open(const std::string& path,
-                                                          int busy_timeout_ms);
+                                                          int busy_timeout_ms,
+                                                          const std::string& vfs = "");
 
   ~Connection();
   Connection(const Connection&) = delete;

@@ -37,8 +37,13 @@ absl::Status SqliteError(int rc, sqlite3* db, absl::string_view what) {
   const bool db_knows = db != nullptr && sqlite3_extended_errcode(db) == rc;
   const char* detail = db_knows ? sqlite3_errmsg(db) : sqlite3_errstr(rc);
   const char* file = db != nullptr ? sqlite3_db_filename(db, "main") : nullptr;
+  // A full disk is the operator's to fix, and nothing already stored is lost: say so.
+  const char* advice = (rc & 0xff) == SQLITE_FULL
+                           ? "; no space left on the job store's disk: nothing was written by "
+                             "this call and stored jobs stay readable; free space and retry"
+                           : "";
   return absl::Status(CodeFor(rc), absl::StrCat(file != nullptr ? file : "sqlite", ": ", what, ": ",
-                                                detail, " (sqlite code ", rc, ")"));
+                                                detail, " (sqlite code ", rc, ")", advice));
 }
 
 }  // namespace lmtrain::storage_internal

@@ -93,12 +93,12 @@ void ProcessGroup::Kill(Proc& proc) {
 absl::Status ProcessGroup::StartServer() {
   const std::string listen = absl::StrCat("127.0.0.1:", port_);  // Port 0 the first time.
   std::string port;
-  absl::Status s =
-      Launch(server_proc_,
-             {BinDir() + "/lm-server", "--listen", listen, "--http-listen", "127.0.0.1:0",
-              "--data-dir", (dir_ / "data").string(),
-              "--lease-timeout-ms", std::to_string(options_.lease_timeout_ms)},
-             (dir_ / "logs" / "server.log").string(), &port);
+  std::vector<std::string> argv = {BinDir() + "/lm-server", "--listen", listen,
+                                   "--http-listen", "127.0.0.1:0", "--data-dir",
+                                   (dir_ / "data").string(), "--lease-timeout-ms",
+                                   std::to_string(options_.lease_timeout_ms)};
+  argv.insert(argv.end(), options_.server_args.begin(), options_.server_args.end());
+  absl::Status s = Launch(server_proc_, argv, (dir_ / "logs" / "server.log").string(), &port);
   if (!s.ok()) return s;
   port_ = std::stoi(port);
   return absl::OkStatus();

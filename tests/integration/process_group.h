@@ -24,6 +24,8 @@ class ProcessGroup {
     int64_t lease_timeout_ms = 5000;
     // Extra lm-worker flags by worker index, e.g. {"--gpus", "0,1", "--trainer", PATH}.
     std::vector<std::vector<std::string>> worker_args;
+    // Extra lm-server flags, e.g. {"--sync", "full"}.
+    std::vector<std::string> server_args;
   };
 
   explicit ProcessGroup(Options options);

@@ -3,9 +3,12 @@
 #include <gtest/gtest.h>
 
 #include <filesystem>
+#include <fstream>
+#include <map>
 
 #include "absl/synchronization/mutex.h"
 #include "absl/time/clock.h"
+#include "common/sha256.h"
 #include "tests/test_paths.h"
 
 namespace lmtrain {
@@ -135,6 +138,58 @@ TEST_F(JobRunnerTest, MissingTrainerIsReportedAsExit127) {
   v1::JobExited exit = Exit();
   EXPECT_EQ(exit.exit_code(), 127);
   EXPECT_NE(exit.error().find("no-such-lm-train"), std::string::npos);
+}
+
+// Serves one blob from memory.
+class OneBlobFetcher final : public ArtifactFetcher {
+ public:
+  explicit OneBlobFetcher(std::map<std::string, std::string> blobs) : blobs_(std::move(blobs)) {}
+  absl::Status Fetch(const std::string& hex, const std::string& dest) override {
+    auto it = blobs_.find(hex);
+    if (it == blobs_.end()) return absl::NotFoundError(hex);
+    std::ofstream(dest, std::ios::binary) << it->second;
+    return absl::OkStatus();
+  }
+
+ private:
+  std::map<std::string, std::string> blobs_;
+};
+
+TEST_F(JobRunnerTest, ArtifactsOfARunningJobAreNotEvictedUntilItExits) {
+  const std::string data(100, 'd'), other(200, 'o');
+  const std::string data_hex = DigestHex(*Sha256Of(data)), other_hex = DigestHex(*Sha256Of(other));
+  OneBlobFetcher fetcher({{data_hex, data}, {other_hex, other}});
+  ArtifactCache::Options cache_options;
+  cache_options.max_bytes = 250;  // Room for one of the two only.
+  ArtifactCache cache(&fetcher, (dir_ / "cache").string(), cache_options);
+  const fs::path trainer = dir_ / "sleeping_trainer.sh";
+  std::ofstream(trainer) << "#!/bin/sh\nexec sleep 60\n";
+  fs::permissions(trainer, fs::perms::owner_all);
+  v1::Assignment a;
+  a.set_job_id("8");
+  a.set_spec_yaml(
+      "name: j\ntask: clm\nmodel:\n  config: {model_type: gpt2, n_layer: 1, n_head: 2, "
+      "n_embd: 8, n_positions: 32}\ntokenizer:\n  train: {type: bpe, vocab_size: 50}\n"
+      "data:\n  train_file: artifact:sha256:" + data_hex + "\n");
+  a.set_output_dir((dir_ / "out").string());
+  JobRunner::Options o{trainer.string(), (dir_ / "work").string(), absl::Milliseconds(300),
+                       absl::Milliseconds(20), &cache};
+  JobRunner runner(a, [] { return "w1"; }, &client_, &launcher_, o);
+  runner.Start();
+  const absl::Time deadline = absl::Now() + absl::Seconds(20);
+  auto started = [&] {
+    for (const auto& e : client_.events()) {
+      if (e.has_started()) return true;
+    }
+    return false;
+  };
+  while (!started() && absl::Now() < deadline) absl::SleepFor(absl::Milliseconds(10));
+  ASSERT_TRUE(started());
+  EXPECT_TRUE(absl::IsResourceExhausted(cache.Blob(other_hex).status()));  // Held: stays.
+  runner.Cancel();
+  WaitDone(&runner);
+  ASSERT_TRUE(cache.Blob(other_hex).ok());  // Released with the exit: evicted now.
+  EXPECT_EQ(cache.bytes(), 200);
 }
 
 }  // namespace

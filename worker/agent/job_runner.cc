@@ -138,7 +138,7 @@ absl::StatusOr<std::unique_ptr<ChildProcess>> JobRunner::Launch() {
         absl::StrCat("cannot create ", job_dir.string(), ": ", ec.message()));
   std::string spec_yaml = assignment_.spec_yaml();
   if (options_.artifacts != nullptr) {
-    auto local = options_.artifacts->LocalizeSpec(spec_yaml);
+    auto local = options_.artifacts->LocalizeSpec(spec_yaml, &artifact_pins_);
     if (!local.ok()) return local.status();
     spec_yaml = *std::move(local);
   } else if (spec_yaml.find(kArtifactRefPrefix) != std::string::npos) {
@@ -193,6 +193,7 @@ void JobRunner::Run() {
       exited.mutable_exited()->set_error(relay.ErrorText());
     }
   }
+  artifact_pins_ = ArtifactCache::Pins();  // The child is gone: its artifacts may be evicted.
   relay.Add(std::move(exited));
   // The exit must reach the server: retry with backoff until it does or we shut down.
   absl::Duration backoff = absl::Milliseconds(100);

@@ -79,6 +79,8 @@ class JobRunner {
   std::atomic<bool> cancel_requested_{false};
   std::atomic<bool> shutdown_{false};
   std::atomic<bool> done_{false};
+  // The cached artifacts the child uses: held from launch until it exits (never evicted).
+  ArtifactCache::Pins artifact_pins_;
   std::thread thread_;
 };
 

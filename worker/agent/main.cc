@@ -1,7 +1,7 @@
 // lm-worker: the agent that runs lm-train jobs for lm-server on this machine.
 //   lm-worker --server HOST:PORT --work-dir DIR --slots N [--trainer PATH]
 //             [--labels k=v,...] [--advertise-address HOST] [--rendezvous-ports LO-HI]
-//             [--gpus auto|none|0,1,...]
+//             [--gpus auto|none|0,1,...] [--artifact-cache-max-bytes N]
 //             [--token T (env LMTRAIN_WORKER_TOKEN)] [--tls-ca F [--tls-cert F --tls-key F]]
 #include <cstdlib>
 #include <filesystem>
@@ -21,7 +21,7 @@ int main(int argc, char** argv) {
   std::string name, labels, advertise, ports = "29500-29599", gpus = "auto";
   ClientChannelOptions connection;
   if (const char* env_token = std::getenv("LMTRAIN_WORKER_TOKEN")) connection.token = env_token;
-  int64_t slots = 1;
+  int64_t slots = 1, cache_max_bytes = ArtifactCache::kDefaultMaxBytes;
   double kill_grace_s = 10;
   CommandLine cl("lm-worker", "runs lm-train jobs handed out by lm-server");
   cl.AddString("server", &server, "lm-server address HOST:PORT");
@@ -30,6 +30,9 @@ int main(int argc, char** argv) {
   cl.AddString("name", &name, "worker name shown by the server (default: hostname)");
   cl.AddString("trainer", &trainer, "path of the lm-train executable");
   cl.AddDouble("kill-grace-seconds", &kill_grace_s, "SIGTERM -> SIGKILL delay on cancel");
+  cl.AddInt("artifact-cache-max-bytes", &cache_max_bytes,
+            "most bytes of fetched artifacts kept in WORK_DIR/artifact-cache, least recently "
+            "used evicted first (default 50 GiB; 0: no limit)");
   cl.AddString("labels", &labels, "worker labels for job selectors: k=v,k2=v2");
   cl.AddString("advertise-address", &advertise,
                "address other workers reach this one at (default: hostname)");
@@ -47,6 +50,11 @@ int main(int argc, char** argv) {
   }
   if (slots <= 0) {
     std::cerr << "--slots must be > 0\n";
+    return 2;
+  }
+  if (cache_max_bytes < 0) {
+    std::cerr << "lm-worker: --artifact-cache-max-bytes must be >= 0 (0: no limit), got "
+              << cache_max_bytes << "\n";
     return 2;
   }
   std::error_code ec;
@@ -94,8 +102,11 @@ int main(int argc, char** argv) {
   GrpcServerClient client(*channels);
   // Artifacts the jobs name (uploaded by lmctl) are fetched into WORK_DIR/artifact-cache.
   ArtifactClient artifact_client(channels->NewChannel(), {});
+  ArtifactCache::Options cache_options;
+  cache_options.max_bytes = cache_max_bytes;
   ArtifactCache artifact_cache(&artifact_client,
-                               std::filesystem::absolute(work_dir).string() + "/artifact-cache");
+                               std::filesystem::absolute(work_dir).string() + "/artifact-cache",
+                               cache_options);
   options.artifacts = &artifact_cache;
   PosixProcessLauncher launcher;
   options.name = name;

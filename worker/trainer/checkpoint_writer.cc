@@ -1,13 +1,17 @@
 #include "worker/trainer/checkpoint_writer.h"
 
+#include <sys/statvfs.h>
 #include <unistd.h>
 
 #include <algorithm>
+#include <cerrno>
+#include <cstring>
 #include <filesystem>
 #include <system_error>
 
 #include "absl/strings/match.h"
 #include "absl/strings/numbers.h"
+#include "absl/strings/str_cat.h"
 #include "common/atomic_file.h"
 #include "common/status_macros.h"
 
@@ -33,12 +37,58 @@ absl::Status MakeEmptyFolder(const std::string& path) {
   return absl::OkStatus();
 }
 
+// True when `status` or the file system holding `dir` says the space ran out. Writers that
+// lose errno (LibTorch's archive writer, iostreams) are caught by the free-space check.
+bool OutOfSpace(const absl::Status& status, const std::string& dir) {
+  if (absl::StrContains(status.message(), std::strerror(ENOSPC))) return true;
+  struct statvfs st;
+  return ::statvfs(dir.c_str(), &st) == 0 && st.f_bavail == 0;
+}
+
+// The file below `dir` that `status` names (a writer that reports errno names its file,
+// perhaps as "FILE.tmp-PID"), else the one modified last (the larger on a tie: the partial
+// file that filled the disk); relative, "" when there is none.
+std::string FileBeingWritten(const absl::Status& status, const std::string& dir) {
+  const std::string prefix = dir + "/";
+  const absl::string_view message = status.message();
+  if (const size_t at = message.find(prefix); at != absl::string_view::npos) {
+    absl::string_view rest = message.substr(at + prefix.size());
+    rest = rest.substr(0, rest.find_first_of(": "));
+    return std::string(rest.substr(0, rest.find(".tmp-")));
+  }
+  std::error_code ec;
+  fs::path newest;
+  std::pair<fs::file_time_type, uintmax_t> newest_key{fs::file_time_type::min(), 0};
+  for (fs::recursive_directory_iterator it(dir, ec), end; !ec && it != end; it.increment(ec)) {
+    if (!it->is_regular_file(ec)) continue;
+    const std::pair<fs::file_time_type, uintmax_t> key{it->last_write_time(ec),
+                                                       it->file_size(ec)};
+    if (!ec && key >= newest_key) newest = it->path(), newest_key = key;
+  }
+  return newest.empty() ? std::string() : newest.lexically_relative(dir).string();
+}
+
+// A failure to fill `temp` (to be published as `published_as`) rewritten as
+// ResourceExhausted naming the file when the disk is full; otherwise unchanged.
+absl::Status DescribeNoSpace(const absl::Status& status, const std::string& temp,
+                             const std::string& published_as) {
+  if (status.ok() || !OutOfSpace(status, temp)) return status;
+  const std::string file = FileBeingWritten(status, temp);
+  return absl::ResourceExhaustedError(absl::StrCat(
+      "no space left on device writing ", file.empty() ? "" : file + " of ", published_as,
+      " (", status.message(), "); nothing was published and what was published before (earlier "
+      "checkpoints included) is intact: free space in ", fs::path(temp).parent_path().string(),
+      ", or keep fewer checkpoints (save_total_limit)"));
+}
+
 // Fills `temp` and fsyncs it; removes it on failure.
-absl::Status FillTemp(const std::string& temp, const FillFolderFn& fill) {
+absl::Status FillTemp(const std::string& temp, const std::string& published_as,
+                      const FillFolderFn& fill) {
   RETURN_IF_ERROR(MakeEmptyFolder(temp));
   absl::Status status = fill(temp);
   if (status.ok()) status = FsyncTree(temp);
   if (!status.ok()) {
+    status = DescribeNoSpace(status, temp, published_as);
     std::error_code ignored;
     fs::remove_all(temp, ignored);
   }
@@ -104,7 +154,7 @@ absl::StatusOr<std::string> CheckpointWriter::Save(int64_t step, const FillFolde
   const std::string name = kPrefix + std::to_string(step);
   const std::string temp = (dir / (".tmp-" + name + "-" + Pid())).string();
   const std::string final_path = (dir / name).string();
-  RETURN_IF_ERROR(FillTemp(temp, [&](const std::string& folder) {
+  RETURN_IF_ERROR(FillTemp(temp, final_path, [&](const std::string& folder) {
     RETURN_IF_ERROR(fill(folder));
     return WriteCheckpointManifest(folder, step);  // Last: it hashes what fill wrote.
   }));
@@ -179,7 +229,7 @@ std::vector<std::pair<int64_t, std::string>> CheckpointWriter::List(const std::s
 absl::Status PublishFilesInto(const std::string& dir, const FillFolderFn& fill) {
   const fs::path target(dir);
   const std::string temp = (target / (".tmp-publish-" + Pid())).string();
-  RETURN_IF_ERROR(FillTemp(temp, fill));
+  RETURN_IF_ERROR(FillTemp(temp, dir, fill));
   absl::Status status;
   std::error_code ec;
   for (fs::directory_iterator it(temp, ec), end; !ec && it != end; it.increment(ec)) {

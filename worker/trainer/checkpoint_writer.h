@@ -55,7 +55,9 @@ class CheckpointWriter {
 
   // Writes output_dir/checkpoint-STEP with its manifest.json, publishes it, verifies it and
   // only then applies retention; returns its absolute path. Errors: whatever `fill` returns,
-  // or Internal for file-system failures (the temp folder is removed); DataLoss when the
+  // or Internal for file-system failures (the temp folder is removed); ResourceExhausted
+  // "no space left on device writing FILE of PATH ..." when the disk fills up while writing
+  // (nothing published, earlier checkpoints untouched and still listed); DataLoss when the
   // published folder does not match its manifest (it stays for inspection and no other
   // checkpoint is deleted; resume skips it). A retention failure after publication is
   // reported as Internal, with the new checkpoint in place.
@@ -91,7 +93,8 @@ class CheckpointWriter {
 
 // Writes the files `fill` produces directly into `dir` (which must exist), each one
 // replacing any old file of the same name by rename: they are written and fsync'ed in a
-// temp folder inside `dir` first. Folders that `fill` creates are not supported.
+// temp folder inside `dir` first. Folders that `fill` creates are not supported. A full disk
+// while writing gives ResourceExhausted as in Save() (the old files stay).
 absl::Status PublishFilesInto(const std::string& dir, const FillFolderFn& fill);
 
 }  // namespace lmtrain
