@@ -1,5 +1,6 @@
-// lm-server: the lmtrain control plane (gRPC API, scheduler, SQLite store).
+// lm-server: the lmtrain control plane (gRPC API, scheduler, SQLite or PostgreSQL store).
 //   lm-server --listen HOST:PORT --data-dir DIR [--artifacts DIR] [--local-worker N]
+//             [--store postgres://USER@HOST:PORT/DB] (default $LMTRAIN_STORE, else SQLite)
 //             [--scheduler-config FILE] (see server/scheduler_config.h)
 //             [--auth-tokens FILE] [--tls-cert F --tls-key F [--tls-client-ca F]]
 //             [--max-request-bytes N] [--max-spec-bytes N]   (see docs/security.md)
@@ -7,6 +8,7 @@
 //             [--http-listen HOST:PORT] (dashboard, JSON API, /metrics; docs/dashboard.md)
 // SIGHUP re-reads the tokens file.
 #include <signal.h>
+#include <stdlib.h>
 
 #include <atomic>
 #include <filesystem>
@@ -42,6 +44,10 @@ int main(int argc, char** argv) {
   CommandLine cl("lm-server", "the lmtrain control plane");
   cl.AddString("listen", &o.listen, "gRPC address HOST:PORT (port 0: any free port)");
   cl.AddString("data-dir", &o.data_dir, "folder for lm.db and artifacts");
+  if (const char* store = getenv("LMTRAIN_STORE")) o.store = store;
+  cl.AddString("store", &o.store,
+               "job store: postgres://USER@HOST:PORT/DB (default $LMTRAIN_STORE; '': SQLite "
+               "in --data-dir)");
   cl.AddString("artifacts", &o.artifacts_dir, "artifacts folder (default DATA_DIR/artifacts)");
   cl.AddInt("local-worker", &local_workers, "run an embedded worker with N slots");
   cl.AddString("trainer", &o.trainer_path, "lm-train path for the embedded worker");
@@ -101,7 +107,7 @@ int main(int argc, char** argv) {
   running.store(s);
   std::cout << "lm-server: listening on " << o.listen.substr(0, o.listen.rfind(':')) << ":"
             << s->port() << (o.tls.enabled() ? " (TLS)" : "") << ", data in "
-            << s->options().data_dir
+            << s->options().data_dir << (o.store.empty() ? "" : ", jobs in PostgreSQL")
             << (o.auth_tokens_file.empty() ? ", authentication off" : ", authentication on")
             << std::endl;
   if (s->http_port() != 0) {

@@ -1,4 +1,4 @@
-// Server: lm-server wired together. Owns, in dependency order: the SQLite store, the event
+// Server: lm-server wired together. Owns, in dependency order: the job store, the event
 // hub, the scheduler, the dispatcher, the job manager, authentication and authorization
 // (when a tokens file is given; docs/security.md), the gRPC services (JobService,
 // WorkerService, ArtifactService, the standard health service), a lease-expiry thread,
@@ -48,7 +48,10 @@ class Server {
  public:
   struct Options {
     std::string listen = "127.0.0.1:50051";   // Port 0 picks a free port (see port()).
-    std::string data_dir = "./lmtrain-data";  // SQLite at data_dir/lm.db.
+    std::string data_dir = "./lmtrain-data";  // SQLite at data_dir/lm.db (unless `store`).
+    // The job store: "" for SQLite in data_dir, or a postgres:// / postgresql:// URI
+    // (PostgresJobStore, storage/postgres_job_store.h).
+    std::string store;
     std::string artifacts_dir;                // Default: data_dir/artifacts.
     int local_worker_slots = 0;               // >0: run an in-process worker agent.
     std::string trainer_path;                 // For the local worker; default next to us.

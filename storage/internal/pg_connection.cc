@@ -26,14 +26,13 @@ absl::Status CheckParses(const std::string& uri) {
   }
   std::string why = error ? Trimmed(error) : "out of memory";
   PQfreemem(error);
-  return absl::InvalidArgumentError(
-      absl::StrCat("PostgreSQL connection URI is not valid: ", why,
-                   " (expected postgres://USER@HOST:PORT/DATABASE)"));
+  return absl::InvalidArgumentError(absl::StrCat("PostgreSQL connection URI is not valid: ", why,
+                                                 " (expected postgres://USER@HOST:PORT/DATABASE)"));
 }
 
 std::string TargetOf(PGconn* conn) {
-  return absl::StrCat(PQhost(conn) ? PQhost(conn) : "", ":", PQport(conn) ? PQport(conn) : "",
-                      "/", PQdb(conn) ? PQdb(conn) : "");
+  return absl::StrCat(PQhost(conn) ? PQhost(conn) : "", ":", PQport(conn) ? PQport(conn) : "", "/",
+                      PQdb(conn) ? PQdb(conn) : "");
 }
 
 }  // namespace
@@ -62,9 +61,8 @@ absl::StatusOr<std::unique_ptr<PgConnection>> PgConnection::Open(const std::stri
   PGconn* conn = PQconnectdbParams(keys, values, /*expand_dbname=*/1);
   if (conn == nullptr) return absl::ResourceExhaustedError("PostgreSQL: out of memory");
   if (PQstatus(conn) != CONNECTION_OK) {
-    absl::Status error = absl::UnavailableError(
-        absl::StrCat("cannot connect to PostgreSQL at ", TargetOf(conn), ": ",
-                     Trimmed(PQerrorMessage(conn))));
+    absl::Status error = absl::UnavailableError(absl::StrCat(
+        "cannot connect to PostgreSQL at ", TargetOf(conn), ": ", Trimmed(PQerrorMessage(conn))));
     PQfinish(conn);
     return error;
   }

@@ -12,8 +12,8 @@
 namespace lmtrain::storage_internal {
 namespace {
 
-#define LMTRAIN_PG_JOB_COLUMNS                                                          \
-  "id, name, task, state, spec_yaml, priority, request_id, output_dir, created_at_ms, " \
+#define LMTRAIN_PG_JOB_COLUMNS                                                           \
+  "id, name, task, state, spec_yaml, priority, request_id, output_dir, created_at_ms, "  \
   "started_at_ms, finished_at_ms, error, worker_id, exit_code, metrics_json, username, " \
   "resources_json, retries, attempts_json"
 
@@ -27,10 +27,10 @@ constexpr PgStatement kFindByRequestId = {"find_by_request_id",
 constexpr PgStatement kSelectJob = {"select_job",
                                     "SELECT " LMTRAIN_PG_JOB_COLUMNS " FROM jobs WHERE id = $1"};
 // $2 ($3 below) is the user to match, '' for any.
-constexpr PgStatement kSelectAllJobs = {
-    "select_all_jobs", "SELECT " LMTRAIN_PG_JOB_COLUMNS
-                       " FROM jobs WHERE ($2::text = '' OR username = $2) "
-                       "ORDER BY id DESC LIMIT $1"};
+constexpr PgStatement kSelectAllJobs = {"select_all_jobs",
+                                        "SELECT " LMTRAIN_PG_JOB_COLUMNS
+                                        " FROM jobs WHERE ($2::text = '' OR username = $2) "
+                                        "ORDER BY id DESC LIMIT $1"};
 // $1 is a JSON array of state names, so one prepared statement serves any set of states.
 constexpr PgStatement kSelectJobsInStates = {
     "select_jobs_in_states",
@@ -142,11 +142,11 @@ absl::StatusOr<std::optional<int64_t>> PgInsertJob(PgConnection& db, const NewJo
   // An absent request id is NULL, which the partial unique index leaves out.
   std::optional<std::string> request_id;
   if (!job.request_id.empty()) request_id = job.request_id;
-  ASSIGN_OR_RETURN(PgResult rows,
-                   db.Run(kInsertJob, PgParams(job.name, job.task, JobStateName(JobState::kQueued),
-                                               job.spec_yaml, job.priority, request_id,
-                                               job.created_at_ms, job.user,
-                                               ResourcesToJson(job.resources))));
+  ASSIGN_OR_RETURN(
+      PgResult rows,
+      db.Run(kInsertJob, PgParams(job.name, job.task, JobStateName(JobState::kQueued),
+                                  job.spec_yaml, job.priority, request_id, job.created_at_ms,
+                                  job.user, ResourcesToJson(job.resources))));
   if (rows.rows() == 0) return std::nullopt;
   return rows.Int64(0, 0);
 }
@@ -214,9 +214,8 @@ absl::StatusOr<int64_t> PgLastEventSeq(PgConnection& db, int64_t job_id) {
 absl::Status PgInsertEvent(PgConnection& db, int64_t job_id, int64_t seq, int64_t time_ms,
                            const EventPayload& payload) {
   return db
-      .Run(kInsertEvent,
-           PgParams(job_id, seq, time_ms, std::string(EventKind(payload)),
-                    EncodeEventPayload(payload)))
+      .Run(kInsertEvent, PgParams(job_id, seq, time_ms, std::string(EventKind(payload)),
+                                  EncodeEventPayload(payload)))
       .status();
 }
 

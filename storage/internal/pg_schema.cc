@@ -80,10 +80,10 @@ absl::Status CheckMigrationList(absl::Span<const PgMigration> migrations) {
 
 absl::Status CheckKnown(const PgConnection& db, int version, int latest) {
   if (version <= latest) return absl::OkStatus();
-  return absl::FailedPreconditionError(absl::StrCat(
-      "PostgreSQL ", db.target(), ": job database schema version ", version,
-      " is newer than this build knows (", latest,
-      "); run a newer lmtrain server or restore an older backup of the database"));
+  return absl::FailedPreconditionError(
+      absl::StrCat("PostgreSQL ", db.target(), ": job database schema version ", version,
+                   " is newer than this build knows (", latest,
+                   "); run a newer lmtrain server or restore an older backup of the database"));
 }
 
 }  // namespace

@@ -91,8 +91,9 @@ std::string StateNamesJson(const std::vector<JobState>& states) {
 std::string ToValidUtf8(absl::string_view text) {
   // The JSON dump with `replace` is the event codec's replacement; parsing the literal back
   // yields the repaired text.
-  const std::string literal = nlohmann::json(std::string(text)).dump(
-      -1, ' ', /*ensure_ascii=*/false, nlohmann::json::error_handler_t::replace);
+  const std::string literal =
+      nlohmann::json(std::string(text))
+          .dump(-1, ' ', /*ensure_ascii=*/false, nlohmann::json::error_handler_t::replace);
   return nlohmann::json::parse(literal).get<std::string>();
 }
 

@@ -1,6 +1,8 @@
 // PostgresJobStore beyond the shared contract (job_store_contract_test.cc): several connections
 // on one database, schema migrations, reconnecting, bad URIs and text PostgreSQL would reject.
 // Every test runs against a real PostgreSQL server (tests/storage/postgres_test_server.h).
+#include "storage/postgres_job_store.h"
+
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
@@ -11,7 +13,6 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
-#include "storage/postgres_job_store.h"
 #include "tests/storage/postgres_test_server.h"
 #include "tests/storage/storage_test_util.h"
 
@@ -126,8 +127,9 @@ TEST_F(PostgresJobStoreTest, MigratesAnEmptyDatabaseOnceAndRecordsItsVersion) {
   ASSERT_TRUE(store);
   ASSERT_OK_AND_ASSIGN(JobRecord job, store->GetJob(id));
   EXPECT_EQ(job.name, "kept");
-  EXPECT_THAT(server_->Query(Database(), "SELECT string_agg(version::text, ',') FROM "
-                                         "schema_version"),
+  EXPECT_THAT(server_->Query(Database(),
+                             "SELECT string_agg(version::text, ',') FROM "
+                             "schema_version"),
               ::testing::Property(&absl::StatusOr<std::string>::value, "1"));
 }
 

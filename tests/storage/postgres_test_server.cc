@@ -64,8 +64,8 @@ absl::StatusOr<std::string> AsServerUser() {
     return absl::FailedPreconditionError(
         "running as root and there is no 'postgres' user to run PostgreSQL as");
   }
-  for (const char* prefix : {"runuser -u postgres --",
-                             "setpriv --reuid=postgres --regid=postgres --init-groups --"}) {
+  for (const char* prefix :
+       {"runuser -u postgres --", "setpriv --reuid=postgres --regid=postgres --init-groups --"}) {
     if (Shell(absl::StrCat(prefix, " true")).ok()) return std::string(prefix) + " ";
   }
   return absl::FailedPreconditionError(
@@ -118,15 +118,17 @@ absl::StatusOr<std::unique_ptr<PostgresTestServer>> PostgresTestServer::Start() 
   absl::Status started = absl::UnknownError("not started");
   for (int attempt = 0; attempt < 3 && !started.ok(); ++attempt) {  // The port may get taken.
     server->port_ = FreePort();
-    started = server->Pg("pg_ctl", absl::StrCat("-D ", Quote(dir + "/data"), " -l ",
-                                                Quote(dir + "/log"), " -w -t 60 -o ",
-                                                Quote(absl::StrCat(
-                                                    "-p ", server->port_, " -k ", dir,
-                                                    " -c listen_addresses=127.0.0.1 -c fsync=off "
-                                                    "-c synchronous_commit=off "
-                                                    "-c full_page_writes=off")),
-                                                " start"))
-                  .status();
+    started =
+        server
+            ->Pg("pg_ctl",
+                 absl::StrCat("-D ", Quote(dir + "/data"), " -l ", Quote(dir + "/log"),
+                              " -w -t 60 -o ",
+                              Quote(absl::StrCat("-p ", server->port_, " -k ", dir,
+                                                 " -c listen_addresses=127.0.0.1 -c fsync=off "
+                                                 "-c synchronous_commit=off "
+                                                 "-c full_page_writes=off")),
+                              " start"))
+            .status();
   }
   if (!started.ok()) {
     return absl::Status(started.code(),
@@ -149,8 +151,8 @@ absl::StatusOr<std::unique_ptr<PostgresTestServer>> PostgresTestServer::Attach(
   if (!bin.ok()) return bin.status();
   absl::StatusOr<std::string> as_user = AsServerUser();
   if (!as_user.ok()) return as_user.status();
-  return std::unique_ptr<PostgresTestServer>(new PostgresTestServer(
-      ReadFile(state / "cluster"), *bin, *as_user, port, /*owned=*/false));
+  return std::unique_ptr<PostgresTestServer>(
+      new PostgresTestServer(ReadFile(state / "cluster"), *bin, *as_user, port, /*owned=*/false));
 }
 
 absl::Status PostgresTestServer::Publish(const std::string& state_dir) {

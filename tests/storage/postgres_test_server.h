@@ -55,7 +55,10 @@ class PostgresTestServer {
 
  private:
   PostgresTestServer(std::string dir, std::string bin, std::string as_user, int port, bool owned)
-      : dir_(std::move(dir)), bin_(std::move(bin)), as_user_(std::move(as_user)), port_(port),
+      : dir_(std::move(dir)),
+        bin_(std::move(bin)),
+        as_user_(std::move(as_user)),
+        port_(port),
         owned_(owned) {}
   // Runs a PostgreSQL program (as the server's user) and returns its output.
   absl::StatusOr<std::string> Pg(const std::string& program, const std::string& args) const;
