@@ -48,8 +48,8 @@ class Server {
  public:
   struct Options {
     std::string listen = "127.0.0.1:50051";   // Port 0 picks a free port (see port()).
-    std::string data_dir = "./lmtrain-data";  // SQLite at data_dir/lm.db (unless `store`).
-    // The job store: "" for SQLite in data_dir, or a postgres:// / postgresql:// URI
+    std::string data_dir = "./lmtrain-data";  // SQLite at data_dir/lm.db.
+    // The job store: "" for SQLite in data_dir, or a postgres:// / postgresql:// URI instead
     // (PostgresJobStore, storage/postgres_job_store.h).
     std::string store;
     std::string artifacts_dir;                // Default: data_dir/artifacts.

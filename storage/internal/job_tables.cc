@@ -83,12 +83,7 @@ absl::StatusOr<JobRecord> JobFromRow(const Statement& row) {
   job.id = absl::StrCat(id);
   job.name = row.ColumnText(kName);
   job.task = row.ColumnText(kTask);
-  const std::string state = row.ColumnText(kState);
-  std::optional<JobState> parsed = ParseJobState(state);
-  if (!parsed.has_value()) {
-    return absl::DataLossError(absl::StrCat("job ", id, ": unknown stored state '", state, "'"));
-  }
-  job.state = *parsed;
+  ASSIGN_OR_RETURN(job.state, DecodeState(id, row.ColumnText(kState)));
   job.spec_yaml = row.ColumnText(kSpecYaml);
   job.priority = static_cast<int>(row.ColumnInt64(kPriority));
   job.request_id = row.ColumnText(kRequestId);

@@ -6,6 +6,7 @@
 
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_replace.h"
 #include "absl/strings/strip.h"
 #include "common/status_macros.h"
 #include "storage/internal/pg_status.h"
@@ -36,6 +37,12 @@ std::string TargetOf(PGconn* conn) {
 }
 
 }  // namespace
+
+std::string PgText(absl::string_view text) {
+  std::string valid = ToValidUtf8(text);
+  if (valid.find('\0') == std::string::npos) return valid;
+  return absl::StrReplaceAll(valid, {{absl::string_view("\0", 1), "\xEF\xBF\xBD"}});
+}
 
 PgResult::PgResult(PGresult* result) : result_(result) {}
 PgResult::PgResult(PgResult&& other) noexcept : result_(std::exchange(other.result_, nullptr)) {}

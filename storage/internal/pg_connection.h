@@ -6,8 +6,9 @@
 //                   `--> next EnsureConnected(): PQreset, prepared names forgotten
 //
 // Not thread-safe: the owner serialises every call (PostgresJobStore holds its mutex). Text
-// parameters are sent as UTF-8 with invalid bytes replaced by U+FFFD (PostgreSQL rejects
-// invalid UTF-8 in text); the connection's client_encoding is UTF8.
+// parameters are sent as UTF-8 with invalid bytes and NUL bytes replaced by U+FFFD (PostgreSQL
+// rejects invalid UTF-8 in text, and libpq's text parameters end at a NUL); the connection's
+// client_encoding is UTF8.
 #pragma once
 
 #include <cstdint>
@@ -54,11 +55,14 @@ using PgParam = std::optional<std::string>;
 
 inline PgParam ToPgParam(int64_t v) { return absl::StrCat(v); }
 inline PgParam ToPgParam(int v) { return absl::StrCat(v); }
+// Text as PostgreSQL accepts it: invalid UTF-8 and NUL bytes (which text cannot hold) replaced
+// by U+FFFD.
+std::string PgText(absl::string_view text);
 inline PgParam ToPgParam(std::string_view v) {
-  return ToValidUtf8(absl::string_view(v.data(), v.size()));
+  return PgText(absl::string_view(v.data(), v.size()));
 }
-inline PgParam ToPgParam(const std::string& v) { return ToValidUtf8(v); }
-inline PgParam ToPgParam(const char* v) { return ToValidUtf8(v); }
+inline PgParam ToPgParam(const std::string& v) { return PgText(v); }
+inline PgParam ToPgParam(const char* v) { return PgText(v); }
 template <typename T>
 PgParam ToPgParam(const std::optional<T>& v) {
   if (!v.has_value()) return std::nullopt;

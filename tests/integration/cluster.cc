@@ -68,8 +68,14 @@ absl::StatusOr<std::unique_ptr<Cluster>> Cluster::Start(
                                                      absl::ToUnixMicros(absl::Now()));
   fs::create_directories(c->dir_);
   LaunchSpec spec;
-  spec.argv = {BinDir() + "/lm-server", "--listen", "127.0.0.1:0", "--http-listen",
-               "127.0.0.1:0", "--data-dir", (c->dir_ / "data").string(), "--lease-timeout-ms",
+  spec.argv = {BinDir() + "/lm-server",
+               "--listen",
+               "127.0.0.1:0",
+               "--http-listen",
+               "127.0.0.1:0",
+               "--data-dir",
+               (c->dir_ / "data").string(),
+               "--lease-timeout-ms",
                "5000"};
   spec.argv.insert(spec.argv.end(), server_args.begin(), server_args.end());
   auto server = c->launcher_.Launch(spec);

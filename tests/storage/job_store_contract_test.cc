@@ -58,8 +58,7 @@ std::vector<StoreFactory> AllStores() {
          if (!server.ok()) return server.status();
          absl::StatusOr<std::string> uri = (*server)->CreateDatabase();
          if (!uri.ok()) return uri.status();
-         absl::StatusOr<std::unique_ptr<PostgresJobStore>> store =
-             PostgresJobStore::Open({*uri});
+         absl::StatusOr<std::unique_ptr<PostgresJobStore>> store = PostgresJobStore::Open({*uri});
          if (!store.ok()) return store.status();
          return std::unique_ptr<JobStore>(*std::move(store));
        },

@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
+#include "storage/internal/pg_status.h"
 #include "tests/storage/postgres_test_server.h"
 #include "tests/storage/storage_test_util.h"
 
@@ -150,15 +151,34 @@ TEST_F(PostgresJobStoreTest, InvalidUtf8IsStoredWithReplacementCharacters) {
   std::unique_ptr<PostgresJobStore> store = Open();
   ASSERT_TRUE(store);
   NewJob job = MakeJob("bad\xff name", "req\xfe");
+  job.spec_yaml = std::string("a\0b", 3);  // Text cannot hold NUL either.
   ASSERT_OK_AND_ASSIGN(std::string id, store->CreateJob(job));
   ASSERT_OK(store->AppendEvents(id, 2, {LogEvent{"stderr", "out\xc3("}}));
   ASSERT_OK_AND_ASSIGN(JobRecord stored, store->GetJob(id));
   EXPECT_EQ(stored.name, "bad\xEF\xBF\xBD name");
+  EXPECT_EQ(stored.spec_yaml,
+            "a\xEF\xBF\xBD"
+            "b");
   ASSERT_OK_AND_ASSIGN(std::optional<std::string> again, store->FindJobByRequestId("req\xfe"));
   EXPECT_EQ(again, id);
   ASSERT_OK_AND_ASSIGN(std::vector<EventRecord> events, store->ListEvents(id, 1, 10));
   ASSERT_EQ(events.size(), 1u);
   EXPECT_EQ(std::get<LogEvent>(events[0].payload).text, "out\xEF\xBF\xBD(");
+}
+
+TEST(PgStatusTest, SqlStatesMapToCodes) {
+  using storage_internal::PgStatusCode;
+  EXPECT_EQ(PgStatusCode("23505"), absl::StatusCode::kAlreadyExists);
+  EXPECT_EQ(PgStatusCode("23503"), absl::StatusCode::kFailedPrecondition);
+  EXPECT_EQ(PgStatusCode("08006"), absl::StatusCode::kUnavailable);
+  EXPECT_EQ(PgStatusCode("57P01"), absl::StatusCode::kUnavailable);
+  EXPECT_EQ(PgStatusCode("40001"), absl::StatusCode::kAborted);
+  EXPECT_EQ(PgStatusCode("40P01"), absl::StatusCode::kAborted);
+  EXPECT_EQ(PgStatusCode("22021"), absl::StatusCode::kInvalidArgument);
+  EXPECT_EQ(PgStatusCode("53100"), absl::StatusCode::kResourceExhausted);
+  EXPECT_EQ(PgStatusCode("28P01"), absl::StatusCode::kPermissionDenied);
+  EXPECT_EQ(PgStatusCode("3D000"), absl::StatusCode::kFailedPrecondition);
+  EXPECT_EQ(PgStatusCode("42P01"), absl::StatusCode::kInternal);
 }
 
 TEST(PostgresJobStoreOpenTest, BadUriAndUnreachableServerFailWithTheReason) {
