@@ -83,7 +83,7 @@ PgConnection::~PgConnection() { PQfinish(conn_); }
 
 absl::Status PgConnection::EnsureConnected() {
   if (PQstatus(conn_) == CONNECTION_OK) return absl::OkStatus();
-  prepared_.clear();  // A new server session knows none of them.
+  prepared_.clear();  // The new server backend knows none of them.
   PQreset(conn_);
   if (PQstatus(conn_) == CONNECTION_OK) return absl::OkStatus();
   return absl::UnavailableError(absl::StrCat("cannot reconnect to PostgreSQL at ", target_, ": ",
