@@ -20,6 +20,8 @@ namespace {
 
 using storage_internal::PgConnection;
 using storage_internal::PgTransaction;
+constexpr PgTransaction::Mode kRead = PgTransaction::Mode::kRead;
+constexpr PgTransaction::Mode kWrite = PgTransaction::Mode::kWrite;
 
 // Merges the metrics events of a batch into the job's latest metrics, in batch order.
 absl::Status MergeMetrics(PgConnection& db, int64_t job_id,
@@ -53,7 +55,7 @@ absl::StatusOr<int64_t> InsertEvents(PgConnection& db, int64_t job_id, int64_t t
 }
 
 absl::StatusOr<std::string> CreateInTransaction(PgConnection& db, const NewJob& new_job) {
-  ASSIGN_OR_RETURN(PgTransaction txn, PgTransaction::Begin(db));
+  ASSIGN_OR_RETURN(PgTransaction txn, PgTransaction::Begin(db, kWrite));
   ASSIGN_OR_RETURN(std::optional<int64_t> id, storage_internal::PgInsertJob(db, new_job));
   if (!id.has_value()) {
     // The request id is taken. READ COMMITTED: this statement sees the row that the insert
@@ -120,7 +122,7 @@ absl::StatusOr<JobRecord> PostgresJobStore::GetJob(const std::string& id) {
   std::optional<int64_t> key = storage_internal::ParseJobId(id);
   if (!key.has_value()) return storage_internal::JobNotFoundError(id);
   return Call<JobRecord>("GetJob", [&](PgConnection& db) -> absl::StatusOr<JobRecord> {
-    ASSIGN_OR_RETURN(PgTransaction txn, PgTransaction::Begin(db));
+    ASSIGN_OR_RETURN(PgTransaction txn, PgTransaction::Begin(db, kRead));
     ASSIGN_OR_RETURN(std::optional<JobRecord> job, storage_internal::PgSelectJob(db, *key));
     if (!job.has_value()) return storage_internal::JobNotFoundError(id);
     RETURN_IF_ERROR(txn.Commit());
@@ -132,9 +134,7 @@ absl::StatusOr<std::vector<JobRecord>> PostgresJobStore::ListJobs(const JobFilte
   RETURN_IF_ERROR(storage_internal::CheckLimit(filter.limit, "JobFilter.limit"));
   using Result = std::vector<JobRecord>;
   return Call<Result>("ListJobs", [&](PgConnection& db) -> absl::StatusOr<Result> {
-    // REPEATABLE READ would be stricter; one transaction already gives the jobs and their
-    // checkpoints from committed states, which is what the SQLite store promises.
-    ASSIGN_OR_RETURN(PgTransaction txn, PgTransaction::Begin(db));
+    ASSIGN_OR_RETURN(PgTransaction txn, PgTransaction::Begin(db, kRead));
     ASSIGN_OR_RETURN(Result jobs, storage_internal::PgSelectJobs(db, filter));
     RETURN_IF_ERROR(txn.Commit());
     return jobs;
@@ -146,7 +146,7 @@ absl::StatusOr<JobRecord> PostgresJobStore::TransitionJob(const std::string& id,
   std::optional<int64_t> key = storage_internal::ParseJobId(id);
   if (!key.has_value()) return storage_internal::JobNotFoundError(id);
   return Call<JobRecord>("TransitionJob", [&](PgConnection& db) -> absl::StatusOr<JobRecord> {
-    ASSIGN_OR_RETURN(PgTransaction txn, PgTransaction::Begin(db));
+    ASSIGN_OR_RETURN(PgTransaction txn, PgTransaction::Begin(db, kWrite));
     ASSIGN_OR_RETURN(bool exists, storage_internal::PgLockJob(db, *key));
     if (!exists) return storage_internal::JobNotFoundError(id);
     ASSIGN_OR_RETURN(std::optional<JobRecord> job, storage_internal::PgSelectJob(db, *key));
@@ -167,7 +167,7 @@ absl::StatusOr<int64_t> PostgresJobStore::AppendEvents(const std::string& job_id
   if (!key.has_value()) return storage_internal::JobNotFoundError(job_id);
   RETURN_IF_ERROR(storage_internal::CheckAppendable(events));
   return Call<int64_t>("AppendEvents", [&](PgConnection& db) -> absl::StatusOr<int64_t> {
-    ASSIGN_OR_RETURN(PgTransaction txn, PgTransaction::Begin(db));
+    ASSIGN_OR_RETURN(PgTransaction txn, PgTransaction::Begin(db, kWrite));
     ASSIGN_OR_RETURN(bool exists, storage_internal::PgLockJob(db, *key));
     if (!exists) return storage_internal::JobNotFoundError(job_id);
     ASSIGN_OR_RETURN(int64_t last_seq, InsertEvents(db, *key, time_ms, events));
@@ -184,7 +184,7 @@ absl::StatusOr<std::vector<EventRecord>> PostgresJobStore::ListEvents(const std:
   RETURN_IF_ERROR(storage_internal::CheckLimit(limit, "ListEvents limit"));
   using Result = std::vector<EventRecord>;
   return Call<Result>("ListEvents", [&](PgConnection& db) -> absl::StatusOr<Result> {
-    ASSIGN_OR_RETURN(PgTransaction txn, PgTransaction::Begin(db));
+    ASSIGN_OR_RETURN(PgTransaction txn, PgTransaction::Begin(db, kRead));
     ASSIGN_OR_RETURN(bool exists, storage_internal::PgJobExists(db, *key));
     if (!exists) return storage_internal::JobNotFoundError(job_id);
     ASSIGN_OR_RETURN(Result events, storage_internal::PgSelectEvents(db, *key, after_seq, limit));

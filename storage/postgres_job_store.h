@@ -10,10 +10,12 @@
 // number of threads run one at a time. One connection keeps this simple and matches the
 // SQLite store (its calls are a few indexed statements each, and lm-server's load is a few
 // calls per job per second); a pool can replace it behind the same interface. Every method
-// runs in one READ COMMITTED transaction. Several stores (processes) may share a database
-// safely: ids come from an identity column, a request id is unique through a partial unique
-// index (concurrent CreateJob calls with one request id return the same id), and writers of
-// one job lock its row (SELECT ... FOR UPDATE) so its event seqs stay gapless. lm-server
+// runs in one transaction: writes READ COMMITTED, reads on one REPEATABLE READ snapshot
+// (storage/internal/pg_transaction.h). Ids may skip numbers (an identity value taken by an
+// insert that rolled back or met an existing request id is not reused). Several stores (processes)
+// may share a database safely: ids come from an identity column, a request id is unique through a
+// partial unique index (concurrent CreateJob calls with one request id return the same id), and
+// writers of one job lock its row (SELECT ... FOR UPDATE) so its event seqs stay gapless. lm-server
 // supports one active server per database today.
 //
 // Storage: the same columns as the SQLite store, JSON documents in text columns

@@ -93,7 +93,7 @@ absl::Span<const PgMigration> PgJobStoreMigrations() { return kMigrations; }
 absl::Status PgMigrate(PgConnection& db, absl::Span<const PgMigration> migrations) {
   RETURN_IF_ERROR(CheckMigrationList(migrations));
   const int latest = migrations.empty() ? 0 : migrations.back().version;
-  ASSIGN_OR_RETURN(PgTransaction txn, PgTransaction::Begin(db));
+  ASSIGN_OR_RETURN(PgTransaction txn, PgTransaction::Begin(db, PgTransaction::Mode::kWrite));
   RETURN_IF_ERROR(db.Exec(kLockAndCreateVersionTable, "lock schema"));
   ASSIGN_OR_RETURN(PgResult read, db.Run(kReadVersion, {}));
   const int version = static_cast<int>(read.Int64(0, 0));

@@ -6,8 +6,10 @@
 
 namespace lmtrain::storage_internal {
 
-absl::StatusOr<PgTransaction> PgTransaction::Begin(PgConnection& db) {
-  RETURN_IF_ERROR(db.Exec("BEGIN", "begin transaction"));
+absl::StatusOr<PgTransaction> PgTransaction::Begin(PgConnection& db, Mode mode) {
+  RETURN_IF_ERROR(
+      db.Exec(mode == Mode::kRead ? "BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY" : "BEGIN",
+              "begin transaction"));
   return PgTransaction(&db);
 }
 

@@ -2,8 +2,10 @@
 //
 //   Begin --> (statements) --> Commit        destroyed uncommitted --> ROLLBACK (if connected)
 //
-// READ COMMITTED (PostgreSQL's default); writers that must not interleave lock the job row
-// with SELECT ... FOR UPDATE. Not thread-safe, like PgConnection.
+// Writes run in READ COMMITTED (PostgreSQL's default); writers that must not interleave lock
+// the job row with SELECT ... FOR UPDATE. Reads run in READ ONLY REPEATABLE READ, so that
+// the several statements of one read (a job, then its checkpoints) see one snapshot; such
+// transactions never fail with serialization errors. Not thread-safe, like PgConnection.
 #pragma once
 
 #include "absl/status/status.h"
@@ -14,7 +16,8 @@ namespace lmtrain::storage_internal {
 
 class PgTransaction {
  public:
-  static absl::StatusOr<PgTransaction> Begin(PgConnection& db);
+  enum class Mode { kWrite, kRead };
+  static absl::StatusOr<PgTransaction> Begin(PgConnection& db, Mode mode);
   PgTransaction(PgTransaction&& other) noexcept;
   PgTransaction& operator=(PgTransaction&&) = delete;
   PgTransaction(const PgTransaction&) = delete;
