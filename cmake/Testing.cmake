@@ -44,3 +44,18 @@ function(lmtrain_add_test name)
     set_property(DIRECTORY APPEND PROPERTY TEST_INCLUDE_FILES "${labels_file}")
   endif()
 endfunction()
+
+# lmtrain_test_uses_postgres(NAME): NAME's tests share the PostgreSQL test server that the
+# ctest fixture `postgres` runs (tests/storage/postgres_test_server.h); it is passed to them in
+# LMTRAIN_TEST_POSTGRES_DIR.
+set(LMTRAIN_POSTGRES_TEST_DIR "${CMAKE_BINARY_DIR}/postgres-test")
+function(lmtrain_test_uses_postgres name)
+  target_link_libraries(${name} PRIVATE lmtrain_postgres_test_server)
+  set(props_file "${CMAKE_CURRENT_BINARY_DIR}/${name}_postgres.cmake")
+  file(WRITE "${props_file}"
+    "if(${name}_TESTS)\n"
+    "  set_tests_properties(\${${name}_TESTS} PROPERTIES FIXTURES_REQUIRED postgres\n"
+    "    ENVIRONMENT \"LMTRAIN_TEST_POSTGRES_DIR=${LMTRAIN_POSTGRES_TEST_DIR}\")\n"
+    "endif()\n")
+  set_property(DIRECTORY APPEND PROPERTY TEST_INCLUDE_FILES "${props_file}")
+endfunction()

@@ -1,6 +1,7 @@
-// lm-server: the lmtrain control plane (gRPC API, scheduler, SQLite store).
+// lm-server: the lmtrain control plane (gRPC API, scheduler, SQLite or PostgreSQL store).
 //   lm-server --listen HOST:PORT --data-dir DIR [--artifacts DIR] [--local-worker N]
 //             [--sync normal|full]   (store durability; docs/operations.md)
+//             [--store postgres://USER@HOST:PORT/DB] (default $LMTRAIN_STORE, else SQLite)
 //             [--scheduler-config FILE] (see server/scheduler_config.h)
 //             [--auth-tokens FILE] [--tls-cert F --tls-key F [--tls-client-ca F]]
 //             [--max-request-bytes N] [--max-spec-bytes N]   (see docs/security.md)
@@ -8,6 +9,7 @@
 //             [--http-listen HOST:PORT] (dashboard, JSON API, /metrics; docs/dashboard.md)
 // SIGHUP re-reads the tokens file.
 #include <signal.h>
+#include <stdlib.h>
 
 #include <atomic>
 #include <filesystem>
@@ -46,6 +48,10 @@ int main(int argc, char** argv) {
   cl.AddString("sync", &sync,
                "normal: commits survive a crash of lm-server; full: also power loss (an fsync "
                "per commit, shared by concurrent submits)");
+  if (const char* store = getenv("LMTRAIN_STORE")) o.store = store;
+  cl.AddString("store", &o.store,
+               "job store: postgres://USER@HOST:PORT/DB (default $LMTRAIN_STORE; '': SQLite "
+               "in --data-dir)");
   cl.AddString("artifacts", &o.artifacts_dir, "artifacts folder (default DATA_DIR/artifacts)");
   cl.AddInt("local-worker", &local_workers, "run an embedded worker with N slots");
   cl.AddString("trainer", &o.trainer_path,
@@ -112,7 +118,7 @@ int main(int argc, char** argv) {
   running.store(s);
   std::cout << "lm-server: listening on " << o.listen.substr(0, o.listen.rfind(':')) << ":"
             << s->port() << (o.tls.enabled() ? " (TLS)" : "") << ", data in "
-            << s->options().data_dir
+            << s->options().data_dir << (o.store.empty() ? "" : ", jobs in PostgreSQL")
             << (o.auth_tokens_file.empty() ? ", authentication off" : ", authentication on")
             << std::endl;
   if (s->http_port() != 0) {

@@ -9,6 +9,7 @@
 #include "common/status_macros.h"
 #include "server/metrics/grpc_metrics_interceptor.h"
 #include "server/metrics/observed_job_store.h"
+#include "storage/postgres_job_store.h"
 #include "storage/sqlite_job_store.h"
 
 namespace lmtrain {
@@ -20,6 +21,29 @@ absl::StatusOr<std::unique_ptr<Server>> Server::Start(Options options) {
   return server;
 }
 
+namespace {
+
+// The job store Options::store names: SQLite in the data folder, or a PostgreSQL database.
+absl::StatusOr<std::unique_ptr<JobStore>> OpenStore(const Server::Options& options) {
+  if (options.store.empty()) {
+    SqliteJobStore::Options sqlite;
+    sqlite.path = options.data_dir + "/lm.db";
+    sqlite.sync = options.sync;
+    ASSIGN_OR_RETURN(std::unique_ptr<SqliteJobStore> store, SqliteJobStore::Open(sqlite));
+    return store;
+  }
+  if (!PostgresJobStore::IsPostgresUri(options.store)) {
+    return absl::InvalidArgumentError(
+        "--store must be a postgres:// or postgresql:// URI (e.g. "
+        "postgres://lmtrain@db.example:5432/lmtrain), or empty for SQLite in --data-dir");
+  }
+  ASSIGN_OR_RETURN(std::unique_ptr<PostgresJobStore> store,
+                   PostgresJobStore::Open({options.store}));
+  return store;
+}
+
+}  // namespace
+
 absl::Status Server::Init() {
   std::error_code ec;
   options_.data_dir = fs::absolute(options_.data_dir).lexically_normal().string();
@@ -29,11 +53,8 @@ absl::Status Server::Init() {
     fs::create_directories(dir, ec);
     if (ec) return absl::InternalError(absl::StrCat("cannot create ", dir, ": ", ec.message()));
   }
-  SqliteJobStore::Options store_options;
-  store_options.path = options_.data_dir + "/lm.db";
-  store_options.sync = options_.sync;
-  ASSIGN_OR_RETURN(std::unique_ptr<SqliteJobStore> sqlite, SqliteJobStore::Open(store_options));
-  store_ = std::make_unique<ObservedJobStore>(std::move(sqlite), &metrics_);
+  ASSIGN_OR_RETURN(std::unique_ptr<JobStore> store, OpenStore(options_));
+  store_ = std::make_unique<ObservedJobStore>(std::move(store), &metrics_);
 
   scheduler_ = scheduler::MakePolicyScheduler(options_.scheduler.options);
   Dispatcher::Options dispatch;

@@ -1,4 +1,4 @@
-// Server: lm-server wired together. Owns, in dependency order: the SQLite store, the event
+// Server: lm-server wired together. Owns, in dependency order: the job store, the event
 // hub, the scheduler, the dispatcher, the job manager, authentication and authorization
 // (when a tokens file is given; docs/security.md), the gRPC services (JobService,
 // WorkerService, ArtifactService, the standard health service), a lease-expiry thread,
@@ -51,6 +51,9 @@ class Server {
   struct Options {
     std::string listen = "127.0.0.1:50051";   // Port 0 picks a free port (see port()).
     std::string data_dir = "./lmtrain-data";  // SQLite at data_dir/lm.db.
+    // The job store: "" for SQLite in data_dir, or a postgres:// / postgresql:// URI instead
+    // (PostgresJobStore, storage/postgres_job_store.h).
+    std::string store;
     std::string artifacts_dir;                // Default: data_dir/artifacts.
     // When a store commit reaches the disk: kNormal (default) survives a process crash, kFull
     // (--sync full) also power loss (storage/sqlite_job_store.h, docs/operations.md).

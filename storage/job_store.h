@@ -1,7 +1,8 @@
 // JobStore: durable job records and per-job event logs. No protobuf or gRPC types here.
 //
-// Implementations: SqliteJobStore (sqlite_job_store.h, the real one) and InMemoryJobStore
-// (in_memory_job_store.h, a fake for tests). Both pass tests/storage/job_store_contract_test.
+// Implementations: SqliteJobStore (sqlite_job_store.h, the default), PostgresJobStore
+// (postgres_job_store.h) and InMemoryJobStore (in_memory_job_store.h, a fake for tests). All
+// pass tests/storage/job_store_contract_test.
 // Thread-safe: every method may be called from any thread. Times are Unix milliseconds,
 // supplied by the caller (the store reads no clock).
 //
@@ -11,7 +12,7 @@
 // - AppendEvents with no events changes nothing and returns the current last seq; a batch
 //   holding a StateChangeEvent is rejected whole; a checkpoint for an existing step
 //   replaces it; appending to a finished job is allowed (late log lines).
-// - Text should be UTF-8: the SQLite store replaces invalid bytes with U+FFFD.
+// - Text should be UTF-8: the SQLite and PostgreSQL stores replace invalid bytes with U+FFFD.
 #pragma once
 
 #include <cstdint>

@@ -1,6 +1,5 @@
 #include "storage/internal/job_tables.h"
 
-#include <nlohmann/json.hpp>
 #include <string>
 #include <utility>
 
@@ -8,6 +7,7 @@
 #include "common/status_macros.h"
 #include "storage/internal/event_codec.h"
 #include "storage/internal/job_store_rules.h"
+#include "storage/internal/record_json.h"
 
 namespace lmtrain::storage_internal {
 namespace {
@@ -77,84 +77,13 @@ enum JobColumn {
   kAttemptsJson,
 };
 
-std::string ResourcesToJson(const JobResources& r) {
-  nlohmann::json j = {{"workers", r.workers},
-                      {"slots_per_worker", r.slots_per_worker},
-                      {"selector", r.selector},
-                      {"max_retries", r.max_retries},
-                      {"gpus_per_worker", r.gpus_per_worker}};
-  return j.dump();
-}
-
-absl::StatusOr<JobResources> ResourcesFromJson(int64_t id, const std::string& text) {
-  try {
-    const nlohmann::json j = nlohmann::json::parse(text);
-    JobResources r;
-    r.workers = j.value("workers", 1);
-    r.slots_per_worker = j.value("slots_per_worker", 1);
-    r.selector = j.value("selector", std::map<std::string, std::string>{});
-    r.max_retries = j.value("max_retries", 3);
-    r.gpus_per_worker = j.value("gpus_per_worker", 0);
-    return r;
-  } catch (const nlohmann::json::exception& e) {
-    return absl::DataLossError(
-        absl::StrCat("job ", id, ": stored resources ", text, ": ", e.what()));
-  }
-}
-
-std::string AttemptsToJson(const std::vector<AttemptRecord>& attempts) {
-  nlohmann::json j = nlohmann::json::array();
-  for (const AttemptRecord& a : attempts) {
-    j.push_back({{"number", a.number},
-                 {"worker_ids", a.worker_ids},
-                 {"scheduled_at_ms", a.scheduled_at_ms},
-                 {"ended_at_ms", a.ended_at_ms},
-                 {"outcome", a.outcome},
-                 {"rank_gpus", a.rank_gpus}});
-  }
-  return j.dump();
-}
-
-absl::StatusOr<std::vector<AttemptRecord>> AttemptsFromJson(int64_t id, const std::string& text) {
-  try {
-    std::vector<AttemptRecord> out;
-    for (const nlohmann::json& j : nlohmann::json::parse(text)) {
-      AttemptRecord& a = out.emplace_back();
-      a.number = j.at("number").get<int>();
-      a.worker_ids = j.at("worker_ids").get<std::vector<std::string>>();
-      a.scheduled_at_ms = j.at("scheduled_at_ms").get<int64_t>();
-      a.ended_at_ms = j.at("ended_at_ms").get<int64_t>();
-      a.outcome = j.at("outcome").get<std::string>();
-      a.rank_gpus = j.value("rank_gpus", std::vector<std::vector<int>>{});
-    }
-    return out;
-  } catch (const nlohmann::json::exception& e) {
-    return absl::DataLossError(
-        absl::StrCat("job ", id, ": stored attempts ", text, ": ", e.what()));
-  }
-}
-
-absl::StatusOr<TrainingMetrics> DecodeMetrics(int64_t id, const std::string& json) {
-  absl::StatusOr<TrainingMetrics> metrics = MetricsFromJson(json);
-  if (!metrics.ok()) {
-    return absl::DataLossError(
-        absl::StrCat("job ", id, ": stored metrics ", json, ": ", metrics.status().message()));
-  }
-  return metrics;
-}
-
 absl::StatusOr<JobRecord> JobFromRow(const Statement& row) {
   JobRecord job;
   const int64_t id = row.ColumnInt64(kId);
   job.id = absl::StrCat(id);
   job.name = row.ColumnText(kName);
   job.task = row.ColumnText(kTask);
-  const std::string state = row.ColumnText(kState);
-  std::optional<JobState> parsed = ParseJobState(state);
-  if (!parsed.has_value()) {
-    return absl::DataLossError(absl::StrCat("job ", id, ": unknown stored state '", state, "'"));
-  }
-  job.state = *parsed;
+  ASSIGN_OR_RETURN(job.state, DecodeState(id, row.ColumnText(kState)));
   job.spec_yaml = row.ColumnText(kSpecYaml);
   job.priority = static_cast<int>(row.ColumnInt64(kPriority));
   job.request_id = row.ColumnText(kRequestId);
@@ -200,12 +129,6 @@ absl::StatusOr<std::vector<JobRecord>> ReadJobs(Connection& db, CachedStatement 
     ASSIGN_OR_RETURN(jobs[i].checkpoints, SelectCheckpoints(db, ids[i]));
   }
   return jobs;
-}
-
-std::string StateNamesJson(const std::vector<JobState>& states) {
-  nlohmann::json names = nlohmann::json::array();
-  for (JobState state : states) names.push_back(std::string(JobStateName(state)));
-  return names.dump();
 }
 
 }  // namespace

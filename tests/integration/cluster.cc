@@ -60,16 +60,25 @@ std::string ReadAll(int fd) {
   return out;
 }
 
-absl::StatusOr<std::unique_ptr<Cluster>> Cluster::Start(int worker_slots, double kill_grace_s) {
+absl::StatusOr<std::unique_ptr<Cluster>> Cluster::Start(
+    int worker_slots, double kill_grace_s, const std::vector<std::string>& server_args) {
   std::unique_ptr<Cluster> c(new Cluster());
   static int counter = 0;
   c->dir_ = fs::temp_directory_path() / absl::StrCat("lmtrain-it-", getpid(), "-", counter++, "-",
                                                      absl::ToUnixMicros(absl::Now()));
   fs::create_directories(c->dir_);
-  auto server =
-      c->launcher_.Launch({{BinDir() + "/lm-server", "--listen", "127.0.0.1:0", "--http-listen",
-                            "127.0.0.1:0", "--data-dir", (c->dir_ / "data").string(),
-                            "--lease-timeout-ms", "5000"}});
+  LaunchSpec spec;
+  spec.argv = {BinDir() + "/lm-server",
+               "--listen",
+               "127.0.0.1:0",
+               "--http-listen",
+               "127.0.0.1:0",
+               "--data-dir",
+               (c->dir_ / "data").string(),
+               "--lease-timeout-ms",
+               "5000"};
+  spec.argv.insert(spec.argv.end(), server_args.begin(), server_args.end());
+  auto server = c->launcher_.Launch(spec);
   if (!server.ok()) return server.status();
   c->server_ = std::move(*server);
   std::string out;

@@ -19,8 +19,10 @@ inline std::string SourceDir() { return LMTRAIN_SOURCE_DIR; }
 class Cluster {
  public:
   // Starts lm-server (and, if worker_slots > 0, one lm-worker with that many slots).
-  static absl::StatusOr<std::unique_ptr<Cluster>> Start(int worker_slots,
-                                                        double kill_grace_s = 2.0);
+  // `server_args` are appended to lm-server's command line.
+  static absl::StatusOr<std::unique_ptr<Cluster>> Start(
+      int worker_slots, double kill_grace_s = 2.0,
+      const std::vector<std::string>& server_args = {});
   ~Cluster();
 
   std::string address() const { return "127.0.0.1:" + std::to_string(port_); }

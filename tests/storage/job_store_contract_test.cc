@@ -15,7 +15,9 @@
 #include "absl/synchronization/notification.h"
 #include "storage/in_memory_job_store.h"
 #include "storage/job_store.h"
+#include "storage/postgres_job_store.h"
 #include "storage/sqlite_job_store.h"
+#include "tests/storage/postgres_test_server.h"
 #include "tests/storage/storage_test_util.h"
 
 namespace lmtrain {
@@ -29,6 +31,8 @@ using ::testing::IsEmpty;
 struct StoreFactory {
   std::string name;
   std::function<absl::StatusOr<std::unique_ptr<JobStore>>(const ScratchDir&)> open;
+  // Why the store cannot run here ("" when it can): the test is skipped with this reason.
+  std::function<std::string()> unavailable = [] { return std::string(); };
 };
 
 void PrintTo(const StoreFactory& factory, std::ostream* os) { *os << factory.name; }
@@ -46,6 +50,21 @@ std::vector<StoreFactory> AllStores() {
       {"InMemory",
        [](const ScratchDir&) -> absl::StatusOr<std::unique_ptr<JobStore>> {
          return std::make_unique<InMemoryJobStore>();
+       }},
+      {"Postgres",
+       // A fresh database of the shared test server per test.
+       [](const ScratchDir&) -> absl::StatusOr<std::unique_ptr<JobStore>> {
+         absl::StatusOr<testing::PostgresTestServer*> server = testing::SharedPostgresServer();
+         if (!server.ok()) return server.status();
+         absl::StatusOr<std::string> uri = (*server)->CreateDatabase();
+         if (!uri.ok()) return uri.status();
+         absl::StatusOr<std::unique_ptr<PostgresJobStore>> store = PostgresJobStore::Open({*uri});
+         if (!store.ok()) return store.status();
+         return std::unique_ptr<JobStore>(*std::move(store));
+       },
+       [] {
+         absl::StatusOr<testing::PostgresTestServer*> server = testing::SharedPostgresServer();
+         return server.ok() ? std::string() : std::string(server.status().message());
        }},
   };
 }
@@ -85,7 +104,10 @@ std::vector<std::string> Ids(const std::vector<JobRecord>& jobs) {
 
 class JobStoreContractTest : public ::testing::TestWithParam<StoreFactory> {
  protected:
-  void SetUp() override { ASSERT_OK_AND_ASSIGN(store_, GetParam().open(dir_)); }
+  void SetUp() override {
+    if (const std::string why = GetParam().unavailable(); !why.empty()) GTEST_SKIP() << why;
+    ASSERT_OK_AND_ASSIGN(store_, GetParam().open(dir_));
+  }
 
   size_t EventCount(const std::string& id) {
     absl::StatusOr<std::vector<EventRecord>> events = store_->ListEvents(id, 0, 1000);

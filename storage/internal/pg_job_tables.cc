@@ -1,0 +1,244 @@
+#include "storage/internal/pg_job_tables.h"
+
+#include <string>
+#include <utility>
+
+#include "absl/strings/str_cat.h"
+#include "common/status_macros.h"
+#include "storage/internal/event_codec.h"
+#include "storage/internal/job_store_rules.h"
+#include "storage/internal/record_json.h"
+
+namespace lmtrain::storage_internal {
+namespace {
+
+#define LMTRAIN_PG_JOB_COLUMNS                                                           \
+  "id, name, task, state, spec_yaml, priority, request_id, output_dir, created_at_ms, "  \
+  "started_at_ms, finished_at_ms, error, worker_id, exit_code, metrics_json, username, " \
+  "resources_json, retries, attempts_json"
+
+constexpr PgStatement kInsertJob = {
+    "insert_job",
+    "INSERT INTO jobs (name, task, state, spec_yaml, priority, request_id, created_at_ms, "
+    "username, resources_json) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9) "
+    "ON CONFLICT (request_id) WHERE request_id IS NOT NULL DO NOTHING RETURNING id"};
+constexpr PgStatement kFindByRequestId = {"find_by_request_id",
+                                          "SELECT id FROM jobs WHERE request_id = $1"};
+constexpr PgStatement kSelectJob = {"select_job",
+                                    "SELECT " LMTRAIN_PG_JOB_COLUMNS " FROM jobs WHERE id = $1"};
+// $2 ($3 below) is the user to match, '' for any.
+constexpr PgStatement kSelectAllJobs = {"select_all_jobs",
+                                        "SELECT " LMTRAIN_PG_JOB_COLUMNS
+                                        " FROM jobs WHERE ($2::text = '' OR username = $2) "
+                                        "ORDER BY id DESC LIMIT $1"};
+// $1 is a JSON array of state names, so one prepared statement serves any set of states.
+constexpr PgStatement kSelectJobsInStates = {
+    "select_jobs_in_states",
+    "SELECT " LMTRAIN_PG_JOB_COLUMNS
+    " FROM jobs WHERE state IN (SELECT jsonb_array_elements_text($1::jsonb)) "
+    "AND ($3::text = '' OR username = $3) ORDER BY id DESC LIMIT $2"};
+constexpr PgStatement kLockJob = {"lock_job", "SELECT 1 FROM jobs WHERE id = $1 FOR UPDATE"};
+constexpr PgStatement kJobExists = {"job_exists", "SELECT 1 FROM jobs WHERE id = $1"};
+constexpr PgStatement kUpdateLifecycle = {
+    "update_lifecycle",
+    "UPDATE jobs SET state = $2, started_at_ms = $3, finished_at_ms = $4, worker_id = $5, "
+    "output_dir = $6, error = $7, exit_code = $8, retries = $9, attempts_json = $10 "
+    "WHERE id = $1"};
+constexpr PgStatement kSelectMetrics = {"select_metrics",
+                                        "SELECT metrics_json FROM jobs WHERE id = $1"};
+constexpr PgStatement kUpdateMetrics = {"update_metrics",
+                                        "UPDATE jobs SET metrics_json = $2 WHERE id = $1"};
+constexpr PgStatement kLastEventSeq = {
+    "last_event_seq", "SELECT COALESCE(MAX(seq), 0) FROM events WHERE job_id = $1"};
+constexpr PgStatement kInsertEvent = {
+    "insert_event",
+    "INSERT INTO events (job_id, seq, time_ms, kind, payload) VALUES ($1, $2, $3, $4, $5)"};
+constexpr PgStatement kSelectEvents = {
+    "select_events",
+    "SELECT seq, time_ms, kind, payload FROM events WHERE job_id = $1 AND seq > $2 "
+    "ORDER BY seq LIMIT $3"};
+constexpr PgStatement kUpsertCheckpoint = {
+    "upsert_checkpoint",
+    "INSERT INTO checkpoints (job_id, step, path, created_at_ms) VALUES ($1, $2, $3, $4) "
+    "ON CONFLICT (job_id, step) DO UPDATE SET path = excluded.path, "
+    "created_at_ms = excluded.created_at_ms"};
+constexpr PgStatement kSelectCheckpoints = {
+    "select_checkpoints",
+    "SELECT step, path, created_at_ms FROM checkpoints WHERE job_id = $1 ORDER BY step"};
+
+#undef LMTRAIN_PG_JOB_COLUMNS
+
+// Column positions in LMTRAIN_PG_JOB_COLUMNS order.
+enum JobColumn {
+  kId,
+  kName,
+  kTask,
+  kState,
+  kSpecYaml,
+  kPriority,
+  kRequestId,
+  kOutputDir,
+  kCreatedAt,
+  kStartedAt,
+  kFinishedAt,
+  kError,
+  kWorkerId,
+  kExitCode,
+  kMetricsJson,
+  kUser,
+  kResourcesJson,
+  kRetries,
+  kAttemptsJson,
+};
+
+absl::StatusOr<JobRecord> JobFromRow(const PgResult& rows, int r) {
+  JobRecord job;
+  const int64_t id = rows.Int64(r, kId);
+  job.id = absl::StrCat(id);
+  job.name = rows.Text(r, kName);
+  job.task = rows.Text(r, kTask);
+  ASSIGN_OR_RETURN(job.state, DecodeState(id, rows.Text(r, kState)));
+  job.spec_yaml = rows.Text(r, kSpecYaml);
+  job.priority = static_cast<int>(rows.Int64(r, kPriority));
+  job.request_id = rows.Text(r, kRequestId);
+  job.output_dir = rows.Text(r, kOutputDir);
+  job.created_at_ms = rows.Int64(r, kCreatedAt);
+  job.started_at_ms = rows.Int64(r, kStartedAt);
+  job.finished_at_ms = rows.Int64(r, kFinishedAt);
+  job.error = rows.Text(r, kError);
+  job.worker_id = rows.Text(r, kWorkerId);
+  if (!rows.IsNull(r, kExitCode)) job.exit_code = static_cast<int>(rows.Int64(r, kExitCode));
+  ASSIGN_OR_RETURN(job.metrics, DecodeMetrics(id, rows.Text(r, kMetricsJson)));
+  job.user = rows.Text(r, kUser);
+  ASSIGN_OR_RETURN(job.resources, ResourcesFromJson(id, rows.Text(r, kResourcesJson)));
+  job.retries = static_cast<int>(rows.Int64(r, kRetries));
+  ASSIGN_OR_RETURN(job.attempts, AttemptsFromJson(id, rows.Text(r, kAttemptsJson)));
+  return job;
+}
+
+absl::StatusOr<std::vector<CheckpointRecord>> SelectCheckpoints(PgConnection& db, int64_t id) {
+  ASSIGN_OR_RETURN(PgResult rows, db.Run(kSelectCheckpoints, PgParams(id)));
+  std::vector<CheckpointRecord> checkpoints;
+  for (int r = 0; r < rows.rows(); ++r) {
+    checkpoints.push_back({rows.Int64(r, 0), rows.Text(r, 1), rows.Int64(r, 2)});
+  }
+  return checkpoints;
+}
+
+// Decodes every row of a jobs query and attaches each job's checkpoints.
+absl::StatusOr<std::vector<JobRecord>> ReadJobs(PgConnection& db, const PgResult& rows) {
+  std::vector<JobRecord> jobs;
+  for (int r = 0; r < rows.rows(); ++r) {
+    ASSIGN_OR_RETURN(JobRecord job, JobFromRow(rows, r));
+    ASSIGN_OR_RETURN(job.checkpoints, SelectCheckpoints(db, rows.Int64(r, kId)));
+    jobs.push_back(std::move(job));
+  }
+  return jobs;
+}
+
+}  // namespace
+
+absl::StatusOr<std::optional<int64_t>> PgInsertJob(PgConnection& db, const NewJob& job) {
+  // An absent request id is NULL, which the partial unique index leaves out.
+  std::optional<std::string> request_id;
+  if (!job.request_id.empty()) request_id = job.request_id;
+  ASSIGN_OR_RETURN(
+      PgResult rows,
+      db.Run(kInsertJob, PgParams(job.name, job.task, JobStateName(JobState::kQueued),
+                                  job.spec_yaml, job.priority, request_id, job.created_at_ms,
+                                  job.user, ResourcesToJson(job.resources))));
+  if (rows.rows() == 0) return std::nullopt;
+  return rows.Int64(0, 0);
+}
+
+absl::StatusOr<std::optional<int64_t>> PgFindJobByRequestId(PgConnection& db,
+                                                            const std::string& request_id) {
+  ASSIGN_OR_RETURN(PgResult rows, db.Run(kFindByRequestId, PgParams(request_id)));
+  if (rows.rows() == 0) return std::nullopt;
+  return rows.Int64(0, 0);
+}
+
+absl::StatusOr<std::optional<JobRecord>> PgSelectJob(PgConnection& db, int64_t id) {
+  ASSIGN_OR_RETURN(PgResult rows, db.Run(kSelectJob, PgParams(id)));
+  ASSIGN_OR_RETURN(std::vector<JobRecord> jobs, ReadJobs(db, rows));
+  if (jobs.empty()) return std::nullopt;
+  return std::move(jobs.front());
+}
+
+absl::StatusOr<std::vector<JobRecord>> PgSelectJobs(PgConnection& db, const JobFilter& filter) {
+  if (filter.states.empty()) {
+    ASSIGN_OR_RETURN(PgResult rows, db.Run(kSelectAllJobs, PgParams(filter.limit, filter.user)));
+    return ReadJobs(db, rows);
+  }
+  ASSIGN_OR_RETURN(PgResult rows,
+                   db.Run(kSelectJobsInStates,
+                          PgParams(StateNamesJson(filter.states), filter.limit, filter.user)));
+  return ReadJobs(db, rows);
+}
+
+absl::StatusOr<bool> PgLockJob(PgConnection& db, int64_t id) {
+  ASSIGN_OR_RETURN(PgResult rows, db.Run(kLockJob, PgParams(id)));
+  return rows.rows() > 0;
+}
+
+absl::StatusOr<bool> PgJobExists(PgConnection& db, int64_t id) {
+  ASSIGN_OR_RETURN(PgResult rows, db.Run(kJobExists, PgParams(id)));
+  return rows.rows() > 0;
+}
+
+absl::Status PgUpdateJobLifecycle(PgConnection& db, int64_t id, const JobRecord& record) {
+  return db
+      .Run(kUpdateLifecycle,
+           PgParams(id, JobStateName(record.state), record.started_at_ms, record.finished_at_ms,
+                    record.worker_id, record.output_dir, record.error, record.exit_code,
+                    record.retries, AttemptsToJson(record.attempts)))
+      .status();
+}
+
+absl::StatusOr<TrainingMetrics> PgSelectMetrics(PgConnection& db, int64_t id) {
+  ASSIGN_OR_RETURN(PgResult rows, db.Run(kSelectMetrics, PgParams(id)));
+  if (rows.rows() == 0) return JobNotFoundError(absl::StrCat(id));
+  return DecodeMetrics(id, rows.Text(0, 0));
+}
+
+absl::Status PgUpdateMetrics(PgConnection& db, int64_t id, const TrainingMetrics& metrics) {
+  return db.Run(kUpdateMetrics, PgParams(id, MetricsToJson(metrics))).status();
+}
+
+absl::StatusOr<int64_t> PgLastEventSeq(PgConnection& db, int64_t job_id) {
+  ASSIGN_OR_RETURN(PgResult rows, db.Run(kLastEventSeq, PgParams(job_id)));
+  if (rows.rows() == 0) return absl::InternalError("MAX(seq) returned no row");
+  return rows.Int64(0, 0);
+}
+
+absl::Status PgInsertEvent(PgConnection& db, int64_t job_id, int64_t seq, int64_t time_ms,
+                           const EventPayload& payload) {
+  return db
+      .Run(kInsertEvent, PgParams(job_id, seq, time_ms, std::string(EventKind(payload)),
+                                  EncodeEventPayload(payload)))
+      .status();
+}
+
+absl::StatusOr<std::vector<EventRecord>> PgSelectEvents(PgConnection& db, int64_t job_id,
+                                                        int64_t after_seq, int limit) {
+  ASSIGN_OR_RETURN(PgResult rows, db.Run(kSelectEvents, PgParams(job_id, after_seq, limit)));
+  std::vector<EventRecord> events;
+  for (int r = 0; r < rows.rows(); ++r) {
+    EventRecord& event = events.emplace_back();
+    event.seq = rows.Int64(r, 0);
+    event.job_id = absl::StrCat(job_id);
+    event.time_ms = rows.Int64(r, 1);
+    ASSIGN_OR_RETURN(event.payload, DecodeEventPayload(rows.Text(r, 2), rows.Text(r, 3)));
+  }
+  return events;
+}
+
+absl::Status PgUpsertCheckpoint(PgConnection& db, int64_t job_id,
+                                const CheckpointRecord& checkpoint) {
+  return db
+      .Run(kUpsertCheckpoint,
+           PgParams(job_id, checkpoint.step, checkpoint.path, checkpoint.created_at_ms))
+      .status();
+}
+
+}  // namespace lmtrain::storage_internal

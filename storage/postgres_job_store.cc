@@ -1,0 +1,196 @@
+#include "storage/postgres_job_store.h"
+
+#include <optional>
+#include <string>
+#include <utility>
+#include <variant>
+#include <vector>
+
+#include "absl/strings/match.h"
+#include "absl/strings/str_cat.h"
+#include "common/status_macros.h"
+#include "storage/internal/job_store_rules.h"
+#include "storage/internal/pg_connection.h"
+#include "storage/internal/pg_job_tables.h"
+#include "storage/internal/pg_schema.h"
+#include "storage/internal/pg_transaction.h"
+
+namespace lmtrain {
+namespace {
+
+using storage_internal::PgConnection;
+using storage_internal::PgTransaction;
+constexpr PgTransaction::Mode kRead = PgTransaction::Mode::kRead;
+constexpr PgTransaction::Mode kWrite = PgTransaction::Mode::kWrite;
+
+// Merges the metrics events of a batch into the job's latest metrics, in batch order.
+absl::Status MergeMetrics(PgConnection& db, int64_t job_id,
+                          const std::vector<EventPayload>& events) {
+  std::optional<TrainingMetrics> merged;
+  for (const EventPayload& event : events) {
+    const auto* metrics = std::get_if<TrainingMetrics>(&event);
+    if (metrics == nullptr) continue;
+    if (!merged.has_value()) {
+      ASSIGN_OR_RETURN(merged, storage_internal::PgSelectMetrics(db, job_id));
+    }
+    merged->MergeFrom(*metrics);
+  }
+  if (!merged.has_value()) return absl::OkStatus();
+  return storage_internal::PgUpdateMetrics(db, job_id, *merged);
+}
+
+// Appends `events` after the job's last event (the caller holds the job's row lock); returns
+// the new last seq.
+absl::StatusOr<int64_t> InsertEvents(PgConnection& db, int64_t job_id, int64_t time_ms,
+                                     const std::vector<EventPayload>& events) {
+  ASSIGN_OR_RETURN(int64_t seq, storage_internal::PgLastEventSeq(db, job_id));
+  for (const EventPayload& event : events) {
+    RETURN_IF_ERROR(storage_internal::PgInsertEvent(db, job_id, ++seq, time_ms, event));
+    if (const auto* checkpoint = std::get_if<CheckpointRecord>(&event)) {
+      RETURN_IF_ERROR(storage_internal::PgUpsertCheckpoint(db, job_id, *checkpoint));
+    }
+  }
+  RETURN_IF_ERROR(MergeMetrics(db, job_id, events));
+  return seq;
+}
+
+absl::StatusOr<std::string> CreateInTransaction(PgConnection& db, const NewJob& new_job) {
+  ASSIGN_OR_RETURN(PgTransaction txn, PgTransaction::Begin(db, kWrite));
+  ASSIGN_OR_RETURN(std::optional<int64_t> id, storage_internal::PgInsertJob(db, new_job));
+  if (!id.has_value()) {
+    // The request id is taken. READ COMMITTED: this statement sees the row that the insert
+    // waited for, committed by another connection.
+    ASSIGN_OR_RETURN(id, storage_internal::PgFindJobByRequestId(db, new_job.request_id));
+    if (!id.has_value()) return absl::AbortedError("request id taken and released; retry");
+    RETURN_IF_ERROR(txn.Commit());
+    return absl::StrCat(*id);
+  }
+  const StateChangeEvent submitted{JobState::kQueued, storage_internal::kSubmittedReason};
+  RETURN_IF_ERROR(storage_internal::PgInsertEvent(db, *id, 1, new_job.created_at_ms, submitted));
+  RETURN_IF_ERROR(txn.Commit());
+  return absl::StrCat(*id);
+}
+
+}  // namespace
+
+bool PostgresJobStore::IsPostgresUri(const std::string& store) {
+  return absl::StartsWith(store, "postgres://") || absl::StartsWith(store, "postgresql://");
+}
+
+absl::StatusOr<std::unique_ptr<PostgresJobStore>> PostgresJobStore::Open(const Options& options) {
+  if (options.uri.empty()) {
+    return absl::InvalidArgumentError(
+        "PostgresJobStore: Options.uri must name the database (postgres://USER@HOST:PORT/DB)");
+  }
+  ASSIGN_OR_RETURN(std::unique_ptr<PgConnection> db, PgConnection::Open(options.uri));
+  RETURN_IF_ERROR(storage_internal::PgMigrate(*db, storage_internal::PgJobStoreMigrations()));
+  return std::unique_ptr<PostgresJobStore>(new PostgresJobStore(std::move(db)));
+}
+
+PostgresJobStore::PostgresJobStore(std::unique_ptr<PgConnection> db) : db_(std::move(db)) {}
+
+PostgresJobStore::~PostgresJobStore() = default;
+
+template <typename T, typename Body>
+absl::StatusOr<T> PostgresJobStore::Call(const char* operation, Body body) {
+  absl::MutexLock lock(&mu_);
+  absl::Status status = db_->EnsureConnected();
+  absl::StatusOr<T> result = status.ok() ? body(*db_) : absl::StatusOr<T>(status);
+  if (result.ok() || result.status().code() == absl::StatusCode::kNotFound) return result;
+  return absl::Status(result.status().code(), absl::StrCat("PostgresJobStore.", operation, ": ",
+                                                           result.status().message()));
+}
+
+absl::StatusOr<std::string> PostgresJobStore::CreateJob(const NewJob& new_job) {
+  return Call<std::string>("CreateJob",
+                           [&](PgConnection& db) { return CreateInTransaction(db, new_job); });
+}
+
+absl::StatusOr<std::optional<std::string>> PostgresJobStore::FindJobByRequestId(
+    const std::string& request_id) {
+  using Result = std::optional<std::string>;
+  if (request_id.empty()) return Result();
+  return Call<Result>("FindJobByRequestId", [&](PgConnection& db) -> absl::StatusOr<Result> {
+    ASSIGN_OR_RETURN(std::optional<int64_t> id,
+                     storage_internal::PgFindJobByRequestId(db, request_id));
+    if (!id.has_value()) return Result();
+    return Result(absl::StrCat(*id));
+  });
+}
+
+absl::StatusOr<JobRecord> PostgresJobStore::GetJob(const std::string& id) {
+  std::optional<int64_t> key = storage_internal::ParseJobId(id);
+  if (!key.has_value()) return storage_internal::JobNotFoundError(id);
+  return Call<JobRecord>("GetJob", [&](PgConnection& db) -> absl::StatusOr<JobRecord> {
+    ASSIGN_OR_RETURN(PgTransaction txn, PgTransaction::Begin(db, kRead));
+    ASSIGN_OR_RETURN(std::optional<JobRecord> job, storage_internal::PgSelectJob(db, *key));
+    if (!job.has_value()) return storage_internal::JobNotFoundError(id);
+    RETURN_IF_ERROR(txn.Commit());
+    return *std::move(job);
+  });
+}
+
+absl::StatusOr<std::vector<JobRecord>> PostgresJobStore::ListJobs(const JobFilter& filter) {
+  RETURN_IF_ERROR(storage_internal::CheckLimit(filter.limit, "JobFilter.limit"));
+  using Result = std::vector<JobRecord>;
+  return Call<Result>("ListJobs", [&](PgConnection& db) -> absl::StatusOr<Result> {
+    ASSIGN_OR_RETURN(PgTransaction txn, PgTransaction::Begin(db, kRead));
+    ASSIGN_OR_RETURN(Result jobs, storage_internal::PgSelectJobs(db, filter));
+    RETURN_IF_ERROR(txn.Commit());
+    return jobs;
+  });
+}
+
+absl::StatusOr<JobRecord> PostgresJobStore::TransitionJob(const std::string& id,
+                                                          const JobTransition& t) {
+  std::optional<int64_t> key = storage_internal::ParseJobId(id);
+  if (!key.has_value()) return storage_internal::JobNotFoundError(id);
+  return Call<JobRecord>("TransitionJob", [&](PgConnection& db) -> absl::StatusOr<JobRecord> {
+    ASSIGN_OR_RETURN(PgTransaction txn, PgTransaction::Begin(db, kWrite));
+    ASSIGN_OR_RETURN(bool exists, storage_internal::PgLockJob(db, *key));
+    if (!exists) return storage_internal::JobNotFoundError(id);
+    ASSIGN_OR_RETURN(std::optional<JobRecord> job, storage_internal::PgSelectJob(db, *key));
+    if (!job.has_value()) return storage_internal::JobNotFoundError(id);
+    ASSIGN_OR_RETURN(JobRecord updated, storage_internal::ApplyTransition(*std::move(job), t));
+    RETURN_IF_ERROR(storage_internal::PgUpdateJobLifecycle(db, *key, updated));
+    ASSIGN_OR_RETURN(int64_t last_seq, storage_internal::PgLastEventSeq(db, *key));
+    RETURN_IF_ERROR(storage_internal::PgInsertEvent(db, *key, last_seq + 1, t.time_ms,
+                                                    StateChangeEvent{t.to, t.reason}));
+    RETURN_IF_ERROR(txn.Commit());
+    return updated;
+  });
+}
+
+absl::StatusOr<int64_t> PostgresJobStore::AppendEvents(const std::string& job_id, int64_t time_ms,
+                                                       const std::vector<EventPayload>& events) {
+  std::optional<int64_t> key = storage_internal::ParseJobId(job_id);
+  if (!key.has_value()) return storage_internal::JobNotFoundError(job_id);
+  RETURN_IF_ERROR(storage_internal::CheckAppendable(events));
+  return Call<int64_t>("AppendEvents", [&](PgConnection& db) -> absl::StatusOr<int64_t> {
+    ASSIGN_OR_RETURN(PgTransaction txn, PgTransaction::Begin(db, kWrite));
+    ASSIGN_OR_RETURN(bool exists, storage_internal::PgLockJob(db, *key));
+    if (!exists) return storage_internal::JobNotFoundError(job_id);
+    ASSIGN_OR_RETURN(int64_t last_seq, InsertEvents(db, *key, time_ms, events));
+    RETURN_IF_ERROR(txn.Commit());
+    return last_seq;
+  });
+}
+
+absl::StatusOr<std::vector<EventRecord>> PostgresJobStore::ListEvents(const std::string& job_id,
+                                                                      int64_t after_seq,
+                                                                      int limit) {
+  std::optional<int64_t> key = storage_internal::ParseJobId(job_id);
+  if (!key.has_value()) return storage_internal::JobNotFoundError(job_id);
+  RETURN_IF_ERROR(storage_internal::CheckLimit(limit, "ListEvents limit"));
+  using Result = std::vector<EventRecord>;
+  return Call<Result>("ListEvents", [&](PgConnection& db) -> absl::StatusOr<Result> {
+    ASSIGN_OR_RETURN(PgTransaction txn, PgTransaction::Begin(db, kRead));
+    ASSIGN_OR_RETURN(bool exists, storage_internal::PgJobExists(db, *key));
+    if (!exists) return storage_internal::JobNotFoundError(job_id);
+    ASSIGN_OR_RETURN(Result events, storage_internal::PgSelectEvents(db, *key, after_seq, limit));
+    RETURN_IF_ERROR(txn.Commit());
+    return events;
+  });
+}
+
+}  // namespace lmtrain

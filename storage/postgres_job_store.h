@@ -1,0 +1,91 @@
+// PostgresJobStore: the JobStore on a PostgreSQL server (libpq), for running the control plane
+// against a database that outlives the server's machine.
+//
+//   Open(options) --> [connect, migrate schema] --> ready --> destroyed: connection closed
+//        |                                           |  connection lost: that call Unavailable
+//        `--> error: bad URI, unreachable server,     `--> next call reconnects (PQreset)
+//             schema newer than this build
+//
+// Concurrency model: one libpq connection, used under one absl::Mutex, so calls from any
+// number of threads run one at a time. One connection keeps this simple and matches the
+// SQLite store (its calls are a few indexed statements each, and lm-server's load is a few
+// calls per job per second); a pool can replace it behind the same interface. Every method
+// runs in one transaction: writes READ COMMITTED, reads on one REPEATABLE READ snapshot
+// (storage/internal/pg_transaction.h). Ids may skip numbers (an identity value taken by an
+// insert that rolled back or met an existing request id is not reused). Several stores (processes)
+// may share a database safely: ids come from an identity column, a request id is unique through a
+// partial unique index (concurrent CreateJob calls with one request id return the same id), and
+// writers of one job lock its row (SELECT ... FOR UPDATE) so its event seqs stay gapless. lm-server
+// supports one active server per database today.
+//
+// Storage: the same columns as the SQLite store, JSON documents in text columns
+// (storage/internal/record_json.h, storage/internal/event_codec.h), versioned migrations in
+// the schema_version table (storage/internal/pg_schema.h). Text that is not valid UTF-8 is
+// stored with U+FFFD in place of bad bytes (PostgreSQL rejects it otherwise).
+//
+// Semantics beyond storage/job_store.h are those of SqliteJobStore (job_store_rules.h).
+// Errors carry the operation and "host:port/database"; codes as in
+// storage/internal/pg_status.h (Unavailable for a lost connection or a server shutting down).
+#pragma once
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "absl/base/thread_annotations.h"
+#include "absl/status/statusor.h"
+#include "absl/synchronization/mutex.h"
+#include "storage/job_store.h"
+
+namespace lmtrain {
+
+namespace storage_internal {
+class PgConnection;
+}  // namespace storage_internal
+
+class PostgresJobStore : public JobStore {
+ public:
+  struct Options {
+    // A libpq connection string: postgres://USER[:PASSWORD]@HOST[:PORT]/DATABASE[?...],
+    // postgresql://..., or "host=... dbname=..." pairs. libpq's environment variables
+    // (PGPASSWORD, PGSSLMODE, ...) and ~/.pgpass apply. Required.
+    std::string uri;
+  };
+
+  // Connects and brings the schema up to date. Errors:
+  //  InvalidArgument: options.uri is empty or not a connection string libpq accepts.
+  //  Unavailable: the server cannot be reached or refuses the login (libpq's reason).
+  //  FailedPrecondition: the database's schema is newer than this build knows.
+  static absl::StatusOr<std::unique_ptr<PostgresJobStore>> Open(const Options& options);
+
+  // True for the URI forms Open is meant for: postgres:// and postgresql://.
+  static bool IsPostgresUri(const std::string& store);
+
+  ~PostgresJobStore() override;
+  PostgresJobStore(const PostgresJobStore&) = delete;
+  PostgresJobStore& operator=(const PostgresJobStore&) = delete;
+
+  absl::StatusOr<std::string> CreateJob(const NewJob& new_job) override;
+  absl::StatusOr<std::optional<std::string>> FindJobByRequestId(
+      const std::string& request_id) override;
+  absl::StatusOr<JobRecord> GetJob(const std::string& id) override;
+  absl::StatusOr<std::vector<JobRecord>> ListJobs(const JobFilter& filter) override;
+  absl::StatusOr<JobRecord> TransitionJob(const std::string& id, const JobTransition& t) override;
+  absl::StatusOr<int64_t> AppendEvents(const std::string& job_id, int64_t time_ms,
+                                       const std::vector<EventPayload>& events) override;
+  absl::StatusOr<std::vector<EventRecord>> ListEvents(const std::string& job_id, int64_t after_seq,
+                                                      int limit) override;
+
+ private:
+  explicit PostgresJobStore(std::unique_ptr<storage_internal::PgConnection> db);
+
+  // Reconnects if needed, then runs `body` on the connection under mu_. Errors other than
+  // NotFound get "PostgresJobStore.<operation>: " in front.
+  template <typename T, typename Body>
+  absl::StatusOr<T> Call(const char* operation, Body body);
+
+  absl::Mutex mu_;
+  const std::unique_ptr<storage_internal::PgConnection> db_ ABSL_PT_GUARDED_BY(mu_);
+};
+
+}  // namespace lmtrain
