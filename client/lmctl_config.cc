@@ -55,7 +55,7 @@ absl::StatusOr<PartialLmctlSettings> ParseLmctlConfig(const std::string& text,
   if (!root.IsMap()) return YamlError(source, root, "the lmctl config must be a mapping");
   const fs::path dir = fs::absolute(source).parent_path();
   for (const auto& kv : root) {
-    const std::string name = kv.first.as<std::string>();
+    ASSIGN_OR_RETURN(const std::string name, YamlKey(source, kv.first));
     const Key* key = FindKey(name);
     if (key == nullptr) {
       return YamlError(source, kv.first,

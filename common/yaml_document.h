@@ -18,6 +18,10 @@ absl::StatusOr<YAML::Node> ParseYamlDocument(const std::string& text, const std:
 // 1-based line of `node`, or 0 where yaml-cpp knows none (e.g. an empty document).
 int YamlLine(const YAML::Node& node);
 
+// The text of a mapping key. InvalidArgument "source:line: ..." when the key is not a plain
+// scalar (a sequence, a mapping or null, as in `? [a]: 1` or `? : 1`).
+absl::StatusOr<std::string> YamlKey(const std::string& source, const YAML::Node& key);
+
 // InvalidArgument "source:line: what", the line being `node`'s.
 absl::Status YamlError(const std::string& source, const YAML::Node& node, const std::string& what);
 

@@ -2,8 +2,8 @@
 # Installs what lmtrain needs to build and run: Debian 12 packages, and a project-local Python
 # environment (.venv/) holding PyPI's torch wheel, whose C++ half (headers, libtorch_*.so,
 # TorchConfig.cmake) is the LibTorch that lm-train builds against. With --tests it also
-# installs what the test suite needs (GoogleTest, chromium, and the Python references: HF
-# transformers, tensorboard, playwright, kubernetes-validate). With --no-torch it installs only
+# installs what the test suite needs (GoogleTest, chromium, clang-14 for the fuzz targets, and
+# the Python references: HF transformers, tensorboard, playwright, kubernetes-validate). With --no-torch it installs only
 # what lm-server and lmctl need (no .venv, no trainer packages; build with
 # -DLMTRAIN_BUILD_TRAINER=OFF).
 #
@@ -44,6 +44,7 @@ TEST_PACKAGES=(
   libgtest-dev libgmock-dev
   chromium   # the dashboard's browser test (tests/browser, driven by Playwright)
   openssl    # the security tests make throwaway TLS certificates
+  clang-14 libclang-rt-14-dev  # libFuzzer, ASan, UBSan, TSan: scripts/fuzz.sh, CMakePresets.json
   # Debian's /usr/bin/python3 modules for the Python client example's test (stubs from
   # protoc + grpc_python_plugin, which match Debian's protobuf)
   python3-protobuf python3-grpcio

@@ -30,7 +30,7 @@ absl::StatusOr<scheduler::UserPolicy> ReadUser(const std::string& source, const 
   if (!node.IsMap()) return YamlError(source, node, absl::StrCat(path, " must be a mapping"));
   scheduler::UserPolicy policy;
   for (const auto& kv : node) {
-    const std::string key = kv.first.as<std::string>();
+    ASSIGN_OR_RETURN(const std::string key, YamlKey(source, kv.first));
     const std::string where = absl::StrCat(path, ".", key);
     if (key == "weight") {
       if (auto s = Read(source, kv.second, where, &policy.weight); !s.ok()) return s;
@@ -55,7 +55,7 @@ absl::StatusOr<scheduler::UserPolicy> ReadUser(const std::string& source, const 
 
 absl::Status ReadTop(const std::string& source, const YAML::Node& key_node, const YAML::Node& value,
                      SchedulerConfig* config) {
-  const std::string key = key_node.as<std::string>();
+  ASSIGN_OR_RETURN(const std::string key, YamlKey(source, key_node));
   scheduler::SchedulerOptions& o = config->options;
   if (key == "seed") return Read(source, value, key, &o.seed);
   if (key == "backfill") return Read(source, value, key, &o.backfill);
@@ -81,7 +81,7 @@ absl::Status ReadTop(const std::string& source, const YAML::Node& key_node, cons
   if (key == "users") {
     if (!value.IsMap()) return YamlError(source, value, "users must be a mapping of user name to policy");
     for (const auto& kv : value) {
-      const std::string name = kv.first.as<std::string>();
+      ASSIGN_OR_RETURN(const std::string name, YamlKey(source, kv.first));
       auto policy = ReadUser(source, kv.second, "users." + name);
       if (!policy.ok()) return policy.status();
       config->users[name] = *policy;

@@ -42,7 +42,7 @@ absl::StatusOr<TokenEntry> ReadEntry(const std::string& source, const YAML::Node
   std::string role, token, token_sha256;
   bool has_token = false, has_sha = false;
   for (const auto& kv : node) {
-    const std::string key = kv.first.as<std::string>();
+    ASSIGN_OR_RETURN(const std::string key, YamlKey(source, kv.first));
     if (!kv.second.IsScalar()) return YamlError(source, kv.second, key + " must be a string");
     const std::string value = kv.second.Scalar();
     if (key == "user") {

@@ -44,6 +44,7 @@ TEST(TokenFileTest, ErrorsNameFileLineAndWhat) {
   EXPECT_THAT(ErrorOf("- user: a\n  role: user\n  token: 0123456789abcdef\n"
                       "- user: b\n  role: admin\n  token: 0123456789abcdef\n"),
               HasSubstr("tokens.yaml:4: the same token is already listed at line 1"));
+  EXPECT_THAT(ErrorOf("- ? [user]: a\n"), HasSubstr("tokens.yaml:1: a mapping key must be a plain name"));
   EXPECT_THAT(ErrorOf("[]"), HasSubstr("must be a non-empty list"));
   EXPECT_THAT(ErrorOf("- user: [\n"), HasSubstr("not valid YAML"));
   EXPECT_EQ(LoadTokenFile("/nonexistent/tokens.yaml").status().code(), absl::StatusCode::kNotFound);

@@ -39,6 +39,8 @@ TEST(LmctlConfigTest, ErrorsNameFileAndLine) {
               HasSubstr("c.yaml:1: token must be a string"));
   EXPECT_THAT(ParseLmctlConfig("- a\n", "c.yaml").status().message(),
               HasSubstr("must be a mapping"));
+  EXPECT_THAT(ParseLmctlConfig("? [server]: a:1\n", "c.yaml").status().message(),
+              HasSubstr("c.yaml:1: a mapping key must be a plain name"));
   EXPECT_TRUE(ParseLmctlConfig("", "c.yaml").ok());
   EXPECT_TRUE(LoadLmctlConfig("/nonexistent/c.yaml", /*required=*/false).ok());
   EXPECT_EQ(LoadLmctlConfig("/nonexistent/c.yaml", /*required=*/true).status().code(),

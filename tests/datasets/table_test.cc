@@ -190,6 +190,20 @@ TEST(TableTest, BrokenJsonDocumentNamesTheLineOfTheError) {
   EXPECT_THAT(table.status().message(), HasSubstr("broken.json:3: invalid JSON"));
 }
 
+// nlohmann reports a number too large for a double as out_of_range, not parse_error: still an
+// error at its line (found by fuzz/table_fuzz.cc).
+TEST(TableTest, NumberOverflowIsInvalidJsonNotACrash) {
+  TableReadOptions jsonl;
+  jsonl.format = TableFormat::kJsonLines;
+  auto lines = ParseTable("{\"a\": 1}\n{\"a\": 1e999}\n", "big.jsonl", jsonl);
+  EXPECT_THAT(lines.status().message(),
+              HasSubstr("big.jsonl:2: invalid JSON: number overflow parsing '1e999'"));
+  TableReadOptions json;
+  json.format = TableFormat::kJson;
+  auto document = ParseTable("[{\"a\": 1e999}]", "big.json", json);
+  EXPECT_THAT(document.status().message(), HasSubstr("big.json: invalid JSON: number overflow"));
+}
+
 TEST(TableTest, FormatComesFromTheExtensionOrTheOptions) {
   EXPECT_EQ(*TableFormatFromPath("a/b.CSV"), TableFormat::kCsv);
   EXPECT_EQ(*TableFormatFromPath("b.tsv"), TableFormat::kTsv);

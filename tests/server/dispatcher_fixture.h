@@ -85,7 +85,9 @@ class DispatcherFixture : public ::testing::Test {
   }
   std::vector<std::string> StateHistory(const std::string& id) {
     std::vector<std::string> out;
-    for (const EventRecord& e : *store_.ListEvents(id, 0, 1000)) {
+    // A named StatusOr: `*temporary` in a range-for dangles.
+    const auto events = store_.ListEvents(id, 0, 1000);
+    for (const EventRecord& e : *events) {
       if (auto* s = std::get_if<StateChangeEvent>(&e.payload)) {
         out.push_back(std::string(JobStateName(s->state)));
       }

@@ -41,7 +41,9 @@ class DispatcherGpuTest : public DispatcherFixture {
   }
   std::string StateReasons(const std::string& id) {
     std::string out;
-    for (const EventRecord& e : *store_.ListEvents(id, 0, 1000)) {
+    // A named StatusOr: `*temporary` in a range-for dangles.
+    const auto events = store_.ListEvents(id, 0, 1000);
+    for (const EventRecord& e : *events) {
       if (auto* s = std::get_if<StateChangeEvent>(&e.payload)) out += s->reason + "\n";
     }
     return out;

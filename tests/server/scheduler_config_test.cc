@@ -68,6 +68,14 @@ TEST(SchedulerConfigTest, ErrorsNameFileLineAndKey) {
   EXPECT_THAT(weight.status().message(), HasSubstr("s.yaml:3: users.alice.weight must be > 0"));
   auto type = ParseSchedulerConfig("users:\n  bob: {max_running_jobs: many}\n", "s.yaml");
   EXPECT_THAT(type.status().message(), HasSubstr("s.yaml:2: users.bob.max_running_jobs"));
+  // Keys that are not plain names (found by fuzz/scheduler_config_fuzz.cc) are errors, not
+  // exceptions.
+  EXPECT_THAT(ParseSchedulerConfig(" ? :", "s.yaml").status().message(),
+              HasSubstr("s.yaml:1: a mapping key must be a plain name"));
+  EXPECT_THAT(ParseSchedulerConfig("users:\n  ? [a, b]: {weight: 1}\n", "s.yaml").status().message(),
+              HasSubstr("s.yaml:2: a mapping key must be a plain name"));
+  EXPECT_THAT(ParseSchedulerConfig("default_user: {? {a: 1}: 2}\n", "s.yaml").status().message(),
+              HasSubstr("a mapping key must be a plain name"));
   auto yaml = ParseSchedulerConfig("users: [\n", "s.yaml");
   EXPECT_THAT(yaml.status().message(), HasSubstr("not valid YAML"));
   EXPECT_EQ(LoadSchedulerConfig("/nonexistent/s.yaml").status().code(),

@@ -119,6 +119,7 @@ TEST_F(CheckpointManifestTest, UnreadableManifestsAreDataLoss) {
   const std::vector<std::string> bad = {
       "{not json",
       R"({"format": 2, "step": 12, "files": []})",
+      R"({"format": "1", "step": 12, "files": []})",  // Once an uncaught exception.
       R"({"format": 1, "files": []})",
       R"({"format": 1, "step": 12, "files": [{"path": "config.json"}]})",
       R"({"format": 1, "step": 12, "files": [{"path": "../x", "size": 1, "sha256": ""}]})",

@@ -1,4 +1,5 @@
-// Hugging Face activation functions by their config name (transformers.activations.ACT2FN).
+// Hugging Face activation functions (transformers.activations.ACT2FN), applied to tensors; the
+// names are parsed torch-free in activation_name.h.
 //
 // Names differ in numerics that matter for parity: "gelu" is the exact erf form, "gelu_new"
 // (GPT-2, ALBERT) is 0.5x(1 + tanh(sqrt(2/pi)(x + 0.044715x^3))); they differ by up to 4.7e-4.
@@ -7,23 +8,9 @@
 
 #include <torch/torch.h>
 
-#include <string>
-
-#include "absl/status/statusor.h"
-#include "absl/strings/string_view.h"
+#include "worker/models/activation_name.h"
 
 namespace lmtrain {
-
-enum class Activation {
-  kGelu,      // "gelu": x * Phi(x), erf form.
-  kGeluTanh,  // "gelu_new", "gelu_pytorch_tanh", "gelu_fast", "gelu_accurate": tanh form.
-  kRelu,      // "relu"
-  kSilu,      // "silu", "swish"
-  kTanh,      // "tanh"
-};
-
-// Parses an HF activation name. InvalidArgument lists the supported names.
-absl::StatusOr<Activation> ParseActivation(absl::string_view name);
 
 // Applies `activation` element-wise; differentiable; returns a new tensor.
 torch::Tensor ApplyActivation(Activation activation, const torch::Tensor& x);

@@ -10,7 +10,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/string_view.h"
 #include "common/status_macros.h"
-#include "worker/models/activation.h"
+#include "worker/models/activation_name.h"
 
 namespace lmtrain {
 namespace {

@@ -14,6 +14,8 @@
 #include "absl/strings/str_join.h"
 #include "absl/strings/string_view.h"
 #include "common/status_macros.h"
+#include "worker/models/json_file.h"
+#include "worker/models/safetensors_header.h"
 #include "worker/models/sharded_weights.h"
 
 static_assert(__BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__,
@@ -22,32 +24,24 @@ static_assert(__BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__,
 namespace lmtrain {
 namespace {
 
-struct DtypeInfo {
-  absl::string_view name;
-  torch::ScalarType scalar_type;
-  uint64_t size;
-  int rank;  // Position in the safetensors crate's Dtype enum: the writer's sort key.
+// The LibTorch type of each dtype that safetensors_header.h supports.
+constexpr std::pair<absl::string_view, torch::ScalarType> kScalarTypes[] = {
+    {"BOOL", torch::kBool},     {"U8", torch::kUInt8},    {"I8", torch::kInt8},
+    {"I16", torch::kInt16},     {"F16", torch::kFloat16}, {"BF16", torch::kBFloat16},
+    {"I32", torch::kInt32},     {"F32", torch::kFloat32}, {"F64", torch::kFloat64},
+    {"I64", torch::kInt64},
 };
 
-constexpr DtypeInfo kDtypes[] = {
-    {"BOOL", torch::kBool, 1, 0},    {"U8", torch::kUInt8, 1, 1},
-    {"I8", torch::kInt8, 1, 2},      {"I16", torch::kInt16, 2, 5},
-    {"F16", torch::kFloat16, 2, 7},  {"BF16", torch::kBFloat16, 2, 8},
-    {"I32", torch::kInt32, 4, 9},    {"F32", torch::kFloat32, 4, 11},
-    {"F64", torch::kFloat64, 8, 12}, {"I64", torch::kInt64, 8, 13},
-};
-constexpr absl::string_view kKnownButUnsupported[] = {"U16", "U32", "U64", "F8_E5M2", "F8_E4M3"};
-
-const DtypeInfo* DtypeByName(absl::string_view name) {
-  for (const DtypeInfo& info : kDtypes) {
-    if (info.name == name) return &info;
+torch::ScalarType ScalarTypeOf(const SafetensorsDtype& dtype) {
+  for (const auto& [name, type] : kScalarTypes) {
+    if (name == dtype.name) return type;
   }
-  return nullptr;
+  return torch::kByte;  // Unreachable: both tables list the same names.
 }
 
-const DtypeInfo* DtypeByScalarType(torch::ScalarType type) {
-  for (const DtypeInfo& info : kDtypes) {
-    if (info.scalar_type == type) return &info;
+const SafetensorsDtype* DtypeByScalarType(torch::ScalarType type) {
+  for (const auto& [name, scalar_type] : kScalarTypes) {
+    if (scalar_type == type) return FindSafetensorsDtype(name);
   }
   return nullptr;
 }
@@ -104,173 +98,10 @@ absl::Status WriteAll(int fd, const void* buffer, uint64_t size, const std::stri
   return absl::OkStatus();
 }
 
-// One header entry, validated on its own; its place in the data section is checked later.
-struct Entry {
-  std::string name;
-  const DtypeInfo* dtype = nullptr;
-  std::vector<int64_t> shape;
-  uint64_t begin = 0;
-  uint64_t end = 0;
-};
-
-std::string ShapeString(const std::vector<int64_t>& shape) {
-  return absl::StrCat("[", absl::StrJoin(shape, ","), "]");
-}
-
-absl::StatusOr<const DtypeInfo*> ParseDtype(const nlohmann::json& value) {
-  if (!value.is_string()) return absl::InvalidArgumentError("\"dtype\" must be a string");
-  const std::string& name = value.get_ref<const std::string&>();
-  if (const DtypeInfo* info = DtypeByName(name)) return info;
-  for (absl::string_view unsupported : kKnownButUnsupported) {
-    if (unsupported == name) {
-      return absl::InvalidArgumentError(
-          absl::StrCat("dtype ", name, " has no LibTorch equivalent and is not supported"));
-    }
-  }
-  return absl::InvalidArgumentError(absl::StrCat("unknown dtype '", name, "'"));
-}
-
-// Reads a non-negative JSON integer that fits int64 (so it is safe as a size or offset).
-absl::StatusOr<uint64_t> ParseSize(const nlohmann::json& value, absl::string_view field) {
-  if (!value.is_number_unsigned() || value.get<uint64_t>() > static_cast<uint64_t>(INT64_MAX)) {
-    return absl::InvalidArgumentError(
-        absl::StrCat("\"", field, "\" must hold non-negative integers (got ", value.dump(), ")"));
-  }
-  return value.get<uint64_t>();
-}
-
-absl::Status ParseShapeAndOffsets(const nlohmann::json& spec, Entry& entry) {
-  auto shape = spec.find("shape");
-  if (shape == spec.end() || !shape->is_array()) {
-    return absl::InvalidArgumentError("\"shape\" must be an array");
-  }
-  for (const nlohmann::json& dim : *shape) {
-    ASSIGN_OR_RETURN(uint64_t size, ParseSize(dim, "shape"));
-    entry.shape.push_back(static_cast<int64_t>(size));
-  }
-  auto offsets = spec.find("data_offsets");
-  if (offsets == spec.end() || !offsets->is_array() || offsets->size() != 2) {
-    return absl::InvalidArgumentError("\"data_offsets\" must be an array [begin, end]");
-  }
-  ASSIGN_OR_RETURN(entry.begin, ParseSize((*offsets)[0], "data_offsets"));
-  ASSIGN_OR_RETURN(entry.end, ParseSize((*offsets)[1], "data_offsets"));
-  if (entry.end < entry.begin) {
-    return absl::InvalidArgumentError(
-        absl::StrCat("data_offsets [", entry.begin, ",", entry.end, "] end before they begin"));
-  }
-  return absl::OkStatus();
-}
-
-// Checks that shape x dtype size is exactly the byte span, without overflowing.
-absl::Status CheckByteSize(const Entry& entry) {
-  uint64_t bytes = entry.dtype->size;
-  bool overflow = false;
-  for (int64_t dim : entry.shape) {
-    overflow |= __builtin_mul_overflow(bytes, static_cast<uint64_t>(dim), &bytes);
-  }
-  if (overflow || bytes != entry.end - entry.begin) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "data_offsets [", entry.begin, ",", entry.end, "] span ", entry.end - entry.begin,
-        " bytes but shape ", ShapeString(entry.shape), " x ", entry.dtype->name, " needs ",
-        overflow ? std::string("more than 2^64") : absl::StrCat(bytes)));
-  }
-  return absl::OkStatus();
-}
-
-absl::StatusOr<Entry> ParseEntry(const std::string& name, const nlohmann::json& spec) {
-  if (!spec.is_object()) return absl::InvalidArgumentError("entry must be a JSON object");
-  Entry entry;
-  entry.name = name;
-  auto dtype = spec.find("dtype");
-  if (dtype == spec.end()) return absl::InvalidArgumentError("entry has no \"dtype\"");
-  ASSIGN_OR_RETURN(entry.dtype, ParseDtype(*dtype));
-  RETURN_IF_ERROR(ParseShapeAndOffsets(spec, entry));
-  RETURN_IF_ERROR(CheckByteSize(entry));
-  return entry;
-}
-
-absl::Status ParseMetadata(const nlohmann::json& value,
-                           std::map<std::string, std::string>* metadata) {
-  if (!value.is_object()) {
-    return absl::InvalidArgumentError("\"__metadata__\" must be an object of strings");
-  }
-  for (const auto& [key, item] : value.items()) {
-    if (!item.is_string()) {
-      return absl::InvalidArgumentError(
-          absl::StrCat("\"__metadata__\".", key, " must be a string (got ", item.dump(), ")"));
-    }
-    if (metadata != nullptr) (*metadata)[key] = item.get<std::string>();
-  }
-  return absl::OkStatus();
-}
-
-// The tensors must tile [0, data_size) exactly, as the reference implementation demands.
-absl::Status CheckTiling(std::vector<Entry>& entries, uint64_t data_size) {
-  std::sort(entries.begin(), entries.end(), [](const Entry& a, const Entry& b) {
-    return std::tie(a.begin, a.end) < std::tie(b.begin, b.end);
-  });
-  uint64_t covered = 0;
-  for (const Entry& entry : entries) {
-    if (entry.end > data_size) {
-      return absl::InvalidArgumentError(
-          absl::StrCat("tensor '", entry.name, "': data_offsets [", entry.begin, ",", entry.end,
-                       "] run past the end of the data section (", data_size, " bytes)"));
-    }
-    if (entry.begin != covered) {
-      return absl::InvalidArgumentError(absl::StrCat(
-          "tensor '", entry.name, "': data_offsets [", entry.begin, ",", entry.end, "] ",
-          entry.begin < covered ? "overlap the previous tensor" : "leave a gap after byte ",
-          entry.begin < covered ? "" : absl::StrCat(covered)));
-    }
-    covered = entry.end;
-  }
-  if (covered != data_size) {
-    return absl::InvalidArgumentError(absl::StrCat("tensors cover ", covered,
-                                                   " bytes but the data section has ", data_size,
-                                                   " (trailing bytes)"));
-  }
-  return absl::OkStatus();
-}
-
-absl::StatusOr<std::vector<Entry>> ParseHeader(const std::string& text,
-                                               std::map<std::string, std::string>* metadata) {
-  nlohmann::json header = nlohmann::json::parse(text, nullptr, /*allow_exceptions=*/false);
-  if (header.is_discarded() || !header.is_object()) {
-    return absl::InvalidArgumentError("header is not a valid JSON object");
-  }
-  std::vector<Entry> entries;
-  for (const auto& [name, spec] : header.items()) {
-    if (name == "__metadata__") {
-      RETURN_IF_ERROR(ParseMetadata(spec, metadata));
-      continue;
-    }
-    absl::StatusOr<Entry> entry = ParseEntry(name, spec);
-    if (!entry.ok()) {
-      return absl::InvalidArgumentError(
-          absl::StrCat("tensor '", name, "': ", entry.status().message()));
-    }
-    entries.push_back(*std::move(entry));
-  }
-  return entries;
-}
-
 absl::StatusOr<std::string> ReadHeaderText(int fd, uint64_t file_size, const std::string& path) {
-  if (file_size < 8) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "file is ", file_size, " bytes, too short for a safetensors header (8-byte length)"));
-  }
   uint64_t header_size = 0;
-  RETURN_IF_ERROR(ReadAt(fd, 0, &header_size, 8, path));
-  if (header_size > kMaxSafetensorsHeaderBytes) {
-    return absl::InvalidArgumentError(absl::StrCat("header length ", header_size,
-                                                   " exceeds the limit of ",
-                                                   kMaxSafetensorsHeaderBytes, " bytes"));
-  }
-  if (header_size > file_size - 8) {
-    return absl::InvalidArgumentError(absl::StrCat("header length ", header_size,
-                                                   " runs past the end of the file (", file_size,
-                                                   " bytes): truncated?"));
-  }
+  if (file_size >= 8) RETURN_IF_ERROR(ReadAt(fd, 0, &header_size, 8, path));
+  RETURN_IF_ERROR(CheckSafetensorsHeaderLength(header_size, file_size));
   std::string text(header_size, '\0');
   RETURN_IF_ERROR(ReadAt(fd, 8, text.data(), header_size, path));
   return text;
@@ -282,16 +113,15 @@ absl::StatusOr<std::map<std::string, torch::Tensor>> ReadTensors(
   if (fstat(fd, &info) != 0) return ErrnoError(path, "cannot stat");
   const auto file_size = static_cast<uint64_t>(info.st_size);
   ASSIGN_OR_RETURN(std::string text, ReadHeaderText(fd, file_size, path));
-  ASSIGN_OR_RETURN(std::vector<Entry> entries, ParseHeader(text, metadata));
-  const uint64_t data_start = 8 + text.size();
-  RETURN_IF_ERROR(CheckTiling(entries, file_size - data_start));
+  ASSIGN_OR_RETURN(SafetensorsLayout layout, ParseSafetensorsHeader(text, file_size));
+  if (metadata != nullptr) *metadata = std::move(layout.metadata);
   std::map<std::string, torch::Tensor> tensors;
-  for (const Entry& entry : entries) {
+  for (const SafetensorsEntry& entry : layout.entries) {
     // Sizes are bounded by the file size here, so the allocation cannot be hostile.
     torch::Tensor tensor =
-        torch::empty(entry.shape, torch::TensorOptions().dtype(entry.dtype->scalar_type));
-    RETURN_IF_ERROR(
-        ReadAt(fd, data_start + entry.begin, tensor.data_ptr(), entry.end - entry.begin, path));
+        torch::empty(entry.shape, torch::TensorOptions().dtype(ScalarTypeOf(*entry.dtype)));
+    RETURN_IF_ERROR(ReadAt(fd, layout.data_start + entry.begin, tensor.data_ptr(),
+                           entry.end - entry.begin, path));
     tensors.emplace(entry.name, std::move(tensor));
   }
   return tensors;
@@ -306,7 +136,7 @@ absl::Status WithPath(const absl::Status& status, const std::string& path) {
 
 struct Prepared {
   std::string name;
-  const DtypeInfo* dtype;
+  const SafetensorsDtype* dtype;
   torch::Tensor cpu;  // Contiguous, on CPU.
 };
 
@@ -321,7 +151,7 @@ absl::StatusOr<std::vector<Prepared>> PrepareTensors(
     if (name == "__metadata__") {
       return absl::InvalidArgumentError("'__metadata__' is reserved and cannot name a tensor");
     }
-    const DtypeInfo* dtype = DtypeByScalarType(tensor.scalar_type());
+    const SafetensorsDtype* dtype = DtypeByScalarType(tensor.scalar_type());
     if (dtype == nullptr) {
       return absl::InvalidArgumentError(absl::StrCat("tensor '", name, "' has dtype ",
                                                      c10::toString(tensor.scalar_type()),

@@ -19,11 +19,9 @@
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
+#include "worker/models/safetensors_header.h"  // kMaxSafetensorsHeaderBytes
 
 namespace lmtrain {
-
-// Header limit of the reference implementation; larger headers are rejected as hostile.
-inline constexpr uint64_t kMaxSafetensorsHeaderBytes = 100'000'000;
 
 // Reads every tensor of `path` into freshly allocated CPU tensors (dtype and shape as stored).
 // `metadata` (optional) receives the "__metadata__" string map.

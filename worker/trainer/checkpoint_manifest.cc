@@ -64,10 +64,11 @@ absl::StatusOr<nlohmann::json> ReadJson(const std::string& path) {
 
 // The manifest's step and entries; DataLoss (unprefixed) saying what is wrong.
 absl::Status ParseManifest(const nlohmann::json& j, int64_t* step, std::vector<FileEntry>* files) {
-  if (!j.is_object() || j.value("format", 0) != kManifestFormat) {
-    return absl::DataLossError("not a format-1 manifest");
-  }
+  // value() throws for a "format" that is not a number: inside the try like every other field.
   try {
+    if (!j.is_object() || j.value("format", 0) != kManifestFormat) {
+      return absl::DataLossError("not a format-1 manifest");
+    }
     *step = j.at("step").get<int64_t>();
     for (const nlohmann::json& f : j.at("files")) {
       FileEntry entry{f.at("path").get<std::string>(), f.at("size").get<uintmax_t>(),

@@ -74,6 +74,14 @@ std::string ParseErrorText(const Json::parse_error& error) {
   return absl::StrCat(text.substr(reason + 2), " (", text.substr(column, reason - column), ")");
 }
 
+// nlohmann throws out_of_range (not parse_error) for a number too large for a double, e.g.
+// "[json.exception.out_of_range.406] number overflow parsing '1e999'": the part after "] ".
+std::string OutOfRangeText(const Json::out_of_range& error) {
+  const std::string text = error.what();
+  const size_t end = text.find("] ");
+  return end == std::string::npos ? text : text.substr(end + 2);
+}
+
 // Minimal scanner over a JSON text that nlohmann has already accepted: finds where values
 // start, so each row can be given the line its object opens on.
 class ValueLocator {
@@ -204,6 +212,9 @@ absl::StatusOr<Table> ParseJsonLinesTable(absl::string_view text, const std::str
     } catch (const Json::parse_error& error) {
       return absl::InvalidArgumentError(
           absl::StrCat(source, ":", line, ": invalid JSON: ", ParseErrorText(error)));
+    } catch (const Json::out_of_range& error) {
+      return absl::InvalidArgumentError(
+          absl::StrCat(source, ":", line, ": invalid JSON: ", OutOfRangeText(error)));
     }
     RETURN_IF_ERROR(collector.Add(object, line));
   }
@@ -222,6 +233,10 @@ absl::StatusOr<Table> ParseJsonTable(absl::string_view text, const std::string& 
     const size_t offset = error.byte > 0 ? error.byte - 1 : 0;
     return absl::InvalidArgumentError(absl::StrCat(source, ":", LineIndex(text).LineOf(offset),
                                                    ": invalid JSON: ", ParseErrorText(error)));
+  } catch (const Json::out_of_range& error) {
+    if (FirstLineIsObject(text)) return ParseJsonLinesTable(text, source);
+    return absl::InvalidArgumentError(
+        absl::StrCat(source, ": invalid JSON: ", OutOfRangeText(error)));
   }
   ValueLocator locator(text);
   const size_t first = locator.FirstValue();

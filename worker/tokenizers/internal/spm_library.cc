@@ -9,8 +9,25 @@
 #include "absl/strings/str_join.h"
 #include "worker/tokenizers/internal/absl_view.h"
 
+#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
+#define LMTRAIN_SPM_SANITIZED 1
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer) || __has_feature(thread_sanitizer)
+#define LMTRAIN_SPM_SANITIZED 1
+#endif
+#endif
+
 namespace lmtrain::tokenizers_internal {
 namespace {
+
+// ASan and TSan refuse to dlopen() with RTLD_DEEPBIND (google/sanitizers#611), so sanitized
+// builds (cmake/Sanitizers.cmake, which build no LibTorch and so hold one libprotobuf) load the
+// shim without it.
+#ifdef LMTRAIN_SPM_SANITIZED
+constexpr int kDlopenFlags = RTLD_NOW | RTLD_LOCAL;
+#else
+constexpr int kDlopenFlags = RTLD_NOW | RTLD_LOCAL | RTLD_DEEPBIND;
+#endif
 
 std::string ExecutableDir() {
   char buffer[4096];
@@ -50,7 +67,7 @@ std::string BindAll(void* handle, SpmLibrary* lib) {
 
 // Opens one candidate; on failure returns nullptr and sets `why`.
 const SpmLibrary* TryOpen(const std::string& path, std::string* why) {
-  void* handle = dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL | RTLD_DEEPBIND);
+  void* handle = dlopen(path.c_str(), kDlopenFlags);
   if (handle == nullptr) {
     const char* error = dlerror();
     *why = error != nullptr ? error : "dlopen failed";

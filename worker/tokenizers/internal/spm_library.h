@@ -3,7 +3,8 @@
 //
 // The shim is dlopen()ed with RTLD_NOW | RTLD_LOCAL | RTLD_DEEPBIND so that
 // sentencepiece's private protobuf copy binds to itself and never meets the
-// process's libprotobuf (LibTorch, gRPC). It is never linked directly.
+// process's libprotobuf (LibTorch, gRPC). It is never linked directly. Sanitizer builds load it
+// without RTLD_DEEPBIND, which ASan and TSan do not support.
 #pragma once
 
 #include <cstddef>
