@@ -432,29 +432,6 @@ void CheckResources(YamlReader& r, ResourcesSpec& res) {
   res.slots_per_worker = res.gpus_per_worker;
 }
 
-// The document's root mapping, or a null node after reporting why there is none.
-YAML::Node LoadRoot(YamlReader& r, std::string_view yaml) {
-  std::vector<YAML::Node> documents;
-  try {
-    documents = YAML::LoadAll(std::string(yaml));
-  } catch (const YAML::Exception& e) {
-    r.Report(e.mark.line + 1, absl::StrCat("invalid YAML: ", e.msg));
-    return YAML::Node();
-  }
-  if (documents.empty() || documents[0].IsNull()) {
-    r.Report(1,
-             "the job file is empty (expected a mapping with name, task, model, tokenizer, "
-             "data)");
-    return YAML::Node();
-  }
-  if (documents.size() > 1 && !documents[1].IsNull()) {
-    r.Report(internal::NodeLine(documents[1]),
-             "expected one YAML document, found several (remove the second '---')");
-  }
-  r.SetLine("", internal::NodeLine(documents[0]));
-  return documents[0];
-}
-
 }  // namespace
 
 absl::StatusOr<JobSpec> ParseJobSpec(std::string_view yaml, const ParseOptions& options) {
@@ -466,7 +443,7 @@ absl::StatusOr<JobSpec> ParseJobSpec(std::string_view yaml, const ParseOptions& 
                                      std::vector<std::string>* warnings) {
   YamlReader reader(options.source_name);
   JobSpec spec;
-  YAML::Node root = LoadRoot(reader, yaml);
+  YAML::Node root = internal::ReadJobFileRoot(reader, yaml);
   if (!reader.ok()) return reader.Finish();
   const bool read = internal::ReadTable(reader, root, "", TopLevelFields(), spec);
   warnings->insert(warnings->end(), reader.warnings().begin(), reader.warnings().end());

@@ -10,6 +10,9 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
+#include "absl/strings/str_split.h"
+#include "absl/strings/strip.h"
+#include "common/yaml_document.h"
 
 namespace lmtrain::internal {
 namespace {
@@ -278,6 +281,48 @@ absl::Status YamlReader::Finish() const {
     lines.push_back(absl::StrCat(source_name_, ":", line, ": ", message));
   }
   return absl::InvalidArgumentError(absl::StrJoin(lines, "\n"));
+}
+
+namespace {
+
+// 1-based line of the first line that is not blank, a comment or a document marker; 0: none.
+int FirstContentLine(std::string_view yaml) {
+  int line = 1;
+  const absl::string_view all(yaml.data(), yaml.size());
+  for (absl::string_view text : absl::StrSplit(all, '\n')) {
+    text = absl::StripAsciiWhitespace(text);
+    if (!text.empty() && text[0] != '#' && text != "---" && text != "...") return line;
+    ++line;
+  }
+  return 0;
+}
+
+}  // namespace
+
+YAML::Node ReadJobFileRoot(YamlReader& r, std::string_view yaml) {
+  FirstYamlDocument document;
+  try {
+    document = ReadFirstYamlDocument(std::string(yaml));
+  } catch (const YAML::Exception& e) {
+    r.Report(e.mark.line + 1, absl::StrCat("invalid YAML: ", e.msg));
+    return YAML::Node();
+  }
+  if (!document.root || document.root.IsNull()) {
+    if (const int line = FirstContentLine(yaml); line > 0) {
+      r.Report(line, "invalid YAML: no value could be read from the file from this line on");
+    } else {
+      r.Report(1,
+               "the job file is empty (expected a mapping with name, task, model, tokenizer, "
+               "data)");
+    }
+    return YAML::Node();
+  }
+  if (document.second_document_line > 0) {
+    r.Report(document.second_document_line,
+             "expected one YAML document, found several (remove the second '---')");
+  }
+  r.SetLine("", NodeLine(document.root));
+  return document.root;
 }
 
 }  // namespace lmtrain::internal

@@ -158,6 +158,11 @@ class YamlReader {
   std::vector<std::string> warnings_;
 };
 
+// The job file's one document (ReadFirstYamlDocument), or a null node after reporting why there
+// is none to `r`: a YAML syntax error at its line, an empty file, a file from which no value
+// could be read, or a second document.
+YAML::Node ReadJobFileRoot(YamlReader& r, std::string_view yaml);
+
 // The boolean a plain scalar spells (true/false, yes/no, on/off; lower, Capitalised or UPPER
 // case), or nullopt.
 std::optional<bool> ParseYamlBool(std::string_view text);

@@ -68,6 +68,14 @@ TEST_F(JobSpecErrorsTest, EmptyFileAndNonMappingTopLevel) {
   EXPECT_TRUE(HasError(Parse("just text\n"), 1, "the top level must be a mapping"));
 }
 
+// yaml-cpp's parser yields empty documents forever on this file (found by the job_spec fuzz
+// target); reading every document ran out of memory. One document is read, and it says why.
+TEST_F(JobSpecErrorsTest, ALineThatYieldsNoDocumentIsAnErrorNotAnEndlessRead) {
+  EXPECT_TRUE(HasError(Parse("     , x\n"), 1, "invalid YAML: no value could be read"));
+  EXPECT_TRUE(HasError(Parse("# a comment\n     , evaluation on fixed\nname: x\n"), 2,
+                       "invalid YAML: no value could be read"));
+}
+
 TEST_F(JobSpecErrorsTest, SecondDocumentIsRejected) {
   EXPECT_TRUE(HasError(Parse(std::string(kGood) + "---\nname: two\n"), 9, "one YAML document"));
 }
