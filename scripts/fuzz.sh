@@ -6,7 +6,7 @@
 # fix). docs/reliability.md#fuzzing-and-sanitizers.
 #
 #   scripts/fuzz.sh [SECONDS] [NAME...]     NAMEs: only those targets (e.g. job_spec)
-# LMTRAIN_FUZZ_JOBS: parallel build jobs (default 1).
+# LMTRAIN_FUZZ_JOBS: parallel build jobs (default: the number of cores).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -31,7 +31,7 @@ CC=clang-14 CXX=clang++-14 cmake -S . -B "$BUILD" -G Ninja -DCMAKE_BUILD_TYPE=Re
 mapfile -t ALL < <(cd fuzz && ls -1 ./*_fuzz.cc | sed 's|^\./||; s|_fuzz\.cc$||')
 TARGETS=("$@")
 if [ ${#TARGETS[@]} -eq 0 ]; then TARGETS=("${ALL[@]}"); fi
-nice cmake --build "$BUILD" -j"${LMTRAIN_FUZZ_JOBS:-1}" --target "${TARGETS[@]/%/_fuzz}"
+nice cmake --build "$BUILD" -j"${LMTRAIN_FUZZ_JOBS:-$(nproc)}" --target "${TARGETS[@]/%/_fuzz}"
 
 export ASAN_OPTIONS=${ASAN_OPTIONS:-detect_leaks=1:abort_on_error=1}
 export UBSAN_OPTIONS=${UBSAN_OPTIONS:-print_stacktrace=1:halt_on_error=1}
