@@ -185,7 +185,13 @@ TEST_F(GlueMetricsTest, StsbIsARegressionWithPearsonSpearmanAndMseLoss) {
               (eval["eval_pearson"].get<double>() + eval["eval_spearmanr"].get<double>()) / 2,
               1e-12);
   if (reference.is_null()) GTEST_SKIP() << "no numpy in " << lmtrain_test_python();
-  EXPECT_NEAR(eval["eval_pearson"].get<double>(), reference["pearson"].get<double>(), 2e-3);
+  // Rounding each prediction by at most 5e-4 moves a correlation by about 2 * 5e-4 / std of the
+  // predictions at most.
+  const double spread = reference["prediction_std"].get<double>();
+  ASSERT_GT(spread, 0.0);
+  const double rounding = std::max(2e-3, 2 * 5e-4 / spread);
+  EXPECT_NEAR(eval["eval_pearson"].get<double>(), reference["pearson"].get<double>(), rounding)
+      << "predictions' standard deviation " << spread;
   EXPECT_NEAR(eval["eval_spearmanr"].get<double>(), reference["spearmanr"].get<double>(), 2e-2);
   EXPECT_NEAR(eval["eval_loss"].get<double>(), reference["mse"].get<double>(),
               1e-2 * reference["mse"].get<double>() + 1e-3);

@@ -74,6 +74,7 @@ def glue(task, dev, predicted):
     if task == "cola":
         out["matthews_correlation"] = matthews(p, g)
     elif task == "stsb":
+        out["prediction_std"] = float(np.std(p))
         out["pearson"] = float(np.corrcoef(p, g)[0, 1])
         out["spearmanr"] = float(np.corrcoef(ranks(p), ranks(g))[0, 1])
         out["combined_score"] = (out["pearson"] + out["spearmanr"]) / 2
