@@ -1,9 +1,9 @@
 #include "worker/models/internal/dropout.h"
 
 #include <ATen/CPUGeneratorImpl.h>
-#include <ATen/OpMathType.h>
 #include <ATen/Parallel.h>
 
+#include <algorithm>
 #include <cmath>
 #include <mutex>
 
@@ -16,8 +16,7 @@ using torch::autograd::variable_list;
 constexpr int64_t kGrain = int64_t{1} << 15;
 
 // "lowbias32" from Chris Wellons' hash prospector: a 32-bit bijection with low bias; two rounds
-// keyed by the seed's halves decorrelate neighbouring indices and seeds. 32-bit multiplies
-// vectorise on every x86-64 level.
+// keyed by the seed's halves decorrelate neighbouring indices and seeds.
 inline uint32_t Mix(uint32_t x) {
   x ^= x >> 16;
   x *= 0x7feb352dU;
@@ -27,10 +26,22 @@ inline uint32_t Mix(uint32_t x) {
   return x;
 }
 
-inline uint32_t HashOf(uint64_t seed, int64_t index) {
-  const auto i = static_cast<uint64_t>(index);
-  return Mix(Mix(static_cast<uint32_t>(i) ^ static_cast<uint32_t>(seed)) ^
-             static_cast<uint32_t>(seed >> 32) ^ static_cast<uint32_t>(i >> 32));
+// keep[j] = hash(seed, first + j) < keep_below for j in [0, count), where `first` and
+// first + count - 1 share their upper 32 bits. Pure 32-bit integer work that the compiler
+// vectorises; target_clones picks the widest vector unit at run time (LibTorch's own kernels
+// dispatch the same way), as the portable build targets baseline x86-64 otherwise.
+#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__)
+__attribute__((target_clones("avx512f", "avx2", "default")))
+#endif
+void FillKeepMask(uint64_t seed, uint64_t first, int64_t count, uint32_t keep_below,
+                  bool* keep) {
+  const auto k0 = static_cast<uint32_t>(seed);
+  const uint32_t k1 = static_cast<uint32_t>(seed >> 32) ^ static_cast<uint32_t>(first >> 32);
+  const auto low = static_cast<uint32_t>(first);
+  for (int64_t j = 0; j < count; ++j) {
+    const uint32_t h = Mix(Mix((low + static_cast<uint32_t>(j)) ^ k0) ^ k1);
+    keep[j] = h < keep_below;
+  }
 }
 
 // round((1 - p) * 2^32): an element is kept when its hash is below this. 0 < p < 1.
@@ -45,48 +56,48 @@ uint64_t DrawSeed() {
   return at::check_generator<at::CPUGeneratorImpl>(gen)->random64();
 }
 
-// out[i] = keep(i) ? in[i] * scale : 0 over the flat index of a contiguous tensor, with `scale`
-// = 1 / (1 - p) rounded to `scale_type` (the dropped input's dtype, as torch's noise tensor).
-torch::Tensor ApplyMask(const torch::Tensor& input, double p, uint64_t seed,
-                        torch::ScalarType scale_type) {
-  const torch::Tensor in = input.contiguous();
-  torch::Tensor out = torch::empty_like(in);
+// The keep mask (bool, x's shape) of `seed`, over the flat index of a contiguous tensor.
+torch::Tensor KeepMask(const torch::Tensor& x, double p, uint64_t seed) {
+  torch::Tensor mask = torch::empty(x.sizes(), x.options().dtype(torch::kBool));
   const uint32_t keep_below = KeepBelow(p);
-  const int64_t n = in.numel();
-  AT_DISPATCH_FLOATING_TYPES_AND2(at::kBFloat16, at::kHalf, in.scalar_type(), "dropout", [&] {
-    using acc_t = at::opmath_type<scalar_t>;
-    const double unit = 1.0 / (1.0 - p);
-    acc_t scale = static_cast<acc_t>(unit);
-    AT_DISPATCH_FLOATING_TYPES_AND2(at::kBFloat16, at::kHalf, scale_type, "dropout_scale", [&] {
-      scale = static_cast<acc_t>(static_cast<scalar_t>(unit));
-    });
-    const scalar_t* src = in.data_ptr<scalar_t>();
-    scalar_t* dst = out.data_ptr<scalar_t>();
-    at::parallel_for(0, n, kGrain, [&](int64_t begin, int64_t end) {
-      for (int64_t i = begin; i < end; ++i) {
-        const acc_t kept = static_cast<acc_t>(src[i]) * scale;
-        dst[i] = HashOf(seed, i) < keep_below ? static_cast<scalar_t>(kept) : scalar_t(0);
-      }
-    });
+  bool* out = mask.data_ptr<bool>();
+  at::parallel_for(0, mask.numel(), kGrain, [&](int64_t begin, int64_t end) {
+    while (begin < end) {  // Pieces that do not cross a multiple of 2^32.
+      const auto b = static_cast<uint64_t>(begin);
+      const int64_t boundary = static_cast<int64_t>((b | 0xffffffffULL) + 1);
+      const int64_t stop = std::min(end, boundary);
+      FillKeepMask(seed, b, stop - begin, keep_below, out + begin);
+      begin = stop;
+    }
   });
-  return out;
+  return mask;
+}
+
+// 1 / (1 - p) rounded to `dtype`, as torch::dropout's noise tensor holds it.
+double ScaleIn(torch::ScalarType dtype, double p) {
+  return torch::scalar_tensor(1.0 / (1.0 - p), torch::TensorOptions().dtype(torch::kDouble))
+      .to(dtype)
+      .item<double>();
+}
+
+// x * keep * scale: the kept elements times the dtype-rounded scale, the others 0.
+torch::Tensor Masked(const torch::Tensor& x, const torch::Tensor& keep, double scale) {
+  return x.mul(keep).mul_(scale);
 }
 
 class DropoutFunction : public torch::autograd::Function<DropoutFunction> {
  public:
   static torch::Tensor forward(AutogradContext* ctx, const torch::Tensor& x, double p) {
-    const uint64_t seed = DrawSeed();
-    ctx->saved_data["seed"] = static_cast<int64_t>(seed);
-    ctx->saved_data["p"] = p;
-    ctx->saved_data["dtype"] = static_cast<int64_t>(x.scalar_type());
-    return ApplyMask(x, p, seed, x.scalar_type());
+    const torch::Tensor keep = KeepMask(x, p, DrawSeed());
+    const double scale = ScaleIn(x.scalar_type(), p);
+    ctx->save_for_backward({keep});
+    ctx->saved_data["scale"] = scale;
+    return Masked(x, keep, scale);
   }
 
   static variable_list backward(AutogradContext* ctx, variable_list grad_outputs) {
-    const auto seed = static_cast<uint64_t>(ctx->saved_data["seed"].toInt());
-    const auto dtype = static_cast<torch::ScalarType>(ctx->saved_data["dtype"].toInt());
-    return {ApplyMask(grad_outputs[0], ctx->saved_data["p"].toDouble(), seed, dtype),
-            torch::Tensor()};
+    const torch::Tensor keep = ctx->get_saved_variables()[0];
+    return {Masked(grad_outputs[0], keep, ctx->saved_data["scale"].toDouble()), torch::Tensor()};
   }
 };
 
