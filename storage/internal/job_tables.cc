@@ -54,28 +54,6 @@ constexpr char kSelectCheckpoints[] =
 
 #undef LMTRAIN_JOB_COLUMNS
 
-// Column positions in LMTRAIN_JOB_COLUMNS order.
-enum JobColumn {
-  kId,
-  kName,
-  kTask,
-  kState,
-  kSpecYaml,
-  kPriority,
-  kRequestId,
-  kOutputDir,
-  kCreatedAt,
-  kStartedAt,
-  kFinishedAt,
-  kError,
-  kWorkerId,
-  kExitCode,
-  kMetricsJson,
-  kUser,
-  kResourcesJson,
-  kRetries,
-  kAttemptsJson,
-};
 
 absl::StatusOr<JobRecord> JobFromRow(const Statement& row) {
   JobRecord job;

@@ -68,28 +68,6 @@ constexpr PgStatement kSelectCheckpoints = {
 
 #undef LMTRAIN_PG_JOB_COLUMNS
 
-// Column positions in LMTRAIN_PG_JOB_COLUMNS order.
-enum JobColumn {
-  kId,
-  kName,
-  kTask,
-  kState,
-  kSpecYaml,
-  kPriority,
-  kRequestId,
-  kOutputDir,
-  kCreatedAt,
-  kStartedAt,
-  kFinishedAt,
-  kError,
-  kWorkerId,
-  kExitCode,
-  kMetricsJson,
-  kUser,
-  kResourcesJson,
-  kRetries,
-  kAttemptsJson,
-};
 
 absl::StatusOr<JobRecord> JobFromRow(const PgResult& rows, int r) {
   JobRecord job;

@@ -19,6 +19,30 @@
 
 namespace lmtrain::storage_internal {
 
+// Column positions of a selected job row: both stores select the jobs table's columns in this
+// order (their LMTRAIN_*JOB_COLUMNS lists).
+enum JobColumn {
+  kId,
+  kName,
+  kTask,
+  kState,
+  kSpecYaml,
+  kPriority,
+  kRequestId,
+  kOutputDir,
+  kCreatedAt,
+  kStartedAt,
+  kFinishedAt,
+  kError,
+  kWorkerId,
+  kExitCode,
+  kMetricsJson,
+  kUser,
+  kResourcesJson,
+  kRetries,
+  kAttemptsJson,
+};
+
 std::string ResourcesToJson(const JobResources& resources);
 absl::StatusOr<JobResources> ResourcesFromJson(int64_t id, const std::string& text);
 
