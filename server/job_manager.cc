@@ -134,9 +134,14 @@ absl::StatusOr<std::string> JobManager::Admit(const NewJob& job, const JobSpec& 
 }
 
 absl::Status JobManager::CheckModelSize(const JobSpec& spec) {
+  const int64_t vocab = spec.tokenizer.train.has_value() ? spec.tokenizer.train->vocab_size : 0;
+  const bool on_gpu = spec.resources.gpus_per_worker > 0 && spec.training.device != "cpu";
   double bytes = options_.machine_memory_bytes > 0 ? options_.machine_memory_bytes
                                                    : PhysicalMemoryBytes();
-  std::string machine = "the server's machine";
+  absl::Status fits =
+      CheckConfigModelFits(spec, vocab, on_gpu, bytes, "the server's machine");
+  if (fits.ok()) return fits;  // The usual case: no worker list is needed.
+  std::string machine;
   for (const WorkerStatus& w : dispatcher_->ListWorkers()) {
     for (const DeviceInfo& d : w.info.devices) {
       if (d.type == "cpu" && static_cast<double>(d.memory_bytes) > bytes) {
@@ -145,9 +150,7 @@ absl::Status JobManager::CheckModelSize(const JobSpec& spec) {
       }
     }
   }
-  const int64_t vocab = spec.tokenizer.train.has_value() ? spec.tokenizer.train->vocab_size : 0;
-  const bool on_gpu = spec.resources.gpus_per_worker > 0 && spec.training.device != "cpu";
-  return CheckConfigModelFits(spec, vocab, on_gpu, bytes, machine);
+  return machine.empty() ? fits : CheckConfigModelFits(spec, vocab, on_gpu, bytes, machine);
 }
 
 absl::StatusOr<JobRecord> JobManager::Get(const std::string& id) { return store_->GetJob(id); }
