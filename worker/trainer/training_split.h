@@ -21,7 +21,8 @@ namespace lmtrain {
 absl::StatusOr<std::optional<TrainTestSplitIndices>> TrainingSplitOf(const JobSpec& spec,
                                                                      int64_t rows);
 
-// The elements of `rows` at `indices`, in that order (indices in [0, rows.size())).
+// The elements of `rows` at `indices`, in that order, moved out of `rows` (indices distinct, in
+// [0, rows.size())).
 template <typename T>
 std::vector<T> TakeRows(std::vector<T>& rows, const std::vector<int64_t>& indices) {
   std::vector<T> out;
