@@ -131,7 +131,7 @@ TEST_F(PostgresJobStoreTest, MigratesAnEmptyDatabaseOnceAndRecordsItsVersion) {
   EXPECT_THAT(server_->Query(Database(),
                              "SELECT string_agg(version::text, ',') FROM "
                              "schema_version"),
-              ::testing::Property(&absl::StatusOr<std::string>::value, "1"));
+              ::testing::Property(&absl::StatusOr<std::string>::value, "2"));
 }
 
 TEST_F(PostgresJobStoreTest, RefusesADatabaseWithANewerSchema) {
@@ -140,7 +140,7 @@ TEST_F(PostgresJobStoreTest, RefusesADatabaseWithANewerSchema) {
   absl::StatusOr<std::unique_ptr<PostgresJobStore>> store = PostgresJobStore::Open({uri_});
   ASSERT_EQ(store.status().code(), absl::StatusCode::kFailedPrecondition) << store.status();
   EXPECT_THAT(std::string(store.status().message()),
-              HasSubstr("schema version 99 is newer than this build knows (1)"));
+              HasSubstr("schema version 99 is newer than this build knows (2)"));
   EXPECT_THAT(std::string(store.status().message()), HasSubstr(Database()));
   ASSERT_OK_AND_ASSIGN(std::string version,
                        server_->Query(Database(), "SELECT version FROM schema_version"));
