@@ -7,7 +7,6 @@
 
 #include "absl/strings/str_cat.h"
 #include "common/status_macros.h"
-#include "proto/server_targets.h"
 #include "server/metrics/grpc_metrics_interceptor.h"
 #include "server/metrics/observed_job_store.h"
 #include "storage/postgres_job_store.h"
@@ -215,7 +214,6 @@ absl::Status Server::StartRole() {
 absl::Status Server::Ready() {
   if (!serving_.HasBeenNotified()) return absl::UnavailableError("starting");
   if (stop_.HasBeenNotified()) return absl::UnavailableError("shutting down");
-  if (!role_->active()) return StandbyError(role_->active_address());
   JobFilter one;
   one.limit = 1;
   return store_->ListJobs(one).status();
