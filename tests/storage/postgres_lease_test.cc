@@ -23,14 +23,8 @@ LeaseRequest Request(const std::string& holder, int64_t ttl_ms = 60000) {
   return LeaseRequest{kLease, holder, holder + ":50051", ttl_ms};
 }
 
-NewJob Job(const std::string& name) {
-  NewJob job;
-  job.name = name;
-  job.task = "clm";
-  job.spec_yaml = "model: tiny-gpt2\n";
-  job.created_at_ms = 1000;
-  return job;
-}
+// A minimal job (name, task, spec).
+NewJob Job(const char* name) { return NewJob{name, "clm", "model: tiny-gpt2\n"}; }
 
 class PostgresLeaseTest : public ::testing::Test {
  protected:
