@@ -18,8 +18,7 @@ namespace lmtrain {
 namespace fs = std::filesystem;
 
 JobClient::JobClient(const std::string& target, int rpc_timeout_ms)
-    : JobClient(grpc::CreateChannel(target, grpc::InsecureChannelCredentials()),
-                rpc_timeout_ms) {}
+    : JobClient(ClientChannelFactory::Plaintext(target), rpc_timeout_ms) {}
 
 JobClient::JobClient(std::shared_ptr<grpc::Channel> channel, int rpc_timeout_ms)
     : stub_(v1::JobService::NewStub(std::move(channel))), rpc_timeout_ms_(rpc_timeout_ms) {}
@@ -41,12 +40,14 @@ bool JobClient::FailOver(const std::string& target, const grpc::Status& status) 
   if (!channels_.has_value() || status.error_code() != grpc::StatusCode::UNAVAILABLE) {
     return false;
   }
+  const bool named = ActiveServerIn(status.error_message()).has_value();
+  if (channels_->targets().size() < 2 && !named) return false;
   // A new replica to try (named by a standby, or the next): at once. The same one (no
   // replica is active yet): after a pause.
   if (!channels_->targets().Failed(target, FromGrpcStatus(status))) {
     std::this_thread::sleep_for(std::chrono::milliseconds(200));
   }
-  return channels_->targets().size() > 1 || ActiveServerIn(status.error_message()).has_value();
+  return true;
 }
 
 absl::Status JobClient::Unary(

@@ -18,7 +18,8 @@ namespace lmtrain {
 
 class JobClient {
  public:
-  // `target` "host:port"; calls time out after rpc_timeout_ms (Watch excepted).
+  // `target` "host:port" (or replicas "host:port,host:port", plaintext); calls time out after
+  // rpc_timeout_ms (Watch excepted).
   explicit JobClient(const std::string& target, int rpc_timeout_ms = 10000);
   // Over `channel` (TLS and token as made by ClientChannelFactory).
   explicit JobClient(std::shared_ptr<grpc::Channel> channel, int rpc_timeout_ms = 10000);
