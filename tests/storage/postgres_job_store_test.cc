@@ -134,6 +134,25 @@ TEST_F(PostgresJobStoreTest, MigratesAnEmptyDatabaseOnceAndRecordsItsVersion) {
               ::testing::Property(&absl::StatusOr<std::string>::value, "2"));
 }
 
+TEST_F(PostgresJobStoreTest, UpgradesAVersionOneDatabaseWithLeasesKeepingItsJobs) {
+  std::unique_ptr<PostgresJobStore> store = Open();
+  ASSERT_TRUE(store);
+  ASSERT_OK_AND_ASSIGN(std::string id, store->CreateJob(MakeJob("from v1")));
+  store.reset();
+  ASSERT_OK(server_->Query(Database(),
+                           "DROP TABLE leases; UPDATE schema_version SET version = 1"));
+  store = Open();
+  ASSERT_TRUE(store);
+  ASSERT_OK_AND_ASSIGN(JobRecord job, store->GetJob(id));
+  EXPECT_EQ(job.name, "from v1");
+  ASSERT_OK_AND_ASSIGN(std::string version,
+                       server_->Query(Database(), "SELECT version FROM schema_version"));
+  EXPECT_EQ(version, "2");
+  ASSERT_OK_AND_ASSIGN(LeaseState lease,
+                       store->AcquireLease({"lm-server", "a", "a:50051", 60000}));
+  EXPECT_TRUE(lease.held);
+}
+
 TEST_F(PostgresJobStoreTest, RefusesADatabaseWithANewerSchema) {
   ASSERT_TRUE(Open());
   ASSERT_OK(server_->Query(Database(), "UPDATE schema_version SET version = 99"));
