@@ -1,5 +1,6 @@
 // Server: lm-server wired together. Owns, in dependency order: the job store, the event
-// hub, the scheduler, the dispatcher, the job manager, authentication and authorization
+// hub, the scheduler, the dispatcher, its role (active, or a standby replica on a shared
+// PostgreSQL store: server/server_role.h), the job manager, authentication and authorization
 // (when a tokens file is given; docs/security.md), the gRPC services (JobService,
 // WorkerService, ArtifactService, the standard health service), a lease-expiry thread,
 // optionally the HTTP front end (server/http: dashboard, JSON API, Prometheus /metrics) and

@@ -57,7 +57,7 @@ class GrpcAuth {
   void SetGate(Gate gate) { gate_ = std::move(gate); }
   const Authorizer& authorizer() const { return *authorizer_; }
 
-  // For grpc::ServerBuilder::experimental().SetInterceptorCreators (when enabled()).
+  // For grpc::ServerBuilder::experimental().SetInterceptorCreators (when intercepts()).
   std::unique_ptr<grpc::experimental::ServerInterceptorFactoryInterface> NewInterceptorFactory();
 
   // The caller of the call `ctx` belongs to, or the status the call must end with.
