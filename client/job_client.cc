@@ -9,17 +9,59 @@
 #include "common/job_file.h"
 #include "common/status_macros.h"
 #include "proto/grpc_status.h"
+#include "proto/server_targets.h"
 
 namespace lmtrain {
 
 JobClient::JobClient(const std::string& target, int rpc_timeout_ms)
-    : JobClient(grpc::CreateChannel(target, grpc::InsecureChannelCredentials()),
-                rpc_timeout_ms) {}
+    : JobClient(ClientChannelFactory::Plaintext(target), rpc_timeout_ms) {}
 
 JobClient::JobClient(std::shared_ptr<grpc::Channel> channel, int rpc_timeout_ms)
-    : channel_(std::move(channel)),
-      stub_(v1::JobService::NewStub(channel_)),
-      rpc_timeout_ms_(rpc_timeout_ms) {}
+    : stub_(v1::JobService::NewStub(std::move(channel))), rpc_timeout_ms_(rpc_timeout_ms) {}
+
+JobClient::JobClient(const ClientChannelFactory& channels, int rpc_timeout_ms)
+    : channels_(channels), rpc_timeout_ms_(rpc_timeout_ms) {}
+
+std::shared_ptr<JobClient::Stub> JobClient::CurrentStub(std::string* target) {
+  if (!channels_.has_value()) return stub_;
+  *target = channels_->targets().Current();
+  if (stub_ == nullptr || *target != stub_target_) {
+    stub_ = v1::JobService::NewStub(channels_->NewChannelTo(*target));
+    stub_target_ = *target;
+  }
+  return stub_;
+}
+
+bool JobClient::FailOver(const std::string& target, const grpc::Status& status) {
+  if (!channels_.has_value() || status.error_code() != grpc::StatusCode::UNAVAILABLE) {
+    return false;
+  }
+  const bool named = ActiveServerIn(status.error_message()).has_value();
+  if (channels_->targets().size() < 2 && !named) return false;
+  // A new replica to try (named by a standby, or the next): at once. The same one (no
+  // replica is active yet): after a pause.
+  if (!channels_->targets().Failed(target, FromGrpcStatus(status))) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(200));
+  }
+  return true;
+}
+
+absl::Status JobClient::Unary(
+    const std::string& what, int deadline_ms,
+    const std::function<grpc::Status(Stub&, grpc::ClientContext*)>& call) {
+  const auto give_up = std::chrono::steady_clock::now() + std::chrono::milliseconds(deadline_ms);
+  while (true) {
+    std::string target;
+    std::shared_ptr<Stub> stub = CurrentStub(&target);
+    grpc::ClientContext ctx;
+    SetDeadlineMs(&ctx, deadline_ms);
+    grpc::Status s = call(*stub, &ctx);
+    if (s.ok()) return absl::OkStatus();
+    if (!FailOver(target, s) || std::chrono::steady_clock::now() > give_up) {
+      return FromGrpcStatus(s, what);
+    }
+  }
+}
 
 absl::StatusOr<std::string> JobClient::Submit(const std::string& job_file,
                                               const std::string& request_id) {
@@ -39,18 +81,18 @@ absl::StatusOr<std::string> JobClient::SubmitText(const std::string& text,
   req.set_base_dir(base_dir);
   req.set_request_id(request_id);
   v1::SubmitJobResponse resp;
-  grpc::ClientContext ctx;
-  SetDeadlineMs(&ctx, rpc_timeout_ms_);
-  RETURN_IF_ERROR(FromGrpcStatus(stub_->SubmitJob(&ctx, req, &resp), "submit"));
+  RETURN_IF_ERROR(Unary("submit", rpc_timeout_ms_, [&](Stub& stub, grpc::ClientContext* ctx) {
+    return stub.SubmitJob(ctx, req, &resp);
+  }));
   return resp.job_id();
 }
 
 absl::StatusOr<v1::PredictResponse> JobClient::Predict(const v1::PredictRequest& request,
                                                        int predict_timeout_ms) {
   v1::PredictResponse resp;
-  grpc::ClientContext ctx;
-  SetDeadlineMs(&ctx, predict_timeout_ms);
-  RETURN_IF_ERROR(FromGrpcStatus(stub_->Predict(&ctx, request, &resp), "predict"));
+  RETURN_IF_ERROR(Unary("predict", predict_timeout_ms, [&](Stub& stub, grpc::ClientContext* ctx) {
+    return stub.Predict(ctx, request, &resp);
+  }));
   return resp;
 }
 
@@ -58,9 +100,9 @@ absl::StatusOr<v1::Job> JobClient::Get(const std::string& id) {
   v1::GetJobRequest req;
   req.set_job_id(id);
   v1::Job job;
-  grpc::ClientContext ctx;
-  SetDeadlineMs(&ctx, rpc_timeout_ms_);
-  RETURN_IF_ERROR(FromGrpcStatus(stub_->GetJob(&ctx, req, &job), ""));
+  RETURN_IF_ERROR(Unary("", rpc_timeout_ms_, [&](Stub& stub, grpc::ClientContext* ctx) {
+    return stub.GetJob(ctx, req, &job);
+  }));
   return job;
 }
 
@@ -68,9 +110,9 @@ absl::StatusOr<std::vector<v1::Job>> JobClient::List(int limit) {
   v1::ListJobsRequest req;
   req.set_limit(limit);
   v1::ListJobsResponse resp;
-  grpc::ClientContext ctx;
-  SetDeadlineMs(&ctx, rpc_timeout_ms_);
-  RETURN_IF_ERROR(FromGrpcStatus(stub_->ListJobs(&ctx, req, &resp), ""));
+  RETURN_IF_ERROR(Unary("", rpc_timeout_ms_, [&](Stub& stub, grpc::ClientContext* ctx) {
+    return stub.ListJobs(ctx, req, &resp);
+  }));
   return std::vector<v1::Job>(resp.jobs().begin(), resp.jobs().end());
 }
 
@@ -78,9 +120,9 @@ absl::StatusOr<v1::JobState> JobClient::Cancel(const std::string& id) {
   v1::CancelJobRequest req;
   req.set_job_id(id);
   v1::CancelJobResponse resp;
-  grpc::ClientContext ctx;
-  SetDeadlineMs(&ctx, rpc_timeout_ms_);
-  RETURN_IF_ERROR(FromGrpcStatus(stub_->CancelJob(&ctx, req, &resp), ""));
+  RETURN_IF_ERROR(Unary("", rpc_timeout_ms_, [&](Stub& stub, grpc::ClientContext* ctx) {
+    return stub.CancelJob(ctx, req, &resp);
+  }));
   return resp.state();
 }
 
@@ -88,18 +130,18 @@ absl::StatusOr<std::string> JobClient::Retry(const std::string& id) {
   v1::RetryJobRequest req;
   req.set_job_id(id);
   v1::RetryJobResponse resp;
-  grpc::ClientContext ctx;
-  SetDeadlineMs(&ctx, rpc_timeout_ms_);
-  RETURN_IF_ERROR(FromGrpcStatus(stub_->RetryJob(&ctx, req, &resp), ""));
+  RETURN_IF_ERROR(Unary("", rpc_timeout_ms_, [&](Stub& stub, grpc::ClientContext* ctx) {
+    return stub.RetryJob(ctx, req, &resp);
+  }));
   return resp.job_id();
 }
 
 absl::StatusOr<std::vector<v1::Worker>> JobClient::ListWorkers() {
   v1::ListWorkersRequest req;
   v1::ListWorkersResponse resp;
-  grpc::ClientContext ctx;
-  SetDeadlineMs(&ctx, rpc_timeout_ms_);
-  RETURN_IF_ERROR(FromGrpcStatus(stub_->ListWorkers(&ctx, req, &resp), ""));
+  RETURN_IF_ERROR(Unary("", rpc_timeout_ms_, [&](Stub& stub, grpc::ClientContext* ctx) {
+    return stub.ListWorkers(ctx, req, &resp);
+  }));
   return std::vector<v1::Worker>(resp.workers().begin(), resp.workers().end());
 }
 
@@ -125,7 +167,8 @@ absl::Status JobClient::Stream(const std::string& id, int64_t after_seq, bool re
     req.set_job_id(id);
     req.set_after_seq(after_seq);
     req.set_replay_only(replay_only);
-    auto reader = stub_->WatchJob(&ctx, req);
+    std::string target;
+    auto reader = CurrentStub(&target)->WatchJob(&ctx, req);
     v1::JobEvent event;
     while (reader->Read(&event)) {
       broken_since = std::chrono::steady_clock::now();
@@ -138,7 +181,7 @@ absl::Status JobClient::Stream(const std::string& id, int64_t after_seq, bool re
     auto now = std::chrono::steady_clock::now();
     if (now - broken_since > std::chrono::milliseconds(reconnect_ms))
       return FromGrpcStatus(s, "watch");
-    std::this_thread::sleep_for(std::chrono::milliseconds(500));
+    if (!FailOver(target, s)) std::this_thread::sleep_for(std::chrono::milliseconds(500));
   }
 }
 

@@ -2,25 +2,33 @@
 // Submit() loads the job file locally first (LoadJobFile, common/job_file.h: the parser the
 // server runs, with the checks a scheduled job gets) and sends its text with the file's
 // folder, so relative paths resolve where the user wrote them.
-// Not thread-safe for concurrent Watch() on one instance; other calls are.
+// Not thread-safe: one caller at a time (lmctl runs one command).
 #pragma once
 
 #include <functional>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "absl/status/statusor.h"
 #include "lmtrain/v1/jobs.grpc.pb.h"
+#include "proto/client_channel.h"
 
 namespace lmtrain {
 
 class JobClient {
  public:
-  // `target` "host:port"; calls time out after rpc_timeout_ms (Watch excepted).
+  // `target` "host:port" (or replicas "host:port,host:port", plaintext); calls time out after
+  // rpc_timeout_ms (Watch excepted).
   explicit JobClient(const std::string& target, int rpc_timeout_ms = 10000);
   // Over `channel` (TLS and token as made by ClientChannelFactory).
   explicit JobClient(std::shared_ptr<grpc::Channel> channel, int rpc_timeout_ms = 10000);
+  // Over channels to `channels`' targets: with several lm-server replicas, a call answered
+  // UNAVAILABLE (a standby naming the active server, or a dead connection) is tried again on
+  // the named or next replica until rpc_timeout_ms has passed. Submits are safe to repeat
+  // when they carry a request id.
+  explicit JobClient(const ClientChannelFactory& channels, int rpc_timeout_ms = 10000);
 
   // Reads and validates job_file, submits it; returns the job id.
   absl::StatusOr<std::string> Submit(const std::string& job_file, const std::string& request_id);
@@ -54,8 +62,18 @@ class JobClient {
   absl::Status Stream(const std::string& id, int64_t after_seq, bool replay_only,
                       const std::function<void(const v1::JobEvent&)>& on_event, int reconnect_ms);
 
-  std::shared_ptr<grpc::Channel> channel_;
-  std::unique_ptr<v1::JobService::Stub> stub_;
+  using Stub = v1::JobService::Stub;
+  // Runs call(stub, ctx) (deadline deadline_ms), following replicas as the class says.
+  absl::Status Unary(const std::string& what, int deadline_ms,
+                     const std::function<grpc::Status(Stub&, grpc::ClientContext*)>& call);
+  // The stub for the current replica, and its address ("" with a fixed channel).
+  std::shared_ptr<Stub> CurrentStub(std::string* target);
+  // After `status` from `target`: true when another replica should be tried now.
+  bool FailOver(const std::string& target, const grpc::Status& status);
+
+  std::optional<ClientChannelFactory> channels_;
+  std::shared_ptr<Stub> stub_;  // Fixed channel, or the last replica's.
+  std::string stub_target_;
   int rpc_timeout_ms_;
 };
 

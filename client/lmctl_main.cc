@@ -81,7 +81,9 @@ int main(int argc, char** argv) {
   CommandContext c;
   std::string output = "text";
   CommandLine cl("lmctl", "the lmtrain command line");
-  cl.AddString("server", &server, "lm-server address (env LMCTL_SERVER; default 127.0.0.1:50051)");
+  cl.AddString("server", &server,
+               "lm-server address, or replicas HOST:PORT,HOST:PORT (env LMCTL_SERVER; default "
+               "127.0.0.1:50051)");
   cl.AddString("token", &token, "bearer token (env LMCTL_TOKEN)");
   cl.AddString("tls-ca", &tls_ca, "PEM CA of the server's certificate; turns TLS on");
   cl.AddString("tls-cert", &tls_cert, "PEM client certificate for mutual TLS (with --tls-key)");
@@ -141,7 +143,7 @@ int main(int argc, char** argv) {
   if (cmd->name == "completion") return Completion(cl, commands, c.args[0]);
   auto channels = ConnectionFromSettings(server, token, tls_ca, tls_cert, tls_key, config);
   if (!channels.ok()) return FailWith(channels.status());
-  JobClient client(channels->NewChannel());
+  JobClient client(*channels);
   c.client = &client;
   c.channels = &*channels;
   return cmd->run(c);

@@ -60,8 +60,13 @@ ClientChannelFactory ClientChannelFactory::Plaintext(const std::string& target) 
 
 std::shared_ptr<grpc::Channel> ClientChannelFactory::NewChannel(
     const grpc::ChannelArguments& args) const {
-  if (token_.empty()) return grpc::CreateCustomChannel(target_, credentials_, args);
-  return grpc::experimental::CreateCustomChannelWithInterceptors(target_, credentials_, args,
+  return NewChannelTo(targets_->Current(), args);
+}
+
+std::shared_ptr<grpc::Channel> ClientChannelFactory::NewChannelTo(
+    const std::string& target, const grpc::ChannelArguments& args) const {
+  if (token_.empty()) return grpc::CreateCustomChannel(target, credentials_, args);
+  return grpc::experimental::CreateCustomChannelWithInterceptors(target, credentials_, args,
                                                                  TokenInterceptors(token_));
 }
 

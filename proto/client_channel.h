@@ -7,6 +7,9 @@
 //                                                .tls_ca = "ca.pem"});
 //   std::shared_ptr<grpc::Channel> channel = factory->NewChannel();
 //
+// target may list several lm-server replicas ("a:50051,b:50051"): NewChannel() connects to the
+// current one (proto/server_targets.h), which callers move on with targets().Failed().
+//
 // TLS is on when any of tls_ca / tls_cert / tls_key is set (tls_ca "" then means the system's
 // root certificates). Create reads the PEM files once; errors name the flag and file.
 // Thread-safe: NewChannel may be called from any thread.
@@ -19,6 +22,7 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
+#include "proto/server_targets.h"
 
 namespace lmtrain {
 
@@ -36,9 +40,14 @@ class ClientChannelFactory {
   // Plaintext, no token: the single-user default.
   static ClientChannelFactory Plaintext(const std::string& target);
 
+  // To targets().Current().
   std::shared_ptr<grpc::Channel> NewChannel(
       const grpc::ChannelArguments& args = grpc::ChannelArguments()) const;
-  const std::string& target() const { return target_; }
+  std::shared_ptr<grpc::Channel> NewChannelTo(
+      const std::string& target, const grpc::ChannelArguments& args = grpc::ChannelArguments()) const;
+  const std::string& target() const { return target_; }  // As configured (maybe a list).
+  // Shared by copies of this factory.
+  ServerTargets& targets() const { return *targets_; }
   bool tls() const { return tls_; }
 
  private:
@@ -47,12 +56,14 @@ class ClientChannelFactory {
       : target_(std::move(target)),
         token_(std::move(token)),
         credentials_(std::move(credentials)),
-        tls_(tls) {}
+        tls_(tls),
+        targets_(std::make_shared<ServerTargets>(target_)) {}
 
   std::string target_;
   std::string token_;
   std::shared_ptr<grpc::ChannelCredentials> credentials_;
   bool tls_ = false;
+  std::shared_ptr<ServerTargets> targets_;
 };
 
 // Client interceptors that send "authorization: Bearer TOKEN" on every call, for channels made

@@ -7,6 +7,10 @@
 //             [--max-request-bytes N] [--max-spec-bytes N]   (see docs/security.md)
 //             [--data-roots DIR,...] [--max-artifact-bytes N] [--artifact-quota-bytes N]
 //             [--http-listen HOST:PORT] (dashboard, JSON API, /metrics; docs/dashboard.md)
+//             [--advertise-address HOST:PORT] [--lease-ttl-ms N] [--lease-renew-ms N]
+//             (replicas on one PostgreSQL store; docs/operations.md)
+// Exits with status 3 when it loses the lease as the active replica (its supervisor restarts
+// it as a standby).
 // SIGHUP re-reads the tokens file.
 #include <signal.h>
 #include <stdlib.h>
@@ -74,6 +78,16 @@ int main(int argc, char** argv) {
   cl.AddInt("max-artifact-bytes", &o.max_artifact_bytes, "largest file lmctl may upload");
   cl.AddInt("artifact-quota-bytes", &o.artifact_quota_bytes,
             "bytes of uploads charged to one user (0: unlimited)");
+  cl.AddString("advertise-address", &o.advertise_address,
+               "HOST:PORT clients reach this replica at (PostgreSQL store; default: listen "
+               "host, or the hostname for 0.0.0.0, and the bound port)");
+  cl.AddInt("lease-ttl-ms", &o.lease_ttl_ms, "active replica's lease TTL (PostgreSQL store)");
+  cl.AddInt("lease-renew-ms", &o.lease_renew_ms, "how often the lease is renewed or sought");
+  std::atomic<bool> lease_lost{false};
+  o.on_lease_lost = [&term, &lease_lost] {
+    lease_lost.store(true);
+    if (!term.HasBeenNotified()) term.Notify();
+  };
   auto args = cl.Parse(argc - 1, argv + 1);
   if (!args.ok()) {
     std::cerr << args.status().message() << "\n";
@@ -90,6 +104,10 @@ int main(int argc, char** argv) {
     o.data_roots.push_back(std::filesystem::absolute(std::string(root)).string());
   }
   o.lease_timeout_ms = lease_ms;
+  if (o.lease_renew_ms <= 0 || o.lease_ttl_ms <= o.lease_renew_ms) {
+    std::cerr << "lm-server: need 0 < --lease-renew-ms < --lease-ttl-ms\n";
+    return 2;
+  }
   if (max_request_bytes <= 0 || max_request_bytes > (1LL << 31) - 1) {
     std::cerr << "lm-server: --max-request-bytes must be in 1..2147483647\n";
     return 2;
@@ -127,8 +145,8 @@ int main(int argc, char** argv) {
               << s->http_port() << "/" << std::endl;
   }
   term.WaitForNotification();
-  std::cout << "lm-server: shutting down" << std::endl;
+  std::cout << "lm-server: shutting down" << (lease_lost ? " (lost the lease)" : "") << std::endl;
   running.store(nullptr);
   s->Shutdown();
-  return 0;
+  return lease_lost ? 3 : 0;
 }

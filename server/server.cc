@@ -64,7 +64,7 @@ absl::Status Server::Init() {
   dispatch.default_user = options_.scheduler.default_user;
   dispatcher_ = std::make_unique<Dispatcher>(store_.get(), SystemClock::Get(), &hub_,
                                              scheduler_.get(), std::move(dispatch));
-  RETURN_IF_ERROR(dispatcher_->Recover());
+  RETURN_IF_ERROR(StartRole());
   ArtifactStore::Options artifact_options;
   artifact_options.root = options_.artifacts_dir;
   artifact_options.max_file_bytes = options_.max_artifact_bytes;
@@ -83,6 +83,9 @@ absl::Status Server::Init() {
     ASSIGN_OR_RETURN(authenticator_, TokenAuthenticator::Load(options_.auth_tokens_file));
   }
   auth_ = std::make_unique<GrpcAuth>(authenticator_.get(), &authorizer_);
+  if (!options_.store.empty()) {
+    auth_->SetGate([role = role_.get()](absl::string_view method) { return role->Admit(method); });
+  }
   predictor_ = std::make_unique<CheckpointPredictor>(
       CheckpointPredictor::Options{
           options_.trainer_path.empty() ? DefaultTrainerPath() : options_.trainer_path,
@@ -94,6 +97,10 @@ absl::Status Server::Init() {
   worker_service_ = std::make_unique<WorkerServiceImpl>(dispatcher_.get(), &hub_, auth_.get());
   RETURN_IF_ERROR(StartHttp());
   RETURN_IF_ERROR(StartGrpc());
+  const std::string advertise = options_.advertise_address.empty()
+                                    ? ServerRole::DefaultAdvertiseAddress(options_.listen, port_)
+                                    : options_.advertise_address;
+  role_->Start(advertise);
   expiry_thread_ = std::thread([this] { ExpiryLoop(); });
   serving_.Notify();
   if (options_.local_worker_slots > 0) StartLocalWorker();
@@ -134,7 +141,7 @@ absl::Status Server::StartGrpc() {
   builder.AddListeningPort(options_.listen, credentials, &port_);
   // Auth decides each call first; the metrics interceptor counts every call, denied ones too.
   std::vector<std::unique_ptr<grpc::experimental::ServerInterceptorFactoryInterface>> interceptors;
-  if (auth_->enabled()) interceptors.push_back(auth_->NewInterceptorFactory());
+  if (auth_->intercepts()) interceptors.push_back(auth_->NewInterceptorFactory());
   interceptors.push_back(MakeGrpcMetricsInterceptorFactory(&metrics_));
   builder.experimental().SetInterceptorCreators(std::move(interceptors));
   builder.RegisterService(job_service_.get());
@@ -191,6 +198,19 @@ void Server::StartLocalWorker() {
   local_thread_ = std::thread([this] { local_agent_->Run(); });
 }
 
+// A PostgreSQL store is shared by replicas: one holds the lease and dispatches, the others stand
+// by (server/server_role.h). A single-server store recovers here, before anything is served.
+absl::Status Server::StartRole() {
+  const bool replicated = !options_.store.empty();
+  ServerRole::Options role;
+  role.replicated = replicated;
+  role.lease.ttl_ms = options_.lease_ttl_ms;
+  role.lease.renew_period_ms = options_.lease_renew_ms;
+  role_ = std::make_unique<ServerRole>(store_.get(), SystemClock::Get(), dispatcher_.get(),
+                                       std::move(role), options_.on_lease_lost);
+  return replicated ? absl::OkStatus() : dispatcher_->Recover();
+}
+
 absl::Status Server::Ready() {
   if (!serving_.HasBeenNotified()) return absl::UnavailableError("starting");
   if (stop_.HasBeenNotified()) return absl::UnavailableError("shutting down");
@@ -209,7 +229,9 @@ absl::Status Server::ReloadTokens() {
 void Server::ExpiryLoop() {
   const absl::Duration period =
       absl::Milliseconds(std::max<int64_t>(100, options_.lease_timeout_ms / 4));
-  while (!stop_.WaitForNotificationWithTimeout(period)) dispatcher_->ExpireLeases();
+  while (!stop_.WaitForNotificationWithTimeout(period)) {
+    if (role_->active()) dispatcher_->ExpireLeases();
+  }
 }
 
 void Server::Shutdown() {
@@ -218,6 +240,7 @@ void Server::Shutdown() {
     return;
   }
   stop_.Notify();
+  role_->Stop();  // A standby takes over at once.
   if (http_server_) http_server_->Stop();  // No HTTP handler touches the core after this.
   if (local_agent_) {
     local_agent_->Stop();

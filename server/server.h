@@ -1,5 +1,6 @@
 // Server: lm-server wired together. Owns, in dependency order: the job store, the event
-// hub, the scheduler, the dispatcher, the job manager, authentication and authorization
+// hub, the scheduler, the dispatcher, its role (active, or a standby replica on a shared
+// PostgreSQL store: server/server_role.h), the job manager, authentication and authorization
 // (when a tokens file is given; docs/security.md), the gRPC services (JobService,
 // WorkerService, ArtifactService, the standard health service), a lease-expiry thread,
 // optionally the HTTP front end (server/http: dashboard, JSON API, Prometheus /metrics) and
@@ -13,6 +14,7 @@
 
 #include <grpcpp/grpcpp.h>
 
+#include <functional>
 #include <memory>
 #include <string>
 #include <thread>
@@ -35,6 +37,7 @@
 #include "server/job_service.h"
 #include "server/metrics/server_metrics.h"
 #include "server/scheduler_config.h"
+#include "server/server_role.h"
 #include "server/worker_service.h"
 #include "storage/job_store.h"
 #include "storage/sqlite_job_store.h"
@@ -80,6 +83,13 @@ class Server {
     std::string http_listen;
     // Empty: the tokens file's authenticator when auth is on, else everyone is admin.
     HttpAuthenticator http_authenticator;
+    // Replicas on one PostgreSQL store take turns through its lease (server/server_role.h):
+    // the address clients reach this one at ("" = ServerRole::DefaultAdvertiseAddress), the
+    // lease's TTL and renewal period, and what to do when the lease is lost (lm-server exits).
+    std::string advertise_address;
+    int64_t lease_ttl_ms = 5000;
+    int64_t lease_renew_ms = 1000;
+    std::function<void()> on_lease_lost;
   };
 
   // Opens the store, recovers running jobs, starts serving. Errors name the file or address.
@@ -101,6 +111,7 @@ class Server {
   absl::Status Init();
   absl::Status StartGrpc();
   absl::Status StartHttp();
+  absl::Status StartRole();
   void StartLocalWorker();
   void ExpiryLoop();
   absl::Status Ready();  // /readyz: started, not stopping, store answers.
@@ -111,6 +122,7 @@ class Server {
   EventHub hub_;
   std::unique_ptr<scheduler::Scheduler> scheduler_;
   std::unique_ptr<Dispatcher> dispatcher_;
+  std::unique_ptr<ServerRole> role_;  // Active or standby; created right after the dispatcher.
   std::unique_ptr<ArtifactStore> artifacts_;
   std::unique_ptr<JobManager> manager_;
   std::unique_ptr<TokenAuthenticator> authenticator_;  // Null: authentication off.

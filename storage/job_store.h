@@ -13,6 +13,12 @@
 //   holding a StateChangeEvent is rejected whole; a checkpoint for an existing step
 //   replaces it; appending to a finished job is allowed (late log lines).
 // - Text should be UTF-8: the SQLite and PostgreSQL stores replace invalid bytes with U+FFFD.
+//
+// Leases (AcquireLease, ReleaseLease, FenceWrites): how several lm-server replicas on one
+// database agree on one active server. PostgresJobStore implements them on the database's own
+// clock and row locks. The single-server stores (SQLite, in-memory) grant every AcquireLease to
+// its caller (token 1) and fence nothing: one process owns such a store, so its lease is always
+// held.
 #pragma once
 
 #include <cstdint>
@@ -22,6 +28,7 @@
 #include <variant>
 #include <vector>
 
+#include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "common/job_state.h"
 #include "common/training_metrics.h"
@@ -139,6 +146,23 @@ struct JobFilter {
   std::string user;              // Empty: any user; else only jobs submitted by this user.
 };
 
+// A named lease: at most one holder at a time, until expires (on the store's clock).
+struct LeaseRequest {
+  std::string name;            // Which lease, e.g. "lm-server".
+  std::string holder;          // Unique per process and run.
+  std::string holder_address;  // Where clients reach the holder (its advertised address).
+  int64_t ttl_ms = 5000;       // The lease lapses this long after the call unless renewed.
+};
+
+struct LeaseState {
+  bool held = false;           // The caller holds the lease now (acquired or renewed).
+  std::string holder;          // The current holder; "" when nobody holds it.
+  std::string holder_address;  // Its advertised address.
+  // Fencing token of the current holder's tenure: it grows each time the lease changes hands,
+  // and stays the same while one holder renews.
+  int64_t token = 0;
+};
+
 class JobStore {
  public:
   virtual ~JobStore() = default;
@@ -174,6 +198,26 @@ class JobStore {
   // Events with seq > after_seq, ascending, at most `limit`. NotFound if no such job.
   virtual absl::StatusOr<std::vector<EventRecord>> ListEvents(const std::string& job_id,
                                                               int64_t after_seq, int limit) = 0;
+
+  // Takes lease request.name for request.holder if nobody holds it, it has expired, or
+  // request.holder holds it already (a renewal, same token); it then expires ttl_ms from now.
+  // Returns the lease as it stands after the call (held tells whether the caller has it).
+  // Single-server stores: always held, token 1.
+  virtual absl::StatusOr<LeaseState> AcquireLease(const LeaseRequest& request) {
+    return LeaseState{true, request.holder, request.holder_address, 1};
+  }
+
+  // Gives lease `name` up if `holder` holds it, so that another holder may take it at once.
+  // Not holding it is not an error.
+  virtual absl::Status ReleaseLease(const std::string& /*name*/, const std::string& /*holder*/) {
+    return absl::OkStatus();
+  }
+
+  // From this call on, every write (CreateJob, TransitionJob, AppendEvents) checks, in its own
+  // transaction, that lease `name` still has fencing token `token`; if not (the lease changed
+  // hands; token <= 0: this process holds no lease) the write changes nothing and fails with
+  // FailedPrecondition "not the active server". Single-server stores: no effect.
+  virtual void FenceWrites(const std::string& /*name*/, int64_t /*token*/) {}
 };
 
 }  // namespace lmtrain

@@ -12,6 +12,7 @@
 #include "storage/internal/job_store_rules.h"
 #include "storage/internal/pg_connection.h"
 #include "storage/internal/pg_job_tables.h"
+#include "storage/internal/pg_lease.h"
 #include "storage/internal/pg_schema.h"
 #include "storage/internal/pg_transaction.h"
 
@@ -54,8 +55,16 @@ absl::StatusOr<int64_t> InsertEvents(PgConnection& db, int64_t job_id, int64_t t
   return seq;
 }
 
-absl::StatusOr<std::string> CreateInTransaction(PgConnection& db, const NewJob& new_job) {
+// Writes first check the lease they are fenced by, if any (PostgresJobStore::FenceWrites).
+absl::Status CheckFence(PgConnection& db, const PostgresJobStore::Fence& fence) {
+  if (!fence.has_value()) return absl::OkStatus();
+  return storage_internal::PgCheckFence(db, fence->first, fence->second);
+}
+
+absl::StatusOr<std::string> CreateInTransaction(PgConnection& db, const NewJob& new_job,
+                                                const PostgresJobStore::Fence& fence) {
   ASSIGN_OR_RETURN(PgTransaction txn, PgTransaction::Begin(db, kWrite));
+  RETURN_IF_ERROR(CheckFence(db, fence));
   ASSIGN_OR_RETURN(std::optional<int64_t> id, storage_internal::PgInsertJob(db, new_job));
   if (!id.has_value()) {
     // The request id is taken. READ COMMITTED: this statement sees the row that the insert
@@ -72,6 +81,35 @@ absl::StatusOr<std::string> CreateInTransaction(PgConnection& db, const NewJob& 
 }
 
 }  // namespace
+
+PostgresJobStore::Fence PostgresJobStore::CurrentFence() {
+  absl::MutexLock lock(&fence_mu_);
+  return fence_;
+}
+
+void PostgresJobStore::FenceWrites(const std::string& name, int64_t token) {
+  absl::MutexLock lock(&fence_mu_);
+  fence_ = std::make_pair(name, token);
+}
+
+absl::StatusOr<LeaseState> PostgresJobStore::AcquireLease(const LeaseRequest& request) {
+  return Call<LeaseState>("AcquireLease", [&](PgConnection& db) -> absl::StatusOr<LeaseState> {
+    ASSIGN_OR_RETURN(PgTransaction txn, PgTransaction::Begin(db, kWrite));
+    ASSIGN_OR_RETURN(LeaseState lease, storage_internal::PgAcquireLease(db, request));
+    RETURN_IF_ERROR(txn.Commit());
+    return lease;
+  });
+}
+
+absl::Status PostgresJobStore::ReleaseLease(const std::string& name, const std::string& holder) {
+  return Call<bool>("ReleaseLease", [&](PgConnection& db) -> absl::StatusOr<bool> {
+           ASSIGN_OR_RETURN(PgTransaction txn, PgTransaction::Begin(db, kWrite));
+           RETURN_IF_ERROR(storage_internal::PgReleaseLease(db, name, holder));
+           RETURN_IF_ERROR(txn.Commit());
+           return true;
+         })
+      .status();
+}
 
 bool PostgresJobStore::IsPostgresUri(const std::string& store) {
   return absl::StartsWith(store, "postgres://") || absl::StartsWith(store, "postgresql://");
@@ -102,8 +140,9 @@ absl::StatusOr<T> PostgresJobStore::Call(const char* operation, Body body) {
 }
 
 absl::StatusOr<std::string> PostgresJobStore::CreateJob(const NewJob& new_job) {
-  return Call<std::string>("CreateJob",
-                           [&](PgConnection& db) { return CreateInTransaction(db, new_job); });
+  const Fence fence = CurrentFence();
+  return Call<std::string>(
+      "CreateJob", [&](PgConnection& db) { return CreateInTransaction(db, new_job, fence); });
 }
 
 absl::StatusOr<std::optional<std::string>> PostgresJobStore::FindJobByRequestId(
@@ -145,8 +184,10 @@ absl::StatusOr<JobRecord> PostgresJobStore::TransitionJob(const std::string& id,
                                                           const JobTransition& t) {
   std::optional<int64_t> key = storage_internal::ParseJobId(id);
   if (!key.has_value()) return storage_internal::JobNotFoundError(id);
+  const Fence fence = CurrentFence();
   return Call<JobRecord>("TransitionJob", [&](PgConnection& db) -> absl::StatusOr<JobRecord> {
     ASSIGN_OR_RETURN(PgTransaction txn, PgTransaction::Begin(db, kWrite));
+    RETURN_IF_ERROR(CheckFence(db, fence));
     ASSIGN_OR_RETURN(bool exists, storage_internal::PgLockJob(db, *key));
     if (!exists) return storage_internal::JobNotFoundError(id);
     ASSIGN_OR_RETURN(std::optional<JobRecord> job, storage_internal::PgSelectJob(db, *key));
@@ -166,8 +207,10 @@ absl::StatusOr<int64_t> PostgresJobStore::AppendEvents(const std::string& job_id
   std::optional<int64_t> key = storage_internal::ParseJobId(job_id);
   if (!key.has_value()) return storage_internal::JobNotFoundError(job_id);
   RETURN_IF_ERROR(storage_internal::CheckAppendable(events));
+  const Fence fence = CurrentFence();
   return Call<int64_t>("AppendEvents", [&](PgConnection& db) -> absl::StatusOr<int64_t> {
     ASSIGN_OR_RETURN(PgTransaction txn, PgTransaction::Begin(db, kWrite));
+    RETURN_IF_ERROR(CheckFence(db, fence));
     ASSIGN_OR_RETURN(bool exists, storage_internal::PgLockJob(db, *key));
     if (!exists) return storage_internal::JobNotFoundError(job_id);
     ASSIGN_OR_RETURN(int64_t last_seq, InsertEvents(db, *key, time_ms, events));

@@ -15,8 +15,13 @@
 // insert that rolled back or met an existing request id is not reused). Several stores (processes)
 // may share a database safely: ids come from an identity column, a request id is unique through a
 // partial unique index (concurrent CreateJob calls with one request id return the same id), and
-// writers of one job lock its row (SELECT ... FOR UPDATE) so its event seqs stay gapless. lm-server
-// supports one active server per database today.
+// writers of one job lock its row (SELECT ... FOR UPDATE) so its event seqs stay gapless.
+//
+// Leases (JobStore::AcquireLease): rows of the `leases` table, taken and renewed with one
+// INSERT ... ON CONFLICT DO UPDATE whose condition reads the database's clock (now()), so
+// replicas need no synchronised clocks. After FenceWrites(name, token), each write transaction
+// first takes a share lock on that lease row and checks the token (storage/internal/pg_lease.h):
+// a server whose lease was taken over cannot write any more, even if it has not noticed yet.
 //
 // Storage: the same columns as the SQLite store, JSON documents in text columns
 // (storage/internal/record_json.h, storage/internal/event_codec.h), versioned migrations in
@@ -28,8 +33,11 @@
 // storage/internal/pg_status.h (Unavailable for a lost connection or a server shutting down).
 #pragma once
 
+#include <cstdint>
 #include <memory>
+#include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "absl/base/thread_annotations.h"
@@ -75,8 +83,16 @@ class PostgresJobStore : public JobStore {
                                        const std::vector<EventPayload>& events) override;
   absl::StatusOr<std::vector<EventRecord>> ListEvents(const std::string& job_id, int64_t after_seq,
                                                       int limit) override;
+  absl::StatusOr<LeaseState> AcquireLease(const LeaseRequest& request) override;
+  absl::Status ReleaseLease(const std::string& name, const std::string& holder) override;
+  void FenceWrites(const std::string& name, int64_t token) override;
+
+  // The lease (name, token) writes are checked against; nullopt: unfenced.
+  using Fence = std::optional<std::pair<std::string, int64_t>>;
 
  private:
+  Fence CurrentFence();
+
   explicit PostgresJobStore(std::unique_ptr<storage_internal::PgConnection> db);
 
   // Reconnects if needed, then runs `body` on the connection under mu_. Errors other than
@@ -86,6 +102,8 @@ class PostgresJobStore : public JobStore {
 
   absl::Mutex mu_;
   const std::unique_ptr<storage_internal::PgConnection> db_ ABSL_PT_GUARDED_BY(mu_);
+  absl::Mutex fence_mu_;
+  Fence fence_ ABSL_GUARDED_BY(fence_mu_);
 };
 
 }  // namespace lmtrain

@@ -73,18 +73,24 @@ void GrpcAuth::Begin(const void* owner, const grpc::ServerContextBase* ctx, std:
                      absl::string_view token) {
   CallState call;
   call.owner = owner;
-  call.principal = authenticator_->Authenticate(token);
-  call.decision = authorizer_->Check(call.principal, method);
+  if (enabled()) {
+    call.principal = authenticator_->Authenticate(token);
+    call.decision = authorizer_->Check(call.principal, method);
+  } else {
+    call.principal = Principal::AuthDisabled();
+  }
+  if (call.decision.ok() && gate_) call.decision = gate_(method);
   call.method = std::move(method);
   absl::MutexLock lock(&mu_);
   calls_[ctx] = std::move(call);
 }
 
 absl::StatusOr<Principal> GrpcAuth::Caller(const grpc::ServerContextBase* ctx) const {
-  if (!enabled()) return Principal::AuthDisabled();
+  if (!intercepts()) return Principal::AuthDisabled();
   absl::MutexLock lock(&mu_);
   auto it = calls_.find(ctx);
   if (it == calls_.end()) {
+    if (!enabled()) return Principal::AuthDisabled();  // In-process calls past a gate only.
     return absl::UnauthenticatedError("call not seen by the authentication interceptor");
   }
   it->second.asked = true;

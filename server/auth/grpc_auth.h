@@ -16,7 +16,11 @@
 // which is why the matrix test checks every method.
 //
 // Auth off (no authenticator): Caller() is Principal::AuthDisabled() for every call and no
-// interceptor is installed.
+// interceptor is installed, unless there is a gate.
+//
+// Gate (SetGate, before the server starts): a second decision per call by method name, after
+// authorization, through the same Caller() line and safety net: lm-server's standby replicas
+// refuse what only the active server may do (server/server_role.h).
 //
 // Thread-safe. The GrpcAuth must outlive the grpc::Server it is installed in.
 #pragma once
@@ -24,6 +28,7 @@
 #include <grpcpp/server_context.h>
 #include <grpcpp/support/server_interceptor.h>
 
+#include <functional>
 #include <memory>
 #include <string>
 
@@ -44,9 +49,15 @@ class GrpcAuth {
   GrpcAuth& operator=(const GrpcAuth&) = delete;
 
   bool enabled() const { return authenticator_ != nullptr; }
+  // Whether the interceptor must be installed: authentication on, or a gate set.
+  bool intercepts() const { return enabled() || gate_ != nullptr; }
+
+  // OK, or the status a call of `method` must end with. Set before the server starts.
+  using Gate = std::function<absl::Status(absl::string_view method)>;
+  void SetGate(Gate gate) { gate_ = std::move(gate); }
   const Authorizer& authorizer() const { return *authorizer_; }
 
-  // For grpc::ServerBuilder::experimental().SetInterceptorCreators (when enabled()).
+  // For grpc::ServerBuilder::experimental().SetInterceptorCreators (when intercepts()).
   std::unique_ptr<grpc::experimental::ServerInterceptorFactoryInterface> NewInterceptorFactory();
 
   // The caller of the call `ctx` belongs to, or the status the call must end with.
@@ -72,6 +83,7 @@ class GrpcAuth {
 
   const TokenAuthenticator* const authenticator_;
   const Authorizer* const authorizer_;
+  Gate gate_;
   mutable absl::Mutex mu_;
   absl::flat_hash_map<const grpc::ServerContextBase*, CallState> calls_ ABSL_GUARDED_BY(mu_);
 };

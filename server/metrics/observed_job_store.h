@@ -39,6 +39,15 @@ class ObservedJobStore : public JobStore {
                                                       int limit) override {
     return store_->ListEvents(job_id, after_seq, limit);
   }
+  absl::StatusOr<LeaseState> AcquireLease(const LeaseRequest& request) override {
+    return store_->AcquireLease(request);
+  }
+  absl::Status ReleaseLease(const std::string& name, const std::string& holder) override {
+    return store_->ReleaseLease(name, holder);
+  }
+  void FenceWrites(const std::string& name, int64_t token) override {
+    store_->FenceWrites(name, token);
+  }
 
  private:
   const std::unique_ptr<JobStore> store_;

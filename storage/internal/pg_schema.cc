@@ -54,8 +54,21 @@ CREATE TABLE checkpoints (
 );
 )sql";
 
+// Version 2: named leases (storage/internal/pg_lease.h). holder '' means released; expires_at
+// is on the database's clock, the one clock every replica shares.
+constexpr char kSchemaV2[] = R"sql(
+CREATE TABLE leases (
+  name           TEXT        PRIMARY KEY,
+  holder         TEXT        NOT NULL,
+  holder_address TEXT        NOT NULL,
+  token          BIGINT      NOT NULL CHECK (token >= 1),
+  expires_at     TIMESTAMPTZ NOT NULL
+);
+)sql";
+
 constexpr PgMigration kMigrations[] = {
     {1, kSchemaV1},
+    {2, kSchemaV2},
 };
 
 // Any constant shared by every lmtrain server: the key of the migration advisory lock.

@@ -155,6 +155,15 @@ CASES = [
     ("cpu", "a GPU request in the CPU overlay",
      lambda o: _set(worker_container(o)["resources"]["limits"], "nvidia.com/gpu", 1),
      r"not the gpu overlay but requests nvidia\.com/gpu"),
+    ("postgres", "one replica on PostgreSQL", lambda o: _set(server(o)["spec"], "replicas", 1),
+     r"replicas on PostgreSQL must be 2 or more"),
+    ("postgres", "the database URL inline",
+     lambda o: _set(server_container(o)["env"][0], "value", "postgres://u:secret@db/lmtrain") or
+     server_container(o)["env"][0].pop("valueFrom"),
+     r"PostgreSQL URL must come from a Secret"),
+    ("postgres", "replicas advertising the Service",
+     lambda o: _sub_args(server_container(o), r"^--advertise-address=.*", "--advertise-address=lm-server:50051"),
+     r"--advertise-address must be the pod's IP"),
     ("gpu", "no GPU limit", lambda o: worker_container(o)["resources"]["limits"].pop("nvidia.com/gpu"),
      r"no nvidia\.com/gpu limit"),
     ("gpu", "no GPU request", lambda o: worker_container(o)["resources"]["requests"].pop("nvidia.com/gpu"),
@@ -178,7 +187,7 @@ def _test_name(text):
 class OverlayTest(unittest.TestCase):
     @needs_kubectl
     def test_the_committed_overlays_pass(self):
-        for overlay in ("cpu", "gpu"):
+        for overlay in ("cpu", "gpu", "postgres"):
             self.assertEqual(all_errors(overlay, objects(overlay)), [], overlay)
 
     def expect_failure(self, overlay, break_it, pattern):

@@ -19,6 +19,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/time/clock.h"
 #include "client/job_client.h"
+#include "tests/integration/chaos_util.h"
 #include "tests/integration/cluster.h"
 #include "tests/integration/process_group.h"
 
@@ -46,34 +47,6 @@ std::string ChaosJob(const std::string& name, int max_steps = kMaxSteps, int pri
       "\n  do_eval: false\n  seed: 11\n",
       // Several kills may hit one job; the test is about losing nothing, not the retry cap.
       "resources:\n  max_retries: 10\n  priority: ", priority, "\n");
-}
-
-std::string ReadFile(const fs::path& path) {
-  std::ifstream in(path, std::ios::binary);
-  std::stringstream s;
-  s << in.rdbuf();
-  return s.str();
-}
-
-// The uninterrupted reference: lm-train alone on the same job file.
-std::string ReferenceWeights(const fs::path& dir, const fs::path& job,
-                             const std::string& out = "reference") {
-  PosixProcessLauncher launcher;
-  auto child = launcher.Launch(
-      {{BinDir() + "/lm-train", job.string(), "--output-dir", (dir / out).string()}});
-  if (!child.ok()) return "";
-  ReadAll((*child)->stdout_fd());
-  const std::string err = ReadAll((*child)->stderr_fd());
-  if ((*child)->Wait().exit_code != 0) {
-    ADD_FAILURE() << "reference run failed: " << err;
-    return "";
-  }
-  return ReadFile(dir / out / "model.safetensors");
-}
-
-uint64_t ChaosSeed() {
-  const char* env = std::getenv("LMTRAIN_CHAOS_SEED");
-  return env != nullptr ? std::stoull(env) : static_cast<uint64_t>(absl::ToUnixMicros(absl::Now()));
 }
 
 bool AllTerminal(JobClient& client, const std::vector<std::string>& ids) {

@@ -45,11 +45,21 @@ ProcessGroup::ProcessGroup(Options options) : options_(options) {
                                                   absl::ToUnixMicros(absl::Now()));
   fs::create_directories(dir_ / "logs");
   workers_.resize(options_.workers);
+  servers_.resize(options_.servers);
+  ports_.resize(options_.servers, 0);
+}
+
+std::string ProcessGroup::address() const {
+  std::string all;
+  for (size_t i = 0; i < ports_.size(); ++i) {
+    absl::StrAppend(&all, i == 0 ? "" : ",", server_address(static_cast<int>(i)));
+  }
+  return all;
 }
 
 ProcessGroup::~ProcessGroup() {
   for (Proc& w : workers_) Kill(w);
-  Kill(server_proc_);
+  for (Proc& server : servers_) Kill(server);
   std::error_code ec;
   if (std::getenv("LMTRAIN_KEEP_CHAOS_DIR") == nullptr) fs::remove_all(dir_, ec);
 }
@@ -90,21 +100,24 @@ void ProcessGroup::Kill(Proc& proc) {
   proc.child.reset();
 }
 
-absl::Status ProcessGroup::StartServer() {
-  const std::string listen = absl::StrCat("127.0.0.1:", port_);  // Port 0 the first time.
+absl::Status ProcessGroup::StartServer(int index) {
+  const std::string listen = absl::StrCat("127.0.0.1:", ports_.at(index));  // 0 the first time.
+  const std::string suffix = index == 0 ? "" : absl::StrCat("-", index);
   std::string port;
   std::vector<std::string> argv = {BinDir() + "/lm-server", "--listen", listen,
                                    "--http-listen", "127.0.0.1:0", "--data-dir",
-                                   (dir_ / "data").string(), "--lease-timeout-ms",
+                                   (dir_ / ("data" + suffix)).string(), "--lease-timeout-ms",
                                    std::to_string(options_.lease_timeout_ms)};
+  if (options_.servers > 1) argv.insert(argv.end(), {"--artifacts", artifacts_dir()});
   argv.insert(argv.end(), options_.server_args.begin(), options_.server_args.end());
-  absl::Status s = Launch(server_proc_, argv, (dir_ / "logs" / "server.log").string(), &port);
+  absl::Status s = Launch(servers_.at(index), argv,
+                          (dir_ / "logs" / ("server" + suffix + ".log")).string(), &port);
   if (!s.ok()) return s;
-  port_ = std::stoi(port);
+  ports_.at(index) = std::stoi(port);
   return absl::OkStatus();
 }
 
-void ProcessGroup::KillServer() { Kill(server_proc_); }
+void ProcessGroup::KillServer(int index) { Kill(servers_.at(index)); }
 
 absl::Status ProcessGroup::StartWorker(int index) {
   const int ports = 31000 + 20 * index + 2000 * (getpid() % 10);
@@ -124,7 +137,9 @@ absl::Status ProcessGroup::StartWorker(int index) {
 void ProcessGroup::KillWorker(int index) { Kill(workers_.at(index)); }
 
 absl::Status ProcessGroup::StartAll() {
-  if (absl::Status s = StartServer(); !s.ok()) return s;
+  for (int i = 0; i < options_.servers; ++i) {
+    if (absl::Status s = StartServer(i); !s.ok()) return s;
+  }
   for (int i = 0; i < options_.workers; ++i) {
     if (absl::Status s = StartWorker(i); !s.ok()) return s;
   }

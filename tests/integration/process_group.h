@@ -1,6 +1,7 @@
-// ProcessGroup: an lm-server and several lm-worker processes on loopback that a test can
-// kill with SIGKILL and restart at will (the server on the same port and data dir, each
-// worker with the same name and work dir), for the chaos test. Children's output is drained
+// ProcessGroup: an lm-server (or several replicas on one PostgreSQL store) and several
+// lm-worker processes on loopback that a test can kill with SIGKILL and restart at will (a
+// server on the same port and data dir, each worker with the same name and work dir), for the
+// chaos tests. Replicas share one artifacts folder; workers get every replica's address. Children's output is drained
 // into files under dir()/logs so a chatty child never blocks on a full pipe.
 // Not thread-safe: one test thread drives it.
 #pragma once
@@ -26,6 +27,7 @@ class ProcessGroup {
     std::vector<std::vector<std::string>> worker_args;
     // Extra lm-server flags, e.g. {"--sync", "full"}.
     std::vector<std::string> server_args;
+    int servers = 1;  // > 1: replicas; server_args must name a shared --store.
   };
 
   explicit ProcessGroup(Options options);
@@ -33,14 +35,18 @@ class ProcessGroup {
 
   // Starts the server (picking a free port the first time) and every worker.
   absl::Status StartAll();
-  absl::Status StartServer();
-  void KillServer();
+  absl::Status StartServer(int index = 0);
+  void KillServer(int index = 0);
   absl::Status StartWorker(int index);
   void KillWorker(int index);
-  bool server_running() const { return server_proc_.child != nullptr; }
+  bool server_running(int index = 0) const { return servers_.at(index).child != nullptr; }
   bool worker_running(int index) const { return workers_.at(index).child != nullptr; }
 
-  std::string address() const { return "127.0.0.1:" + std::to_string(port_); }
+  // Every server's address, comma-separated (what lm-worker --server takes).
+  std::string address() const;
+  std::string server_address(int index) const {
+    return "127.0.0.1:" + std::to_string(ports_.at(index));
+  }
   const std::filesystem::path& dir() const { return dir_; }
   std::string artifacts_dir() const { return (dir_ / "data" / "artifacts").string(); }
 
@@ -55,9 +61,9 @@ class ProcessGroup {
 
   Options options_;
   std::filesystem::path dir_;
-  int port_ = 0;
+  std::vector<int> ports_;  // 0 until the server first started.
   PosixProcessLauncher launcher_;
-  Proc server_proc_;
+  std::vector<Proc> servers_;
   std::vector<Proc> workers_;
 };
 

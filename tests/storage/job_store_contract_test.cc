@@ -13,61 +13,19 @@
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/synchronization/notification.h"
-#include "storage/in_memory_job_store.h"
 #include "storage/job_store.h"
-#include "storage/postgres_job_store.h"
-#include "storage/sqlite_job_store.h"
-#include "tests/storage/postgres_test_server.h"
+#include "tests/storage/all_job_stores.h"
 #include "tests/storage/storage_test_util.h"
 
 namespace lmtrain {
 namespace {
 
 using ::lmtrain::testing::Describe;
+using ::lmtrain::testing::AllStores;
 using ::lmtrain::testing::ScratchDir;
+using ::lmtrain::testing::StoreFactory;
 using ::testing::ElementsAre;
 using ::testing::IsEmpty;
-
-struct StoreFactory {
-  std::string name;
-  std::function<absl::StatusOr<std::unique_ptr<JobStore>>(const ScratchDir&)> open;
-  // Why the store cannot run here ("" when it can): the test is skipped with this reason.
-  std::function<std::string()> unavailable = [] { return std::string(); };
-};
-
-void PrintTo(const StoreFactory& factory, std::ostream* os) { *os << factory.name; }
-
-std::vector<StoreFactory> AllStores() {
-  return {
-      {"Sqlite",
-       [](const ScratchDir& dir) -> absl::StatusOr<std::unique_ptr<JobStore>> {
-         SqliteJobStore::Options options;
-         options.path = dir.File("jobs.db");
-         absl::StatusOr<std::unique_ptr<SqliteJobStore>> store = SqliteJobStore::Open(options);
-         if (!store.ok()) return store.status();
-         return std::unique_ptr<JobStore>(*std::move(store));
-       }},
-      {"InMemory",
-       [](const ScratchDir&) -> absl::StatusOr<std::unique_ptr<JobStore>> {
-         return std::make_unique<InMemoryJobStore>();
-       }},
-      {"Postgres",
-       // A fresh database of the shared test server per test.
-       [](const ScratchDir&) -> absl::StatusOr<std::unique_ptr<JobStore>> {
-         absl::StatusOr<testing::PostgresTestServer*> server = testing::SharedPostgresServer();
-         if (!server.ok()) return server.status();
-         absl::StatusOr<std::string> uri = (*server)->CreateDatabase();
-         if (!uri.ok()) return uri.status();
-         absl::StatusOr<std::unique_ptr<PostgresJobStore>> store = PostgresJobStore::Open({*uri});
-         if (!store.ok()) return store.status();
-         return std::unique_ptr<JobStore>(*std::move(store));
-       },
-       [] {
-         absl::StatusOr<testing::PostgresTestServer*> server = testing::SharedPostgresServer();
-         return server.ok() ? std::string() : std::string(server.status().message());
-       }},
-  };
-}
 
 NewJob MakeJob(const std::string& name, int64_t created_at_ms = 1000,
                const std::string& request_id = "") {

@@ -1,5 +1,5 @@
 // lm-worker: the agent that runs lm-train jobs for lm-server on this machine.
-//   lm-worker --server HOST:PORT --work-dir DIR --slots N [--trainer PATH]
+//   lm-worker --server HOST:PORT[,HOST:PORT...] --work-dir DIR --slots N [--trainer PATH]
 //             [--labels k=v,...] [--advertise-address HOST] [--rendezvous-ports LO-HI]
 //             [--gpus auto|none|0,1,...] [--artifact-cache-max-bytes N]
 //             [--token T (env LMTRAIN_WORKER_TOKEN)] [--tls-ca F [--tls-cert F --tls-key F]]
@@ -24,7 +24,8 @@ int main(int argc, char** argv) {
   int64_t slots = 1, cache_max_bytes = ArtifactCache::kDefaultMaxBytes;
   double kill_grace_s = 10;
   CommandLine cl("lm-worker", "runs lm-train jobs handed out by lm-server");
-  cl.AddString("server", &server, "lm-server address HOST:PORT");
+  cl.AddString("server", &server,
+               "lm-server address HOST:PORT, or replicas HOST:PORT,HOST:PORT (follows the active)");
   cl.AddString("work-dir", &work_dir, "scratch folder for job files");
   cl.AddInt("slots", &slots, "jobs to run at once");
   cl.AddString("name", &name, "worker name shown by the server (default: hostname)");

@@ -6,48 +6,51 @@
 
 namespace lmtrain {
 
-namespace {
-
-// Each channel gets its own subchannel pool, so a fresh channel (GrpcServerClient::Reconnect)
-// really opens a new connection instead of sharing a global subchannel stuck in backoff.
-GrpcServerClient::ChannelMaker WorkerChannels(ClientChannelFactory channels) {
-  return [channels = std::move(channels)] {
-    grpc::ChannelArguments args;
-    args.SetInt(GRPC_ARG_USE_LOCAL_SUBCHANNEL_POOL, 1);
-    return channels.NewChannel(args);
-  };
-}
-
-}  // namespace
-
 GrpcServerClient::GrpcServerClient(const std::string& target)
     : GrpcServerClient(ClientChannelFactory::Plaintext(target)) {}
 
-GrpcServerClient::GrpcServerClient(const ClientChannelFactory& channels)
-    : GrpcServerClient(WorkerChannels(channels)) {}
+GrpcServerClient::GrpcServerClient(const ClientChannelFactory& channels) : channels_(channels) {
+  absl::MutexLock lock(&mu_);
+  stub_ = NewStub(&stub_target_);
+}
 
 GrpcServerClient::GrpcServerClient(ChannelMaker make_channel)
-    : make_channel_(std::move(make_channel)),
-      stub_(v1::WorkerService::NewStub(make_channel_())) {}
+    : make_channel_(std::move(make_channel)), stub_(NewStub(nullptr)) {}
 
-std::shared_ptr<GrpcServerClient::Stub> GrpcServerClient::CurrentStub() {
+// Each channel gets its own subchannel pool, so a fresh channel really opens a new connection
+// instead of sharing a global subchannel stuck in backoff.
+std::shared_ptr<GrpcServerClient::Stub> GrpcServerClient::NewStub(std::string* target) {
+  if (!channels_.has_value()) return v1::WorkerService::NewStub(make_channel_());
+  grpc::ChannelArguments args;
+  args.SetInt(GRPC_ARG_USE_LOCAL_SUBCHANNEL_POOL, 1);
+  *target = channels_->targets().Current();
+  return v1::WorkerService::NewStub(channels_->NewChannelTo(*target, args));
+}
+
+std::shared_ptr<GrpcServerClient::Stub> GrpcServerClient::CurrentStub(std::string* target) {
   absl::MutexLock lock(&mu_);
+  *target = stub_target_;
   return stub_;
 }
 
 void GrpcServerClient::Reconnect(const std::shared_ptr<Stub>& failed) {
   absl::MutexLock lock(&mu_);
-  if (stub_ == failed) stub_ = v1::WorkerService::NewStub(make_channel_());
+  if (stub_ == failed) stub_ = NewStub(&stub_target_);
 }
 
 template <typename Response, typename Call>
 absl::StatusOr<Response> GrpcServerClient::Invoke(int64_t deadline_ms, Call call) {
-  std::shared_ptr<Stub> stub = CurrentStub();
+  std::string target;
+  std::shared_ptr<Stub> stub = CurrentStub(&target);
   grpc::ClientContext ctx;
   SetDeadlineMs(&ctx, deadline_ms);
   Response resp;
   grpc::Status s = call(*stub, &ctx, &resp);
-  if (s.error_code() == grpc::StatusCode::UNAVAILABLE) Reconnect(stub);
+  if (s.error_code() == grpc::StatusCode::UNAVAILABLE) {
+    // A standby names the active replica; a dead one sends us to the next address.
+    if (channels_.has_value()) channels_->targets().Failed(target, FromGrpcStatus(s));
+    Reconnect(stub);
+  }
   if (!s.ok()) return FromGrpcStatus(s);
   return resp;
 }

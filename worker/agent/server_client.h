@@ -5,6 +5,7 @@
 
 #include <functional>
 #include <memory>
+#include <optional>
 #include <string>
 
 #include "absl/status/statusor.h"
@@ -27,7 +28,9 @@ class ServerClient {
 
 // After a call fails with UNAVAILABLE it opens a fresh channel (with its own subchannel pool)
 // for the next call, so a restarted lm-server is reached on the next try instead of after
-// gRPC's reconnect backoff; the worker's own retry loop paces the attempts.
+// gRPC's reconnect backoff; the worker's own retry loop paces the attempts. With several
+// replicas (`lm-worker --server a,b`), that next channel goes to the active server a standby
+// named, or else to the next address (proto/server_targets.h).
 class GrpcServerClient final : public ServerClient {
  public:
   // Makes a fresh channel each time it is called (from any thread).
@@ -35,7 +38,8 @@ class GrpcServerClient final : public ServerClient {
 
   // `target`: "host:port" of lm-server, plaintext, no token.
   explicit GrpcServerClient(const std::string& target);
-  // TLS and the worker token as `channels` says (lm-worker --token/--tls-*).
+  // TLS, the worker token and the replicas' addresses as `channels` says (lm-worker
+  // --server/--token/--tls-*).
   explicit GrpcServerClient(const ClientChannelFactory& channels);
   // Any channel, e.g. lm-server's in-process channel for its embedded worker.
   explicit GrpcServerClient(ChannelMaker make_channel);
@@ -48,15 +52,20 @@ class GrpcServerClient final : public ServerClient {
 
  private:
   using Stub = v1::WorkerService::Stub;
-  std::shared_ptr<Stub> CurrentStub();
+  std::shared_ptr<Stub> CurrentStub(std::string* target);
   // Replaces `failed` with a new channel's stub unless another caller already did.
   void Reconnect(const std::shared_ptr<Stub>& failed);
   template <typename Response, typename Call>
   absl::StatusOr<Response> Invoke(int64_t deadline_ms, Call call);
 
-  const ChannelMaker make_channel_;
+  // A stub on a fresh channel, and the target it goes to ("" for make_channel_'s).
+  std::shared_ptr<Stub> NewStub(std::string* target);
+
+  const ChannelMaker make_channel_;                  // Used when channels_ is unset.
+  const std::optional<ClientChannelFactory> channels_;
   absl::Mutex mu_;
   std::shared_ptr<Stub> stub_ ABSL_GUARDED_BY(mu_);
+  std::string stub_target_ ABSL_GUARDED_BY(mu_);  // Where stub_ goes.
 };
 
 }  // namespace lmtrain

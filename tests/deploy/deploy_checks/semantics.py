@@ -7,7 +7,9 @@ The rules (deploy/README.md describes the layout they protect):
  - one Namespace, and every other object in it;
  - lm-server: a Deployment with 1 replica and the Recreate strategy (one SQLite writer), a
    PVC-backed --data-dir, HTTP /readyz readiness and /healthz liveness probes on a declared
-   port, gRPC and HTTP listening on all interfaces, a Service exposing both ports;
+   port, gRPC and HTTP listening on all interfaces, a Service exposing both ports; on
+   PostgreSQL (env LMTRAIN_STORE, the "postgres" overlay) instead 2 or more replicas, the URL
+   from a Secret and --advertise-address the pod's IP;
  - lm-worker: a StatefulSet whose serviceName is a headless Service (clusterIP: None) that
    selects its pods; workers advertise $(POD_NAME).<that service>; the worker token comes
    from a Secret;
@@ -232,27 +234,57 @@ class Checker:
             self.fail(server, "lm-server runs only as an init container")
             return None
         args = parse_args(c.get("args"))
-        spec = server["spec"]
-        if not same(spec.get("replicas"), 1):
-            self.fail(server, f"replicas must be 1 (SQLite has one writer), got {text(spec.get('replicas'))}")
-        if not truthy(spec.get("strategy")) or not same(get(spec, "strategy", "type"), "Recreate"):
-            self.fail(server, "strategy must be Recreate (no two lm-servers on one database)")
+        if self.replicated(c, args):
+            self.check_replicas(server, pod, c, args)
+        else:
+            self.check_single_server(server, pod, c, args)
         for flag, port in (("listen", 50051), ("http-listen", 8080)):
             v = args.get(flag)
             if v is None:
                 self.fail(server, f"lm-server has no --{flag}")
             elif not v.startswith("0.0.0.0:") and not v.startswith("[::]:"):
                 self.fail(server, f"--{flag}={v} is not reachable from outside the pod (use 0.0.0.0:{port})")
+        self.check_probe(server, c, "readinessProbe", "/readyz")
+        self.check_probe(server, c, "livenessProbe", "/healthz")
+        self.check_server_service(server, c)
+        return {"obj": server, "pod": pod, "c": c, "args": args}
+
+    @staticmethod
+    def replicated(c, args):
+        """Whether lm-server runs on PostgreSQL (LMTRAIN_STORE or --store): replicas then."""
+        return "store" in args or _named(c.get("env"), "LMTRAIN_STORE") is not None
+
+    def check_single_server(self, server, pod, c, args):
+        spec = server["spec"]
+        if not same(spec.get("replicas"), 1):
+            self.fail(server, f"replicas must be 1 (SQLite has one writer), got {text(spec.get('replicas'))}")
+        if not truthy(spec.get("strategy")) or not same(get(spec, "strategy", "type"), "Recreate"):
+            self.fail(server, "strategy must be Recreate (no two lm-servers on one database)")
         data_dir = args.get("data-dir")
         data_volume = volume_at(pod, c, data_dir) if data_dir else None
         if not data_dir:
             self.fail(server, "lm-server has no --data-dir")
         elif data_volume is None or not truthy(data_volume.get("persistentVolumeClaim")):
             self.fail(server, f"--data-dir {data_dir} is not a mounted PersistentVolumeClaim")
-        self.check_probe(server, c, "readinessProbe", "/readyz")
-        self.check_probe(server, c, "livenessProbe", "/healthz")
-        self.check_server_service(server, c)
-        return {"obj": server, "pod": pod, "c": c, "args": args}
+
+    def check_replicas(self, server, pod, c, args):
+        """lm-server replicas on PostgreSQL: two or more, the URL (a password) from a Secret,
+        each advertising its own pod IP for the standby's redirects."""
+        replicas = get(server, "spec", "replicas")
+        if not isinstance(replicas, int) or replicas < 2:
+            self.fail(server, f"replicas on PostgreSQL must be 2 or more (one stands by), got {text(replicas)}")
+        store = _named(c.get("env"), "LMTRAIN_STORE")
+        if "store" in args or store is None or not truthy(get(store, "valueFrom", "secretKeyRef")):
+            self.fail(server, "the PostgreSQL URL must come from a Secret (env LMTRAIN_STORE valueFrom "
+                              "secretKeyRef), not --store")
+        advertise = args.get("advertise-address") or ""
+        pod_ip = next((e for e in dicts(c.get("env"))
+                       if same(get(e, "valueFrom", "fieldRef", "fieldPath"), "status.podIP")), None)
+        if pod_ip is None or f"$({text(pod_ip.get('name'))})" not in advertise:
+            self.fail(server, "--advertise-address must be the pod's IP ($(POD_IP):50051 with env POD_IP "
+                              "from status.podIP): a standby sends clients there")
+        if not args.get("data-dir"):
+            self.fail(server, "lm-server has no --data-dir")
 
     def check_probe(self, obj, c, probe, path):
         p = c.get(probe)
