@@ -400,13 +400,11 @@ TEST_F(HttpApiTest, PrometheusMetricsShowQueueRunningAndWorkerThroughput) {
               HasSubstr("lmtrain_worker_used_slots{worker=\"" + w + "\",name=\"gpu-box\"} 1\n"));
 }
 
-TEST(HttpServerStart, RefusesATakenPortAndMalformedAddresses) {
-  InMemoryJobStore store;
-  FakeClock clock;
-  EventHub hub;
-  auto scheduler = scheduler::MakePolicyScheduler({});
-  Dispatcher dispatcher(&store, &clock, &hub, scheduler.get(), Dispatcher::Options{"/a", 1000});
-  JobManager manager(&store, &clock, &hub, &dispatcher);
+class HttpServerStart : public DispatcherFixture {};
+
+TEST_F(HttpServerStart, RefusesATakenPortAndMalformedAddresses) {
+  JobManager& manager = *manager_;
+  Dispatcher& dispatcher = *dispatcher_;
   HttpServer::Options o;
   o.listen = "127.0.0.1:0";
   auto first = HttpServer::Start(o, &manager, &dispatcher, nullptr);
