@@ -2,8 +2,12 @@
 // user comes from the token, users list and touch only their own jobs, admins everything;
 // the per-user quota and the spec size limit; the embedded worker's internal token; and the
 // interceptor's fail-closed net for a handler that never asks.
+#include <grpcpp/grpcpp.h>
 #include <grpcpp/health_check_service_interface.h>
 #include <gtest/gtest.h>
+
+#include "absl/time/clock.h"
+#include "absl/time/time.h"
 
 #include "client/job_client.h"
 #include "server/auth/grpc_auth.h"
@@ -27,6 +31,27 @@ class JobAccessTest : public ::testing::Test {
   }
   JobClient As(const char* token) {
     return JobClient(testing::TokenChannel(server_->port(), token));
+  }
+  // Follows the job's events (WatchJob from the first) until it changes to a state other than
+  // QUEUED; returns that state, or QUEUED if none came within `timeout`.
+  v1::JobState FirstStateAfterQueued(const char* token, const std::string& id,
+                                     absl::Duration timeout) {
+    auto stub = v1::JobService::NewStub(testing::TokenChannel(server_->port(), token));
+    grpc::ClientContext ctx;
+    ctx.set_deadline(absl::ToChronoTime(absl::Now() + timeout));
+    v1::WatchJobRequest request;
+    request.set_job_id(id);
+    auto reader = stub->WatchJob(&ctx, request);
+    v1::JobEvent event;
+    while (reader->Read(&event)) {
+      if (event.has_state_changed() && event.state_changed().state() != v1::QUEUED) {
+        ctx.TryCancel();
+        reader->Finish();
+        return event.state_changed().state();
+      }
+    }
+    reader->Finish();
+    return v1::QUEUED;
   }
   std::string JobFile() {
     std::ofstream(job_.dir() / "job.yaml") << job_.Request().spec_yaml;
@@ -104,12 +129,7 @@ TEST_F(JobAccessTest, EmbeddedWorkerAuthenticatesItself) {
   JobClient alice = As(testing::kAliceToken);
   auto id = alice.Submit(JobFile(), "");
   ASSERT_TRUE(id.ok()) << id.status();
-  v1::JobState state = v1::QUEUED;
-  for (int i = 0; i < 200 && state == v1::QUEUED; ++i) {
-    std::this_thread::sleep_for(std::chrono::milliseconds(50));
-    state = alice.Get(*id)->state();
-  }
-  EXPECT_NE(state, v1::QUEUED);
+  EXPECT_NE(FirstStateAfterQueued(testing::kAliceToken, *id, absl::Seconds(20)), v1::QUEUED);
 }
 
 // One worker's token cannot sync or report as a worker another token registered.

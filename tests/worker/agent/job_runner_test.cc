@@ -2,8 +2,10 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <filesystem>
 #include <fstream>
+#include <functional>
 #include <map>
 
 #include "absl/synchronization/mutex.h"
@@ -15,7 +17,7 @@ namespace lmtrain {
 namespace {
 namespace fs = std::filesystem;
 
-// Records every report; thread-safe.
+// Records every report; thread-safe. WaitFor blocks until a matching event has been reported.
 class RecordingClient final : public ServerClient {
  public:
   absl::StatusOr<v1::RegisterWorkerResponse> Register(const v1::RegisterWorkerRequest&) override {
@@ -33,6 +35,13 @@ class RecordingClient final : public ServerClient {
   std::vector<v1::WorkerJobEvent> events() {
     absl::MutexLock lock(&mu_);
     return events_;
+  }
+  // True once some reported event satisfies `match`; false if none has after `timeout`.
+  bool WaitFor(const std::function<bool(const v1::WorkerJobEvent&)>& match,
+               absl::Duration timeout = absl::Seconds(20)) {
+    absl::MutexLock lock(&mu_);
+    const auto seen = [&] { return std::any_of(events_.begin(), events_.end(), match); };
+    return mu_.AwaitWithTimeout(absl::Condition(&seen), timeout);
   }
 
  private:
@@ -62,6 +71,12 @@ class JobRunnerTest : public ::testing::Test {
   }
   static std::string FakeTrainer() {
     return std::string(LMTRAIN_SOURCE_DIR) + "/tests/worker/agent/fake_trainer.sh";
+  }
+  // fake_trainer.sh's "hang" and "stubborn" modes print this line once their TERM trap is set.
+  bool WaitUntilTrapped() {
+    return client_.WaitFor([](const v1::WorkerJobEvent& e) {
+      return e.has_log() && e.log().text() == "TERM trap set";
+    });
   }
   static void WaitDone(JobRunner* r, absl::Duration timeout = absl::Seconds(20)) {
     const absl::Time deadline = absl::Now() + timeout;
@@ -110,7 +125,7 @@ TEST_F(JobRunnerTest, FailureCarriesStderrTail) {
 TEST_F(JobRunnerTest, CancelSendsSigtermAndReportsCancelled) {
   auto r = Make("hang", FakeTrainer());
   r->Start();
-  absl::SleepFor(absl::Milliseconds(200));
+  ASSERT_TRUE(WaitUntilTrapped());
   const absl::Time start = absl::Now();
   r->Cancel();
   WaitDone(r.get());
@@ -123,7 +138,7 @@ TEST_F(JobRunnerTest, CancelSendsSigtermAndReportsCancelled) {
 TEST_F(JobRunnerTest, ChildIgnoringSigtermIsKilledAfterGrace) {
   auto r = Make("stubborn", FakeTrainer());
   r->Start();
-  absl::SleepFor(absl::Milliseconds(200));
+  ASSERT_TRUE(WaitUntilTrapped());
   r->Cancel();
   WaitDone(r.get());
   v1::JobExited exit = Exit();
@@ -176,15 +191,7 @@ TEST_F(JobRunnerTest, ArtifactsOfARunningJobAreNotEvictedUntilItExits) {
                        absl::Milliseconds(20), &cache};
   JobRunner runner(a, [] { return "w1"; }, &client_, &launcher_, o);
   runner.Start();
-  const absl::Time deadline = absl::Now() + absl::Seconds(20);
-  auto started = [&] {
-    for (const auto& e : client_.events()) {
-      if (e.has_started()) return true;
-    }
-    return false;
-  };
-  while (!started() && absl::Now() < deadline) absl::SleepFor(absl::Milliseconds(10));
-  ASSERT_TRUE(started());
+  ASSERT_TRUE(client_.WaitFor([](const v1::WorkerJobEvent& e) { return e.has_started(); }));
   EXPECT_TRUE(absl::IsResourceExhausted(cache.Blob(other_hex).status()));  // Held: stays.
   runner.Cancel();
   WaitDone(&runner);
