@@ -14,6 +14,7 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <iostream>
 #include <nlohmann/json.hpp>
 #include <random>
 #include <sstream>
@@ -147,10 +148,19 @@ TEST_F(LmTrainTest, MissingJobFileAndBadFlagsExitOne) {
   EXPECT_THAT(ReadFile(dir_ / "stderr.txt"), HasSubstr("unknown flag --bogus"));
 }
 
-// Exact resume: SIGKILL at a random step (5 to 26), restart with --resume, and the final weights
-// equal an uninterrupted run's byte for byte; the log history has every logged step exactly
-// once. `job` runs kResumeSteps steps, logging every step: far more than the kill step, so
-// that a test process slowed by a busy machine still kills the trainer before it finishes.
+// The seed of the kill step: LMTRAIN_TEST_SEED if set (to replay a failure), else the clock.
+uint64_t KillStepSeed() {
+  const char* env = std::getenv("LMTRAIN_TEST_SEED");
+  return env != nullptr ? std::stoull(env)
+                        : static_cast<uint64_t>(
+                              std::chrono::system_clock::now().time_since_epoch().count());
+}
+
+// Exact resume: SIGKILL at a random step (5 to 26, drawn from a printed seed), restart with
+// --resume, and the final weights equal an uninterrupted run's byte for byte; the log history
+// has every logged step exactly once. `job` runs kResumeSteps steps, logging every step: far
+// more than the kill step, so that a test process slowed by a busy machine still kills the
+// trainer before it finishes.
 constexpr int kResumeSteps = 80;
 void KillAtARandomStepAndResume(const fs::path& dir, const fs::path& job) {
   fs::create_directories(dir / "straight");
@@ -160,8 +170,13 @@ void KillAtARandomStepAndResume(const fs::path& dir, const fs::path& job) {
     ASSERT_TRUE(straight.WaitForEof(std::chrono::seconds(240)));
     ASSERT_EQ(straight.Wait(), 0) << ReadFile(dir / "straight" / "stderr.txt");
   }
-  const int kill_step = 5 + static_cast<int>(std::random_device()() % 22);  // 5..26
-  SCOPED_TRACE("killed after step " + std::to_string(kill_step));
+  const uint64_t seed = KillStepSeed();
+  std::mt19937_64 rng(seed);
+  const int kill_step = 5 + static_cast<int>(rng() % 22);  // 5..26
+  const std::string trace = "killed after step " + std::to_string(kill_step) + ", seed " +
+                            std::to_string(seed) + " (LMTRAIN_TEST_SEED replays it)";
+  std::cout << trace << std::endl;
+  SCOPED_TRACE(trace);
   {
     Child victim(dir / "killed", job);
     while (auto event = victim.NextEvent(std::chrono::seconds(120))) {
