@@ -8,7 +8,6 @@
 
 #include "absl/time/clock.h"
 #include "absl/time/time.h"
-
 #include "client/job_client.h"
 #include "server/auth/grpc_auth.h"
 #include "tests/server/auth/secure_server.h"
