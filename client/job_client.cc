@@ -3,18 +3,14 @@
 #include <grpcpp/grpcpp.h>
 
 #include <chrono>
-#include <filesystem>
-#include <fstream>
-#include <sstream>
 #include <thread>
 
 #include "absl/strings/str_cat.h"
-#include "common/job_spec.h"
+#include "common/job_file.h"
 #include "common/status_macros.h"
 #include "proto/grpc_status.h"
 
 namespace lmtrain {
-namespace fs = std::filesystem;
 
 JobClient::JobClient(const std::string& target, int rpc_timeout_ms)
     : JobClient(grpc::CreateChannel(target, grpc::InsecureChannelCredentials()),
@@ -27,17 +23,10 @@ JobClient::JobClient(std::shared_ptr<grpc::Channel> channel, int rpc_timeout_ms)
 
 absl::StatusOr<std::string> JobClient::Submit(const std::string& job_file,
                                               const std::string& request_id) {
-  std::ifstream in(job_file, std::ios::binary);
-  if (!in) return absl::NotFoundError(absl::StrCat(job_file, ": cannot open file"));
-  std::stringstream text;
-  text << in.rdbuf();
-  const fs::path path = fs::absolute(job_file).lexically_normal();
-  ParseOptions options;
-  options.source_name = job_file;
-  options.base_dir = path.parent_path().string();
+  LoadJobFileOptions options;
   options.scheduled = true;
-  RETURN_IF_ERROR(ParseJobSpec(text.str(), options).status());
-  return SubmitText(text.str(), job_file, options.base_dir, request_id);
+  ASSIGN_OR_RETURN(const JobFile file, LoadJobFile(job_file, options));
+  return SubmitText(file.text, file.source_name, file.base_dir, request_id);
 }
 
 absl::StatusOr<std::string> JobClient::SubmitText(const std::string& text,

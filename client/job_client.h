@@ -1,6 +1,7 @@
 // JobClient: lmctl's view of lm-server's JobService (the CLI is a thin layer over it).
-// Submit() validates the job file locally first (same parser as the server) and sends its
-// text with the file's folder, so relative paths resolve where the user wrote them.
+// Submit() loads the job file locally first (LoadJobFile, common/job_file.h: the parser the
+// server runs, with the checks a scheduled job gets) and sends its text with the file's
+// folder, so relative paths resolve where the user wrote them.
 // Not thread-safe for concurrent Watch() on one instance; other calls are.
 #pragma once
 

@@ -31,7 +31,7 @@ int List(CommandContext& c) {
   if (!jobs.ok()) return FailWith(jobs.status());
   if (Structured(c)) {
     nlohmann::json all = nlohmann::json::array();
-    for (const auto& job : *jobs) all.push_back(JobToJson(job));
+    for (const auto& job : *jobs) all.push_back(JobToJson(job, /*with_spec=*/false));
     std::cout << RenderDocument(all, c.output);
   } else {
     std::cout << JobsToTable(*jobs);
@@ -42,7 +42,8 @@ int List(CommandContext& c) {
 int Get(CommandContext& c) {
   auto job = c.client->Get(c.args[0]);
   if (!job.ok()) return FailWith(job.status());
-  std::cout << (Structured(c) ? RenderDocument(JobToJson(*job), c.output) : JobToText(*job));
+  std::cout << (Structured(c) ? RenderDocument(JobToJson(*job, /*with_spec=*/true), c.output)
+                              : JobToText(*job));
   return 0;
 }
 

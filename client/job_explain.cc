@@ -106,7 +106,7 @@ void ExplainEnded(const v1::Job& job, nlohmann::json* out) {
 
 nlohmann::json ExplainJob(const v1::Job& job, const std::vector<v1::Worker>& workers) {
   nlohmann::json out = {{"job_id", job.id()}, {"state", v1::JobState_Name(job.state())}};
-  const nlohmann::json full = JobToJson(job);
+  const nlohmann::json full = JobToJson(job, /*with_spec=*/false);
   out["attempts"] = full["attempts"];
   switch (job.state()) {
     case v1::QUEUED:

@@ -8,58 +8,16 @@
 
 namespace lmtrain {
 
-nlohmann::json TimestampJson(const google::protobuf::Timestamp& ts) {
-  if (ts.seconds() == 0 && ts.nanos() == 0) return nullptr;
-  return absl::FormatTime("%Y-%m-%dT%H:%M:%E3SZ", absl::FromUnixMillis(FromProtoTime(ts)),
-                          absl::UTCTimeZone());
-}
-
 namespace {
 
 constexpr char kRowFormat[] = "%5s  %-24s  %-10s  %-10s  %s\n";
 
-nlohmann::json TimeJson(const google::protobuf::Timestamp& ts) { return TimestampJson(ts); }
-
 std::string TimeText(const google::protobuf::Timestamp& ts) {
-  nlohmann::json j = TimeJson(ts);
+  nlohmann::json j = TimestampJson(ts);
   return j.is_null() ? "-" : j.get<std::string>();
 }
 
-nlohmann::json StringOrNull(const std::string& s) {
-  return s.empty() ? nlohmann::json(nullptr) : nlohmann::json(s);
-}
-
 std::string StateName(v1::JobState s) { return v1::JobState_Name(s); }
-
-nlohmann::json MetricsJson(const v1::Metrics& m) {
-  const std::string metrics = MetricsToJson(FromProto(m));
-  return metrics == "{}" ? nlohmann::json(nullptr) : nlohmann::json::parse(metrics);
-}
-
-nlohmann::json ResourcesJson(const v1::Resources& r) {
-  nlohmann::json selector = nlohmann::json::object();
-  for (const auto& [key, value] : r.selector()) selector[key] = value;
-  return {{"workers", r.workers()},
-          {"slots_per_worker", r.slots_per_worker()},
-          {"selector", selector},
-          {"max_retries", r.max_retries()},
-          {"gpus_per_worker", r.gpus_per_worker()}};
-}
-
-std::vector<std::vector<int>> RankGpus(const v1::Attempt& a) {
-  std::vector<std::vector<int>> out;
-  for (const v1::RankGpus& r : a.rank_gpus()) out.emplace_back(r.gpus().begin(), r.gpus().end());
-  return out;
-}
-
-nlohmann::json AttemptJson(const v1::Attempt& a) {
-  return {{"number", a.number()},
-          {"worker_ids", std::vector<std::string>(a.worker_ids().begin(), a.worker_ids().end())},
-          {"rank_gpus", RankGpus(a)},
-          {"scheduled_at", TimeJson(a.scheduled_at())},
-          {"ended_at", TimeJson(a.ended_at())},
-          {"outcome", a.outcome()}};
-}
 
 std::string AttemptText(const v1::Attempt& a) {
   std::string out =
@@ -105,38 +63,10 @@ std::string CheckpointText(const v1::Checkpoint& c) {
 
 }  // namespace
 
-nlohmann::json JobToJson(const v1::Job& job) {
-  nlohmann::json j;
-  j["id"] = job.id();
-  j["name"] = job.name();
-  j["task"] = job.task();
-  j["state"] = StateName(job.state());
-  j["priority"] = job.priority();
-  j["created_at"] = TimeJson(job.created_at());
-  j["started_at"] = TimeJson(job.started_at());
-  j["finished_at"] = TimeJson(job.finished_at());
-  j["metrics"] = MetricsJson(job.metrics());
-  j["checkpoints"] = nlohmann::json::array();
-  for (const v1::Checkpoint& c : job.checkpoints()) {
-    j["checkpoints"].push_back({{"step", c.step()}, {"path", c.path()}});
-  }
-  if (job.state() == v1::FAILED) j["error"] = job.error();
-  j["worker_id"] = StringOrNull(job.worker_id());
-  j["exit_code"] = job.has_exit_code() ? nlohmann::json(job.exit_code()) : nullptr;
-  j["output_dir"] = StringOrNull(job.output_dir());
-  j["user"] = StringOrNull(job.user());
-  j["resources"] = ResourcesJson(job.resources());
-  j["retries"] = job.retries();
-  j["attempts"] = nlohmann::json::array();
-  for (const v1::Attempt& a : job.attempts()) j["attempts"].push_back(AttemptJson(a));
-  j["waiting_reason"] = StringOrNull(job.waiting_reason());
-  return j;
-}
-
 std::string JobToText(const v1::Job& job) {
   std::string out;
   // A named object: items() of a temporary would dangle inside the loop.
-  const nlohmann::json j = JobToJson(job);
+  const nlohmann::json j = JobToJson(job, /*with_spec=*/false);
   for (const auto& [key, value] : j.items()) {
     if (value.is_null() || key == "checkpoints" || key == "metrics" || key == "attempts") {
       continue;
@@ -209,7 +139,7 @@ nlohmann::json EventToJson(const v1::JobEvent& e) {
   nlohmann::json j;
   j["seq"] = e.seq();
   j["job_id"] = e.job_id();
-  j["time"] = TimeJson(e.time());
+  j["time"] = TimestampJson(e.time());
   j["type"] = EventType(e);
   if (e.has_state_changed()) {
     j["state"] = StateName(e.state_changed().state());

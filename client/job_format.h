@@ -1,6 +1,7 @@
 // How lmctl shows jobs and events: JSON (stable field names, for scripts), a table for
 // `list`, one line per event for `watch`, and a table or JSON lines for `events`. Pure
-// functions; times in JSON and in the events table are RFC 3339 UTC with milliseconds.
+// functions; times in JSON and in the events table are RFC 3339 UTC with milliseconds. A job's
+// JSON is JobToJson (proto/job_json.h), the shape lm-server's HTTP API serves too.
 #pragma once
 
 #include <nlohmann/json.hpp>
@@ -8,21 +9,12 @@
 #include <vector>
 
 #include "lmtrain/v1/jobs.pb.h"
+#include "proto/job_json.h"
 
 namespace lmtrain {
 
-// RFC 3339 UTC with milliseconds, or null when the timestamp is unset.
-nlohmann::json TimestampJson(const google::protobuf::Timestamp& ts);
-
-// {"id","name","task","state","created_at","started_at","finished_at" (RFC 3339 UTC or null),
-//  "metrics":{step,loss,learning_rate,eval_loss,perplexity,tokens_per_second,...} (null when
-//  never reported), "checkpoints":[{step,path}], "error" (FAILED only), "priority",
-//  "worker_id", "exit_code", "output_dir", "user" (null when anonymous),
-//  "resources":{workers,slots_per_worker,selector:{},max_retries}, "retries",
-//  "attempts":[{number,worker_ids:[],scheduled_at,ended_at (null while it runs),outcome}],
-//  "waiting_reason" (null unless set)}
-nlohmann::json JobToJson(const v1::Job& job);
-// "key: value" lines for humans; one "attempt N: ..." line per attempt.
+// "key: value" lines for humans (JobToJson's scalar fields that are set, then metrics,
+// checkpoints and one "attempt N: ..." line per attempt; never the spec).
 std::string JobToText(const v1::Job& job);
 // Fixed-width table with a header row.
 std::string JobsToTable(const std::vector<v1::Job>& jobs);

@@ -1,18 +1,16 @@
 #include "client/job_validate.h"
 
-#include <filesystem>
 #include <fstream>
 #include <sstream>
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
-#include "common/job_spec.h"
+#include "common/job_file.h"
 #include "common/model_estimate.h"
 #include "common/status_macros.h"
 #include "worker/tokenizers/tokenizer.h"
 
 namespace lmtrain {
-namespace fs = std::filesystem;
 namespace {
 
 absl::StatusOr<std::string> ReadFile(const std::string& path) {
@@ -102,14 +100,12 @@ bool ValidationReport::ok() const {
 }
 
 absl::StatusOr<ValidationReport> ValidateJobFile(const std::string& path) {
-  ASSIGN_OR_RETURN(std::string text, ReadFile(path));
-  ParseOptions options;
-  options.source_name = path;
-  options.base_dir = fs::absolute(path).lexically_normal().parent_path().string();
+  LoadJobFileOptions options;
   options.check_files = true;
   options.scheduled = true;  // As lm-server checks it at submit.
-  std::vector<std::string> warnings;
-  ASSIGN_OR_RETURN(JobSpec spec, ParseJobSpec(text, options, &warnings));
+  ASSIGN_OR_RETURN(JobFile file, LoadJobFile(path, options));
+  const JobSpec& spec = file.spec;
+  std::vector<std::string>& warnings = file.warnings;
   ValidationReport report{path, spec.name, spec.task, {}, nullptr};
   report.checks.push_back({"spec", true, "parses; every named file and folder exists"});
   // HF's deprecated key names still work: a passing check that says what to rename.

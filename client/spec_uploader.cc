@@ -1,14 +1,13 @@
 #include "client/spec_uploader.h"
 
 #include <filesystem>
-#include <fstream>
-#include <sstream>
 #include <vector>
 
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "client/artifacts/folder_manifest.h"
 #include "common/artifact_ref.h"
+#include "common/job_file.h"
 #include "common/sha256.h"
 #include "common/status_macros.h"
 
@@ -118,17 +117,12 @@ absl::StatusOr<std::string> SubmitJobFile(JobClient& jobs, const std::string& ta
   const bool upload =
       mode == UploadMode::kAlways || (mode == UploadMode::kAuto && !IsLoopbackTarget(target));
   if (!upload) return jobs.Submit(job_file, request_id);
-  std::ifstream in(job_file, std::ios::binary);
-  if (!in) return absl::NotFoundError(absl::StrCat(job_file, ": cannot open file"));
-  std::stringstream text;
-  text << in.rdbuf();
-  ParseOptions options;
-  options.source_name = job_file;
-  options.base_dir = fs::absolute(job_file).lexically_normal().parent_path().string();
-  ASSIGN_OR_RETURN(JobSpec spec, ParseJobSpec(text.str(), options));
+  LoadJobFileOptions options;
+  options.scheduled = true;  // As lm-server checks it at submit.
+  ASSIGN_OR_RETURN(JobFile file, LoadJobFile(job_file, options));
   ArtifactClient artifacts(std::move(channel), {});
-  ASSIGN_OR_RETURN(JobSpec uploaded, UploadJobInputs(std::move(spec), artifacts, log));
-  return jobs.SubmitText(JobSpecToYaml(uploaded), job_file, options.base_dir, request_id);
+  ASSIGN_OR_RETURN(JobSpec uploaded, UploadJobInputs(std::move(file.spec), artifacts, log));
+  return jobs.SubmitText(JobSpecToYaml(uploaded), file.source_name, file.base_dir, request_id);
 }
 
 }  // namespace lmtrain

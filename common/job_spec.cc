@@ -14,6 +14,7 @@
 #include "common/internal/job_spec_fields.h"
 #include "common/internal/mlm_masking_checks.h"
 #include "common/internal/model_config.h"
+#include "common/internal/train_test_split_field.h"
 #include "common/internal/yaml_reader.h"
 
 namespace lmtrain {
@@ -244,6 +245,7 @@ void CheckData(YamlReader& r, const ParseOptions& options, const JobSpec& spec, 
   if (r.HasProblem("task")) return;
   CheckTaskKeys(r, spec.task, data);
   CheckTextColumn(r, spec.task, data);
+  internal::CheckTrainTestSplit(r, spec);
   if (spec.task == "mlm") internal::CheckMlmMasking(r, data);
   if (spec.task == "glue" && data.task_name.empty() && !r.HasProblem("data.task_name")) {
     r.ReportAt("data.task_name", absl::StrCat("data.task_name is required for task glue (one of ",

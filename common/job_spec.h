@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
+#include "common/train_test_split.h"
 
 namespace lmtrain {
 
@@ -53,6 +54,19 @@ struct TokenizerSpec {
   // .model file. Absolute after parsing. Empty when `train` is set.
   std::string path;
   std::optional<TokenizerTrainSpec> train;  // Train a sentencepiece model on data.train_file.
+};
+
+// data.train_test_split: `datasets`' Dataset.train_test_split (common/train_test_split.h) on
+// the training set's examples after preprocessing (clm/mlm: the grouped blocks; glue /
+// classification: the rows; qa: the examples, before their features are built). The train
+// split replaces the training set, the test split is the evaluation set (docs/tasks.md).
+struct TrainTestSplitSpec {
+  // A YAML integer is a row count (>= 1), a YAML float a fraction in (0, 1), as datasets tells
+  // a Python int from a float. Both unset: test_size 0.25, as in datasets.
+  SplitSize train_size;
+  SplitSize test_size;
+  std::optional<int64_t> seed;  // >= 0; unset: training.seed.
+  bool shuffle = true;
 };
 
 // HF's DataTrainingArguments of the run_* scripts. Paths are absolute after parsing.
@@ -108,6 +122,9 @@ struct DataSpec {
   double null_score_diff_threshold = 0.0;  // qa v2: predict "" above this.
   int64_t max_train_samples = 0;    // > 0 caps the training examples (before windowing/grouping).
   int64_t max_predict_samples = 0;  // > 0 caps the test examples.
+  // Unset: no split. Set: the evaluation set is the split's test part, so validation_file is an
+  // error, and so is validation_split_percentage set to other than its default.
+  std::optional<TrainTestSplitSpec> train_test_split;
 };
 
 // HF's lr_scheduler_kwargs: the optional parameters of some schedules (unset: HF's default).

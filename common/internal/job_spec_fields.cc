@@ -7,6 +7,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "common/internal/model_config.h"
+#include "common/internal/train_test_split_field.h"
 
 namespace lmtrain::internal {
 
@@ -235,6 +236,7 @@ const FieldTable<DataSpec>& DataFields() {
       NumberField("null_score_diff_threshold", &D::null_score_diff_threshold),
       NumberField("max_train_samples", &D::max_train_samples, Range::AtLeast(0)),
       NumberField("max_predict_samples", &D::max_predict_samples, Range::AtLeast(0)),
+      TrainTestSplitField(),
   };
   return *table;
 }

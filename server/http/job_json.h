@@ -1,6 +1,7 @@
-// JSON forms of the core records for lm-server's HTTP API (nlohmann::json). Times are Unix
-// milliseconds in fields ending in _ms; unset times are left out. Metric values that are not
-// finite are the strings "NaN", "Infinity", "-Infinity" (as common/training_metrics.h writes).
+// JSON forms of the core records for lm-server's HTTP API (nlohmann::json): events, metric
+// points and workers; a job's JSON is JobToJson (proto/job_json.h), the shape lmctl prints.
+// Times here are Unix milliseconds in fields ending in _ms. Metric values that are not finite
+// are the strings "NaN", "Infinity", "-Infinity" (as common/training_metrics.h writes).
 #pragma once
 
 #include <nlohmann/json.hpp>
@@ -10,8 +11,6 @@
 
 namespace lmtrain {
 
-// Every field of the record; spec_yaml only when `with_spec` (the list leaves it out).
-nlohmann::json JobToJson(const JobRecord& job, bool with_spec);
 // {"step": 10, "loss": 3.2, ..., "eval_metrics": {...}}: only the fields that are set.
 nlohmann::json TrainingMetricsToJson(const TrainingMetrics& m);
 // {"seq", "time_ms", "type": "state"|"metrics"|"checkpoint"|"log", then the payload's fields:

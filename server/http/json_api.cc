@@ -8,7 +8,9 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
+#include "proto/job_json.h"
 #include "server/http/job_json.h"
+#include "server/job_service.h"
 
 namespace lmtrain {
 namespace {
@@ -18,6 +20,15 @@ constexpr int kDefaultLimit = 100;
 constexpr int kDefaultEventLimit = 500;
 constexpr size_t kMaxIdLength = 40;
 constexpr int kEventPage = 1000;
+
+// The job in the one JSON shape lmctl prints too (proto/job_json.h): through the same v1::Job
+// the gRPC API returns, with the waiting reason of a queued job.
+json JobJson(JobManager& jobs, const JobRecord& job, bool with_spec) {
+  v1::Job proto;
+  JobToProto(job, &proto);
+  if (job.state == JobState::kQueued) proto.set_waiting_reason(jobs.WaitingReason(job.id));
+  return JobToJson(proto, with_spec);
+}
 
 absl::Status CheckParams(const QueryParams& query, const std::set<std::string>& allowed) {
   for (const auto& [key, value] : query) {
@@ -162,9 +173,7 @@ ApiResponse JsonApi::ListJobs(const Principal& caller, const QueryParams& query)
   for (const JobRecord& job : *jobs) {
     if (static_cast<int64_t>(out.size()) >= *limit) break;
     if (!CanAccessJob(caller, job.user)) continue;  // The store filtered already; belt and braces.
-    json j = JobToJson(job, /*with_spec=*/false);
-    if (job.state == JobState::kQueued) j["waiting_reason"] = jobs_->WaitingReason(job.id);
-    out.push_back(std::move(j));
+    out.push_back(JobJson(*jobs_, job, /*with_spec=*/false));
   }
   return {200, json{{"jobs", std::move(out)}}};
 }
@@ -172,9 +181,7 @@ ApiResponse JsonApi::ListJobs(const Principal& caller, const QueryParams& query)
 ApiResponse JsonApi::GetJob(const Principal& caller, const std::string& id) {
   auto job = AccessibleJob(caller, id);
   if (!job.ok()) return ErrorResponse(job.status());
-  json j = JobToJson(*job, /*with_spec=*/true);
-  if (job->state == JobState::kQueued) j["waiting_reason"] = jobs_->WaitingReason(job->id);
-  return {200, std::move(j)};
+  return {200, JobJson(*jobs_, *job, /*with_spec=*/true)};
 }
 
 ApiResponse JsonApi::JobMetrics(const Principal& caller, const std::string& id,

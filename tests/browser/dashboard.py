@@ -133,6 +133,21 @@ def run(pw, url, job_id, out_dir, shots, problems):
               "train loss polyline has %s points" % charts["trainLossPolyline"])
         check(charts["events"] >= 3, "events table has %s rows" % charts["events"])
         check(charts["cancelEnabled"], "Cancel button is enabled for a running job")
+        # The job's RFC 3339 times (docs/api.md) become local dates, and the elapsed time.
+        times = page.evaluate("""() => {
+            const dd = {};
+            for (const dt of document.querySelectorAll("dl.kv dt")) {
+              dd[dt.textContent] = dt.nextElementSibling.textContent;
+            }
+            const card = [...document.querySelectorAll(".card")].find(
+                (c) => c.querySelector(".k").textContent === "Elapsed");
+            return { submitted: dd["Submitted"], started: dd["Started"],
+                     elapsed: card.querySelector(".v").textContent };
+        }""")
+        for key in ("submitted", "started"):
+            check(times[key] not in ("—", "Invalid Date") and "2" in times[key],
+                  "%s shows a date: %r" % (key, times[key]))
+        check(times["elapsed"] != "—", "elapsed shows a duration: %r" % times["elapsed"])
         shot("job.png")
 
         # Workers page: the worker running the job, its slots in use.

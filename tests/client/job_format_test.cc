@@ -68,6 +68,35 @@ TEST(JobToJsonTest, AnonymousQueuedJob) {
   EXPECT_EQ(j["resources"]["selector"], nlohmann::json::object());
 }
 
+TEST(JobToJsonTest, EveryFieldOfTheOneShapeIsAlwaysThere) {
+  v1::Job job = JobWithAttempts();
+  job.set_spec_yaml("name: tiny\n");
+  job.set_error("left over from attempt 1");
+  ToProtoTime(kT0, job.mutable_created_at());
+  v1::Checkpoint* c = job.add_checkpoints();
+  c->set_step(30);
+  c->set_path("/out/checkpoint-30");
+  ToProtoTime(kT0 + 500, c->mutable_created_at());
+  const nlohmann::json j = JobToJson(job);
+  std::vector<std::string> keys;
+  for (const auto& [key, value] : j.items()) keys.push_back(key);
+  EXPECT_EQ(keys, std::vector<std::string>(
+                      {"attempts", "checkpoints", "created_at", "error", "exit_code", "finished_at",
+                       "id", "metrics", "name", "output_dir", "priority", "resources", "retries",
+                       "started_at", "state", "task", "user", "waiting_reason", "worker_id"}));
+  EXPECT_EQ(j["created_at"], "2023-11-14T22:13:20.123Z");
+  EXPECT_TRUE(j["metrics"].is_null());
+  EXPECT_TRUE(j["error"].is_null()) << "only a FAILED job has an error";
+  EXPECT_EQ(j["checkpoints"], nlohmann::json::parse(R"([{"step": 30, "path": "/out/checkpoint-30",
+                                                        "created_at": "2023-11-14T22:13:20.623Z"}])"));
+  EXPECT_EQ(j["resources"]["gpus_per_worker"], 0);
+  EXPECT_EQ(j["attempts"][0]["rank_gpus"], nlohmann::json::array());
+  EXPECT_EQ(JobToJson(job, /*with_spec=*/true)["spec_yaml"], "name: tiny\n");
+  job.set_state(v1::FAILED);
+  EXPECT_EQ(JobToJson(job)["error"], "left over from attempt 1");
+  EXPECT_EQ(JobToText(job).find("spec_yaml"), std::string::npos);
+}
+
 TEST(JobToTextTest, ShowsUserResourcesAndAttempts) {
   const std::string text = JobToText(JobWithAttempts());
   EXPECT_NE(text.find("user: ada\n"), std::string::npos) << text;

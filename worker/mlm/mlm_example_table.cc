@@ -70,6 +70,7 @@ absl::StatusOr<MlmExampleTable> MlmExampleTable::FromMapped(
 }
 
 MlmExampleView MlmExampleTable::Example(int64_t i) const {
+  if (rows_ != nullptr) i = (*rows_)[static_cast<size_t>(i)];
   if (owned_ != nullptr) return ViewOf((*owned_)[static_cast<size_t>(i)]);
   return MlmExampleView{ids_.Row(i), special_.Row(i), words_.Row(i)};
 }
@@ -79,6 +80,16 @@ std::vector<MlmExampleView> MlmExampleTable::Views(int64_t begin, int64_t end) c
   views.reserve(static_cast<size_t>(end - begin));
   for (int64_t i = begin; i < end; ++i) views.push_back(Example(i));
   return views;
+}
+
+MlmExampleTable MlmExampleTable::Select(std::vector<int64_t> rows) const {
+  if (rows_ != nullptr) {
+    for (int64_t& row : rows) row = (*rows_)[static_cast<size_t>(row)];
+  }
+  MlmExampleTable out = *this;
+  out.size_ = static_cast<int64_t>(rows.size());
+  out.rows_ = std::make_shared<const std::vector<int64_t>>(std::move(rows));
+  return out;
 }
 
 }  // namespace lmtrain

@@ -47,11 +47,15 @@ class MlmExampleTable {
   MlmExampleView Example(int64_t i) const;
   // Views of examples [begin, end), for MaskWithFixedSeed.
   std::vector<MlmExampleView> Views(int64_t begin, int64_t end) const;
+  // The table of this table's examples at `rows` (each in [0, size())), in that order; shares
+  // the examples instead of copying them.
+  MlmExampleTable Select(std::vector<int64_t> rows) const;
 
  private:
   std::shared_ptr<const std::vector<MlmExample>> owned_;
   std::shared_ptr<const MappedDataset> mapped_;
   RaggedInt32View ids_, special_, words_;
+  std::shared_ptr<const std::vector<int64_t>> rows_;  // Set by Select: example i is row rows_[i].
   int64_t size_ = 0;
 };
 

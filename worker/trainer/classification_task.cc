@@ -15,6 +15,7 @@
 #include "worker/trainer/autocast_guard.h"
 #include "worker/trainer/pretrained_classifier.h"
 #include "worker/trainer/torch_errors.h"
+#include "worker/trainer/training_split.h"
 
 namespace lmtrain {
 namespace {
@@ -338,6 +339,9 @@ absl::StatusOr<std::unique_ptr<TrainingTask>> MakeClassificationTask(const JobSp
     return absl::FailedPreconditionError("no training examples (data.train_file or data_dir)");
   }
   Truncate(data.train, spec.data.max_train_samples);
+  // With data.train_test_split its test rows are the one evaluation set (not data_dir's dev).
+  if (spec.data.train_test_split) data.eval_mismatched = ClassificationSplit();
+  RETURN_IF_ERROR(SplitTrainingSet(spec, data.train.examples, data.eval.examples));
   Truncate(data.eval, spec.training.max_eval_samples);
   Truncate(data.eval_mismatched, spec.training.max_eval_samples);
   Truncate(data.test, spec.data.max_predict_samples);

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <optional>
 #include <utility>
 
 #include "common/status_macros.h"
@@ -12,6 +13,7 @@
 #include "worker/mlm/random_source.h"
 #include "worker/trainer/autocast_guard.h"
 #include "worker/trainer/torch_errors.h"
+#include "worker/trainer/training_split.h"
 
 namespace lmtrain {
 namespace {
@@ -81,6 +83,18 @@ absl::StatusOr<MlmTask::Data> LoadExamples(const JobSpec& spec, const TaskContex
   ASSIGN_OR_RETURN(data.train, MlmExampleTable::FromMapped(shared, "train."));
   ASSIGN_OR_RETURN(data.eval, MlmExampleTable::FromMapped(shared, "eval."));
   return data;
+}
+
+// data.train_test_split on the cached training examples (after max_train_samples), so the cache
+// does not depend on the split.
+absl::Status SplitMlmTrainingSet(const JobSpec& spec, MlmTask::Data& data) {
+  int64_t rows = data.train.size();
+  if (data.max_train > 0) rows = std::min(rows, data.max_train);
+  ASSIGN_OR_RETURN(std::optional<TrainTestSplitIndices> split, TrainingSplitOf(spec, rows));
+  if (!split) return absl::OkStatus();
+  data.eval = data.train.Select(std::move(split->test));
+  data.train = data.train.Select(std::move(split->train));
+  return absl::OkStatus();
 }
 
 }  // namespace
@@ -207,9 +221,12 @@ absl::StatusOr<std::unique_ptr<TrainingTask>> MakeMlmTask(const JobSpec& spec,
   options.max_seq_length = static_cast<int>(
       spec.data.max_seq_length > 0 ? std::min<int64_t>(spec.data.max_seq_length, limit) : limit);
   options.line_by_line = spec.data.line_by_line;
-  ASSIGN_OR_RETURN(MlmTask::Data data, LoadExamples(spec, context, options));
+  JobSpec source = spec;
+  if (spec.data.train_test_split) source.data.validation_split_percentage = 0;  // Split below.
+  ASSIGN_OR_RETURN(MlmTask::Data data, LoadExamples(source, context, options));
   data.max_train = spec.data.max_train_samples;
   data.max_eval = spec.training.max_eval_samples;
+  RETURN_IF_ERROR(SplitMlmTrainingSet(spec, data));
   if (data.train.size() == 0 && spec.training.do_train) {
     return absl::FailedPreconditionError("train file " + spec.data.train_file +
                                          " yields no MLM example of max_seq_length " +

@@ -9,6 +9,7 @@
 #include "worker/qa/squad_reader.h"
 #include "worker/trainer/autocast_guard.h"
 #include "worker/trainer/torch_errors.h"
+#include "worker/trainer/training_split.h"
 
 namespace lmtrain {
 namespace {
@@ -45,17 +46,24 @@ bool Answerable(const QaSplit& split) {
                      [](const SquadExample& e) { return !e.is_impossible(); });
 }
 
-absl::StatusOr<QaSplit> ReadSplit(const Tokenizer& tokenizer, const std::string& file,
-                                  const SquadReadOptions& read, const QaFeatureOptions& features,
-                                  int64_t max_examples) {
+// The first max_examples (> 0; else all) of `examples` with their evaluation features.
+absl::StatusOr<QaSplit> EvalSplit(const Tokenizer& tokenizer, std::vector<SquadExample> examples,
+                                  const QaFeatureOptions& features, int64_t max_examples) {
   QaSplit split;
-  if (file.empty()) return split;
-  ASSIGN_OR_RETURN(split.examples, ReadSquadFile(file, read));
+  split.examples = std::move(examples);
   if (max_examples > 0 && static_cast<int64_t>(split.examples.size()) > max_examples) {
     split.examples.resize(max_examples);
   }
   ASSIGN_OR_RETURN(split.features, PrepareValidationFeatures(tokenizer, split.examples, features));
   return split;
+}
+
+absl::StatusOr<QaSplit> ReadSplit(const Tokenizer& tokenizer, const std::string& file,
+                                  const SquadReadOptions& read, const QaFeatureOptions& features,
+                                  int64_t max_examples) {
+  if (file.empty()) return QaSplit();
+  ASSIGN_OR_RETURN(std::vector<SquadExample> examples, ReadSquadFile(file, read));
+  return EvalSplit(tokenizer, std::move(examples), features, max_examples);
 }
 
 }  // namespace
@@ -191,16 +199,24 @@ absl::StatusOr<std::unique_ptr<TrainingTask>> MakeQaTask(const JobSpec& spec,
   features.doc_stride = static_cast<size_t>(spec.data.doc_stride);
   features.pad_to_max_length = spec.data.pad_to_max_length;
   QaData data;
+  std::vector<SquadExample> held_out;  // data.train_test_split's test examples.
   if (!spec.data.train_file.empty()) {
     ASSIGN_OR_RETURN(std::vector<SquadExample> train, ReadSquadFile(spec.data.train_file, read));
     if (spec.data.max_train_samples > 0 &&
         static_cast<int64_t>(train.size()) > spec.data.max_train_samples) {
       train.resize(spec.data.max_train_samples);
     }
+    // Examples, not features: the windows of one example stay on one side.
+    RETURN_IF_ERROR(SplitTrainingSet(spec, train, held_out));
     ASSIGN_OR_RETURN(data.train, PrepareTrainFeatures(tokenizer, train, features));
   }
-  ASSIGN_OR_RETURN(data.eval, ReadSplit(tokenizer, spec.data.validation_file, read, features,
-                                        spec.training.max_eval_samples));
+  if (spec.data.train_test_split) {
+    ASSIGN_OR_RETURN(data.eval, EvalSplit(tokenizer, std::move(held_out), features,
+                                          spec.training.max_eval_samples));
+  } else {
+    ASSIGN_OR_RETURN(data.eval, ReadSplit(tokenizer, spec.data.validation_file, read, features,
+                                          spec.training.max_eval_samples));
+  }
   ASSIGN_OR_RETURN(data.test, ReadSplit(tokenizer, spec.data.test_file, read, features,
                                         spec.data.max_predict_samples));
   QaPostprocessOptions post;

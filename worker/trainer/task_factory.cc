@@ -15,6 +15,7 @@
 #include "worker/trainer/mlm_task.h"
 #include "worker/trainer/qa_task.h"
 #include "worker/trainer/torch_errors.h"
+#include "worker/trainer/training_split.h"
 
 namespace lmtrain {
 namespace {
@@ -27,12 +28,15 @@ absl::StatusOr<std::unique_ptr<TrainingTask>> MakeClmTask(const JobSpec& spec,
                                                    &CreateCausalLm, &LoadCausalLm));
   ASSIGN_OR_RETURN(const int block_size,
                    ResolveBlockSize(spec.data.block_size, model->MaxPositions()));
-  ASSIGN_OR_RETURN(ClmExamples examples, BuildClmExamples(spec.data, tokenizer, block_size,
-                                                          spec.training.max_eval_samples));
+  DataSpec data = spec.data;
+  if (data.train_test_split) data.validation_split_percentage = 0;  // The split makes eval.
+  ASSIGN_OR_RETURN(ClmExamples examples,
+                   BuildClmExamples(data, tokenizer, block_size, spec.training.max_eval_samples));
   if (spec.data.max_train_samples > 0 &&
       static_cast<int64_t>(examples.train.size()) > spec.data.max_train_samples) {
     examples.train.resize(spec.data.max_train_samples);
   }
+  RETURN_IF_ERROR(SplitTrainingSet(spec, examples.train, examples.eval));
   RETURN_IF_ERROR(CheckTokenIds({&examples.train, &examples.eval}, model->VocabSize()));
   *context.out << "data: " << examples.train.size() << " train and " << examples.eval.size()
                << " eval examples of up to " << block_size

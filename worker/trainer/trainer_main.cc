@@ -22,16 +22,14 @@
 #include <atomic>
 #include <csignal>
 #include <exception>
-#include <filesystem>
-#include <fstream>
 #include <iostream>
 #include <memory>
-#include <sstream>
 #include <string>
 #include <vector>
 
 #include "absl/status/statusor.h"
-#include "common/job_spec.h"
+#include "absl/strings/str_cat.h"
+#include "common/job_file.h"
 #include "common/malloc_tuning.h"
 #include "common/status_macros.h"
 #include "worker/trainer/event_sink.h"
@@ -65,19 +63,18 @@ void InstallSignalHandlers() {
   std::signal(SIGPIPE, SIG_IGN);  // A closed events pipe is an EPIPE, not death.
 }
 
-absl::StatusOr<JobSpec> LoadJobFile(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) return absl::NotFoundError("cannot open job file " + path);
-  std::stringstream text;
-  text << in.rdbuf();
-  ParseOptions options;
-  options.source_name = path;
-  options.base_dir = std::filesystem::absolute(path).parent_path().string();
-  options.check_files = true;
-  std::vector<std::string> warnings;
-  absl::StatusOr<JobSpec> spec = ParseJobSpec(text.str(), options, &warnings);
-  for (const std::string& warning : warnings) std::cerr << "warning: " << warning << std::endl;
-  return spec;
+// The job file through the one loader (common/job_file.h), as run alone: lm-train decides
+// about GPUs from what it finds. Deprecated keys are warnings on stderr.
+absl::StatusOr<JobSpec> LoadSpec(const std::string& path) {
+  absl::StatusOr<JobFile> file = LoadJobFile(path, LoadJobFileOptions());
+  if (absl::IsNotFound(file.status()) || absl::IsPermissionDenied(file.status())) {
+    return absl::Status(file.status().code(),
+                        absl::StrCat("cannot open job file: ", file.status().message()));
+  }
+  if (!file.ok()) return file.status();
+  for (const std::string& warning : file->warnings)
+    std::cerr << "warning: " << warning << std::endl;
+  return std::move(file->spec);
 }
 
 const char* SignalName(int signal_number) { return signal_number == SIGINT ? "SIGINT" : "SIGTERM"; }
@@ -96,7 +93,7 @@ int Fail(EventSink& events, const absl::Status& status) {
 }
 
 int Run(const TrainerFlags& flags, EventSink& events) {
-  absl::StatusOr<JobSpec> spec = LoadJobFile(flags.job_file);
+  absl::StatusOr<JobSpec> spec = LoadSpec(flags.job_file);
   if (!spec.ok()) return Fail(events, spec.status());
   if (flags.overwrite_output_dir) spec->training.overwrite_output_dir = true;
   absl::StatusOr<DistributedEnv> distributed = ReadDistributedEnvFromProcess();

@@ -90,6 +90,8 @@
   }
   const ago = (ms) => (ms ? duration((Date.now() - ms) / 1000) + " ago" : "—");
   const time = (ms) => (ms ? new Date(ms).toLocaleString() : "—");
+  // A job's times are RFC 3339 strings or null (docs/api.md); Unix ms here, null when unset.
+  const msOf = (rfc3339) => (rfc3339 ? Date.parse(rfc3339) : null);
 
   function badge(state, title) {
     return h("span", { class: "badge " + state, title, dataset: { state } }, state);
@@ -120,8 +122,9 @@
       const rate = (b.step - a.step) / ((b.time_ms - a.time_ms) / 1000);
       if (rate > 0) return (max - step) / rate;
     }
-    if (job.started_at_ms && step > 0) {
-      const rate = step / ((Date.now() - job.started_at_ms) / 1000);
+    const started = msOf(job.started_at);
+    if (started && step > 0) {
+      const rate = step / ((Date.now() - started) / 1000);
       if (rate > 0) return (max - step) / rate;
     }
     return null;
@@ -215,7 +218,7 @@
       h("td", { class: "num" }, fmt(m.loss)),
       h("td", { class: "num" }, fmtInt(m.tokens_per_second)),
       h("td", {}, left === null ? "—" : duration(left)),
-      h("td", { class: "muted", title: time(job.created_at_ms) }, ago(job.created_at_ms)));
+      h("td", { class: "muted", title: time(msOf(job.created_at)) }, ago(msOf(job.created_at))));
   }
 
   // ---- one job ------------------------------------------------------------------------------
@@ -306,20 +309,20 @@
       if (st.flash && (st.flash.kind || !TERMINAL.has(job.state))) notes.push(notice(st.flash.text, st.flash.kind));
       msg.replaceChildren(...notes);
       const left = eta(job, st.points);
-      const end = job.finished_at_ms || Date.now();
+      const end = msOf(job.finished_at) || Date.now(), started = msOf(job.started_at);
       cards.replaceChildren(...[
         ["Step", num(m.step) === null ? "—" : `${fmtInt(m.step)} / ${fmtInt(m.max_steps)}`],
         ["Loss", fmt(m.loss)], ["Eval loss", fmt(m.eval_loss)],
         ["Learning rate", num(m.learning_rate) === null ? "—" : m.learning_rate.toExponential(2)],
         ["Tokens/s", fmtInt(m.tokens_per_second)],
         ["ETA", left === null ? "—" : duration(left)],
-        ["Elapsed", job.started_at_ms ? duration((end - job.started_at_ms) / 1000) : "—"],
+        ["Elapsed", started ? duration((end - started) / 1000) : "—"],
       ].map(([k, v]) => h("div", { class: "card" }, h("div", { class: "k" }, k), h("div", { class: "v" }, v))));
       renderCharts(st.points);
       renderDetails(job);
       ckptBody.replaceChildren(...(job.checkpoints.length ? job.checkpoints.slice().reverse().map((c) =>
         h("tr", {}, h("td", { class: "num" }, fmtInt(c.step)), h("td", { class: "mono" }, c.path),
-          h("td", { class: "muted" }, time(c.created_at_ms))))
+          h("td", { class: "muted" }, time(msOf(c.created_at)))))
         : [h("tr", {}, h("td", { class: "empty", colspan: 3 }, "No checkpoints yet."))]));
       eventsBody.replaceChildren(...st.events.slice(-300).reverse().map(eventRow));
       const atBottom = logs.scrollTop + logs.clientHeight >= logs.scrollHeight - 4;
@@ -347,8 +350,8 @@
 
     function renderDetails(job) {
       const rows = [["ID", job.id], ["Task", job.task], ["User", job.user || "anonymous"],
-        ["Priority", String(job.priority)], ["Submitted", time(job.created_at_ms)],
-        ["Started", time(job.started_at_ms)], ["Finished", time(job.finished_at_ms)],
+        ["Priority", String(job.priority)], ["Submitted", time(msOf(job.created_at))],
+        ["Started", time(msOf(job.started_at))], ["Finished", time(msOf(job.finished_at))],
         ["Worker", job.worker_id || "—"],
         ["Resources", `${job.resources.workers} worker(s) × ${job.resources.slots_per_worker} slot(s)` +
           (job.resources.gpus_per_worker ? `, ${job.resources.gpus_per_worker} GPU(s) per worker` : "")],

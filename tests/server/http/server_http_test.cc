@@ -7,6 +7,7 @@
 #include <filesystem>
 
 #include "client/job_client.h"
+#include "client/job_format.h"
 #include "server/server.h"
 #include "tests/server/server_test_util.h"
 
@@ -92,6 +93,39 @@ TEST_F(ServerHttpTest, MetricsCountGrpcRequestsAndJobOutcomes) {
   ASSERT_TRUE(res);
   EXPECT_EQ(res->status, 200);
   EXPECT_THAT(res->body, HasSubstr("\"state\":\"CANCELLED\""));
+}
+
+// One JSON shape for a job: GET /api/v1/jobs/ID is what `lmctl get -o json` prints, and each
+// entry of GET /api/v1/jobs what `lmctl list -o json` prints (proto/job_json.h).
+TEST_F(ServerHttpTest, HttpApiAndLmctlShowAJobInOneShape) {
+  auto server = StartServer("127.0.0.1:0", "a");
+  ASSERT_TRUE(server.ok()) << server.status();
+  JobClient client("127.0.0.1:" + std::to_string((*server)->port()));
+  JobFolder folder("shape");
+  std::ofstream(folder.dir() / "job.yaml") << folder.Request().spec_yaml;
+  auto id = client.Submit((folder.dir() / "job.yaml").string(), "");
+  ASSERT_TRUE(id.ok()) << id.status();
+  httplib::Client http("127.0.0.1", (*server)->http_port());
+
+  auto one = http.Get("/api/v1/jobs/" + *id);
+  ASSERT_TRUE(one);
+  ASSERT_EQ(one->status, 200) << one->body;
+  auto job = client.Get(*id);
+  ASSERT_TRUE(job.ok()) << job.status();
+  const nlohmann::json from_http = nlohmann::json::parse(one->body);
+  EXPECT_EQ(from_http, JobToJson(*job, /*with_spec=*/true));
+  EXPECT_EQ(from_http["state"], "QUEUED");
+  EXPECT_TRUE(from_http["created_at"].is_string());  // RFC 3339, as lmctl prints it.
+  EXPECT_TRUE(from_http["started_at"].is_null());
+  EXPECT_TRUE(from_http.contains("waiting_reason"));
+
+  auto list = http.Get("/api/v1/jobs");
+  ASSERT_TRUE(list);
+  ASSERT_EQ(list->status, 200) << list->body;
+  auto jobs = client.List(10);
+  ASSERT_TRUE(jobs.ok()) << jobs.status();
+  ASSERT_EQ(jobs->size(), 1u);
+  EXPECT_EQ(nlohmann::json::parse(list->body)["jobs"][0], JobToJson(jobs->at(0)));
 }
 
 }  // namespace

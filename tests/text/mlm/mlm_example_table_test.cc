@@ -78,6 +78,21 @@ TEST_F(MlmExampleTableTest, OwnedAndMappedTablesHoldTheSameExamples) {
   EXPECT_EQ(eval->Views(0, 2).size(), 2u);
 }
 
+// Select (data.train_test_split's rows) picks rows in the given order, of owned and mapped
+// tables alike, and a selection of a selection indexes the original rows.
+TEST_F(MlmExampleTableTest, SelectTakesRowsInTheGivenOrder) {
+  std::vector<MlmExample> all = train_;
+  all.insert(all.end(), eval_.begin(), eval_.end());
+  ASSERT_GE(all.size(), 4u);
+  const std::vector<MlmExample> picked = {all[3], all[0], all[2]};
+  ExpectSame(MlmExampleTable(all).Select({3, 0, 2}), picked);
+  absl::StatusOr<MlmExampleTable> mapped = MlmExampleTable::FromMapped(StoreBoth(), "train.");
+  ASSERT_TRUE(mapped.ok()) << mapped.status();
+  ExpectSame(mapped->Select({1, 0}), {train_[1], train_[0]});
+  ExpectSame(MlmExampleTable(all).Select({3, 0, 2}).Select({2, 0}), {all[2], all[3]});
+  EXPECT_EQ(MlmExampleTable(all).Select({}).size(), 0);
+}
+
 TEST_F(MlmExampleTableTest, MasksFromTheMappingEqualMasksFromMemory) {
   MaskingOptions options;
   options.mask_token_id = testing_internal::CharTokenizer::kMask;

@@ -14,6 +14,7 @@
 #include <string>
 
 #include "client/artifacts/folder_manifest.h"
+#include "common/job_spec.h"
 #include "common/sha256.h"
 
 namespace lmtrain {
@@ -151,6 +152,34 @@ TEST_F(ArtifactCacheTest, NeverEvictsWhatARunningJobHolds) {
   job = ArtifactCache::Pins();  // The job ended.
   ASSERT_TRUE(cache->Blob(big).ok()) << "held and c go now";
   EXPECT_FALSE(fs::exists(BlobPath(held)));
+}
+
+// The worker passes the server's stored spec through: a spec without references is the same
+// bytes, and in a normalised one (JobSpecToYaml, as lm-server stores it) only the references
+// change.
+TEST_F(ArtifactCacheTest, LocalizeSpecRewritesOnlyTheReferences) {
+  auto cache = Cache(1000);
+  const std::string plain = "# as stored\nname: j\ntask:   clm\n";
+  EXPECT_EQ(*cache->LocalizeSpec(plain), plain);
+  EXPECT_EQ(fetcher_.fetches, 0);
+
+  const std::string data = fetcher_.Add("some text\n");
+  const std::string ref = "artifact:sha256:" + data;
+  ParseOptions options;
+  options.base_dir = "/";
+  options.check_files = false;
+  auto parsed = ParseJobSpec(
+      "name: j\ntask: clm\nmodel: {config: {model_type: gpt2, n_layer: 1, n_head: 2, n_embd: 8, "
+      "n_positions: 32}}\ntokenizer: {path: /srv/tok.json}\ndata: {train_file: " +
+          ref + "}\n",
+      options);
+  ASSERT_TRUE(parsed.ok()) << parsed.status();
+  const std::string stored = JobSpecToYaml(*parsed);
+  auto local = cache->LocalizeSpec(stored);
+  ASSERT_TRUE(local.ok()) << local.status();
+  std::string expected = stored;
+  expected.replace(expected.find(ref), ref.size(), BlobPath(data).string());
+  EXPECT_EQ(*local, expected);
 }
 
 TEST_F(ArtifactCacheTest, PinnedFolderKeepsItsFilesAndAnEvictedFileTakesItsFolder) {
