@@ -1,8 +1,8 @@
 // Authorizer: which roles may call which gRPC method, as one table keyed by the full method
 // name ("/lmtrain.v1.JobService/GetJob"). The table is in authorizer.cc (kPolicies); every
 // RPC lm-server serves needs a row there, or every caller gets PERMISSION_DENIED — the
-// authorization matrix test (tests/auth/authz_matrix_test.cc) fails for any lmtrain.v1 method
-// without one, and for a method whose request has a `job_id` field but no ownership rule.
+// authorization matrix test (tests/server/auth/authz_matrix_test.cc) fails for any lmtrain.v1
+// method without one, and for a method whose request has a `job_id` field but no ownership rule.
 //
 // Decision for principal P calling method M:
 //   no row for M                       -> PERMISSION_DENIED ("no authorization policy for M")

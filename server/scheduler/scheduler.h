@@ -3,7 +3,7 @@
 // time) to a Decision (placements, preemptions, and why every other queued job waits).
 // The Dispatcher builds snapshots from its registry and the store and applies decisions.
 //
-// Policies (each pinned by tests/scheduler):
+// Policies (each pinned by tests/server/scheduler):
 // - Priority: a higher-priority queued job is considered before any lower one.
 // - Fair share: within one priority, the next job comes from the user with the lowest
 //   (share in use / weight), where a job's share is its slots plus gpu_share_weight per GPU; a

@@ -12,7 +12,7 @@
 #include <fstream>
 #include <thread>
 
-#include "tests/dataset_cache/temp_dir.h"
+#include "tests/text/dataset_cache/temp_dir.h"
 
 namespace lmtrain {
 namespace {

@@ -3,9 +3,7 @@
 #include <gtest/gtest.h>
 
 #include "server/job_manager.h"
-#include "storage/in_memory_job_store.h"
-#include "tests/server/fake_clock.h"
-#include "tests/server/server_test_util.h"
+#include "tests/server/job_manager_fixture.h"
 
 namespace lmtrain {
 namespace {
@@ -19,26 +17,15 @@ JobManager::Options Limits() {
   return o;
 }
 
-class JobManagerAccessTest : public ::testing::Test {
+class JobManagerAccessTest : public testing::JobManagerFixture {
  protected:
-  JobManagerAccessTest()
-      : scheduler_(scheduler::MakePolicyScheduler({})),
-        dispatcher_(&store_, &clock_, &hub_, scheduler_.get(), {"/artifacts", 10000}),
-        manager_(&store_, &clock_, &hub_, &dispatcher_, Limits()) {}
+  JobManagerAccessTest() : JobManagerFixture(Limits()) {}
 
   absl::StatusOr<std::string> SubmitAs(const std::string& user) {
     SubmitRequest r = folder_.Request();
     r.user = user;
     return manager_.Submit(r);
   }
-
-  InMemoryJobStore store_;
-  FakeClock clock_;
-  EventHub hub_;
-  std::unique_ptr<scheduler::Scheduler> scheduler_;
-  Dispatcher dispatcher_;
-  JobManager manager_;
-  testing::JobFolder folder_;
 };
 
 TEST_F(JobManagerAccessTest, OwnersAndAdminsOnly) {

@@ -2,20 +2,13 @@
 #include <gtest/gtest.h>
 
 #include "server/job_manager.h"
-#include "storage/in_memory_job_store.h"
-#include "tests/server/fake_clock.h"
-#include "tests/server/server_test_util.h"
+#include "tests/server/job_manager_fixture.h"
 
 namespace lmtrain {
 namespace {
 
-class JobManagerRetryTest : public ::testing::Test {
+class JobManagerRetryTest : public testing::JobManagerFixture {
  protected:
-  JobManagerRetryTest()
-      : scheduler_(scheduler::MakePolicyScheduler({})),
-        dispatcher_(&store_, &clock_, &hub_, scheduler_.get(), {"/artifacts", 10000}),
-        manager_(&store_, &clock_, &hub_, &dispatcher_) {}
-
   std::string CancelledJob(const testing::JobFolder& folder) {
     auto id = manager_.Submit(folder.Request());
     EXPECT_TRUE(id.ok()) << id.status();
@@ -34,13 +27,6 @@ class JobManagerRetryTest : public ::testing::Test {
     }
     return lines;
   }
-
-  InMemoryJobStore store_;
-  FakeClock clock_;
-  EventHub hub_;
-  std::unique_ptr<scheduler::Scheduler> scheduler_;
-  Dispatcher dispatcher_;
-  JobManager manager_;
 };
 
 TEST_F(JobManagerRetryTest, CancelledJobIsResubmittedWithItsSpecAndLinked) {

@@ -4,30 +4,12 @@
 
 #include <thread>
 
-#include "storage/in_memory_job_store.h"
-#include "tests/server/fake_clock.h"
-#include "tests/server/server_test_util.h"
+#include "tests/server/job_manager_fixture.h"
 
 namespace lmtrain {
 namespace {
 
-class JobManagerTest : public ::testing::Test {
- protected:
-  JobManagerTest()
-      : scheduler_(scheduler::MakePolicyScheduler({})),
-        dispatcher_(&store_, &clock_, &hub_, scheduler_.get(), {"/artifacts", 10000}),
-        manager_(&store_, &clock_, &hub_, &dispatcher_) {}
-
-  size_t JobCount() { return store_.ListJobs({})->size(); }
-
-  InMemoryJobStore store_;
-  FakeClock clock_;
-  EventHub hub_;
-  std::unique_ptr<scheduler::Scheduler> scheduler_;
-  Dispatcher dispatcher_;
-  JobManager manager_;
-  testing::JobFolder folder_;
-};
+class JobManagerTest : public testing::JobManagerFixture {};
 
 TEST_F(JobManagerTest, SubmitStoresNormalisedSpecWithAbsolutePaths) {
   auto id = manager_.Submit(folder_.Request());
@@ -129,29 +111,31 @@ TEST_F(JobManagerTest, ModelTooLargeForAnyMachineIsRefusedAtSubmit) {
   EXPECT_EQ(JobCount(), 0u);
 }
 
-TEST(JobManagerModelSizeTest, AWorkerWithMoreMemoryAdmitsWhatTheServerCouldNotHold) {
-  InMemoryJobStore store;
-  FakeClock clock;
-  EventHub hub;
-  auto scheduler = scheduler::MakePolicyScheduler({});
-  Dispatcher dispatcher(&store, &clock, &hub, scheduler.get(), {"/artifacts", 10000});
+JobManager::Options OneMegabyteServer() {
   JobManager::Options options;
   options.machine_memory_bytes = 1e6;  // 1 MB: less than a 2-layer, 64-wide GPT-2 needs.
-  JobManager manager(&store, &clock, &hub, &dispatcher, options);
-  testing::JobFolder folder;
+  return options;
+}
+
+class JobManagerModelSizeTest : public testing::JobManagerFixture {
+ protected:
+  JobManagerModelSizeTest() : JobManagerFixture(OneMegabyteServer()) {}
+};
+
+TEST_F(JobManagerModelSizeTest, AWorkerWithMoreMemoryAdmitsWhatTheServerCouldNotHold) {
   const std::string config = "{model_type: gpt2, n_layer: 2, n_head: 2, n_embd: 64, n_positions: 32}";
-  auto refused = manager.Submit(WithModelConfig(folder, config));
+  auto refused = manager_.Submit(WithModelConfig(folder_, config));
   ASSERT_EQ(refused.status().code(), absl::StatusCode::kResourceExhausted) << refused.status();
 
   WorkerInfo worker;
   worker.name = "big";
   worker.devices.push_back({"cpu", 0, "2 cores", int64_t{64} << 30, ""});
-  const std::string worker_id = dispatcher.RegisterWorker(worker, {});
-  auto admitted = manager.Submit(WithModelConfig(folder, config));
+  const std::string worker_id = dispatcher_.RegisterWorker(worker, {});
+  auto admitted = manager_.Submit(WithModelConfig(folder_, config));
   EXPECT_TRUE(admitted.ok()) << admitted.status();
 
-  auto still_too_big = manager.Submit(WithModelConfig(
-      folder, "{model_type: gpt2, n_layer: 2, n_head: 2, n_embd: 4000000000, n_positions: 32}"));
+  auto still_too_big = manager_.Submit(WithModelConfig(
+      folder_, "{model_type: gpt2, n_layer: 2, n_head: 2, n_embd: 4000000000, n_positions: 32}"));
   ASSERT_EQ(still_too_big.status().code(), absl::StatusCode::kResourceExhausted);
   EXPECT_NE(still_too_big.status().message().find("the largest machine (worker " + worker_id),
             std::string::npos)

@@ -5,38 +5,29 @@
 
 #include "common/sha256.h"
 #include "server/job_manager.h"
-#include "storage/in_memory_job_store.h"
-#include "tests/server/fake_clock.h"
-#include "tests/server/server_test_util.h"
+#include "tests/server/job_manager_fixture.h"
 
 namespace lmtrain {
 namespace {
 namespace fs = std::filesystem;
 
-class SubmitPolicyTest : public ::testing::Test {
+class SubmitPolicyTest : public testing::JobManagerFixture {
  protected:
-  SubmitPolicyTest()
-      : scheduler_(scheduler::MakePolicyScheduler({})),
-        dispatcher_(&store_, &clock_, &hub_, scheduler_.get(), {"/artifacts", 10000}) {
+  SubmitPolicyTest() {
     root_ = fs::temp_directory_path() / ("lmtrain-submit-policy-" + std::to_string(getpid()));
     artifacts_ = std::move(*ArtifactStore::Open({root_.string(), 1 << 20, 0}));
   }
   ~SubmitPolicyTest() override { fs::remove_all(root_); }
 
+  // A manager whose submit policy allows `roots` and references into artifacts_.
   JobManager Manager(std::vector<std::string> roots) {
-    return JobManager(&store_, &clock_, &hub_, &dispatcher_,
-                      {std::move(roots), root_.string(), artifacts_.get()});
+    JobManager::Options options;
+    options.submit_policy = {std::move(roots), root_.string(), artifacts_.get()};
+    return ManagerWith(std::move(options));
   }
-  size_t JobCount() { return store_.ListJobs({})->size(); }
 
-  InMemoryJobStore store_;
-  FakeClock clock_;
-  EventHub hub_;
-  std::unique_ptr<scheduler::Scheduler> scheduler_;
-  Dispatcher dispatcher_;
   fs::path root_;
   std::unique_ptr<ArtifactStore> artifacts_;
-  testing::JobFolder folder_;
 };
 
 TEST_F(SubmitPolicyTest, DataRootsAllowTheirFilesAndRejectOthers) {

@@ -1,0 +1,428 @@
+// lm-server's HTTP front end (HttpServer + JsonApi) over a real socket, with an httplib client,
+// against the real Dispatcher and JobManager on an in-memory store and a fake clock.
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+#include <httplib.h>
+
+#include <nlohmann/json.hpp>
+
+#include "server/http/http_server.h"
+#include "tests/server/dispatcher_fixture.h"
+
+namespace lmtrain::testing {
+namespace {
+using nlohmann::json;
+using ::testing::HasSubstr;
+
+// Tokens of the fake authenticator: "Bearer alice"/"Bearer bob" are users, "Bearer root" an
+// admin, "Bearer w1" a worker; anything else (or nothing) fails.
+absl::StatusOr<Principal> FakeAuth(const std::string& header) {
+  const std::string prefix = "Bearer ";
+  if (header.rfind(prefix, 0) != 0) return absl::UnauthenticatedError("missing bearer token");
+  const std::string token = header.substr(prefix.size());
+  if (token == "alice" || token == "bob") return Principal{token, Role::kUser, true};
+  if (token == "root") return Principal{"root", Role::kAdmin, true};
+  if (token == "w1") return Principal{"w1", Role::kWorker, true};
+  return absl::UnauthenticatedError("unknown token");
+}
+
+class HttpApiTest : public DispatcherFixture {
+ protected:
+  void StartHttp(HttpAuthenticator auth = nullptr) {
+    HttpServer::Options o;
+    o.listen = "127.0.0.1:0";
+    o.authenticate = std::move(auth);
+    o.ready = [this] { return ready_; };
+    auto server = HttpServer::Start(o, manager_.get(), dispatcher_.get(), &metrics_);
+    ASSERT_TRUE(server.ok()) << server.status();
+    http_ = std::move(*server);
+    client_ = std::make_unique<httplib::Client>("127.0.0.1", http_->port());
+  }
+  void SetUp() override { StartHttp(); }
+  void TearDown() override { http_.reset(); }
+
+  // GET `path`; returns the status and fills *body with the parsed JSON (null if not JSON).
+  int Get(const std::string& path, json* body, const std::string& token = "") {
+    httplib::Headers headers;
+    if (!token.empty()) headers.emplace("Authorization", "Bearer " + token);
+    auto res = client_->Get(path, headers);
+    EXPECT_TRUE(res) << path << ": " << httplib::to_string(res.error());
+    if (!res) return -1;
+    *body = json::parse(res->body, nullptr, false);
+    last_ = *res;
+    return res->status;
+  }
+  int Cancel(const std::string& id, const std::string& body, json* out,
+             const std::string& token = "", const std::string& type = "application/json") {
+    httplib::Headers headers;
+    if (!token.empty()) headers.emplace("Authorization", "Bearer " + token);
+    auto res = client_->Post("/api/v1/jobs/" + id + "/cancel", headers, body, type);
+    EXPECT_TRUE(res);
+    if (!res) return -1;
+    *out = json::parse(res->body, nullptr, false);
+    return res->status;
+  }
+  // Places `id` on a fresh worker and starts its rank; returns the worker id.
+  std::string RunOnWorker(const std::string& id, JobAssignment* assignment) {
+    const std::string w = Worker("gpu-box", 2, {{"gpu", "h100"}});
+    SyncResult r = Sync(w);
+    EXPECT_EQ(r.assignments.size(), 1u);
+    *assignment = r.assignments.at(0);
+    EXPECT_EQ(assignment->job_id, id);
+    Start(w, *assignment);
+    return w;
+  }
+  void Report(const std::string& worker, const JobAssignment& a, std::vector<WorkerReport> r) {
+    auto s = dispatcher_->ReportEvents(worker, Ref(a), r);
+    ASSERT_TRUE(s.ok()) << s.status();
+  }
+
+  ServerMetrics metrics_;
+  absl::Status ready_;
+  std::unique_ptr<HttpServer> http_;
+  std::unique_ptr<httplib::Client> client_;
+  httplib::Response last_;
+};
+
+TEST_F(HttpApiTest, ListsJobsNewestFirstWithStateUserAndLimitFilters) {
+  const std::string a = Submit("a", 0, "", "alice");
+  const std::string b = Submit("b", 5, "", "bob");
+  const std::string c = Submit("c", 0, "", "alice");
+  json body;
+  ASSERT_EQ(Get("/api/v1/jobs", &body), 200) << body;
+  ASSERT_EQ(body["jobs"].size(), 3u);
+  EXPECT_EQ(body["jobs"][0]["id"], c);
+  EXPECT_EQ(body["jobs"][1]["priority"], 5);
+  EXPECT_EQ(body["jobs"][2]["state"], "QUEUED");
+  EXPECT_FALSE(body["jobs"][0].contains("spec_yaml"));
+
+  ASSERT_EQ(Get("/api/v1/jobs?user=alice", &body), 200);
+  ASSERT_EQ(body["jobs"].size(), 2u);
+  EXPECT_EQ(body["jobs"][1]["id"], a);
+  ASSERT_EQ(Get("/api/v1/jobs?state=queued,running&limit=1", &body), 200);
+  ASSERT_EQ(body["jobs"].size(), 1u);
+  ASSERT_EQ(Get("/api/v1/jobs?state=SUCCEEDED", &body), 200);
+  EXPECT_TRUE(body["jobs"].empty());
+  ASSERT_EQ(Get("/api/v1/jobs?user=bob&state=QUEUED", &body), 200);
+  ASSERT_EQ(body["jobs"].size(), 1u);
+  EXPECT_EQ(body["jobs"][0]["id"], b);
+}
+
+TEST_F(HttpApiTest, BadQueryParametersAre400WithTheReason) {
+  json body;
+  EXPECT_EQ(Get("/api/v1/jobs?state=DONE", &body), 400);
+  EXPECT_THAT(body["error"].get<std::string>(), HasSubstr("unknown state 'DONE'"));
+  EXPECT_EQ(Get("/api/v1/jobs?limit=0", &body), 400);
+  EXPECT_THAT(body["error"].get<std::string>(), HasSubstr("'limit' must be an integer in [1"));
+  EXPECT_EQ(Get("/api/v1/jobs?limit=ten", &body), 400);
+  EXPECT_EQ(Get("/api/v1/jobs?limit=99999999999999999999999", &body), 400);
+  EXPECT_EQ(Get("/api/v1/jobs?colour=red", &body), 400);
+  EXPECT_THAT(body["error"].get<std::string>(), HasSubstr("unknown query parameter 'colour'"));
+  const std::string id = Submit("x");
+  EXPECT_EQ(Get("/api/v1/jobs/" + id + "/events?after=-1", &body), 400);
+}
+
+TEST_F(HttpApiTest, GetJobHasSpecAndWaitingReasonUnknownIs404BadIdIs400) {
+  const std::string id = Submit("first", 3);
+  json body;
+  ASSERT_EQ(Get("/api/v1/jobs/" + id, &body), 200) << body;
+  EXPECT_EQ(body["name"], "first");
+  EXPECT_EQ(body["priority"], 3);
+  EXPECT_THAT(body["spec_yaml"].get<std::string>(), HasSubstr("task: clm"));
+  EXPECT_TRUE(body.contains("waiting_reason"));
+
+  EXPECT_EQ(Get("/api/v1/jobs/999", &body), 404);
+  EXPECT_THAT(body["error"].get<std::string>(), HasSubstr("999"));
+  EXPECT_EQ(Get("/api/v1/jobs/abc", &body), 400);
+  EXPECT_THAT(body["error"].get<std::string>(), HasSubstr("job id must be a decimal number"));
+  EXPECT_EQ(Get("/api/v1/jobs/" + std::string(30, '9'), &body), 404);  // Overflows int64.
+  EXPECT_EQ(Get("/api/v1/jobs/" + std::string(5000, '7'), &body), 400);
+  EXPECT_EQ(Get("/api/v1/jobs/-1", &body), 400);
+  EXPECT_EQ(Get("/api/v1/jobs/1%00", &body), 400);
+}
+
+TEST_F(HttpApiTest, HostilePathsNeverReachTheFileSystem) {
+  json body;
+  for (const std::string path :
+       {"/api/v1/jobs/../../etc/passwd", "/api/v1/jobs/..%2F..%2Fetc%2Fpasswd",
+        "/assets/../../../etc/passwd", "/assets/..%2F..%2Fetc%2Fpasswd", "/etc/passwd",
+        "/assets/%2Fetc%2Fpasswd", "/api/v1/jobs/1/../../../etc/passwd"}) {
+    const int status = Get(path, &body);
+    EXPECT_TRUE(status == 404 || status == 400) << path << " -> " << status;
+    EXPECT_THAT(last_.body, ::testing::Not(HasSubstr("root:"))) << path;
+    EXPECT_TRUE(body.is_object() && body.contains("error")) << path << ": " << last_.body;
+  }
+}
+
+TEST_F(HttpApiTest, MetricsHistoryHasEveryReportedPointWithTimeAndContinuesAfterSeq) {
+  const std::string id = Submit("train");
+  JobAssignment a;
+  const std::string w = RunOnWorker(id, &a);
+  TrainingMetrics m1;
+  m1.step = 5;
+  m1.max_steps = 100;
+  m1.loss = 4.5;
+  m1.learning_rate = 1e-3;
+  m1.tokens_per_second = 1200;
+  Report(w, a, {m1});
+  clock_.Advance(1000);
+  TrainingMetrics m2;
+  m2.step = 10;
+  m2.loss = 3.25;
+  m2.eval_loss = 3.5;
+  m2.eval_metrics = {{"eval_accuracy", 0.25}};
+  Report(w, a, {m2, LogEvent{"stdout", "step 10\n"}});
+
+  json body;
+  ASSERT_EQ(Get("/api/v1/jobs/" + id + "/metrics", &body), 200) << body;
+  ASSERT_EQ(body["points"].size(), 2u) << body;
+  EXPECT_EQ(body["points"][0]["step"], 5);
+  EXPECT_EQ(body["points"][0]["loss"], 4.5);
+  EXPECT_EQ(body["points"][0]["learning_rate"], 1e-3);
+  EXPECT_EQ(body["points"][0]["tokens_per_second"], 1200);
+  EXPECT_EQ(body["points"][1]["eval_metrics"]["eval_accuracy"], 0.25);
+  EXPECT_EQ(
+      body["points"][1]["time_ms"].get<int64_t>() - body["points"][0]["time_ms"].get<int64_t>(),
+      1000);
+  EXPECT_FALSE(body["more"]);
+  const int64_t next = body["next_after"];
+  ASSERT_EQ(Get("/api/v1/jobs/" + id + "/metrics?after=" + std::to_string(next), &body), 200);
+  EXPECT_TRUE(body["points"].empty());
+
+  // The job's latest metrics, progress and the worker it runs on.
+  ASSERT_EQ(Get("/api/v1/jobs/" + id, &body), 200);
+  EXPECT_EQ(body["state"], "RUNNING");
+  EXPECT_EQ(body["metrics"]["step"], 10);
+  EXPECT_EQ(body["metrics"]["max_steps"], 100);
+  EXPECT_EQ(body["attempts"][0]["worker_ids"][0], w);
+}
+
+TEST_F(HttpApiTest, EventsPageByAfterAndLogsCarryTheirStream) {
+  const std::string id = Submit("logs");
+  JobAssignment a;
+  const std::string w = RunOnWorker(id, &a);
+  Report(w, a,
+         {LogEvent{"stdout", "hello\n"}, LogEvent{"stderr", "bad \xff byte\n"},
+          CheckpointRecord{30, "/artifacts/jobs/1/checkpoint-30", 0}});
+  json body;
+  ASSERT_EQ(Get("/api/v1/jobs/" + id + "/events?limit=2", &body), 200) << last_.body;
+  ASSERT_EQ(body["events"].size(), 2u);
+  EXPECT_EQ(body["events"][0]["type"], "state");
+  EXPECT_EQ(body["events"][0]["state"], "QUEUED");
+  const int64_t next = body["next_after"];
+  EXPECT_EQ(next, body["events"][1]["seq"]);
+  ASSERT_EQ(Get("/api/v1/jobs/" + id + "/events?after=" + std::to_string(next), &body), 200);
+  bool saw_checkpoint = false;
+  for (const json& e : body["events"]) {
+    EXPECT_GT(e["seq"].get<int64_t>(), next);
+    if (e["type"] == "checkpoint") saw_checkpoint = e["step"] == 30;
+  }
+  EXPECT_TRUE(saw_checkpoint) << body;
+
+  ASSERT_EQ(Get("/api/v1/jobs/" + id + "/logs", &body), 200) << last_.body;
+  ASSERT_GE(body["lines"].size(), 2u);  // The server's own lines (placement) come first.
+  const size_t n = body["lines"].size();
+  EXPECT_EQ(body["lines"][n - 2]["stream"], "stdout");
+  EXPECT_EQ(body["lines"][n - 2]["text"], "hello\n");
+  EXPECT_EQ(body["lines"][n - 1]["stream"], "stderr");
+  // Invalid UTF-8 in a log line still gives valid JSON (the byte becomes U+FFFD).
+  EXPECT_EQ(body["lines"][n - 1]["text"], "bad \xef\xbf\xbd byte\n");
+  for (const json& line : body["lines"]) EXPECT_FALSE(line.contains("type"));
+  ASSERT_EQ(Get("/api/v1/jobs/" + id + "/logs?limit=1", &body), 200);
+  EXPECT_EQ(body["lines"].size(), 1u);
+  EXPECT_TRUE(body["more"]);
+}
+
+TEST_F(HttpApiTest, CancelNeedsJsonAndIs409OnceTerminal) {
+  const std::string id = Submit("c");
+  json body;
+  EXPECT_EQ(Cancel(id, "", &body, "", "text/plain"), 415);
+  EXPECT_EQ(Cancel(id, "not json", &body), 400);
+  EXPECT_EQ(Cancel(id, R"({"reason": 5})", &body), 400);
+  ASSERT_EQ(Cancel(id, R"({"reason": "enough"})", &body), 200) << body;
+  EXPECT_EQ(body["state"], "CANCELLED");
+  EXPECT_EQ(State(id), JobState::kCancelled);
+  EXPECT_EQ(Cancel(id, "{}", &body), 409);
+  EXPECT_THAT(body["error"].get<std::string>(), ::testing::Not(::testing::IsEmpty()));
+  EXPECT_EQ(Cancel("424242", "{}", &body), 404);
+  EXPECT_EQ(Cancel("x1", "{}", &body), 400);
+  ASSERT_EQ(Get("/api/v1/jobs/" + id + "/events", &body), 200);
+  EXPECT_EQ(body["events"].back()["reason"], "enough");
+}
+
+TEST_F(HttpApiTest, CancelOfARunningJobStopsItsRanksFirst) {
+  const std::string id = Submit("r");
+  JobAssignment a;
+  const std::string w = RunOnWorker(id, &a);
+  json body;
+  ASSERT_EQ(Cancel(id, "{}", &body), 200) << body;
+  EXPECT_EQ(body["state"], "RUNNING");  // Until the worker reports the rank stopped.
+  EXPECT_THAT(Stops(Sync(w, {Ref(a)})), ::testing::ElementsAre(id + "/0/1"));
+  ASSERT_TRUE(Exit(w, a, -1, /*cancelled=*/true, 15).ok());
+  EXPECT_EQ(State(id), JobState::kCancelled);
+}
+
+TEST_F(HttpApiTest, WorkersShowSlotsUsageLabelsAndRunningJobs) {
+  const std::string id = Submit("busy");
+  JobAssignment a;
+  const std::string w = RunOnWorker(id, &a);
+  json body;
+  ASSERT_EQ(Get("/api/v1/workers", &body), 200) << body;
+  ASSERT_EQ(body["workers"].size(), 1u);
+  const json& worker = body["workers"][0];
+  EXPECT_EQ(worker["id"], w);
+  EXPECT_EQ(worker["name"], "gpu-box");
+  EXPECT_EQ(worker["slots"], 2);
+  EXPECT_EQ(worker["used_slots"], 1);
+  EXPECT_EQ(worker["labels"]["gpu"], "h100");
+  EXPECT_EQ(worker["running_job_ids"][0], id);
+  EXPECT_GT(worker["last_seen_ms"].get<int64_t>(), 0);
+}
+
+TEST_F(HttpApiTest, AuthenticationFailureIs401AndUsersSeeOnlyTheirJobs) {
+  StartHttp(FakeAuth);
+  const std::string mine = Submit("mine", 0, "", "alice");
+  const std::string theirs = Submit("theirs", 0, "", "bob");
+  json body;
+  EXPECT_EQ(Get("/api/v1/jobs", &body), 401);
+  EXPECT_EQ(last_.get_header_value("WWW-Authenticate"), "Bearer");
+  EXPECT_THAT(body["error"].get<std::string>(), HasSubstr("missing bearer token"));
+  EXPECT_EQ(Get("/api/v1/jobs", &body, "mallory"), 401);
+
+  ASSERT_EQ(Get("/api/v1/jobs", &body, "alice"), 200);
+  ASSERT_EQ(body["jobs"].size(), 1u);
+  EXPECT_EQ(body["jobs"][0]["id"], mine);
+  ASSERT_EQ(Get("/api/v1/jobs?user=bob", &body, "alice"), 200);
+  EXPECT_TRUE(body["jobs"].empty());
+  EXPECT_EQ(Get("/api/v1/jobs/" + theirs, &body, "alice"), 403);
+  EXPECT_EQ(Get("/api/v1/jobs/" + theirs + "/metrics", &body, "alice"), 403);
+  EXPECT_EQ(Get("/api/v1/jobs/" + theirs + "/logs", &body, "alice"), 403);
+  EXPECT_EQ(Cancel(theirs, "{}", &body, "alice"), 403);
+  EXPECT_EQ(Cancel(theirs, "{}", &body), 401);
+  EXPECT_EQ(State(theirs), JobState::kQueued);
+  EXPECT_EQ(Get("/api/v1/workers", &body, "alice"), 403);
+  EXPECT_EQ(Get("/api/v1/jobs", &body, "w1"), 200);
+  EXPECT_TRUE(body["jobs"].empty());  // Workers see no user jobs.
+
+  ASSERT_EQ(Get("/api/v1/jobs", &body, "root"), 200);
+  EXPECT_EQ(body["jobs"].size(), 2u);
+  EXPECT_EQ(Get("/api/v1/workers", &body, "root"), 200);
+  EXPECT_EQ(Cancel(mine, "{}", &body, "alice"), 200);
+  // The dashboard itself, health and metrics need no token.
+  EXPECT_EQ(client_->Get("/")->status, 200);
+  EXPECT_EQ(client_->Get("/healthz")->status, 200);
+  EXPECT_EQ(client_->Get("/metrics")->status, 200);
+}
+
+TEST_F(HttpApiTest, JobsAndWorkersShowGpus) {
+  const std::string id = Submit("gpu", 0, "gpus_per_worker: 2");
+  WorkerInfo info;
+  info.name = "box";
+  info.hostname = "box.host";
+  info.slots = 4;
+  info.devices = {{"cpu", 0, "8 cores", 0, ""},
+                  {"cuda", 0, "NVIDIA H100", 80LL << 30, "GPU-a"},
+                  {"cuda", 1, "NVIDIA H100", 80LL << 30, "GPU-b"},
+                  {"cuda", 2, "NVIDIA H100", 80LL << 30, "GPU-c"}};
+  const std::string w = dispatcher_->RegisterWorker(info, {});
+  ASSERT_EQ(Sync(w).assignments.size(), 2u);
+  json body;
+  ASSERT_EQ(Get("/api/v1/jobs/" + id, &body), 200);
+  EXPECT_EQ(body["resources"]["gpus_per_worker"], 2);
+  EXPECT_EQ(body["attempts"][0]["rank_gpus"], json::parse("[[0], [1]]"));
+  ASSERT_EQ(Get("/api/v1/workers", &body), 200);
+  ASSERT_EQ(body["workers"].size(), 1u);
+  EXPECT_EQ(body["workers"][0]["used_gpus"], 2);
+  EXPECT_EQ(body["workers"][0]["devices"][3]["uuid"], "GPU-c");
+  EXPECT_EQ(body["workers"][0]["devices"][3]["memory_bytes"], 80LL << 30);
+}
+
+TEST_F(HttpApiTest, HealthReadinessAndUnknownEndpoints) {
+  auto res = client_->Get("/healthz");
+  ASSERT_TRUE(res);
+  EXPECT_EQ(res->status, 200);
+  res = client_->Get("/readyz");
+  EXPECT_EQ(res->status, 200);
+  ready_ = absl::UnavailableError("store closed");
+  res = client_->Get("/readyz");
+  EXPECT_EQ(res->status, 503);
+  EXPECT_THAT(res->body, HasSubstr("store closed"));
+  json body;
+  EXPECT_EQ(Get("/api/v2/jobs", &body), 404);
+  EXPECT_THAT(body["error"].get<std::string>(), HasSubstr("no such endpoint"));
+  res = client_->Delete("/api/v1/jobs/1");
+  EXPECT_EQ(res->status, 404);
+}
+
+TEST_F(HttpApiTest, ServesTheEmbeddedDashboardWithAStrictContentSecurityPolicy) {
+  auto res = client_->Get("/");
+  ASSERT_TRUE(res);
+  EXPECT_EQ(res->status, 200);
+  EXPECT_THAT(res->get_header_value("Content-Type"), HasSubstr("text/html"));
+  EXPECT_THAT(res->body, HasSubstr("/assets/app.js"));
+  EXPECT_THAT(res->get_header_value("Content-Security-Policy"), HasSubstr("default-src 'self'"));
+  for (const std::string name : {"app.js", "charts.js", "style.css"}) {
+    res = client_->Get("/assets/" + name);
+    ASSERT_TRUE(res);
+    EXPECT_EQ(res->status, 200) << name;
+    EXPECT_GT(res->body.size(), 500u) << name;
+  }
+  EXPECT_THAT(client_->Get("/assets/app.js")->get_header_value("Content-Type"),
+              HasSubstr("javascript"));
+  EXPECT_EQ(client_->Get("/assets/missing.js")->status, 404);
+  // Nothing in the dashboard loads from the network.
+  for (const std::string name : {"index.html", "app.js", "charts.js", "style.css"}) {
+    const std::string body = client_->Get(name == "index.html" ? "/" : "/assets/" + name)->body;
+    EXPECT_THAT(body, ::testing::Not(HasSubstr("https://"))) << name;
+    EXPECT_THAT(body, ::testing::Not(HasSubstr("//cdn"))) << name;
+  }
+}
+
+TEST_F(HttpApiTest, PrometheusMetricsShowQueueRunningAndWorkerThroughput) {
+  const std::string run = Submit("run", 9);
+  JobAssignment a;
+  const std::string w = RunOnWorker(run, &a);
+  Submit("q1", 0);  // They stay QUEUED: no worker asks for work after this.
+  Submit("q2", 7);
+  TrainingMetrics m;
+  m.tokens_per_second = 2048;
+  Report(w, a, {m});
+  auto res = client_->Get("/metrics");
+  ASSERT_TRUE(res);
+  EXPECT_EQ(res->status, 200);
+  EXPECT_EQ(res->get_header_value("Content-Type"), kPrometheusContentType);
+  EXPECT_THAT(res->body, HasSubstr("lmtrain_queued_jobs{priority=\"0\"} 1\n"));
+  EXPECT_THAT(res->body, HasSubstr("lmtrain_queued_jobs{priority=\"7\"} 1\n"));
+  EXPECT_THAT(res->body, HasSubstr("lmtrain_running_jobs{state=\"RUNNING\"} 1\n"));
+  EXPECT_THAT(res->body, HasSubstr("lmtrain_worker_tokens_per_second{worker=\"" + w +
+                                   "\",name=\"gpu-box\"} 2048\n"));
+  EXPECT_THAT(res->body,
+              HasSubstr("lmtrain_worker_used_slots{worker=\"" + w + "\",name=\"gpu-box\"} 1\n"));
+}
+
+class HttpServerStart : public DispatcherFixture {};
+
+TEST_F(HttpServerStart, RefusesATakenPortAndMalformedAddresses) {
+  JobManager& manager = *manager_;
+  Dispatcher& dispatcher = *dispatcher_;
+  HttpServer::Options o;
+  o.listen = "127.0.0.1:0";
+  auto first = HttpServer::Start(o, &manager, &dispatcher, nullptr);
+  ASSERT_TRUE(first.ok()) << first.status();
+  o.listen = "127.0.0.1:" + std::to_string((*first)->port());
+  auto second = HttpServer::Start(o, &manager, &dispatcher, nullptr);
+  ASSERT_FALSE(second.ok());
+  EXPECT_EQ(second.status().code(), absl::StatusCode::kUnavailable);
+  EXPECT_THAT(std::string(second.status().message()),
+              HasSubstr("cannot listen for HTTP on " + o.listen));
+  for (const std::string bad : {"8080", "127.0.0.1:", "127.0.0.1:http", "127.0.0.1:70000", ":80"}) {
+    o.listen = bad;
+    auto s = HttpServer::Start(o, &manager, &dispatcher, nullptr);
+    EXPECT_EQ(s.status().code(), absl::StatusCode::kInvalidArgument) << bad;
+  }
+  (*first)->Stop();
+  (*first)->Stop();  // Twice is fine.
+}
+
+}  // namespace
+}  // namespace lmtrain::testing

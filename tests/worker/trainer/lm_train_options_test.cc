@@ -1,0 +1,196 @@
+// lm-train's job-file options through the real process: a model too large for the machine,
+// logging_strategy, overwrite_output_dir and HF's old names, tables as clm data.
+#include <fcntl.h>
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+#include <poll.h>
+#include <signal.h>
+#include <spawn.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <random>
+#include <sstream>
+
+#include "common/trainer_events.h"
+#include "tests/test_paths.h"
+#include "tests/worker/trainer/lm_train_child.h"
+#include "tests/worker/trainer/lm_train_fixture.h"
+
+namespace lmtrain {
+namespace {
+
+namespace fs = std::filesystem;
+using ::testing::HasSubstr;
+using testing_child::Child;
+using testing_child::kData;
+using testing_child::ReadFile;
+
+// A config whose weights cannot fit any machine fails before anything is allocated, with the
+// sizes, not in the allocator with a LibTorch backtrace.
+TEST_F(LmTrainTest, AModelTooLargeForTheMachineFailsBeforeAllocating) {
+  const fs::path job = WriteJob("job.yaml",
+                                "  config: {model_type: gpt2, n_layer: 2, n_head: 2, "
+                                "n_embd: 4000000000, n_positions: 64}\n",
+                                "  train: {type: bpe, vocab_size: 500}\n", "  max_steps: 2\n");
+  Child child(dir_, job);
+  ASSERT_TRUE(child.WaitForEof(std::chrono::seconds(60)));
+  EXPECT_EQ(child.Wait(), 1);
+  const std::string err = ReadFile(dir_ / "stderr.txt");
+  EXPECT_THAT(err, HasSubstr("model.config: a model of"));
+  EXPECT_THAT(err, HasSubstr("this machine has"));
+  EXPECT_THAT(err, ::testing::Not(HasSubstr("frame #")));
+}
+
+// The training-log steps of a run of `job` in `dir` (train events only), with their epochs.
+std::vector<std::pair<int64_t, double>> TrainLogs(const fs::path& dir, const fs::path& job) {
+  Child child(dir, job);
+  std::vector<std::pair<int64_t, double>> logs;
+  while (auto event = child.NextEvent(std::chrono::seconds(60))) {
+    if (event->metrics.loss.has_value()) {
+      logs.emplace_back(event->metrics.step.value_or(-1), event->metrics.epoch.value_or(-1));
+    }
+  }
+  EXPECT_EQ(child.Wait(), 0) << ReadFile(dir / "stderr.txt");
+  return logs;
+}
+
+// logging_strategy and logging_first_step decide which updates log, as HF's
+// DefaultFlowCallback: "no" with logging_first_step logs update 1 only; "epoch" logs each
+// epoch's last update (logging_steps is not used).
+TEST_F(LmTrainTest, LoggingStrategyAndFirstStep) {
+  const std::string training = "  max_steps: 40\n  save_steps: 0\n  do_eval: false\n";
+  fs::create_directories(dir_ / "no");
+  // 24 lines of text: an epoch is a few updates.
+  const auto job = [&](const std::string& name, const std::string& logging) {
+    const fs::path path = dir_ / name;
+    std::ofstream(path) << "name: logging\ntask: clm\n"
+                        << "model: {config: {model_type: gpt2, n_layer: 1, n_head: 2, n_embd: 16, "
+                           "n_positions: 64}}\n"
+                        << "tokenizer: {train: {type: bpe, vocab_size: 300}}\n"
+                        << "data:\n  train_file: " << kData << "austen_train.txt\n"
+                        << "  block_size: 32\n  max_train_samples: 24\n"
+                        << "training:\n"
+                        << training << logging;
+    return path;
+  };
+  const auto first_only = TrainLogs(
+      dir_ / "no", job("no.yaml", "  logging_strategy: no\n  logging_first_step: true\n"));
+  ASSERT_EQ(first_only.size(), 1u);
+  EXPECT_EQ(first_only[0].first, 1);
+  fs::create_directories(dir_ / "epoch");
+  const auto epochs = TrainLogs(
+      dir_ / "epoch", job("epoch.yaml", "  logging_strategy: epoch\n  logging_steps: 1\n"));
+  ASSERT_GE(epochs.size(), 2u);
+  for (const auto& [step, epoch] : epochs) {
+    EXPECT_DOUBLE_EQ(epoch, std::round(epoch)) << "step " << step;  // An epoch's end.
+  }
+  EXPECT_EQ(epochs[1].first, 2 * epochs[0].first);
+}
+
+// HF run_*.py's output-folder guard: a second run into a folder with checkpoints is refused
+// unless it resumes; --auto-resume (what lm-worker passes a retried attempt) still resumes;
+// overwrite_output_dir deletes the old checkpoints and starts over.
+TEST_F(LmTrainTest, OutputDirWithCheckpointsNeedsOverwriteOrResume) {
+  const std::string training = "  max_steps: 4\n  save_steps: 2\n  do_eval: false\n";
+  const fs::path job = TinyJob("job.yaml", training);
+  const fs::path out = dir_ / "out";
+  {
+    Child first(dir_, job);
+    ASSERT_TRUE(first.WaitForEof(std::chrono::seconds(120)));
+    ASSERT_EQ(first.Wait(), 0) << ReadFile(dir_ / "stderr.txt");
+  }
+  ASSERT_TRUE(fs::exists(out / "checkpoint-4"));
+  {
+    Child again(dir_, job);
+    EXPECT_EQ(again.Wait(), 1);
+    EXPECT_THAT(ReadFile(dir_ / "stderr.txt"),
+                HasSubstr("Output directory (" + out.string() +
+                          ") already exists and is not empty: it holds checkpoint-4. Use "
+                          "--overwrite_output_dir to overcome"));
+  }
+  {
+    Child retry(dir_, job, {"--auto-resume"});
+    ASSERT_TRUE(retry.WaitForEof(std::chrono::seconds(120)));
+    ASSERT_EQ(retry.Wait(), 0) << ReadFile(dir_ / "stderr.txt");
+    EXPECT_THAT(ReadFile(dir_ / "stdout.txt"),
+                HasSubstr("Resumed from " + (out / "checkpoint-4").string()));
+  }
+  fs::create_directories(out / "checkpoint-99");  // A stale folder of some older run.
+  const fs::path overwrite = TinyJob(
+      "overwrite.yaml", training + "  overwrite_output_dir: true\n  per_gpu_train_batch_size: 4\n");
+  Child fresh(dir_, overwrite);
+  ASSERT_TRUE(fresh.WaitForEof(std::chrono::seconds(120)));
+  ASSERT_EQ(fresh.Wait(), 0) << ReadFile(dir_ / "stderr.txt");
+  const std::string stdout_text = ReadFile(dir_ / "stdout.txt");
+  EXPECT_THAT(stdout_text, HasSubstr("overwrite_output_dir: deleted 3 checkpoint folder(s)"));
+  EXPECT_THAT(stdout_text, ::testing::Not(HasSubstr("Resumed from")));
+  EXPECT_FALSE(fs::exists(out / "checkpoint-99"));
+  EXPECT_TRUE(fs::exists(out / "checkpoint-4" / "manifest.json"));
+  EXPECT_THAT(ReadFile(dir_ / "stderr.txt"),
+              HasSubstr("warning: " + overwrite.string() +
+                        ":16: training.per_gpu_train_batch_size is deprecated: use "
+                        "training.per_device_train_batch_size"));
+}
+
+// The first `count` lines of `from`, written to `txt` as they are and to `jsonl` as rows
+// {"id": i, "body": line}.
+void WriteTextAndTable(const fs::path& from, size_t count, const fs::path& txt,
+                       const fs::path& jsonl) {
+  std::ifstream in(from);
+  std::ofstream text(txt), table(jsonl);
+  std::string line;
+  for (size_t i = 0; i < count && std::getline(in, line); ++i) {
+    text << line << "\n";
+    table << nlohmann::json{{"id", i}, {"body", line}}.dump() << "\n";
+  }
+}
+
+std::string DataLine(const std::string& stdout_text) {
+  std::istringstream in(stdout_text);
+  std::string line;
+  while (std::getline(in, line)) {
+    if (line.rfind("data: ", 0) == 0) return line;
+  }
+  return "";
+}
+
+TEST_F(LmTrainTest, ClmOnATableReadsOnlyItsTextColumn) {
+  WriteTextAndTable(kData + "austen_train.txt", 400, dir_ / "train.txt", dir_ / "train.jsonl");
+  WriteTextAndTable(kData + "austen_valid.txt", 100, dir_ / "valid.txt", dir_ / "valid.jsonl");
+  auto run = [&](const std::string& name, const std::string& extension,
+                 const std::string& column_key) {
+    const fs::path job = dir_ / (name + ".yaml");
+    std::ofstream(job) << "name: " << name << "\ntask: clm\n"
+                       << "model: {config: {model_type: gpt2, n_layer: 1, n_head: 2, n_embd: 16, "
+                       << "n_positions: 32}}\n"
+                       << "tokenizer: {train: {type: bpe, vocab_size: 300}}\n"
+                       << "data:\n  train_file: train." << extension << "\n"
+                       << "  validation_file: valid." << extension << "\n  block_size: 32\n"
+                       << column_key << "training: {max_steps: 2, logging_steps: 1}\n";
+    Child child(dir_ / name, job, {}, {}, dir_ / name / "out");
+    EXPECT_TRUE(child.WaitForEof(std::chrono::seconds(120)));
+    EXPECT_EQ(child.Wait(), 0) << ReadFile(dir_ / name / "stderr.txt");
+    return DataLine(ReadFile(dir_ / name / "stdout.txt"));
+  };
+  fs::create_directories(dir_ / "text");
+  fs::create_directories(dir_ / "table");
+  const std::string text = run("text", "txt", "");
+  const std::string table = run("table", "jsonl", "  text_column_name: body\n");
+  EXPECT_THAT(text, HasSubstr(" train and "));
+  EXPECT_EQ(table, text);  // Same examples: the JSON syntax never reached the tokenizer.
+  const fs::path tokenizer = fs::path("out") / "tokenizer";
+  EXPECT_EQ(ReadFile(dir_ / "table" / tokenizer / "spiece.model"),
+            ReadFile(dir_ / "text" / tokenizer / "spiece.model"));
+  EXPECT_FALSE(fs::exists(dir_ / "table" / tokenizer / "train_texts.txt"));
+}
+
+}  // namespace
+}  // namespace lmtrain

@@ -1,0 +1,179 @@
+#include "worker/trainer/lr_schedule.h"
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <string>
+#include <vector>
+
+#include "tests/test_paths.h"
+#include "tests/test_python.h"
+
+namespace lmtrain {
+namespace {
+
+LrScheduleOptions Schedule(LrScheduleType type) {
+  LrScheduleOptions o;
+  o.type = type;
+  o.base_lr = 1e-3;
+  o.warmup_steps = 10;
+  o.total_steps = 100;
+  return o;
+}
+
+TEST(LrScheduleTest, LinearWarmsUpThenDecaysToZero) {
+  const LrScheduleOptions o = Schedule(LrScheduleType::kLinear);
+  EXPECT_DOUBLE_EQ(LearningRateAt(o, 0), 0.0);  // HF: the first update of a warmup uses 0.
+  EXPECT_DOUBLE_EQ(LearningRateAt(o, 5), 0.5e-3);
+  EXPECT_DOUBLE_EQ(LearningRateAt(o, 10), 1e-3);
+  EXPECT_DOUBLE_EQ(LearningRateAt(o, 55), 1e-3 * 45.0 / 90.0);
+  EXPECT_DOUBLE_EQ(LearningRateAt(o, 100), 0.0);
+  EXPECT_DOUBLE_EQ(LearningRateAt(o, 120), 0.0);  // Never negative.
+}
+
+TEST(LrScheduleTest, LinearWithoutWarmupMatchesHfLogAtTenPercent) {
+  LrScheduleOptions o = Schedule(LrScheduleType::kLinear);
+  o.warmup_steps = 0;
+  // HF logs lr 0.0009 after 10 of 100 updates at 1e-3.
+  EXPECT_NEAR(LearningRateAt(o, 10), 9e-4, 1e-18);
+  EXPECT_DOUBLE_EQ(LearningRateAt(o, 0), 1e-3);
+}
+
+TEST(LrScheduleTest, CosineFollowsHalfCosine) {
+  const LrScheduleOptions o = Schedule(LrScheduleType::kCosine);
+  EXPECT_DOUBLE_EQ(LearningRateAt(o, 5), 0.5e-3);
+  EXPECT_DOUBLE_EQ(LearningRateAt(o, 10), 1e-3);
+  EXPECT_NEAR(LearningRateAt(o, 55), 0.5e-3, 1e-15);
+  EXPECT_NEAR(LearningRateAt(o, 32), 1e-3 * 0.5 * (1 + std::cos(M_PI * 22.0 / 90.0)), 1e-15);
+  EXPECT_NEAR(LearningRateAt(o, 100), 0.0, 1e-15);
+}
+
+TEST(LrScheduleTest, ConstantSchedules) {
+  EXPECT_DOUBLE_EQ(LearningRateAt(Schedule(LrScheduleType::kConstant), 0), 1e-3);
+  EXPECT_DOUBLE_EQ(LearningRateAt(Schedule(LrScheduleType::kConstant), 99), 1e-3);
+  const LrScheduleOptions o = Schedule(LrScheduleType::kConstantWithWarmup);
+  EXPECT_DOUBLE_EQ(LearningRateAt(o, 5), 0.5e-3);
+  EXPECT_DOUBLE_EQ(LearningRateAt(o, 10), 1e-3);
+  EXPECT_DOUBLE_EQ(LearningRateAt(o, 1000), 1e-3);
+}
+
+TEST(LrScheduleTest, WarmupStepsWinOverRatioWhichRoundsUp) {
+  EXPECT_EQ(ResolveWarmupSteps(7, 0.5, 100), 7);
+  EXPECT_EQ(ResolveWarmupSteps(0, 0.1, 95), 10);  // ceil(9.5)
+  EXPECT_EQ(ResolveWarmupSteps(0, 0.0, 95), 0);
+}
+
+TEST(LrScheduleTest, ParsesHfNames) {
+  EXPECT_EQ(*ParseLrScheduleType("cosine"), LrScheduleType::kCosine);
+  EXPECT_EQ(*ParseLrScheduleType("constant_with_warmup"), LrScheduleType::kConstantWithWarmup);
+  EXPECT_EQ(*ParseLrScheduleType("polynomial"), LrScheduleType::kPolynomial);
+  EXPECT_EQ(*ParseLrScheduleType("cosine_with_restarts"), LrScheduleType::kCosineWithRestarts);
+  EXPECT_EQ(*ParseLrScheduleType("inverse_sqrt"), LrScheduleType::kInverseSqrt);
+  EXPECT_EQ(*ParseLrScheduleType("reduce_lr_on_plateau"), LrScheduleType::kReduceLrOnPlateau);
+  EXPECT_FALSE(ParseLrScheduleType("wavy").ok());
+}
+
+// reduce_lr_on_plateau has no warmup and no decay of its own (PlateauSchedule lowers it).
+TEST(LrScheduleTest, PlateauFactorIsOneWithoutWarmup) {
+  LrScheduleOptions o;
+  o.type = LrScheduleType::kReduceLrOnPlateau;
+  o.warmup_steps = 5;
+  o.total_steps = 10;
+  for (int64_t step : {0, 2, 5, 9, 12}) EXPECT_EQ(LrFactor(o, step), 1.0) << step;
+}
+
+struct HfCase {
+  LrScheduleOptions options;
+  const char* type;       // HF's name of options.type
+  nlohmann::json kwargs;  // lr_scheduler_kwargs as HF takes them
+  std::vector<int64_t> steps;
+};
+
+// The factors of transformers.get_scheduler for every case, from the .venv's HF code.
+nlohmann::json HfFactors(const std::vector<HfCase>& cases) {
+  nlohmann::json input = nlohmann::json::array();
+  for (const HfCase& c : cases) {
+    input.push_back({{"type", c.type},
+                     {"lr", c.options.base_lr},
+                     {"warmup", c.options.warmup_steps},
+                     {"total", c.options.total_steps},
+                     {"steps", c.steps},
+                     {"kwargs", c.kwargs}});
+  }
+  const std::string path = ::testing::TempDir() + "/lr_schedule_cases.json";
+  std::ofstream(path) << input.dump();
+  std::string output;
+  const int status = testing::RunTestPython(
+      std::string(LMTRAIN_SOURCE_DIR) + "/tests/worker/trainer_base/hf/lr_schedules.py " + path,
+      &output);
+  EXPECT_EQ(status, 0) << output;
+  return nlohmann::json::parse(output, nullptr, /*allow_exceptions=*/false);
+}
+
+TEST(LrScheduleTest, FactorsAreHfSchedulersFactors) {
+  if (!testing::TestPythonHas("transformers")) {
+    GTEST_SKIP() << lmtrain_test_python() << " with transformers is missing";
+  }
+  auto schedule = [](LrScheduleType type, int64_t warmup, int64_t total) {
+    LrScheduleOptions o;
+    o.type = type;
+    o.base_lr = 1e-3;
+    o.warmup_steps = warmup;
+    o.total_steps = total;
+    return o;
+  };
+  std::vector<HfCase> cases;
+  cases.push_back({schedule(LrScheduleType::kPolynomial, 3, 20),
+                   "polynomial",
+                   nlohmann::json::object(),
+                   {0, 1, 3, 7, 19, 20, 25}});
+  cases.push_back({schedule(LrScheduleType::kPolynomial, 3, 20),
+                   "polynomial",
+                   {{"lr_end", 1e-5}, {"power", 2.0}},
+                   {0, 2, 3, 7, 13, 19, 20, 25}});
+  cases.back().options.lr_end = 1e-5;
+  cases.back().options.power = 2.0;
+  cases.push_back({schedule(LrScheduleType::kCosineWithRestarts, 2, 30),
+                   "cosine_with_restarts",
+                   nlohmann::json::object(),
+                   {0, 1, 2, 9, 16, 29, 30, 31}});
+  cases.push_back({schedule(LrScheduleType::kCosineWithRestarts, 2, 30),
+                   "cosine_with_restarts",
+                   {{"num_cycles", 3}},
+                   {0, 2, 5, 11, 12, 16, 21, 29, 30}});
+  cases.back().options.num_cycles = 3;
+  cases.push_back({schedule(LrScheduleType::kCosine, 2, 30),
+                   "cosine",
+                   {{"num_cycles", 1.5}},
+                   {0, 2, 9, 17, 29, 30}});
+  cases.back().options.num_cycles = 1.5;
+  cases.push_back({schedule(LrScheduleType::kInverseSqrt, 4, 30),
+                   "inverse_sqrt",
+                   nlohmann::json::object(),
+                   {0, 2, 4, 5, 30, 1000}});
+  cases.push_back({schedule(LrScheduleType::kInverseSqrt, 0, 30),
+                   "inverse_sqrt",
+                   nlohmann::json::object(),
+                   {0, 1, 5000, 20000}});  // timescale 10000
+  cases.push_back({schedule(LrScheduleType::kInverseSqrt, 0, 30),
+                   "inverse_sqrt",
+                   {{"timescale", 7}},
+                   {0, 5, 29, 20000}});
+  cases.back().options.timescale = 7;
+  const nlohmann::json hf = HfFactors(cases);
+  ASSERT_TRUE(hf.is_array()) << hf.dump();
+  ASSERT_EQ(hf.size(), cases.size());
+  for (size_t i = 0; i < cases.size(); ++i) {
+    const HfCase& c = cases[i];
+    ASSERT_EQ(hf[i].size(), c.steps.size());
+    for (size_t j = 0; j < c.steps.size(); ++j) {
+      EXPECT_DOUBLE_EQ(LrFactor(c.options, c.steps[j]), hf[i][j].get<double>())
+          << c.type << " " << c.kwargs.dump() << " at step " << c.steps[j];
+    }
+  }
+}
+
+}  // namespace
+}  // namespace lmtrain
