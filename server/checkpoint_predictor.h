@@ -30,7 +30,7 @@
 #include "absl/status/statusor.h"
 #include "absl/time/time.h"
 #include "storage/job_store.h"
-#include "worker/agent/process_launcher.h"
+#include "common/process_launcher.h"
 
 namespace lmtrain {
 

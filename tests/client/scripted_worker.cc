@@ -3,6 +3,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/time/clock.h"
 #include "absl/time/time.h"
+#include "worker/agent/proto_convert.h"
 
 namespace lmtrain::testing {
 
@@ -11,32 +12,31 @@ ScriptedWorker::ScriptedWorker(const std::string& address, std::string name, int
     : client_(address), name_(std::move(name)), slots_(slots), labels_(std::move(labels)) {}
 
 absl::Status ScriptedWorker::Register() {
-  v1::RegisterWorkerRequest req;
-  req.set_name(name_);
-  req.set_hostname("test-host");
-  req.set_slots(slots_);
-  req.mutable_labels()->insert(labels_.begin(), labels_.end());
-  v1::Device* d = req.add_devices();
-  d->set_type("cpu");
-  d->set_index(0);
-  req.set_advertise_address("127.0.0.1");
-  auto resp = client_.Register(req);
-  if (!resp.ok()) return resp.status();
-  id_ = resp->worker_id();
+  WorkerRegistration req;
+  req.name = name_;
+  req.hostname = "test-host";
+  req.slots = slots_;
+  req.labels = labels_;
+  req.devices.push_back({"cpu", 0, "", 0, ""});
+  req.advertise_address = "127.0.0.1";
+  absl::StatusOr<std::string> id = client_.Register(req);
+  if (!id.ok()) return id.status();
+  id_ = *std::move(id);
   return absl::OkStatus();
 }
 
 absl::StatusOr<v1::Assignment> ScriptedWorker::WaitForAssignment() {
   const absl::Time deadline = absl::Now() + absl::Seconds(10);
   while (absl::Now() < deadline) {
-    v1::SyncRequest req;
-    req.set_worker_id(id_);
-    req.set_free_slots(slots_);
-    req.set_wait_ms(500);
-    auto resp = client_.Sync(req);
+    WorkerSync req;
+    req.worker_id = id_;
+    req.free_slots = slots_;
+    req.wait_ms = 500;
+    absl::StatusOr<SyncOrders> resp = client_.Sync(req);
     if (!resp.ok()) return resp.status();
-    if (resp->assignments_size() > 0) {
-      assignment_ = resp->assignments(0);
+    if (!resp->assignments.empty()) {
+      assignment_.Clear();
+      ToProto(resp->assignments.front(), &assignment_);
       return assignment_;
     }
   }
@@ -44,12 +44,8 @@ absl::StatusOr<v1::Assignment> ScriptedWorker::WaitForAssignment() {
 }
 
 absl::Status ScriptedWorker::Report(const std::vector<v1::WorkerJobEvent>& events) {
-  v1::ReportJobEventsRequest req;
-  req.set_worker_id(id_);
-  req.set_job_id(assignment_.job_id());
-  req.set_rank(assignment_.rank());
-  req.set_attempt(assignment_.attempt());
-  for (const v1::WorkerJobEvent& e : events) *req.add_events() = e;
+  RankEventBatch req{id_, assignment_.job_id(), assignment_.rank(), assignment_.attempt(), {}};
+  for (const v1::WorkerJobEvent& e : events) req.events.push_back(FromProto(e));
   return client_.Report(req).status();
 }
 

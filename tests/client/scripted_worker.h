@@ -9,7 +9,8 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
-#include "worker/agent/server_client.h"
+#include "lmtrain/v1/worker.pb.h"
+#include "worker/agent/grpc_server_client.h"
 
 namespace lmtrain::testing {
 

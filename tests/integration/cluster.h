@@ -9,7 +9,7 @@
 
 #include "absl/status/statusor.h"
 #include "tests/test_paths.h"
-#include "worker/agent/process_launcher.h"
+#include "common/process_launcher.h"
 
 namespace lmtrain::testing {
 
