@@ -155,7 +155,8 @@ absl::Status Server::StartGrpc() {
 // The in-process channel skips TLS; the internal token passes authentication as a worker.
 std::function<std::shared_ptr<grpc::Channel>()> Server::WorkerChannels() {
   if (!auth_->enabled() && !options_.tls.enabled()) {
-    ClientChannelFactory loopback = ClientChannelFactory::Plaintext(absl::StrCat("127.0.0.1:", port_));
+    ClientChannelFactory loopback =
+        ClientChannelFactory::Plaintext(absl::StrCat("127.0.0.1:", port_));
     return [loopback] {
       grpc::ChannelArguments args;  // Its own subchannel: reconnects at once after a failure.
       args.SetInt(GRPC_ARG_USE_LOCAL_SUBCHANNEL_POOL, 1);
@@ -171,8 +172,7 @@ std::function<std::shared_ptr<grpc::Channel>()> Server::WorkerChannels() {
   return [server, token]() -> std::shared_ptr<grpc::Channel> {
     grpc::ChannelArguments args;
     if (token.empty()) return server->InProcessChannel(args);
-    return server->experimental().InProcessChannelWithInterceptors(args,
-                                                                   TokenInterceptors(token));
+    return server->experimental().InProcessChannelWithInterceptors(args, TokenInterceptors(token));
   };
 }
 

@@ -8,8 +8,8 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
-#include "tests/test_paths.h"
 #include "common/process_launcher.h"
+#include "tests/test_paths.h"
 
 namespace lmtrain::testing {
 

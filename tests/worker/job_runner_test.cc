@@ -167,7 +167,8 @@ TEST_F(JobRunnerTest, ArtifactsOfARunningJobAreNotEvictedUntilItExits) {
   a.spec_yaml =
       "name: j\ntask: clm\nmodel:\n  config: {model_type: gpt2, n_layer: 1, n_head: 2, "
       "n_embd: 8, n_positions: 32}\ntokenizer:\n  train: {type: bpe, vocab_size: 50}\n"
-      "data:\n  train_file: artifact:sha256:" + data_hex + "\n";
+      "data:\n  train_file: artifact:sha256:" +
+      data_hex + "\n";
   a.output_dir = (dir_ / "out").string();
   JobRunner::Options o{trainer.string(), (dir_ / "work").string(), absl::Milliseconds(300),
                        absl::Milliseconds(20), &cache};

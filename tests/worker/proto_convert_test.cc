@@ -79,9 +79,9 @@ TEST(WorkerProtoConvertTest, EveryEventKindRoundTrips) {
   TrainingMetrics m;
   m.step = 3;
   m.loss = 0.5;
-  RankEventBatch batch{"w1", "9", 1, 2,
-                       {RankStarted{42}, m, RankCheckpoint{3, "/c", 1700000000123},
-                        RankLog{"stderr", "oops"}, RankExited{-1, 9, "killed", true}}};
+  RankEventBatch batch{"w1", "9", 1, 2, {}};
+  batch.events = {RankStarted{42}, m, RankCheckpoint{3, "/c", 1700000000123},
+                  RankLog{"stderr", "oops"}, RankExited{-1, 9, "killed", true}};
   v1::ReportJobEventsRequest p;
   ToProto(batch, &p);
   EXPECT_EQ(p.worker_id(), "w1");

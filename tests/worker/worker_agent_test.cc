@@ -114,7 +114,7 @@ class WorkerAgentTest : public ::testing::Test {
   FakeServerClient server_;
   FakeProcessLauncher launcher_;
   testing::FixedGpuInventory gpus_{{{0, "NVIDIA H100", int64_t{80} << 30, "GPU-a"},
-                                     {1, "NVIDIA H100", int64_t{80} << 30, "GPU-b"}}};
+                                    {1, "NVIDIA H100", int64_t{80} << 30, "GPU-b"}}};
   std::unique_ptr<WorkerAgent> agent_;
   std::thread thread_;
 };

@@ -28,8 +28,7 @@ GrpcServerClient::GrpcServerClient(const ClientChannelFactory& channels)
     : GrpcServerClient(WorkerChannels(channels)) {}
 
 GrpcServerClient::GrpcServerClient(ChannelMaker make_channel)
-    : make_channel_(std::move(make_channel)),
-      stub_(v1::WorkerService::NewStub(make_channel_())) {}
+    : make_channel_(std::move(make_channel)), stub_(v1::WorkerService::NewStub(make_channel_())) {}
 
 std::shared_ptr<GrpcServerClient::Stub> GrpcServerClient::CurrentStub() {
   absl::MutexLock lock(&mu_);

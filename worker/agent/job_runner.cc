@@ -72,8 +72,12 @@ class JobRunner::Relay {
   bool Flush() {
     log_.flush();
     if (pending_.empty()) return true;
-    RankEventBatch batch{runner_->worker_id_(), runner_->job_id(), runner_->assignment_.rank,
-                         runner_->assignment_.attempt, {pending_.begin(), pending_.end()}};
+    RankEventBatch batch;
+    batch.worker_id = runner_->worker_id_();
+    batch.job_id = runner_->job_id();
+    batch.rank = runner_->assignment_.rank;
+    batch.attempt = runner_->assignment_.attempt;
+    batch.events.assign(pending_.begin(), pending_.end());
     absl::StatusOr<ReportReply> resp = runner_->client_->Report(batch);
     if (!resp.ok()) {
       const absl::StatusCode code = resp.status().code();
@@ -139,18 +143,17 @@ absl::StatusOr<std::unique_ptr<ChildProcess>> JobRunner::Launch() {
   const fs::path spec_path = job_dir / "job.yaml";
   std::ofstream(spec_path) << spec_yaml;
   LaunchSpec spec;
-  spec.argv = {options_.trainer_path,    spec_path.string(), "--output-dir",
+  spec.argv = {options_.trainer_path,  spec_path.string(), "--output-dir",
                assignment_.output_dir, "--events-fd",      "3"};
   if (assignment_.resume) spec.argv.push_back("--auto-resume");
   spec.env = {{"CUDA_VISIBLE_DEVICES", absl::StrJoin(assignment_.gpus, ",")},
               {"CUDA_DEVICE_ORDER", "PCI_BUS_ID"}};
   if (assignment_.world_size > 1) {
-    spec.env.insert(spec.env.end(),
-                    {{"RANK", absl::StrCat(assignment_.rank)},
-                     {"WORLD_SIZE", absl::StrCat(assignment_.world_size)},
-                     {"LOCAL_RANK", absl::StrCat(assignment_.local_rank)},
-                     {"MASTER_ADDR", assignment_.master_addr},
-                     {"MASTER_PORT", absl::StrCat(assignment_.master_port)}});
+    spec.env.insert(spec.env.end(), {{"RANK", absl::StrCat(assignment_.rank)},
+                                     {"WORLD_SIZE", absl::StrCat(assignment_.world_size)},
+                                     {"LOCAL_RANK", absl::StrCat(assignment_.local_rank)},
+                                     {"MASTER_ADDR", assignment_.master_addr},
+                                     {"MASTER_PORT", absl::StrCat(assignment_.master_port)}});
   }
   spec.cwd = job_dir.string();
   return launcher_->Launch(spec);

@@ -31,8 +31,8 @@
 #include <vector>
 
 #include "absl/time/time.h"
-#include "worker/agent/artifact_cache.h"
 #include "common/process_launcher.h"
+#include "worker/agent/artifact_cache.h"
 #include "worker/agent/server_client.h"
 #include "worker/agent/worker_messages.h"
 

@@ -44,8 +44,7 @@ class LocalWorker {
   // Creates work_dir and starts the agent (named "local", advertised as 127.0.0.1) against the
   // server `channels` reach. InvalidArgument for slots <= 0 or no work_dir; Internal when
   // work_dir cannot be created.
-  static absl::StatusOr<std::unique_ptr<LocalWorker>> Start(ChannelMaker channels,
-                                                            Options options);
+  static absl::StatusOr<std::unique_ptr<LocalWorker>> Start(ChannelMaker channels, Options options);
   ~LocalWorker();  // Stop().
   LocalWorker(const LocalWorker&) = delete;
   LocalWorker& operator=(const LocalWorker&) = delete;

@@ -60,8 +60,7 @@ bool WorkerAgent::Register() {
     if ((code == absl::StatusCode::kUnauthenticated ||
          code == absl::StatusCode::kPermissionDenied) && !refused_shown_) {
       std::cerr << "lm-worker: the server refused to register this worker ("
-                << id.status().message() << "); check --token / LMTRAIN_WORKER_TOKEN"
-                << std::endl;
+                << id.status().message() << "); check --token / LMTRAIN_WORKER_TOKEN" << std::endl;
       refused_shown_ = true;
     }
     return false;
@@ -137,8 +136,8 @@ void WorkerAgent::Run() {
     unreachable = false;
     backoff = options_.retry_backoff;
     if (orders->reregister) {
-      std::cerr << "lm-worker: the server does not know " << sync.worker_id
-                << "; registering again" << std::endl;
+      std::cerr << "lm-worker: the server does not know " << sync.worker_id << "; registering again"
+                << std::endl;
       absl::MutexLock lock(&id_mu_);
       worker_id_.clear();
       continue;

@@ -23,9 +23,9 @@
 
 #include "absl/synchronization/mutex.h"
 #include "absl/time/time.h"
+#include "common/process_launcher.h"
 #include "worker/agent/gpu_inventory.h"
 #include "worker/agent/job_runner.h"
-#include "common/process_launcher.h"
 #include "worker/agent/server_client.h"
 #include "worker/agent/worker_messages.h"
 
