@@ -3,7 +3,6 @@
 #include "absl/strings/str_cat.h"
 #include "absl/time/clock.h"
 #include "absl/time/time.h"
-#include "worker/agent/proto_convert.h"
 
 namespace lmtrain::testing {
 
@@ -25,7 +24,7 @@ absl::Status ScriptedWorker::Register() {
   return absl::OkStatus();
 }
 
-absl::StatusOr<v1::Assignment> ScriptedWorker::WaitForAssignment() {
+absl::StatusOr<RankAssignment> ScriptedWorker::WaitForAssignment() {
   const absl::Time deadline = absl::Now() + absl::Seconds(10);
   while (absl::Now() < deadline) {
     WorkerSync req;
@@ -35,56 +34,37 @@ absl::StatusOr<v1::Assignment> ScriptedWorker::WaitForAssignment() {
     absl::StatusOr<SyncOrders> resp = client_.Sync(req);
     if (!resp.ok()) return resp.status();
     if (!resp->assignments.empty()) {
-      assignment_.Clear();
-      ToProto(resp->assignments.front(), &assignment_);
+      assignment_ = resp->assignments.front();
       return assignment_;
     }
   }
   return absl::DeadlineExceededError(absl::StrCat("worker ", id_, ": no assignment in 10 s"));
 }
 
-absl::Status ScriptedWorker::Report(const std::vector<v1::WorkerJobEvent>& events) {
-  RankEventBatch req{id_, assignment_.job_id(), assignment_.rank(), assignment_.attempt(), {}};
-  for (const v1::WorkerJobEvent& e : events) req.events.push_back(FromProto(e));
+absl::Status ScriptedWorker::Report(const std::vector<RankEvent>& events) {
+  RankEventBatch req{id_, assignment_.job_id, assignment_.rank, assignment_.attempt, events};
   return client_.Report(req).status();
 }
 
-v1::WorkerJobEvent ScriptedWorker::Started() {
-  v1::WorkerJobEvent e;
-  e.mutable_started()->set_pid(4242);
-  return e;
+RankEvent ScriptedWorker::Started() { return RankStarted{4242}; }
+
+RankEvent ScriptedWorker::Metrics(int64_t step, int64_t max_steps, double loss, double tps) {
+  TrainingMetrics m;
+  m.step = step;
+  m.max_steps = max_steps;
+  m.loss = loss;
+  m.tokens_per_second = tps;
+  return m;
 }
 
-v1::WorkerJobEvent ScriptedWorker::Metrics(int64_t step, int64_t max_steps, double loss,
-                                           double tps) {
-  v1::WorkerJobEvent e;
-  e.mutable_metrics()->set_step(step);
-  e.mutable_metrics()->set_max_steps(max_steps);
-  e.mutable_metrics()->set_loss(loss);
-  e.mutable_metrics()->set_tokens_per_second(tps);
-  return e;
+RankEvent ScriptedWorker::Checkpoint(int64_t step, const std::string& path) {
+  return RankCheckpoint{step, path, absl::ToUnixSeconds(absl::Now()) * 1000};
 }
 
-v1::WorkerJobEvent ScriptedWorker::Checkpoint(int64_t step, const std::string& path) {
-  v1::WorkerJobEvent e;
-  e.mutable_checkpoint()->set_step(step);
-  e.mutable_checkpoint()->set_path(path);
-  e.mutable_checkpoint()->mutable_created_at()->set_seconds(absl::ToUnixSeconds(absl::Now()));
-  return e;
-}
+RankEvent ScriptedWorker::Log(const std::string& text) { return RankLog{"stdout", text}; }
 
-v1::WorkerJobEvent ScriptedWorker::Log(const std::string& text) {
-  v1::WorkerJobEvent e;
-  e.mutable_log()->set_stream("stdout");
-  e.mutable_log()->set_text(text);
-  return e;
-}
-
-v1::WorkerJobEvent ScriptedWorker::Exited(int exit_code, const std::string& error) {
-  v1::WorkerJobEvent e;
-  e.mutable_exited()->set_exit_code(exit_code);
-  e.mutable_exited()->set_error(error);
-  return e;
+RankEvent ScriptedWorker::Exited(int exit_code, const std::string& error) {
+  return RankExited{exit_code, 0, error, false};
 }
 
 }  // namespace lmtrain::testing

@@ -1,8 +1,10 @@
 // The worker's message mappings (worker/agent/proto_convert.h): every field reaches its proto
-// field and comes back.
+// field, and every proto field the server sends reaches the worker's message.
 #include "worker/agent/proto_convert.h"
 
 #include <gtest/gtest.h>
+
+#include "proto/proto_convert.h"
 
 namespace lmtrain {
 namespace {
@@ -50,9 +52,20 @@ TEST(WorkerProtoConvertTest, SyncAndOrdersRoundTrip) {
   EXPECT_EQ(req.free_slots(), 2);
   EXPECT_EQ(req.wait_ms(), 750);
 
-  RankAssignment a{"9", "name: x\n", "/out", 2, 1, 4, 1, "10.0.0.2", 29500, true, {0, 3}};
   v1::SyncResponse resp;
-  ToProto(a, resp.add_assignments());
+  v1::Assignment* a = resp.add_assignments();
+  a->set_job_id("9");
+  a->set_spec_yaml("name: x\n");
+  a->set_output_dir("/out");
+  a->set_attempt(2);
+  a->set_rank(1);
+  a->set_world_size(4);
+  a->set_local_rank(1);
+  a->set_master_addr("10.0.0.2");
+  a->set_master_port(29500);
+  a->set_resume(true);
+  a->add_gpus(0);
+  a->add_gpus(3);
   ToProto(RunningRank{"8", 0, 5, {}}, resp.add_stop());
   resp.set_reregister(true);
   const SyncOrders orders = FromProto(resp);
@@ -75,7 +88,7 @@ TEST(WorkerProtoConvertTest, SyncAndOrdersRoundTrip) {
   EXPECT_TRUE(orders.reregister);
 }
 
-TEST(WorkerProtoConvertTest, EveryEventKindRoundTrips) {
+TEST(WorkerProtoConvertTest, EveryEventKindReachesItsField) {
   TrainingMetrics m;
   m.step = 3;
   m.loss = 0.5;
@@ -89,20 +102,20 @@ TEST(WorkerProtoConvertTest, EveryEventKindRoundTrips) {
   EXPECT_EQ(p.rank(), 1);
   EXPECT_EQ(p.attempt(), 2);
   ASSERT_EQ(p.events_size(), 5);
-  EXPECT_EQ(std::get<RankStarted>(FromProto(p.events(0))).pid, 42);
-  EXPECT_EQ(std::get<TrainingMetrics>(FromProto(p.events(1))), m);
-  const RankCheckpoint c = std::get<RankCheckpoint>(FromProto(p.events(2)));
-  EXPECT_EQ(c.step, 3);
-  EXPECT_EQ(c.path, "/c");
-  EXPECT_EQ(c.created_ms, 1700000000123);
-  const RankLog l = std::get<RankLog>(FromProto(p.events(3)));
-  EXPECT_EQ(l.stream, "stderr");
-  EXPECT_EQ(l.text, "oops");
-  const RankExited x = std::get<RankExited>(FromProto(p.events(4)));
-  EXPECT_EQ(x.exit_code, -1);
-  EXPECT_EQ(x.signal, 9);
-  EXPECT_EQ(x.error, "killed");
-  EXPECT_TRUE(x.cancelled);
+  EXPECT_EQ(p.events(0).started().pid(), 42);
+  EXPECT_EQ(p.events(1).metrics().step(), 3);
+  EXPECT_EQ(p.events(1).metrics().loss(), 0.5);
+  EXPECT_FALSE(p.events(1).metrics().has_eval_loss());
+  EXPECT_EQ(p.events(2).checkpoint().step(), 3);
+  EXPECT_EQ(p.events(2).checkpoint().path(), "/c");
+  EXPECT_EQ(FromProtoTime(p.events(2).checkpoint().created_at()), 1700000000123);
+  EXPECT_EQ(p.events(3).log().stream(), "stderr");
+  EXPECT_EQ(p.events(3).log().text(), "oops");
+  const v1::JobExited& x = p.events(4).exited();
+  EXPECT_EQ(x.exit_code(), -1);
+  EXPECT_EQ(x.signal(), 9);
+  EXPECT_EQ(x.error(), "killed");
+  EXPECT_TRUE(x.cancelled());
 }
 
 }  // namespace

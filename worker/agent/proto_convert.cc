@@ -67,20 +67,6 @@ void ToProto(const WorkerSync& sync, v1::SyncRequest* out) {
   out->set_wait_ms(sync.wait_ms);
 }
 
-void ToProto(const RankAssignment& a, v1::Assignment* out) {
-  out->set_job_id(a.job_id);
-  out->set_spec_yaml(a.spec_yaml);
-  out->set_output_dir(a.output_dir);
-  out->set_attempt(a.attempt);
-  out->set_rank(a.rank);
-  out->set_world_size(a.world_size);
-  out->set_local_rank(a.local_rank);
-  out->set_master_addr(a.master_addr);
-  out->set_master_port(a.master_port);
-  out->set_resume(a.resume);
-  out->mutable_gpus()->Add(a.gpus.begin(), a.gpus.end());
-}
-
 RankAssignment FromProto(const v1::Assignment& a) {
   RankAssignment out;
   out.job_id = a.job_id();
@@ -107,24 +93,6 @@ SyncOrders FromProto(const v1::SyncResponse& response) {
 
 void ToProto(const RankEvent& event, v1::WorkerJobEvent* out) {
   std::visit(EventToProto{out}, event);
-}
-
-RankEvent FromProto(const v1::WorkerJobEvent& e) {
-  switch (e.kind_case()) {
-    case v1::WorkerJobEvent::kStarted:
-      return RankStarted{e.started().pid()};
-    case v1::WorkerJobEvent::kMetrics:
-      return FromProto(e.metrics());
-    case v1::WorkerJobEvent::kCheckpoint:
-      return RankCheckpoint{e.checkpoint().step(), e.checkpoint().path(),
-                            FromProtoTime(e.checkpoint().created_at())};
-    case v1::WorkerJobEvent::kExited:
-      return RankExited{e.exited().exit_code(), e.exited().signal(), e.exited().error(),
-                        e.exited().cancelled()};
-    case v1::WorkerJobEvent::kLog:
-    default:
-      return RankLog{e.log().stream(), e.log().text()};
-  }
 }
 
 void ToProto(const RankEventBatch& batch, v1::ReportJobEventsRequest* out) {
