@@ -169,8 +169,11 @@ TEST_F(WorkerAgentTest, AssignmentStartsLmTrainOnceWithItsRankEnvironment) {
   server_.Push(Start(a));
   const int resent = server_.Push(Start(a));  // Re-sent until the server sees it running.
   ASSERT_TRUE(server_.WaitServed(resent + 1));
-  EXPECT_EQ(server_.syncs().back().running.size(), 1u);  // One runner: the re-send is ignored.
   ASSERT_NE(launcher_.WaitForChild(1), nullptr);
+  // The re-send started nothing: a runner made for it would have launched (and been joined)
+  // before the agent synced again.
+  ASSERT_EQ(launcher_.specs().size(), 1u);
+  EXPECT_EQ(server_.syncs().back().running.size(), 1u);
   const LaunchSpec spec = launcher_.specs()[0];
   EXPECT_EQ(spec.argv[0], "/opt/lm-train");
   EXPECT_EQ(spec.argv[1], options_.work_dir + "/jobs/7/attempt-2-rank-1/job.yaml");
