@@ -29,8 +29,8 @@
 
 #include "absl/status/statusor.h"
 #include "absl/time/time.h"
+#include "common/process_launcher.h"
 #include "storage/job_store.h"
-#include "worker/agent/process_launcher.h"
 
 namespace lmtrain {
 

@@ -11,7 +11,8 @@
 //             (replicas on one PostgreSQL store; docs/operations.md)
 // Exits with status 3 when it loses the lease as the active replica (its supervisor restarts
 // it as a standby).
-// SIGHUP re-reads the tokens file.
+// SIGHUP re-reads the tokens file. The composition root: the Server, plus a LocalWorker
+// (worker/agent/local_worker.h) reaching it in-process when --local-worker N > 0.
 #include <signal.h>
 #include <stdlib.h>
 
@@ -23,6 +24,7 @@
 #include "common/command_line.h"
 #include "common/termination_signals.h"
 #include "server/server.h"
+#include "worker/agent/local_worker.h"
 
 int main(int argc, char** argv) {
   using namespace lmtrain;
@@ -99,7 +101,6 @@ int main(int argc, char** argv) {
     return 2;
   }
   o.sync = *sync_mode;
-  o.local_worker_slots = static_cast<int>(local_workers);
   for (absl::string_view root : absl::StrSplit(data_roots, ',', absl::SkipEmpty())) {
     o.data_roots.push_back(std::filesystem::absolute(std::string(root)).string());
   }
@@ -144,9 +145,24 @@ int main(int argc, char** argv) {
     std::cout << "lm-server: dashboard at http://" << h.substr(0, h.rfind(':')) << ":"
               << s->http_port() << "/" << std::endl;
   }
+  std::unique_ptr<LocalWorker> local_worker;
+  if (local_workers > 0) {
+    LocalWorker::Options w;
+    w.slots = static_cast<int>(local_workers);
+    w.work_dir = s->options().data_dir + "/worker";
+    w.trainer_path = o.trainer_path;
+    auto started = LocalWorker::Start(s->WorkerChannels(), w);
+    if (!started.ok()) {
+      std::cerr << "lm-server: " << started.status().message() << "\n";
+      s->Shutdown();
+      return 1;
+    }
+    local_worker = *std::move(started);
+  }
   term.WaitForNotification();
   std::cout << "lm-server: shutting down" << (lease_lost ? " (lost the lease)" : "") << std::endl;
   running.store(nullptr);
+  if (local_worker) local_worker->Stop();  // Its children's exits reach the server first.
   s->Shutdown();
   return lease_lost ? 3 : 0;
 }

@@ -7,6 +7,8 @@
 
 #include "absl/strings/str_cat.h"
 #include "common/status_macros.h"
+#include "common/trainer_path.h"
+#include "proto/client_channel.h"
 #include "server/metrics/grpc_metrics_interceptor.h"
 #include "server/metrics/observed_job_store.h"
 #include "storage/postgres_job_store.h"
@@ -103,7 +105,6 @@ absl::Status Server::Init() {
   role_->Start(advertise);
   expiry_thread_ = std::thread([this] { ExpiryLoop(); });
   serving_.Notify();
-  if (options_.local_worker_slots > 0) StartLocalWorker();
   return absl::OkStatus();
 }
 
@@ -158,44 +159,28 @@ absl::Status Server::StartGrpc() {
   return absl::OkStatus();
 }
 
-// With authentication or TLS on, the embedded worker talks to us over gRPC's in-process
-// channel (no certificate to verify) with an internal worker token made for this run.
-void Server::StartLocalWorker() {
-  std::error_code ec;
-  if (auth_->enabled() || options_.tls.enabled()) {
-    std::string token;
-    if (authenticator_ != nullptr) {
-      token = TokenAuthenticator::GenerateToken();
-      authenticator_->AddInternalToken(token, Principal{"local-worker", Role::kWorker, true});
-    }
-    grpc::Server* server = grpc_server_.get();
-    auto channel = [server, token] {
-      grpc::ChannelArguments args;
-      if (token.empty()) return server->InProcessChannel(args);
-      return server->experimental().InProcessChannelWithInterceptors(args,
-                                                                     TokenInterceptors(token));
+// The in-process channel skips TLS; the internal token passes authentication as a worker.
+std::function<std::shared_ptr<grpc::Channel>()> Server::WorkerChannels() {
+  if (!auth_->enabled() && !options_.tls.enabled()) {
+    ClientChannelFactory loopback =
+        ClientChannelFactory::Plaintext(absl::StrCat("127.0.0.1:", port_));
+    return [loopback] {
+      grpc::ChannelArguments args;  // Its own subchannel: reconnects at once after a failure.
+      args.SetInt(GRPC_ARG_USE_LOCAL_SUBCHANNEL_POOL, 1);
+      return loopback.NewChannel(args);
     };
-    local_client_ = std::make_unique<GrpcServerClient>(channel);
-    local_artifact_client_ = std::make_unique<ArtifactClient>(channel(), ArtifactClient::Options{});
-  } else {
-    local_client_ = std::make_unique<GrpcServerClient>(absl::StrCat("127.0.0.1:", port_));
-    local_artifact_client_ = std::make_unique<ArtifactClient>(absl::StrCat("127.0.0.1:", port_),
-                                                              ArtifactClient::Options{});
   }
-  WorkerAgent::Options o;
-  o.name = "local";
-  o.slots = options_.local_worker_slots;
-  o.work_dir = options_.data_dir + "/worker";
-  o.trainer_path = options_.trainer_path.empty() ? DefaultTrainerPath() : options_.trainer_path;
-  o.kill_grace = options_.kill_grace;
-  o.advertise_address = "127.0.0.1";
-  fs::create_directories(o.work_dir, ec);
-  local_artifact_cache_ = std::make_unique<ArtifactCache>(local_artifact_client_.get(),
-                                                          o.work_dir + "/artifact-cache");
-  o.artifacts = local_artifact_cache_.get();
-  local_agent_ =
-      std::make_unique<WorkerAgent>(local_client_.get(), &local_launcher_, &local_gpus_, o);
-  local_thread_ = std::thread([this] { local_agent_->Run(); });
+  std::string token;
+  if (authenticator_ != nullptr) {
+    token = TokenAuthenticator::GenerateToken();
+    authenticator_->AddInternalToken(token, Principal{"local-worker", Role::kWorker, true});
+  }
+  grpc::Server* server = grpc_server_.get();
+  return [server, token]() -> std::shared_ptr<grpc::Channel> {
+    grpc::ChannelArguments args;
+    if (token.empty()) return server->InProcessChannel(args);
+    return server->experimental().InProcessChannelWithInterceptors(args, TokenInterceptors(token));
+  };
 }
 
 // A PostgreSQL store is shared by replicas: one holds the lease and dispatches, the others stand
@@ -242,10 +227,6 @@ void Server::Shutdown() {
   stop_.Notify();
   role_->Stop();  // A standby takes over at once.
   if (http_server_) http_server_->Stop();  // No HTTP handler touches the core after this.
-  if (local_agent_) {
-    local_agent_->Stop();
-    local_thread_.join();  // Stops its children and reports their exits first.
-  }
   hub_.Shutdown();  // Wakes long-polls and watch streams.
   grpc_server_->Shutdown(std::chrono::system_clock::now() + std::chrono::seconds(2));
   expiry_thread_.join();

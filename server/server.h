@@ -3,9 +3,9 @@
 // PostgreSQL store: server/server_role.h), the job manager, authentication and authorization
 // (when a tokens file is given; docs/security.md), the gRPC services (JobService,
 // WorkerService, ArtifactService, the standard health service), a lease-expiry thread,
-// optionally the HTTP front end (server/http: dashboard, JSON API, Prometheus /metrics) and
-// in-process worker agents
-// (`--local-worker N`: the embedded default, one command for a working system).
+// and optionally the HTTP front end (server/http: dashboard, JSON API, Prometheus /metrics).
+// It runs no worker itself: lm-server's main adds a LocalWorker (worker/agent/local_worker.h)
+// that reaches it through WorkerChannels().
 //
 //   Start() -> serving -> Shutdown() (SIGTERM) -> Wait() returns
 //
@@ -22,14 +22,14 @@
 
 #include "absl/status/statusor.h"
 #include "absl/synchronization/notification.h"
+#include "common/process_launcher.h"
+#include "server/artifact_service.h"
+#include "server/artifacts/artifact_store.h"
 #include "server/auth/authorizer.h"
 #include "server/auth/grpc_auth.h"
 #include "server/auth/server_credentials.h"
 #include "server/auth/token_authenticator.h"
-#include "client/artifacts/artifact_client.h"
 #include "server/checkpoint_predictor.h"
-#include "server/artifact_service.h"
-#include "server/artifacts/artifact_store.h"
 #include "server/dispatcher.h"
 #include "server/event_hub.h"
 #include "server/http/http_server.h"
@@ -41,11 +41,6 @@
 #include "server/worker_service.h"
 #include "storage/job_store.h"
 #include "storage/sqlite_job_store.h"
-#include "worker/agent/artifact_cache.h"
-#include "worker/agent/nvml_gpu_inventory.h"
-#include "worker/agent/process_launcher.h"
-#include "worker/agent/server_client.h"
-#include "worker/agent/worker_agent.h"
 
 namespace lmtrain {
 
@@ -61,12 +56,10 @@ class Server {
     // When a store commit reaches the disk: kNormal (default) survives a process crash, kFull
     // (--sync full) also power loss (storage/sqlite_job_store.h, docs/operations.md).
     SqliteJobStore::Sync sync = SqliteJobStore::Sync::kNormal;
-    int local_worker_slots = 0;               // >0: run an in-process worker agent.
-    // lm-train, for the local worker and for predictions; default next to us.
+    // lm-train, for predictions; default next to us.
     std::string trainer_path;
     absl::Duration predict_timeout = absl::Seconds(120);  // One lm-train predict child.
     int64_t lease_timeout_ms = 15000;
-    absl::Duration kill_grace = absl::Seconds(10);
     SchedulerConfig scheduler;  // Policy switches, seed, per-user weights and limits.
     // Security (docs/security.md).
     std::string auth_tokens_file;  // YAML token list (server/auth/token_file.h); "" = auth off.
@@ -102,6 +95,11 @@ class Server {
   const Options& options() const { return options_; }
   void Shutdown();
   void Wait();  // Until Shutdown() has completed.
+  // Makes channels into this server for a worker agent in this process (LocalWorker), fresh
+  // on each call, from any thread. With authentication or TLS on they are gRPC in-process
+  // channels (no certificate to verify) sending an internal worker token made by this call;
+  // otherwise plaintext channels to 127.0.0.1:port(). The maker must not outlive the server.
+  std::function<std::shared_ptr<grpc::Channel>()> WorkerChannels();
   // Re-reads the tokens file (SIGHUP); on error keeps the old tokens. FailedPrecondition when
   // authentication is off.
   absl::Status ReloadTokens();
@@ -112,7 +110,6 @@ class Server {
   absl::Status StartGrpc();
   absl::Status StartHttp();
   absl::Status StartRole();
-  void StartLocalWorker();
   void ExpiryLoop();
   absl::Status Ready();  // /readyz: started, not stopping, store answers.
 
@@ -140,14 +137,6 @@ class Server {
   absl::Notification stop_;
   absl::Notification stopped_;
   std::thread expiry_thread_;
-  // The embedded local worker.
-  std::unique_ptr<GrpcServerClient> local_client_;
-  std::unique_ptr<ArtifactClient> local_artifact_client_;
-  std::unique_ptr<ArtifactCache> local_artifact_cache_;
-  PosixProcessLauncher local_launcher_;
-  NvmlGpuInventory local_gpus_;  // The machine's GPUs, for the in-process worker.
-  std::unique_ptr<WorkerAgent> local_agent_;
-  std::thread local_thread_;
 };
 
 }  // namespace lmtrain

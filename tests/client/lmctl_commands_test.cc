@@ -58,7 +58,7 @@ class LmctlCommandsTest : public ::testing::Test {
     EXPECT_TRUE(worker.Register().ok());
     auto assignment = worker.WaitForAssignment();
     EXPECT_TRUE(assignment.ok()) << assignment.status();
-    EXPECT_EQ(assignment.value_or(v1::Assignment()).job_id(), id);
+    EXPECT_EQ(assignment.value_or(RankAssignment()).job_id, id);
     EXPECT_TRUE(worker
                     .Report({W::Started(), W::Metrics(5, 10, 2.5, 1234), W::Log("step five"),
                              W::Checkpoint(5, "/ckpt/checkpoint-5")})

@@ -11,84 +11,60 @@ ScriptedWorker::ScriptedWorker(const std::string& address, std::string name, int
     : client_(address), name_(std::move(name)), slots_(slots), labels_(std::move(labels)) {}
 
 absl::Status ScriptedWorker::Register() {
-  v1::RegisterWorkerRequest req;
-  req.set_name(name_);
-  req.set_hostname("test-host");
-  req.set_slots(slots_);
-  req.mutable_labels()->insert(labels_.begin(), labels_.end());
-  v1::Device* d = req.add_devices();
-  d->set_type("cpu");
-  d->set_index(0);
-  req.set_advertise_address("127.0.0.1");
-  auto resp = client_.Register(req);
-  if (!resp.ok()) return resp.status();
-  id_ = resp->worker_id();
+  WorkerRegistration req;
+  req.name = name_;
+  req.hostname = "test-host";
+  req.slots = slots_;
+  req.labels = labels_;
+  req.devices.push_back({"cpu", 0, "", 0, ""});
+  req.advertise_address = "127.0.0.1";
+  absl::StatusOr<std::string> id = client_.Register(req);
+  if (!id.ok()) return id.status();
+  id_ = *std::move(id);
   return absl::OkStatus();
 }
 
-absl::StatusOr<v1::Assignment> ScriptedWorker::WaitForAssignment() {
+absl::StatusOr<RankAssignment> ScriptedWorker::WaitForAssignment() {
   const absl::Time deadline = absl::Now() + absl::Seconds(10);
   while (absl::Now() < deadline) {
-    v1::SyncRequest req;
-    req.set_worker_id(id_);
-    req.set_free_slots(slots_);
-    req.set_wait_ms(500);
-    auto resp = client_.Sync(req);
+    WorkerSync req;
+    req.worker_id = id_;
+    req.free_slots = slots_;
+    req.wait_ms = 500;
+    absl::StatusOr<SyncOrders> resp = client_.Sync(req);
     if (!resp.ok()) return resp.status();
-    if (resp->assignments_size() > 0) {
-      assignment_ = resp->assignments(0);
+    if (!resp->assignments.empty()) {
+      assignment_ = resp->assignments.front();
       return assignment_;
     }
   }
   return absl::DeadlineExceededError(absl::StrCat("worker ", id_, ": no assignment in 10 s"));
 }
 
-absl::Status ScriptedWorker::Report(const std::vector<v1::WorkerJobEvent>& events) {
-  v1::ReportJobEventsRequest req;
-  req.set_worker_id(id_);
-  req.set_job_id(assignment_.job_id());
-  req.set_rank(assignment_.rank());
-  req.set_attempt(assignment_.attempt());
-  for (const v1::WorkerJobEvent& e : events) *req.add_events() = e;
+absl::Status ScriptedWorker::Report(const std::vector<RankEvent>& events) {
+  RankEventBatch req{id_, assignment_.job_id, assignment_.rank, assignment_.attempt, events};
   return client_.Report(req).status();
 }
 
-v1::WorkerJobEvent ScriptedWorker::Started() {
-  v1::WorkerJobEvent e;
-  e.mutable_started()->set_pid(4242);
-  return e;
+RankEvent ScriptedWorker::Started() { return RankStarted{4242}; }
+
+RankEvent ScriptedWorker::Metrics(int64_t step, int64_t max_steps, double loss, double tps) {
+  TrainingMetrics m;
+  m.step = step;
+  m.max_steps = max_steps;
+  m.loss = loss;
+  m.tokens_per_second = tps;
+  return m;
 }
 
-v1::WorkerJobEvent ScriptedWorker::Metrics(int64_t step, int64_t max_steps, double loss,
-                                           double tps) {
-  v1::WorkerJobEvent e;
-  e.mutable_metrics()->set_step(step);
-  e.mutable_metrics()->set_max_steps(max_steps);
-  e.mutable_metrics()->set_loss(loss);
-  e.mutable_metrics()->set_tokens_per_second(tps);
-  return e;
+RankEvent ScriptedWorker::Checkpoint(int64_t step, const std::string& path) {
+  return RankCheckpoint{step, path, absl::ToUnixSeconds(absl::Now()) * 1000};
 }
 
-v1::WorkerJobEvent ScriptedWorker::Checkpoint(int64_t step, const std::string& path) {
-  v1::WorkerJobEvent e;
-  e.mutable_checkpoint()->set_step(step);
-  e.mutable_checkpoint()->set_path(path);
-  e.mutable_checkpoint()->mutable_created_at()->set_seconds(absl::ToUnixSeconds(absl::Now()));
-  return e;
-}
+RankEvent ScriptedWorker::Log(const std::string& text) { return RankLog{"stdout", text}; }
 
-v1::WorkerJobEvent ScriptedWorker::Log(const std::string& text) {
-  v1::WorkerJobEvent e;
-  e.mutable_log()->set_stream("stdout");
-  e.mutable_log()->set_text(text);
-  return e;
-}
-
-v1::WorkerJobEvent ScriptedWorker::Exited(int exit_code, const std::string& error) {
-  v1::WorkerJobEvent e;
-  e.mutable_exited()->set_exit_code(exit_code);
-  e.mutable_exited()->set_error(error);
-  return e;
+RankEvent ScriptedWorker::Exited(int exit_code, const std::string& error) {
+  return RankExited{exit_code, 0, error, false};
 }
 
 }  // namespace lmtrain::testing

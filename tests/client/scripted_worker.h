@@ -9,7 +9,7 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
-#include "worker/agent/server_client.h"
+#include "worker/agent/grpc_server_client.h"
 
 namespace lmtrain::testing {
 
@@ -20,15 +20,15 @@ class ScriptedWorker {
   absl::Status Register();
   const std::string& id() const { return id_; }
   // Syncs until the server assigns a rank (up to ~10 s); returns it.
-  absl::StatusOr<v1::Assignment> WaitForAssignment();
+  absl::StatusOr<RankAssignment> WaitForAssignment();
   // Reports events for the assigned rank; the last assignment's job/rank/attempt.
-  absl::Status Report(const std::vector<v1::WorkerJobEvent>& events);
+  absl::Status Report(const std::vector<RankEvent>& events);
 
-  static v1::WorkerJobEvent Started();
-  static v1::WorkerJobEvent Metrics(int64_t step, int64_t max_steps, double loss, double tps);
-  static v1::WorkerJobEvent Checkpoint(int64_t step, const std::string& path);
-  static v1::WorkerJobEvent Log(const std::string& text);
-  static v1::WorkerJobEvent Exited(int exit_code, const std::string& error);
+  static RankEvent Started();
+  static RankEvent Metrics(int64_t step, int64_t max_steps, double loss, double tps);
+  static RankEvent Checkpoint(int64_t step, const std::string& path);
+  static RankEvent Log(const std::string& text);
+  static RankEvent Exited(int exit_code, const std::string& error);
 
  private:
   GrpcServerClient client_;
@@ -36,7 +36,7 @@ class ScriptedWorker {
   int slots_;
   std::map<std::string, std::string> labels_;
   std::string id_;
-  v1::Assignment assignment_;
+  RankAssignment assignment_;
 };
 
 }  // namespace lmtrain::testing

@@ -8,8 +8,8 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
+#include "common/process_launcher.h"
 #include "tests/test_paths.h"
-#include "worker/agent/process_launcher.h"
 
 namespace lmtrain::testing {
 

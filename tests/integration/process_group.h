@@ -13,7 +13,7 @@
 #include <vector>
 
 #include "absl/status/status.h"
-#include "worker/agent/process_launcher.h"
+#include "common/process_launcher.h"
 
 namespace lmtrain::testing {
 

@@ -7,11 +7,11 @@
 #include <deque>
 #include <filesystem>
 #include <fstream>
+#include <variant>
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "common/trainer_events.h"
-#include "proto_convert.h"
 
 namespace lmtrain {
 namespace fs = std::filesystem;
@@ -22,14 +22,16 @@ constexpr size_t kStderrTail = 20;
 constexpr size_t kMaxLine = 64 * 1024;
 }  // namespace
 
-// Turns the child's output into WorkerJobEvents and sends them in batches.
+// Turns the child's output into RankEvents and sends them in batches.
 class JobRunner::Relay {
  public:
   Relay(JobRunner* runner, const std::string& log_path)
       : runner_(runner), log_(log_path, std::ios::app) {}
 
-  void Add(v1::WorkerJobEvent event) {
-    if (pending_.size() >= kMaxPending && pending_.front().has_log()) pending_.pop_front();
+  void Add(RankEvent event) {
+    if (pending_.size() >= kMaxPending && std::holds_alternative<RankLog>(pending_.front())) {
+      pending_.pop_front();
+    }
     pending_.push_back(std::move(event));
   }
 
@@ -39,10 +41,7 @@ class JobRunner::Relay {
       stderr_tail_.push_back(line);
       if (stderr_tail_.size() > kStderrTail) stderr_tail_.pop_front();
     }
-    v1::WorkerJobEvent e;
-    e.mutable_log()->set_stream(stream);
-    e.mutable_log()->set_text(line);
-    Add(std::move(e));
+    Add(RankLog{stream, line});
   }
 
   void OnEventLine(const std::string& line) {
@@ -51,21 +50,17 @@ class JobRunner::Relay {
       OnOutputLine("stderr", absl::StrCat("[worker] bad trainer event: ", line));
       return;
     }
-    v1::WorkerJobEvent e;
     switch (decoded->type) {
       case TrainerEvent::Type::kMetrics:
-        ToProto(decoded->metrics, e.mutable_metrics());
-        break;
+        Add(decoded->metrics);
+        return;
       case TrainerEvent::Type::kCheckpoint:
-        e.mutable_checkpoint()->set_step(decoded->step);
-        e.mutable_checkpoint()->set_path(decoded->path);
-        ToProtoTime(absl::ToUnixMillis(absl::Now()), e.mutable_checkpoint()->mutable_created_at());
-        break;
+        Add(RankCheckpoint{decoded->step, decoded->path, absl::ToUnixMillis(absl::Now())});
+        return;
       case TrainerEvent::Type::kError:
         trainer_error_ = decoded->message;
         return;
     }
-    Add(std::move(e));
   }
 
   std::string ErrorText() const {
@@ -77,13 +72,13 @@ class JobRunner::Relay {
   bool Flush() {
     log_.flush();
     if (pending_.empty()) return true;
-    v1::ReportJobEventsRequest req;
-    req.set_worker_id(runner_->worker_id_());
-    req.set_job_id(runner_->job_id());
-    req.set_rank(runner_->assignment_.rank());
-    req.set_attempt(runner_->assignment_.attempt());
-    for (v1::WorkerJobEvent& e : pending_) *req.add_events() = e;
-    auto resp = runner_->client_->Report(req);
+    RankEventBatch batch;
+    batch.worker_id = runner_->worker_id_();
+    batch.job_id = runner_->job_id();
+    batch.rank = runner_->assignment_.rank;
+    batch.attempt = runner_->assignment_.attempt;
+    batch.events.assign(pending_.begin(), pending_.end());
+    absl::StatusOr<ReportReply> resp = runner_->client_->Report(batch);
     if (!resp.ok()) {
       const absl::StatusCode code = resp.status().code();
       if (code != absl::StatusCode::kFailedPrecondition && code != absl::StatusCode::kNotFound &&
@@ -95,19 +90,19 @@ class JobRunner::Relay {
       return true;
     }
     pending_.clear();
-    if (resp->cancel()) runner_->Cancel();
+    if (resp->cancel) runner_->Cancel();
     return true;
   }
 
  private:
   JobRunner* const runner_;
   std::ofstream log_;
-  std::deque<v1::WorkerJobEvent> pending_;
+  std::deque<RankEvent> pending_;
   std::deque<std::string> stderr_tail_;
   std::string trainer_error_;
 };
 
-JobRunner::JobRunner(v1::Assignment assignment, std::function<std::string()> worker_id,
+JobRunner::JobRunner(RankAssignment assignment, std::function<std::string()> worker_id,
                      ServerClient* client, ProcessLauncher* launcher, Options options)
     : assignment_(std::move(assignment)),
       worker_id_(std::move(worker_id)),
@@ -129,14 +124,14 @@ void JobRunner::Shutdown() { shutdown_.store(true); }
 absl::StatusOr<std::unique_ptr<ChildProcess>> JobRunner::Launch() {
   const fs::path job_dir =
       fs::path(options_.work_dir) / "jobs" / job_id() /
-      absl::StrCat("attempt-", assignment_.attempt(), "-rank-", assignment_.rank());
+      absl::StrCat("attempt-", assignment_.attempt, "-rank-", assignment_.rank);
   std::error_code ec;
   fs::create_directories(job_dir, ec);
-  if (!ec) fs::create_directories(fs::path(assignment_.output_dir()) / "logs", ec);
+  if (!ec) fs::create_directories(fs::path(assignment_.output_dir) / "logs", ec);
   if (ec)
     return absl::InternalError(
         absl::StrCat("cannot create ", job_dir.string(), ": ", ec.message()));
-  std::string spec_yaml = assignment_.spec_yaml();
+  std::string spec_yaml = assignment_.spec_yaml;
   if (options_.artifacts != nullptr) {
     auto local = options_.artifacts->LocalizeSpec(spec_yaml, &artifact_pins_);
     if (!local.ok()) return local.status();
@@ -148,18 +143,17 @@ absl::StatusOr<std::unique_ptr<ChildProcess>> JobRunner::Launch() {
   const fs::path spec_path = job_dir / "job.yaml";
   std::ofstream(spec_path) << spec_yaml;
   LaunchSpec spec;
-  spec.argv = {options_.trainer_path,    spec_path.string(), "--output-dir",
-               assignment_.output_dir(), "--events-fd",      "3"};
-  if (assignment_.resume()) spec.argv.push_back("--auto-resume");
-  spec.env = {{"CUDA_VISIBLE_DEVICES", absl::StrJoin(assignment_.gpus(), ",")},
+  spec.argv = {options_.trainer_path,  spec_path.string(), "--output-dir",
+               assignment_.output_dir, "--events-fd",      "3"};
+  if (assignment_.resume) spec.argv.push_back("--auto-resume");
+  spec.env = {{"CUDA_VISIBLE_DEVICES", absl::StrJoin(assignment_.gpus, ",")},
               {"CUDA_DEVICE_ORDER", "PCI_BUS_ID"}};
-  if (assignment_.world_size() > 1) {
-    spec.env.insert(spec.env.end(),
-                    {{"RANK", absl::StrCat(assignment_.rank())},
-                     {"WORLD_SIZE", absl::StrCat(assignment_.world_size())},
-                     {"LOCAL_RANK", absl::StrCat(assignment_.local_rank())},
-                     {"MASTER_ADDR", assignment_.master_addr()},
-                     {"MASTER_PORT", absl::StrCat(assignment_.master_port())}});
+  if (assignment_.world_size > 1) {
+    spec.env.insert(spec.env.end(), {{"RANK", absl::StrCat(assignment_.rank)},
+                                     {"WORLD_SIZE", absl::StrCat(assignment_.world_size)},
+                                     {"LOCAL_RANK", absl::StrCat(assignment_.local_rank)},
+                                     {"MASTER_ADDR", assignment_.master_addr},
+                                     {"MASTER_PORT", absl::StrCat(assignment_.master_port)}});
   }
   spec.cwd = job_dir.string();
   return launcher_->Launch(spec);
@@ -167,31 +161,27 @@ absl::StatusOr<std::unique_ptr<ChildProcess>> JobRunner::Launch() {
 
 void JobRunner::Run() {
   std::error_code ec;  // A failure here surfaces as Launch()'s error.
-  fs::create_directories(fs::path(assignment_.output_dir()) / "logs", ec);
-  const std::string log_name = assignment_.rank() == 0
+  fs::create_directories(fs::path(assignment_.output_dir) / "logs", ec);
+  const std::string log_name = assignment_.rank == 0
                                    ? "lm-train.log"
-                                   : absl::StrCat("lm-train-rank", assignment_.rank(), ".log");
-  Relay relay(this, (fs::path(assignment_.output_dir()) / "logs" / log_name).string());
-  v1::WorkerJobEvent exited;
+                                   : absl::StrCat("lm-train-rank", assignment_.rank, ".log");
+  Relay relay(this, (fs::path(assignment_.output_dir) / "logs" / log_name).string());
+  RankExited exited;
   auto child = Launch();
   if (!child.ok()) {
-    exited.mutable_exited()->set_exit_code(127);
-    exited.mutable_exited()->set_error(std::string(child.status().message()));
+    exited.exit_code = 127;
+    exited.error = std::string(child.status().message());
   } else {
-    v1::WorkerJobEvent started;
-    started.mutable_started()->set_pid((*child)->pid());
-    relay.Add(std::move(started));
+    relay.Add(RankStarted{(*child)->pid()});
     // Report the start now rather than at the first flush_interval tick: the server marks the
     // job RUNNING on it (a transient failure keeps it pending for the next flush).
     relay.Flush();
     Supervise(child->get(), &relay);
     const ExitStatus status = (*child)->Wait();
-    exited.mutable_exited()->set_exit_code(status.exit_code);
-    exited.mutable_exited()->set_signal(status.signal);
-    exited.mutable_exited()->set_cancelled(cancel_requested_.load());
-    if (status.exit_code != 0 && !cancel_requested_.load()) {
-      exited.mutable_exited()->set_error(relay.ErrorText());
-    }
+    exited.exit_code = status.exit_code;
+    exited.signal = status.signal;
+    exited.cancelled = cancel_requested_.load();
+    if (status.exit_code != 0 && !exited.cancelled) exited.error = relay.ErrorText();
   }
   artifact_pins_ = ArtifactCache::Pins();  // The child is gone: its artifacts may be evicted.
   relay.Add(std::move(exited));

@@ -5,7 +5,8 @@
 //                              |  SIGKILL after kill_grace if it is still there.
 //
 // The runner's own thread reads the child's stdout/stderr (log lines) and events pipe
-// (metrics, checkpoints, error), batches them and sends them with ServerClient::Report;
+// (metrics, checkpoints, error), batches them as RankEvents and sends them with
+// ServerClient::Report;
 // the exit report is retried until the server takes it (or the agent shuts down). A server
 // that refuses the reports for good (FailedPrecondition / NotFound / PermissionDenied: the
 // attempt is no longer current) gets the child stopped and the reports dropped.
@@ -30,10 +31,10 @@
 #include <vector>
 
 #include "absl/time/time.h"
-#include "lmtrain/v1/worker.pb.h"
+#include "common/process_launcher.h"
 #include "worker/agent/artifact_cache.h"
-#include "worker/agent/process_launcher.h"
 #include "worker/agent/server_client.h"
+#include "worker/agent/worker_messages.h"
 
 namespace lmtrain {
 
@@ -50,7 +51,7 @@ class JobRunner {
   };
 
   // worker_id() is read for every report (the id changes if the agent re-registers).
-  JobRunner(v1::Assignment assignment, std::function<std::string()> worker_id, ServerClient* client,
+  JobRunner(RankAssignment assignment, std::function<std::string()> worker_id, ServerClient* client,
             ProcessLauncher* launcher, Options options);
   ~JobRunner();  // Joins the thread (kills the child first if still running).
   JobRunner(const JobRunner&) = delete;
@@ -61,8 +62,8 @@ class JobRunner {
   // Stop without a cancel (agent shutting down): the child gets SIGTERM then SIGKILL.
   void Shutdown();
   bool done() const { return done_.load(); }
-  const std::string& job_id() const { return assignment_.job_id(); }
-  const v1::Assignment& assignment() const { return assignment_; }
+  const std::string& job_id() const { return assignment_.job_id; }
+  const RankAssignment& assignment() const { return assignment_; }
 
  private:
   class Relay;  // Line splitting, batching and reporting (job_runner.cc).
@@ -71,7 +72,7 @@ class JobRunner {
   absl::StatusOr<std::unique_ptr<ChildProcess>> Launch();
   void Supervise(ChildProcess* child, Relay* relay);
 
-  const v1::Assignment assignment_;
+  const RankAssignment assignment_;
   const std::function<std::string()> worker_id_;
   ServerClient* const client_;
   ProcessLauncher* const launcher_;

@@ -12,6 +12,8 @@
 #include "absl/strings/str_split.h"
 #include "common/command_line.h"
 #include "common/termination_signals.h"
+#include "common/trainer_path.h"
+#include "worker/agent/grpc_server_client.h"
 #include "worker/agent/nvml_gpu_inventory.h"
 #include "worker/agent/worker_agent.h"
 

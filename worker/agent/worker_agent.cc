@@ -2,7 +2,6 @@
 
 #include <unistd.h>
 
-#include <filesystem>
 #include <iostream>
 #include <thread>
 
@@ -28,52 +27,48 @@ std::string WorkerAgent::worker_id() const {
   return worker_id_;
 }
 
-bool WorkerAgent::Register() {
-  v1::RegisterWorkerRequest req;
+WorkerRegistration WorkerAgent::Registration() {
+  WorkerRegistration reg;
   char host[256] = {0};
   gethostname(host, sizeof host - 1);
-  req.set_hostname(host);
-  req.set_name(options_.name.empty() ? host : options_.name);
-  req.set_slots(options_.slots);
-  req.mutable_labels()->insert(options_.labels.begin(), options_.labels.end());
-  req.set_advertise_address(options_.advertise_address.empty() ? host : options_.advertise_address);
-  req.set_rendezvous_port_base(options_.rendezvous_port_base);
-  req.set_rendezvous_port_count(options_.rendezvous_port_count);
-  v1::Device* cpu = req.add_devices();
-  cpu->set_type("cpu");
-  cpu->set_name(absl::StrCat(std::thread::hardware_concurrency(), " cores"));
-  cpu->set_memory_bytes(static_cast<int64_t>(PhysicalMemoryBytes()));
+  reg.hostname = host;
+  reg.name = options_.name.empty() ? host : options_.name;
+  reg.slots = options_.slots;
+  reg.labels = options_.labels;
+  reg.advertise_address = options_.advertise_address.empty() ? host : options_.advertise_address;
+  reg.rendezvous_port_base = options_.rendezvous_port_base;
+  reg.rendezvous_port_count = options_.rendezvous_port_count;
+  reg.devices.push_back({"cpu", 0, absl::StrCat(std::thread::hardware_concurrency(), " cores"),
+                         static_cast<int64_t>(PhysicalMemoryBytes()), ""});
   absl::StatusOr<std::vector<GpuDevice>> gpus = gpus_->List();
   if (!gpus.ok() && !gpu_reason_shown_) {
     std::cerr << "lm-worker: no GPUs: " << gpus.status().message() << std::endl;
     gpu_reason_shown_ = true;
   }
   for (const GpuDevice& gpu : gpus.value_or(std::vector<GpuDevice>{})) {
-    v1::Device* d = req.add_devices();
-    d->set_type("cuda");
-    d->set_index(gpu.index);
-    d->set_name(gpu.name);
-    d->set_memory_bytes(gpu.memory_bytes);
-    d->set_uuid(gpu.uuid);
+    reg.devices.push_back({"cuda", gpu.index, gpu.name, gpu.memory_bytes, gpu.uuid});
   }
-  AddRunning(req.mutable_running());
-  auto resp = client_->Register(req);
-  if (!resp.ok()) {
-    const absl::StatusCode code = resp.status().code();
+  reg.running = Running();
+  return reg;
+}
+
+bool WorkerAgent::Register() {
+  const WorkerRegistration reg = Registration();
+  absl::StatusOr<std::string> id = client_->Register(reg);
+  if (!id.ok()) {
+    const absl::StatusCode code = id.status().code();
     if ((code == absl::StatusCode::kUnauthenticated ||
          code == absl::StatusCode::kPermissionDenied) && !refused_shown_) {
       std::cerr << "lm-worker: the server refused to register this worker ("
-                << resp.status().message() << "); check --token / LMTRAIN_WORKER_TOKEN"
-                << std::endl;
+                << id.status().message() << "); check --token / LMTRAIN_WORKER_TOKEN" << std::endl;
       refused_shown_ = true;
     }
     return false;
   }
-  std::cerr << "lm-worker: registered as " << resp->worker_id() << " with "
-            << req.devices_size() - 1 << " GPU(s) (" << req.running_size()
-            << " running rank(s) reported)" << std::endl;
+  std::cerr << "lm-worker: registered as " << *id << " with " << reg.devices.size() - 1
+            << " GPU(s) (" << reg.running.size() << " running rank(s) reported)" << std::endl;
   absl::MutexLock lock(&id_mu_);
-  worker_id_ = resp->worker_id();
+  worker_id_ = *std::move(id);
   return true;
 }
 
@@ -83,29 +78,23 @@ void WorkerAgent::Reap() {
   }
 }
 
-void WorkerAgent::AddRunning(google::protobuf::RepeatedPtrField<v1::RunningRank>* out) const {
+std::vector<RunningRank> WorkerAgent::Running() const {
+  std::vector<RunningRank> out;
   for (const auto& [key, runner] : runners_) {
     if (runner->done()) continue;
-    v1::RunningRank* r = out->Add();
-    r->set_job_id(runner->job_id());
-    r->set_rank(runner->assignment().rank());
-    r->set_attempt(runner->assignment().attempt());
-    r->mutable_gpus()->CopyFrom(runner->assignment().gpus());
+    const RankAssignment& a = runner->assignment();
+    out.push_back({a.job_id, a.rank, a.attempt, a.gpus});
   }
+  return out;
 }
 
-void WorkerAgent::Apply(const v1::SyncResponse& resp) {
-  for (const v1::RunningRank& r : resp.stop()) {
-    auto it = runners_.find(RunnerKey(r.job_id(), r.rank(), r.attempt()));
+void WorkerAgent::Apply(const SyncOrders& orders) {
+  for (const RunningRank& r : orders.stop) {
+    auto it = runners_.find(RunnerKey(r.job_id, r.rank, r.attempt));
     if (it != runners_.end()) it->second->Cancel();
   }
-  for (const std::string& id : resp.cancel_job_ids()) {  // From servers without `stop`.
-    for (auto& [key, runner] : runners_) {
-      if (runner->job_id() == id) runner->Cancel();
-    }
-  }
-  for (const v1::Assignment& a : resp.assignments()) {
-    const std::string key = RunnerKey(a.job_id(), a.rank(), a.attempt());
+  for (const RankAssignment& a : orders.assignments) {
+    const std::string key = RunnerKey(a.job_id, a.rank, a.attempt);
     if (!started_.insert(key).second) continue;  // Re-sent until acknowledged.
     JobRunner::Options o{options_.trainer_path, options_.work_dir, options_.kill_grace};
     o.artifacts = options_.artifacts;
@@ -117,10 +106,10 @@ void WorkerAgent::Apply(const v1::SyncResponse& resp) {
 }
 
 void WorkerAgent::Run() {
-  absl::Duration backoff = absl::Milliseconds(100);
+  absl::Duration backoff = options_.retry_backoff;
   auto wait = [&] {
     absl::SleepFor(backoff);
-    backoff = std::min(backoff * 2, absl::Seconds(1));
+    backoff = std::min(backoff * 2, options_.retry_backoff_max);
   };
   bool unreachable = false;
   while (!stop_.load()) {
@@ -129,15 +118,15 @@ void WorkerAgent::Run() {
       wait();
       continue;
     }
-    v1::SyncRequest req;
-    req.set_worker_id(worker_id());
-    AddRunning(req.mutable_running());
-    req.set_free_slots(options_.slots - req.running_size());
-    req.set_wait_ms(options_.sync_wait_ms);
-    auto resp = client_->Sync(req);
-    if (!resp.ok()) {
+    WorkerSync sync;
+    sync.worker_id = worker_id();
+    sync.running = Running();
+    sync.free_slots = options_.slots - static_cast<int>(sync.running.size());
+    sync.wait_ms = options_.sync_wait_ms;
+    absl::StatusOr<SyncOrders> orders = client_->Sync(sync);
+    if (!orders.ok()) {
       if (!unreachable) {
-        std::cerr << "lm-worker: server unreachable (" << resp.status().message()
+        std::cerr << "lm-worker: server unreachable (" << orders.status().message()
                   << "); retrying, running ranks keep running" << std::endl;
       }
       unreachable = true;
@@ -145,25 +134,18 @@ void WorkerAgent::Run() {
       continue;
     }
     unreachable = false;
-    backoff = absl::Milliseconds(100);
-    if (resp->reregister()) {
-      std::cerr << "lm-worker: the server does not know " << req.worker_id()
-                << "; registering again" << std::endl;
+    backoff = options_.retry_backoff;
+    if (orders->reregister) {
+      std::cerr << "lm-worker: the server does not know " << sync.worker_id << "; registering again"
+                << std::endl;
       absl::MutexLock lock(&id_mu_);
       worker_id_.clear();
       continue;
     }
-    Apply(*resp);
+    Apply(*orders);
   }
   for (auto& [id, runner] : runners_) runner->Shutdown();
   runners_.clear();  // Joins each runner after its child is gone.
-}
-
-std::string DefaultTrainerPath() {
-  std::error_code ec;
-  auto self = std::filesystem::read_symlink("/proc/self/exe", ec);
-  if (ec) return "lm-train";
-  return (self.parent_path() / "lm-train").string();
 }
 
 }  // namespace lmtrain

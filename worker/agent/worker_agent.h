@@ -7,6 +7,8 @@
 //          ^  server restarted ("reregister") or unreachable: register again, listing the
 //          |  jobs still running so the server re-attaches them.
 //
+// The agent speaks plain messages (worker_messages.h) through its ServerClient; no proto type
+// reaches it.
 // Threads: Run() owns the agent thread; each JobRunner has its own. Stop() may be called
 // from any thread (e.g. a signal-watching thread) and makes Run() return after shutting the
 // children down (SIGTERM, then SIGKILL after kill_grace).
@@ -17,12 +19,15 @@
 #include <memory>
 #include <set>
 #include <string>
+#include <vector>
 
 #include "absl/synchronization/mutex.h"
+#include "absl/time/time.h"
+#include "common/process_launcher.h"
 #include "worker/agent/gpu_inventory.h"
 #include "worker/agent/job_runner.h"
-#include "worker/agent/process_launcher.h"
 #include "worker/agent/server_client.h"
+#include "worker/agent/worker_messages.h"
 
 namespace lmtrain {
 
@@ -35,6 +40,9 @@ class WorkerAgent {
     std::string trainer_path;  // lm-train executable.
     absl::Duration kill_grace = absl::Seconds(10);
     int sync_wait_ms = 1000;                    // Long-poll length (also the heartbeat period).
+    // Pause after a failed Register or Sync, doubling per failure up to retry_backoff_max.
+    absl::Duration retry_backoff = absl::Milliseconds(100);
+    absl::Duration retry_backoff_max = absl::Seconds(1);
     std::map<std::string, std::string> labels;  // Matched by job selectors.
     std::string advertise_address;     // How other workers reach this one; default hostname.
     int rendezvous_port_base = 29500;  // Ports for the c10d TCPStore of jobs whose rank 0
@@ -53,10 +61,11 @@ class WorkerAgent {
   std::string worker_id() const;
 
  private:
+  WorkerRegistration Registration();
   bool Register();
   void Reap();
-  void Apply(const v1::SyncResponse& resp);
-  void AddRunning(google::protobuf::RepeatedPtrField<v1::RunningRank>* out) const;
+  void Apply(const SyncOrders& orders);
+  std::vector<RunningRank> Running() const;
 
   ServerClient* const client_;
   ProcessLauncher* const launcher_;
@@ -71,8 +80,5 @@ class WorkerAgent {
   std::map<std::string, std::unique_ptr<JobRunner>> runners_;
   std::set<std::string> started_;  // Every key ever started: a re-sent assignment is ignored.
 };
-
-// Default trainer path: lm-train next to the running executable.
-std::string DefaultTrainerPath();
 
 }  // namespace lmtrain

@@ -12,6 +12,7 @@
 #include "server/auth/grpc_auth.h"
 #include "tests/server/auth/secure_server.h"
 #include "tests/server/server_test_util.h"
+#include "worker/agent/local_worker.h"
 
 namespace lmtrain {
 namespace {
@@ -57,9 +58,23 @@ class JobAccessTest : public ::testing::Test {
     return (job_.dir() / "job.yaml").string();
   }
 
+  // lm-server's --local-worker composition: a LocalWorker on the server's WorkerChannels().
+  void StartLocalWorker(const std::string& trainer) {
+    LocalWorker::Options w;
+    w.work_dir = server_->options().data_dir + "/worker";
+    w.trainer_path = trainer;
+    auto worker = LocalWorker::Start(server_->WorkerChannels(), w);
+    ASSERT_TRUE(worker.ok()) << worker.status();
+    local_worker_ = *std::move(worker);
+  }
+  void TearDown() override {
+    if (local_worker_) local_worker_->Stop();  // Before the server it reports to.
+  }
+
   TempDir dir_{"access"};
   testing::JobFolder job_;
   std::unique_ptr<Server> server_;
+  std::unique_ptr<LocalWorker> local_worker_;
 };
 
 TEST_F(JobAccessTest, UsersSeeTheirOwnJobsAdminsSeeAll) {
@@ -121,10 +136,8 @@ TEST_F(JobAccessTest, OversizedSpecAndRequestAreRefusedClearly) {
 // With auth on, the embedded worker gets an internal worker token: a submitted job leaves
 // QUEUED (it is handed to the local worker; /bin/false as trainer then fails it).
 TEST_F(JobAccessTest, EmbeddedWorkerAuthenticatesItself) {
-  Server::Options o;
-  o.local_worker_slots = 1;
-  o.trainer_path = "/bin/false";
-  StartServer(o);
+  StartServer();
+  StartLocalWorker("/bin/false");
   JobClient alice = As(testing::kAliceToken);
   auto id = alice.Submit(JobFile(), "");
   ASSERT_TRUE(id.ok()) << id.status();
@@ -136,18 +149,19 @@ TEST_F(JobAccessTest, WorkerIdsAreBoundToTheTokenThatRegisteredThem) {
   StartServer();
   GrpcServerClient one(testing::TokenChannelMaker(server_->port(), testing::kWorkerToken));
   GrpcServerClient two(testing::TokenChannelMaker(server_->port(), testing::kWorker2Token));
-  v1::RegisterWorkerRequest reg;
-  reg.set_name("one");
-  reg.set_slots(1);
+  WorkerRegistration reg;
+  reg.name = "one";
+  reg.slots = 1;
   auto id = one.Register(reg);
   ASSERT_TRUE(id.ok()) << id.status();
-  v1::SyncRequest sync;
-  sync.set_worker_id(id->worker_id());
+  WorkerSync sync;
+  sync.worker_id = *id;
+  sync.wait_ms = 0;
   EXPECT_TRUE(one.Sync(sync).ok());
   auto stolen = two.Sync(sync);
   EXPECT_EQ(stolen.status().code(), absl::StatusCode::kPermissionDenied) << stolen.status();
-  v1::ReportJobEventsRequest report;
-  report.set_worker_id(id->worker_id());
+  RankEventBatch report;
+  report.worker_id = *id;
   EXPECT_EQ(two.Report(report).status().code(), absl::StatusCode::kPermissionDenied);
 }
 

@@ -14,7 +14,7 @@
 #include "proto/grpc_status.h"
 #include "server/server.h"
 #include "tests/server/auth/test_tokens.h"
-#include "worker/agent/server_client.h"
+#include "worker/agent/grpc_server_client.h"
 
 namespace lmtrain::testing {
 

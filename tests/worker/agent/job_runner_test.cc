@@ -7,6 +7,7 @@
 #include <fstream>
 #include <functional>
 #include <map>
+#include <variant>
 
 #include "absl/synchronization/mutex.h"
 #include "absl/time/clock.h"
@@ -20,24 +21,19 @@ namespace fs = std::filesystem;
 // Records every report; thread-safe. WaitFor blocks until a matching event has been reported.
 class RecordingClient final : public ServerClient {
  public:
-  absl::StatusOr<v1::RegisterWorkerResponse> Register(const v1::RegisterWorkerRequest&) override {
-    return v1::RegisterWorkerResponse();
-  }
-  absl::StatusOr<v1::SyncResponse> Sync(const v1::SyncRequest&) override {
-    return v1::SyncResponse();
-  }
-  absl::StatusOr<v1::ReportJobEventsResponse> Report(
-      const v1::ReportJobEventsRequest& request) override {
+  absl::StatusOr<std::string> Register(const WorkerRegistration&) override { return "w1"; }
+  absl::StatusOr<SyncOrders> Sync(const WorkerSync&) override { return SyncOrders(); }
+  absl::StatusOr<ReportReply> Report(const RankEventBatch& batch) override {
     absl::MutexLock lock(&mu_);
-    for (const auto& e : request.events()) events_.push_back(e);
-    return v1::ReportJobEventsResponse();
+    events_.insert(events_.end(), batch.events.begin(), batch.events.end());
+    return ReportReply();
   }
-  std::vector<v1::WorkerJobEvent> events() {
+  std::vector<RankEvent> events() {
     absl::MutexLock lock(&mu_);
     return events_;
   }
   // True once some reported event satisfies `match`; false if none has after `timeout`.
-  bool WaitFor(const std::function<bool(const v1::WorkerJobEvent&)>& match,
+  bool WaitFor(const std::function<bool(const RankEvent&)>& match,
                absl::Duration timeout = absl::Seconds(20)) {
     absl::MutexLock lock(&mu_);
     const auto seen = [&] { return std::any_of(events_.begin(), events_.end(), match); };
@@ -46,7 +42,7 @@ class RecordingClient final : public ServerClient {
 
  private:
   absl::Mutex mu_;
-  std::vector<v1::WorkerJobEvent> events_;
+  std::vector<RankEvent> events_;
 };
 
 class JobRunnerTest : public ::testing::Test {
@@ -60,10 +56,10 @@ class JobRunnerTest : public ::testing::Test {
   void TearDown() override { fs::remove_all(dir_); }
 
   std::unique_ptr<JobRunner> Make(const std::string& mode, const std::string& trainer) {
-    v1::Assignment a;
-    a.set_job_id("7");
-    a.set_spec_yaml("mode: " + mode + "\n");
-    a.set_output_dir((dir_ / "out").string());
+    RankAssignment a;
+    a.job_id = "7";
+    a.spec_yaml = "mode: " + mode + "\n";
+    a.output_dir = (dir_ / "out").string();
     JobRunner::Options o{trainer, (dir_ / "work").string(), absl::Milliseconds(300),
                          absl::Milliseconds(20)};
     return std::make_unique<JobRunner>(
@@ -74,8 +70,9 @@ class JobRunnerTest : public ::testing::Test {
   }
   // fake_trainer.sh's "hang" and "stubborn" modes print this line once their TERM trap is set.
   bool WaitUntilTrapped() {
-    return client_.WaitFor([](const v1::WorkerJobEvent& e) {
-      return e.has_log() && e.log().text() == "TERM trap set";
+    return client_.WaitFor([](const RankEvent& e) {
+      const RankLog* log = std::get_if<RankLog>(&e);
+      return log != nullptr && log->text == "TERM trap set";
     });
   }
   static void WaitDone(JobRunner* r, absl::Duration timeout = absl::Seconds(20)) {
@@ -83,11 +80,12 @@ class JobRunnerTest : public ::testing::Test {
     while (!r->done() && absl::Now() < deadline) absl::SleepFor(absl::Milliseconds(10));
     ASSERT_TRUE(r->done());
   }
-  v1::JobExited Exit() {
+  RankExited Exit() {
     auto events = client_.events();
     EXPECT_FALSE(events.empty());
-    EXPECT_TRUE(events.back().has_exited());
-    return events.back().exited();
+    const RankExited* exited = events.empty() ? nullptr : std::get_if<RankExited>(&events.back());
+    EXPECT_NE(exited, nullptr);
+    return exited != nullptr ? *exited : RankExited{};
   }
 
   fs::path dir_;
@@ -100,14 +98,14 @@ TEST_F(JobRunnerTest, RelaysLogsMetricsCheckpointsAndExit) {
   r->Start();
   WaitDone(r.get());
   bool started = false, metrics = false, checkpoint = false, log = false;
-  for (const auto& e : client_.events()) {
-    started |= e.has_started() && e.started().pid() > 0;
-    metrics |= e.has_metrics() && e.metrics().step() == 1 && e.metrics().loss() == 2.5;
-    checkpoint |= e.has_checkpoint() && e.checkpoint().path() == "/tmp/ckpt-1";
-    log |= e.has_log() && e.log().text() == "done" && e.log().stream() == "stdout";
+  for (const RankEvent& e : client_.events()) {
+    if (auto* s = std::get_if<RankStarted>(&e)) started |= s->pid > 0;
+    if (auto* m = std::get_if<TrainingMetrics>(&e)) metrics |= m->step == 1 && m->loss == 2.5;
+    if (auto* c = std::get_if<RankCheckpoint>(&e)) checkpoint |= c->path == "/tmp/ckpt-1";
+    if (auto* l = std::get_if<RankLog>(&e)) log |= l->text == "done" && l->stream == "stdout";
   }
   EXPECT_TRUE(started && metrics && checkpoint && log);
-  EXPECT_EQ(Exit().exit_code(), 0);
+  EXPECT_EQ(Exit().exit_code, 0);
   // One folder per attempt and rank (the assignment leaves both 0).
   EXPECT_TRUE(fs::exists(dir_ / "work" / "jobs" / "7" / "attempt-0-rank-0" / "job.yaml"));
   EXPECT_TRUE(fs::exists(dir_ / "out" / "logs" / "lm-train.log"));
@@ -117,9 +115,9 @@ TEST_F(JobRunnerTest, FailureCarriesStderrTail) {
   auto r = Make("fail", FakeTrainer());
   r->Start();
   WaitDone(r.get());
-  v1::JobExited exit = Exit();
-  EXPECT_EQ(exit.exit_code(), 3);
-  EXPECT_NE(exit.error().find("something broke"), std::string::npos);
+  RankExited exit = Exit();
+  EXPECT_EQ(exit.exit_code, 3);
+  EXPECT_NE(exit.error.find("something broke"), std::string::npos);
 }
 
 TEST_F(JobRunnerTest, CancelSendsSigtermAndReportsCancelled) {
@@ -130,9 +128,9 @@ TEST_F(JobRunnerTest, CancelSendsSigtermAndReportsCancelled) {
   r->Cancel();
   WaitDone(r.get());
   EXPECT_LT(absl::Now() - start, absl::Seconds(2));
-  v1::JobExited exit = Exit();
-  EXPECT_TRUE(exit.cancelled());
-  EXPECT_EQ(exit.exit_code(), 143);
+  RankExited exit = Exit();
+  EXPECT_TRUE(exit.cancelled);
+  EXPECT_EQ(exit.exit_code, 143);
 }
 
 TEST_F(JobRunnerTest, ChildIgnoringSigtermIsKilledAfterGrace) {
@@ -141,18 +139,18 @@ TEST_F(JobRunnerTest, ChildIgnoringSigtermIsKilledAfterGrace) {
   ASSERT_TRUE(WaitUntilTrapped());
   r->Cancel();
   WaitDone(r.get());
-  v1::JobExited exit = Exit();
-  EXPECT_TRUE(exit.cancelled());
-  EXPECT_EQ(exit.signal(), SIGKILL);
+  RankExited exit = Exit();
+  EXPECT_TRUE(exit.cancelled);
+  EXPECT_EQ(exit.signal, SIGKILL);
 }
 
 TEST_F(JobRunnerTest, MissingTrainerIsReportedAsExit127) {
   auto r = Make("ok", (dir_ / "no-such-lm-train").string());
   r->Start();
   WaitDone(r.get());
-  v1::JobExited exit = Exit();
-  EXPECT_EQ(exit.exit_code(), 127);
-  EXPECT_NE(exit.error().find("no-such-lm-train"), std::string::npos);
+  RankExited exit = Exit();
+  EXPECT_EQ(exit.exit_code, 127);
+  EXPECT_NE(exit.error.find("no-such-lm-train"), std::string::npos);
 }
 
 // Serves one blob from memory.
@@ -180,18 +178,20 @@ TEST_F(JobRunnerTest, ArtifactsOfARunningJobAreNotEvictedUntilItExits) {
   const fs::path trainer = dir_ / "sleeping_trainer.sh";
   std::ofstream(trainer) << "#!/bin/sh\nexec sleep 60\n";
   fs::permissions(trainer, fs::perms::owner_all);
-  v1::Assignment a;
-  a.set_job_id("8");
-  a.set_spec_yaml(
+  RankAssignment a;
+  a.job_id = "8";
+  a.spec_yaml =
       "name: j\ntask: clm\nmodel:\n  config: {model_type: gpt2, n_layer: 1, n_head: 2, "
       "n_embd: 8, n_positions: 32}\ntokenizer:\n  train: {type: bpe, vocab_size: 50}\n"
-      "data:\n  train_file: artifact:sha256:" + data_hex + "\n");
-  a.set_output_dir((dir_ / "out").string());
+      "data:\n  train_file: artifact:sha256:" +
+      data_hex + "\n";
+  a.output_dir = (dir_ / "out").string();
   JobRunner::Options o{trainer.string(), (dir_ / "work").string(), absl::Milliseconds(300),
                        absl::Milliseconds(20), &cache};
   JobRunner runner(a, [] { return "w1"; }, &client_, &launcher_, o);
   runner.Start();
-  ASSERT_TRUE(client_.WaitFor([](const v1::WorkerJobEvent& e) { return e.has_started(); }));
+  ASSERT_TRUE(client_.WaitFor(
+      [](const RankEvent& e) { return std::holds_alternative<RankStarted>(e); }));
   EXPECT_TRUE(absl::IsResourceExhausted(cache.Blob(other_hex).status()));  // Held: stays.
   runner.Cancel();
   WaitDone(&runner);

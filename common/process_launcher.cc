@@ -1,4 +1,4 @@
-#include "worker/agent/process_launcher.h"
+#include "common/process_launcher.h"
 
 #include <fcntl.h>
 #include <signal.h>

@@ -1,8 +1,9 @@
-#include "worker/agent/server_client.h"
+#include "worker/agent/grpc_server_client.h"
 
 #include <grpcpp/grpcpp.h>
 
 #include "proto/grpc_status.h"
+#include "worker/agent/proto_convert.h"
 
 namespace lmtrain {
 
@@ -55,27 +56,37 @@ absl::StatusOr<Response> GrpcServerClient::Invoke(int64_t deadline_ms, Call call
   return resp;
 }
 
-absl::StatusOr<v1::RegisterWorkerResponse> GrpcServerClient::Register(
-    const v1::RegisterWorkerRequest& request) {
-  return Invoke<v1::RegisterWorkerResponse>(
+absl::StatusOr<std::string> GrpcServerClient::Register(const WorkerRegistration& registration) {
+  v1::RegisterWorkerRequest request;
+  ToProto(registration, &request);
+  absl::StatusOr<v1::RegisterWorkerResponse> response = Invoke<v1::RegisterWorkerResponse>(
       5000, [&](Stub& stub, grpc::ClientContext* ctx, v1::RegisterWorkerResponse* resp) {
         return stub.RegisterWorker(ctx, request, resp);
       });
+  if (!response.ok()) return response.status();
+  return response->worker_id();
 }
 
-absl::StatusOr<v1::SyncResponse> GrpcServerClient::Sync(const v1::SyncRequest& request) {
-  return Invoke<v1::SyncResponse>(
+absl::StatusOr<SyncOrders> GrpcServerClient::Sync(const WorkerSync& sync) {
+  v1::SyncRequest request;
+  ToProto(sync, &request);
+  absl::StatusOr<v1::SyncResponse> response = Invoke<v1::SyncResponse>(
       request.wait_ms() + 5000, [&](Stub& stub, grpc::ClientContext* ctx, v1::SyncResponse* resp) {
         return stub.Sync(ctx, request, resp);
       });
+  if (!response.ok()) return response.status();
+  return FromProto(*response);
 }
 
-absl::StatusOr<v1::ReportJobEventsResponse> GrpcServerClient::Report(
-    const v1::ReportJobEventsRequest& request) {
-  return Invoke<v1::ReportJobEventsResponse>(
+absl::StatusOr<ReportReply> GrpcServerClient::Report(const RankEventBatch& batch) {
+  v1::ReportJobEventsRequest request;
+  ToProto(batch, &request);
+  absl::StatusOr<v1::ReportJobEventsResponse> response = Invoke<v1::ReportJobEventsResponse>(
       5000, [&](Stub& stub, grpc::ClientContext* ctx, v1::ReportJobEventsResponse* resp) {
         return stub.ReportJobEvents(ctx, request, resp);
       });
+  if (!response.ok()) return response.status();
+  return ReportReply{response->cancel()};
 }
 
 }  // namespace lmtrain
