@@ -9,7 +9,7 @@
 #include "common/job_spec.h"
 #include "common/model_estimate.h"
 #include "common/status_macros.h"
-#include "worker/tokenizers/tokenizer.h"
+#include "text/tokenizers/tokenizer.h"
 
 namespace lmtrain {
 namespace fs = std::filesystem;

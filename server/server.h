@@ -24,7 +24,7 @@
 #include "server/auth/grpc_auth.h"
 #include "server/auth/server_credentials.h"
 #include "server/auth/token_authenticator.h"
-#include "client/artifacts/artifact_client.h"
+#include "artifacts/artifact_client.h"
 #include "server/checkpoint_predictor.h"
 #include "server/artifact_service.h"
 #include "server/artifacts/artifact_store.h"
