@@ -20,7 +20,7 @@
 #include <thread>
 #include <vector>
 
-#include "worker/tokenizers/tokenizer.h"
+#include "text/tokenizers/tokenizer.h"
 
 namespace {
 

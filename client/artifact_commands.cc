@@ -2,7 +2,7 @@
 // Uploads happen inside submit (client/spec_uploader.h).
 #include <iostream>
 
-#include "client/artifacts/artifact_client.h"
+#include "artifacts/artifact_client.h"
 #include "client/lmctl_command.h"
 #include "client/output_format.h"
 

@@ -5,10 +5,10 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
-#include "worker/datasets/classification_dataset.h"
-#include "worker/datasets/glue_reader.h"
-#include "worker/datasets/glue_task.h"
-#include "worker/qa/squad_reader.h"
+#include "text/datasets/classification_dataset.h"
+#include "text/datasets/glue_reader.h"
+#include "text/datasets/glue_task.h"
+#include "text/qa/squad_reader.h"
 
 namespace lmtrain {
 namespace fs = std::filesystem;

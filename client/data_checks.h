@@ -1,5 +1,5 @@
 // The data checks of `lmctl validate`: read a job's data files with the same torch-free
-// readers lm-train uses (worker/qa, worker/datasets) and report what they find.
+// readers lm-train uses (text/qa, text/datasets) and report what they find.
 //   qa              every SQuAD answer matches its context at answer_start (train, validation)
 //   glue            the GLUE files parse and every label is one of the task's labels
 //   classification  the tables parse, validation/test labels are among train's labels

@@ -8,7 +8,7 @@
 #include "common/job_file.h"
 #include "common/model_estimate.h"
 #include "common/status_macros.h"
-#include "worker/tokenizers/tokenizer.h"
+#include "text/tokenizers/tokenizer.h"
 
 namespace lmtrain {
 namespace {

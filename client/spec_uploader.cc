@@ -5,7 +5,7 @@
 
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
-#include "client/artifacts/folder_manifest.h"
+#include "artifacts/folder_manifest.h"
 #include "common/artifact_ref.h"
 #include "common/job_file.h"
 #include "common/sha256.h"

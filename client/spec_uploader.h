@@ -19,7 +19,7 @@
 #include <string>
 
 #include "absl/status/statusor.h"
-#include "client/artifacts/artifact_client.h"
+#include "artifacts/artifact_client.h"
 #include "client/job_client.h"
 #include "common/job_spec.h"
 

@@ -1,7 +1,7 @@
 // Artifact references in job files: a path value `artifact:sha256:<64 hex>` names a blob of
 // lm-server's content-addressed artifact store instead of a local path, and
 // `artifact:sha256:<hex>/<relative/path>` names a file inside a folder manifest artifact
-// (see client/artifacts/folder_manifest.h). lmctl writes them when it uploads what a job
+// (see artifacts/folder_manifest.h). lmctl writes them when it uploads what a job
 // names; lm-worker replaces them with paths in its local cache before starting lm-train.
 //
 // SpecPaths() lists the job spec fields that hold local paths (data, tokenizer, model), so

@@ -1,6 +1,6 @@
 // What lm-train reads back from a checkpoint folder on resume: manifest.json, checked against
-// the folder's files (worker/trainer/checkpoint_manifest.h), and trainer_state.json
-// (worker/trainer/trainer_state.h). The input is manifest.json, a "====" line, then
+// the folder's files (worker/trainer_base/checkpoint_manifest.h), and trainer_state.json
+// (worker/trainer_base/trainer_state.h). The input is manifest.json, a "====" line, then
 // trainer_state.json; the folder also holds one small file a manifest may list.
 #include <cstdint>
 #include <string>
@@ -8,8 +8,8 @@
 #include <vector>
 
 #include "fuzz/fuzz_files.h"
-#include "worker/trainer/checkpoint_manifest.h"
-#include "worker/trainer/trainer_state.h"
+#include "worker/trainer_base/checkpoint_manifest.h"
+#include "worker/trainer_base/trainer_state.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   using namespace lmtrain;

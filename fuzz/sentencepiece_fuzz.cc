@@ -1,9 +1,9 @@
-// Sentencepiece .model files, loaded through the dlopen()ed shim (worker/spm) as
+// Sentencepiece .model files, loaded through the dlopen()ed shim (text/spm) as
 // SentencePieceTokenizer::FromSerialized does. A model that loads encodes and decodes a text.
 #include <cstdint>
 #include <string>
 
-#include "worker/tokenizers/sentencepiece_tokenizer.h"
+#include "text/tokenizers/sentencepiece_tokenizer.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   using namespace lmtrain;

@@ -1,9 +1,9 @@
-// SQuAD files for the qa task (worker/qa/squad_reader.h): nested JSON and flattened JSON
+// SQuAD files for the qa task (text/qa/squad_reader.h): nested JSON and flattened JSON
 // Lines, SQuAD v1.1 and v2.0 rules. The first byte picks the format and version.
 #include <cstdint>
 #include <string_view>
 
-#include "worker/qa/squad_reader.h"
+#include "text/qa/squad_reader.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   using namespace lmtrain;

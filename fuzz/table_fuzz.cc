@@ -1,14 +1,14 @@
-// Data tables as the glue and classification tasks read them (worker/datasets/table.h): CSV,
+// Data tables as the glue and classification tasks read them (text/datasets/table.h): CSV,
 // TSV, JSON and JSON Lines, with and without a header row; and the GLUE layouts on top
-// (worker/datasets/glue_reader.h). The first byte picks the format, task and split.
+// (text/datasets/glue_reader.h). The first byte picks the format, task and split.
 #include <cstdint>
 #include <string>
 #include <vector>
 
 #include "fuzz/fuzz_files.h"
-#include "worker/datasets/glue_reader.h"
-#include "worker/datasets/glue_task.h"
-#include "worker/datasets/table.h"
+#include "text/datasets/glue_reader.h"
+#include "text/datasets/glue_task.h"
+#include "text/datasets/table.h"
 
 namespace {
 

@@ -1,4 +1,4 @@
-// Tokenizer files as LoadTokenizer (worker/tokenizers/tokenizer.h) reads them: a BERT
+// Tokenizer files as LoadTokenizer (text/tokenizers/tokenizer.h) reads them: a BERT
 // vocab.txt, vocab.json + merges.txt (byte-level BPE), and tokenizer.json (BPE or WordPiece).
 // The first byte picks the kind; the rest is the file, or for BPE vocab.json and merges.txt
 // split at a "====" line. A tokenizer that loads encodes and decodes a fixed text.
@@ -8,7 +8,7 @@
 #include <vector>
 
 #include "fuzz/fuzz_files.h"
-#include "worker/tokenizers/tokenizer.h"
+#include "text/tokenizers/tokenizer.h"
 
 namespace {
 

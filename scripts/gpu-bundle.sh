@@ -14,7 +14,7 @@ cmake --build build --target "${programs[@]}" lmtrain_spm
 stage=$(mktemp -d)
 trap 'rm -rf "$stage"' EXIT
 mkdir -p "$stage/bin" "$stage/lib"
-# The sentencepiece shim is dlopen'ed from ../lib beside the programs (worker/spm).
+# The sentencepiece shim is dlopen'ed from ../lib beside the programs (text/spm).
 cp build/lib/liblmtrain_spm.so "$stage/lib/"
 for p in "${programs[@]}"; do
   cp build/bin/"$p" "$stage/bin/"

@@ -15,6 +15,8 @@ COPY cmake/ cmake/
 COPY proto/ proto/
 COPY common/ common/
 COPY storage/ storage/
+COPY artifacts/ artifacts/
+COPY text/ text/
 COPY server/ server/
 COPY worker/ worker/
 COPY client/ client/

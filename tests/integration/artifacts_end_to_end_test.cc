@@ -10,7 +10,7 @@
 #include <sstream>
 
 #include "absl/strings/str_cat.h"
-#include "client/artifacts/artifact_client.h"
+#include "artifacts/artifact_client.h"
 #include "client/job_client.h"
 #include "tests/integration/cluster.h"
 

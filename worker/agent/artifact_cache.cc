@@ -10,7 +10,7 @@
 
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
-#include "client/artifacts/folder_manifest.h"
+#include "artifacts/folder_manifest.h"
 #include "common/atomic_file.h"
 #include "common/job_spec.h"
 #include "common/sha256.h"

@@ -1,7 +1,7 @@
 // ArtifactCache: the worker's local, content-addressed copy of the artifacts jobs name
 // (common/artifact_ref.h). Before lm-train starts, LocalizeSpec() fetches what is missing
 // from lm-server (ArtifactFetcher: DownloadArtifact), materialises folder manifests
-// (client/artifacts/folder_manifest.h) and rewrites the references to local paths.
+// (artifacts/folder_manifest.h) and rewrites the references to local paths.
 //
 // Layout under `dir`:
 //   blobs/sha256/<ab>/<hex>   verified blobs
@@ -34,7 +34,7 @@
 #include "absl/base/thread_annotations.h"
 #include "absl/status/statusor.h"
 #include "absl/synchronization/mutex.h"
-#include "client/artifacts/artifact_client.h"
+#include "artifacts/artifact_client.h"
 #include "common/artifact_ref.h"
 #include "worker/agent/artifact_cache_index.h"
 

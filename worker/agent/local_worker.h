@@ -21,7 +21,7 @@
 #include "absl/status/statusor.h"
 #include "absl/synchronization/mutex.h"
 #include "absl/time/time.h"
-#include "client/artifacts/artifact_client.h"
+#include "artifacts/artifact_client.h"
 #include "common/process_launcher.h"
 #include "worker/agent/artifact_cache.h"
 #include "worker/agent/grpc_server_client.h"

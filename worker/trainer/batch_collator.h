@@ -7,8 +7,8 @@
 #include <cstdint>
 #include <vector>
 
-#include "worker/trainer/batch_order.h"
-#include "worker/trainer/text_dataset.h"
+#include "text/clm/text_dataset.h"
+#include "worker/trainer_base/batch_order.h"
 
 namespace lmtrain {
 

@@ -6,9 +6,9 @@
 
 #include "common/atomic_file.h"
 #include "common/status_macros.h"
-#include "worker/trainer/checkpoint_writer.h"
-#include "worker/trainer/py_repr.h"
 #include "worker/trainer/trainer_checkpoint.h"
+#include "worker/trainer_base/checkpoint_writer.h"
+#include "worker/trainer_base/py_repr.h"
 
 namespace lmtrain {
 namespace {

@@ -8,14 +8,14 @@
 
 #include "common/atomic_file.h"
 #include "common/status_macros.h"
-#include "worker/datasets/classification_dataset.h"
-#include "worker/datasets/glue_metrics.h"
-#include "worker/datasets/glue_reader.h"
-#include "worker/datasets/glue_submission.h"
+#include "text/datasets/classification_dataset.h"
+#include "text/datasets/glue_metrics.h"
+#include "text/datasets/glue_reader.h"
+#include "text/datasets/glue_submission.h"
 #include "worker/trainer/autocast_guard.h"
 #include "worker/trainer/pretrained_classifier.h"
 #include "worker/trainer/torch_errors.h"
-#include "worker/trainer/training_split.h"
+#include "worker/trainer_base/training_split.h"
 
 namespace lmtrain {
 namespace {

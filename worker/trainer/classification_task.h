@@ -1,6 +1,6 @@
 // Sequence classification and regression (HF run_glue.py): a GLUE task read from the GLUE data
 // layout, or any CSV / TSV / JSON(L) file with text, optional text pair and label columns
-// (worker/datasets). Inputs are the tokenizer's template over text (pair), truncated
+// (text/datasets). Inputs are the tokenizer's template over text (pair), truncated
 // longest-first to max_seq_length; labels are class ids (cross-entropy) or floats (MSE, STS-B).
 // Metrics: the GLUE task's (eval_matthews_correlation, eval_accuracy, eval_f1, eval_pearson,
 // eval_spearmanr, eval_combined_score; MNLI's mismatched set as *_mm), else eval_accuracy
@@ -17,9 +17,9 @@
 
 #include "absl/status/statusor.h"
 #include "common/job_spec.h"
-#include "worker/datasets/class_labels.h"
-#include "worker/datasets/glue_task.h"
-#include "worker/datasets/text_example.h"
+#include "text/datasets/class_labels.h"
+#include "text/datasets/glue_task.h"
+#include "text/datasets/text_example.h"
 #include "worker/models/pretrained_model.h"
 #include "worker/trainer/task_factory.h"
 #include "worker/trainer/training_task.h"

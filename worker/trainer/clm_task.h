@@ -5,8 +5,8 @@
 
 #include <memory>
 
+#include "text/clm/clm_dataset.h"
 #include "worker/models/pretrained_model.h"
-#include "worker/trainer/clm_dataset.h"
 #include "worker/trainer/training_task.h"
 
 namespace lmtrain {

@@ -22,7 +22,7 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
-#include "worker/trainer/distributed_env.h"
+#include "worker/trainer_base/distributed_env.h"
 
 namespace lmtrain {
 

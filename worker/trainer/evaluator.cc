@@ -4,8 +4,8 @@
 
 #include "worker/trainer/autocast_guard.h"
 #include "worker/trainer/batch_collator.h"
-#include "worker/trainer/batch_order.h"
 #include "worker/trainer/torch_errors.h"
+#include "worker/trainer_base/batch_order.h"
 
 namespace lmtrain {
 namespace {

@@ -13,9 +13,9 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
+#include "text/clm/text_dataset.h"
 #include "worker/models/pretrained_model.h"
 #include "worker/trainer/autocast_guard.h"
-#include "worker/trainer/text_dataset.h"
 
 namespace lmtrain {
 

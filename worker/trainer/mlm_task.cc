@@ -6,14 +6,14 @@
 #include <utility>
 
 #include "common/status_macros.h"
-#include "worker/dataset_cache/cache_key.h"
-#include "worker/dataset_cache/dataset_cache.h"
-#include "worker/mlm/mlm_batch.h"
-#include "worker/mlm/mlm_examples.h"
-#include "worker/mlm/random_source.h"
+#include "text/dataset_cache/cache_key.h"
+#include "text/dataset_cache/dataset_cache.h"
+#include "text/mlm/mlm_batch.h"
+#include "text/mlm/mlm_examples.h"
+#include "text/mlm/random_source.h"
 #include "worker/trainer/autocast_guard.h"
 #include "worker/trainer/torch_errors.h"
-#include "worker/trainer/training_split.h"
+#include "worker/trainer_base/training_split.h"
 
 namespace lmtrain {
 namespace {

@@ -1,11 +1,11 @@
 // The masked-LM task (HF run_mlm.py): examples grouped to max_seq_length (or line by line)
-// with special tokens, dynamic masking per training batch (worker/mlm, as the job file's data
+// with special tokens, dynamic masking per training batch (text/mlm, as the job file's data
 // section resolves it (common/mlm_masking.h): 80/10/10 or the given replacement
 // probabilities, whole words per word or up to a token count, seeded from (seed, step,
 // micro-batch) so a resumed run is bit-identical), and
 // evaluation on masks fixed once (every evaluation sees the same masks).
 //
-// Tokenised examples are cached on disk (worker/dataset_cache, keyed by the text files, the
+// Tokenised examples are cached on disk (text/dataset_cache, keyed by the text files, the
 // tokenizer files and the options) and memory-mapped: a rerun or a resume never re-tokenises.
 // Not thread-safe: used by the training loop's thread.
 #pragma once
@@ -16,8 +16,8 @@
 
 #include "absl/status/statusor.h"
 #include "common/job_spec.h"
-#include "worker/mlm/mlm_example_table.h"
-#include "worker/mlm/mlm_masker.h"
+#include "text/mlm/mlm_example_table.h"
+#include "text/mlm/mlm_masker.h"
 #include "worker/models/pretrained_model.h"
 #include "worker/trainer/task_factory.h"
 #include "worker/trainer/training_task.h"

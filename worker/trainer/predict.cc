@@ -8,8 +8,8 @@
 
 #include "common/command_line.h"
 #include "common/status_macros.h"
+#include "text/tokenizers/tokenizer.h"
 #include "worker/models/pretrained_model.h"
-#include "worker/tokenizers/tokenizer.h"
 #include "worker/trainer/torch_errors.h"
 
 namespace lmtrain {

@@ -4,12 +4,12 @@
 #include <utility>
 
 #include "common/status_macros.h"
-#include "worker/qa/qa_prediction_writer.h"
-#include "worker/qa/squad_metrics.h"
-#include "worker/qa/squad_reader.h"
+#include "text/qa/qa_prediction_writer.h"
+#include "text/qa/squad_metrics.h"
+#include "text/qa/squad_reader.h"
 #include "worker/trainer/autocast_guard.h"
 #include "worker/trainer/torch_errors.h"
-#include "worker/trainer/training_split.h"
+#include "worker/trainer_base/training_split.h"
 
 namespace lmtrain {
 namespace {

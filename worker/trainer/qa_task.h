@@ -1,5 +1,5 @@
 // Extractive question answering (HF run_qa.py): SQuAD v1.1 / v2.0 JSON or flattened JSON Lines
-// (worker/qa), question-first windows over the context (only_second truncation, doc_stride),
+// (text/qa), question-first windows over the context (only_second truncation, doc_stride),
 // start/end cross-entropy, and evaluation by post-processing the logits into answers
 // (n_best_size, max_answer_length, v2's null threshold) scored with the official SQuAD
 // metrics (eval_exact_match / eval_f1, or v2's eval_exact, eval_f1, eval_HasAns_*, ...).
@@ -13,10 +13,10 @@
 
 #include "absl/status/statusor.h"
 #include "common/job_spec.h"
+#include "text/qa/qa_features.h"
+#include "text/qa/qa_postprocess.h"
+#include "text/qa/squad_example.h"
 #include "worker/models/pretrained_model.h"
-#include "worker/qa/qa_features.h"
-#include "worker/qa/qa_postprocess.h"
-#include "worker/qa/squad_example.h"
 #include "worker/trainer/task_factory.h"
 #include "worker/trainer/training_task.h"
 

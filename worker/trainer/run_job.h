@@ -19,8 +19,8 @@
 
 #include "absl/status/statusor.h"
 #include "common/job_spec.h"
-#include "worker/trainer/distributed_env.h"
-#include "worker/trainer/event_sink.h"
+#include "worker/trainer_base/distributed_env.h"
+#include "worker/trainer_base/event_sink.h"
 
 namespace lmtrain {
 

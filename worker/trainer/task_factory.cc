@@ -8,14 +8,14 @@
 #include <utility>
 
 #include "common/status_macros.h"
+#include "text/clm/clm_dataset.h"
 #include "worker/models/pretrained_model.h"
 #include "worker/trainer/classification_task.h"
-#include "worker/trainer/clm_dataset.h"
 #include "worker/trainer/clm_task.h"
 #include "worker/trainer/mlm_task.h"
 #include "worker/trainer/qa_task.h"
 #include "worker/trainer/torch_errors.h"
-#include "worker/trainer/training_split.h"
+#include "worker/trainer_base/training_split.h"
 
 namespace lmtrain {
 namespace {

@@ -19,8 +19,8 @@
 
 #include "absl/status/statusor.h"
 #include "common/job_spec.h"
+#include "text/tokenizers/tokenizer.h"
 #include "worker/models/pretrained_model.h"
-#include "worker/tokenizers/tokenizer.h"
 #include "worker/trainer/training_task.h"
 
 namespace lmtrain {

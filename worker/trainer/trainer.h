@@ -51,17 +51,17 @@
 
 #include "absl/status/statusor.h"
 #include "common/job_spec.h"
-#include "worker/tokenizers/tokenizer.h"
+#include "text/tokenizers/tokenizer.h"
 #include "worker/trainer/autocast_guard.h"
-#include "worker/trainer/checkpoint_writer.h"
 #include "worker/trainer/data_parallel_group.h"
 #include "worker/trainer/grad_scaler.h"
-#include "worker/trainer/plateau_schedule.h"
-#include "worker/trainer/step_cursor.h"
-#include "worker/trainer/trainer_state.h"
-#include "worker/trainer/training_plan.h"
-#include "worker/trainer/training_reporter.h"
 #include "worker/trainer/training_task.h"
+#include "worker/trainer_base/checkpoint_writer.h"
+#include "worker/trainer_base/plateau_schedule.h"
+#include "worker/trainer_base/step_cursor.h"
+#include "worker/trainer_base/trainer_state.h"
+#include "worker/trainer_base/training_plan.h"
+#include "worker/trainer_base/training_reporter.h"
 
 namespace lmtrain {
 

@@ -32,10 +32,10 @@
 #include "common/job_file.h"
 #include "common/malloc_tuning.h"
 #include "common/status_macros.h"
-#include "worker/trainer/event_sink.h"
 #include "worker/trainer/predict.h"
 #include "worker/trainer/run_job.h"
-#include "worker/trainer/trainer_flags.h"
+#include "worker/trainer_base/event_sink.h"
+#include "worker/trainer_base/trainer_flags.h"
 
 namespace lmtrain {
 namespace {

@@ -28,7 +28,7 @@
 #include "absl/status/statusor.h"
 #include "worker/models/pretrained_model.h"
 #include "worker/trainer/autocast_guard.h"
-#include "worker/trainer/batch_order.h"
+#include "worker/trainer_base/batch_order.h"
 
 namespace lmtrain {
 

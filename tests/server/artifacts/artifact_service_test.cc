@@ -10,8 +10,8 @@
 #include <fstream>
 #include <sstream>
 
-#include "client/artifacts/artifact_client.h"
-#include "client/artifacts/folder_manifest.h"
+#include "artifacts/artifact_client.h"
+#include "artifacts/folder_manifest.h"
 #include "client/spec_uploader.h"
 #include "common/sha256.h"
 #include "worker/agent/artifact_cache.h"

@@ -1,7 +1,7 @@
 // CLM examples: the steps of text_dataset.h as run_clm.py takes them, checked against the blocks
 // Hugging Face's code makes of a real corpus (tests/text/clm/hf/clm_group_texts.py, run with the
 // project's Python; skipped where it has no transformers).
-#include "worker/trainer/clm_dataset.h"
+#include "text/clm/clm_dataset.h"
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>

@@ -4,7 +4,7 @@
 #include <string>
 #include <vector>
 
-#include "worker/tokenizers/tokenizer.h"
+#include "text/tokenizers/tokenizer.h"
 
 namespace lmtrain {
 

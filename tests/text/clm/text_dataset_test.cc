@@ -1,4 +1,4 @@
-#include "worker/trainer/text_dataset.h"
+#include "text/clm/text_dataset.h"
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>

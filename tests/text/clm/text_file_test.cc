@@ -1,5 +1,5 @@
 // The texts of clm / mlm data files: text lines, or a column of a csv / tsv / json / jsonl table.
-#include "worker/trainer/text_file.h"
+#include "text/clm/text_file.h"
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
@@ -9,7 +9,7 @@
 
 #include "tests/text/clm/fake_tokenizer.h"
 #include "tests/text/clm/temp_file.h"
-#include "worker/trainer/clm_dataset.h"
+#include "text/clm/clm_dataset.h"
 
 namespace lmtrain {
 namespace {

@@ -1,4 +1,4 @@
-#include "worker/dataset_cache/cache_key.h"
+#include "text/dataset_cache/cache_key.h"
 
 #include <string>
 

@@ -1,4 +1,4 @@
-#include "worker/dataset_cache/dataset_cache.h"
+#include "text/dataset_cache/dataset_cache.h"
 
 #include <sys/wait.h>
 #include <unistd.h>

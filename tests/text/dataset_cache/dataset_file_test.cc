@@ -1,4 +1,4 @@
-#include "worker/dataset_cache/dataset_file.h"
+#include "text/dataset_cache/dataset_file.h"
 
 #include <cstdint>
 #include <string>
@@ -7,7 +7,7 @@
 #include "gtest/gtest.h"
 #include "tests/text/dataset_cache/dataset_test_util.h"
 #include "tests/text/dataset_cache/temp_dir.h"
-#include "worker/dataset_cache/mapped_dataset.h"
+#include "text/dataset_cache/mapped_dataset.h"
 
 namespace lmtrain {
 namespace {

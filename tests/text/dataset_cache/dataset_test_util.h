@@ -9,9 +9,9 @@
 #include <vector>
 
 #include "gtest/gtest.h"
-#include "worker/dataset_cache/dataset_columns.h"
-#include "worker/dataset_cache/dataset_file.h"
-#include "worker/dataset_cache/mapped_dataset.h"
+#include "text/dataset_cache/dataset_columns.h"
+#include "text/dataset_cache/dataset_file.h"
+#include "text/dataset_cache/mapped_dataset.h"
 
 namespace lmtrain {
 namespace testing_internal {

@@ -1,4 +1,4 @@
-#include "worker/datasets/classification_dataset.h"
+#include "text/datasets/classification_dataset.h"
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
@@ -6,7 +6,7 @@
 #include <map>
 
 #include "tests/text/datasets/datasets_test_util.h"
-#include "worker/datasets/label_encoder.h"
+#include "text/datasets/label_encoder.h"
 
 namespace lmtrain {
 namespace {

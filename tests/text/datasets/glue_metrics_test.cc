@@ -1,4 +1,4 @@
-#include "worker/datasets/glue_metrics.h"
+#include "text/datasets/glue_metrics.h"
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>

@@ -1,4 +1,4 @@
-#include "worker/datasets/glue_reader.h"
+#include "text/datasets/glue_reader.h"
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>

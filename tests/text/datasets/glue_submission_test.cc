@@ -1,4 +1,4 @@
-#include "worker/datasets/glue_submission.h"
+#include "text/datasets/glue_submission.h"
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
@@ -8,7 +8,7 @@
 #include <sstream>
 
 #include "tests/text/datasets/datasets_test_util.h"
-#include "worker/datasets/glue_reader.h"
+#include "text/datasets/glue_reader.h"
 
 namespace lmtrain {
 namespace {

@@ -1,5 +1,5 @@
 // Known values, each worked out by hand in the comments (what sklearn / SciPy return for them).
-#include "worker/datasets/metrics.h"
+#include "text/datasets/metrics.h"
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>

@@ -1,4 +1,4 @@
-#include "worker/datasets/table.h"
+#include "text/datasets/table.h"
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>

@@ -12,7 +12,7 @@
 #include <vector>
 
 #include "tests/test_paths.h"
-#include "worker/tokenizers/tokenizer.h"
+#include "text/tokenizers/tokenizer.h"
 
 namespace lmtrain {
 namespace testing_internal {

@@ -1,4 +1,4 @@
-#include "worker/mlm/mlm_batch.h"
+#include "text/mlm/mlm_batch.h"
 
 #include <vector>
 

@@ -1,4 +1,4 @@
-#include "worker/mlm/mlm_example_table.h"
+#include "text/mlm/mlm_example_table.h"
 
 #include <unistd.h>
 
@@ -9,8 +9,8 @@
 
 #include "gtest/gtest.h"
 #include "tests/text/mlm/char_tokenizer.h"
-#include "worker/dataset_cache/dataset_cache.h"
-#include "worker/mlm/mlm_masker.h"
+#include "text/dataset_cache/dataset_cache.h"
+#include "text/mlm/mlm_masker.h"
 
 namespace lmtrain {
 namespace {

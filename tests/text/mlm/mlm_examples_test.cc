@@ -1,4 +1,4 @@
-#include "worker/mlm/mlm_examples.h"
+#include "text/mlm/mlm_examples.h"
 
 #include <unistd.h>
 

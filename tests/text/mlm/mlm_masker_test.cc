@@ -1,4 +1,4 @@
-#include "worker/mlm/mlm_masker.h"
+#include "text/mlm/mlm_masker.h"
 
 #include <cmath>
 #include <cstdint>

@@ -14,7 +14,7 @@
 #include "gtest/gtest.h"
 #include "tests/test_paths.h"
 #include "tests/test_python.h"
-#include "worker/mlm/mlm_masker.h"
+#include "text/mlm/mlm_masker.h"
 
 namespace lmtrain {
 namespace {

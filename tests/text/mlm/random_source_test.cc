@@ -1,4 +1,4 @@
-#include "worker/mlm/random_source.h"
+#include "text/mlm/random_source.h"
 
 #include <cstdint>
 #include <random>

@@ -1,10 +1,10 @@
 // The Python str behaviours the QA code relies on, and code point -> byte offsets.
-#include "worker/qa/internal/python_text.h"
+#include "text/qa/internal/python_text.h"
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
-#include "worker/qa/internal/char_offsets.h"
+#include "text/qa/internal/char_offsets.h"
 
 namespace lmtrain::qa_internal {
 namespace {

@@ -1,7 +1,7 @@
 // run_qa.py's features on hand-built examples with the bert-base-uncased vocabulary shipped in
 // tests/data/tokenizers. Single letters are single WordPiece tokens, so windows and positions
 // can be worked out by hand.
-#include "worker/qa/qa_features.h"
+#include "text/qa/qa_features.h"
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>

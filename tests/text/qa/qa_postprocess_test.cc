@@ -1,5 +1,5 @@
 // utils_qa.postprocess_qa_predictions on hand-made features and logits.
-#include "worker/qa/qa_postprocess.h"
+#include "text/qa/qa_postprocess.h"
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>

@@ -1,6 +1,6 @@
 // The prediction files, byte for byte as Python's json.dumps(..., indent=4) + "\n" prints them
 // (expected texts produced with Python 3.11's json module from the same values).
-#include "worker/qa/qa_prediction_writer.h"
+#include "text/qa/qa_prediction_writer.h"
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>

@@ -1,6 +1,6 @@
 // normalize_answer of the official SQuAD scripts, worked by hand from its four steps:
 // lower -> remove ASCII punctuation -> whole words a/an/the become ' ' -> ' '.join(split()).
-#include "worker/qa/squad_answer_normalizer.h"
+#include "text/qa/squad_answer_normalizer.h"
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>

@@ -1,5 +1,5 @@
 // SQuAD v1.1 and v2.0 scores, each expected value worked out by hand from the official scripts.
-#include "worker/qa/squad_metrics.h"
+#include "text/qa/squad_metrics.h"
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>

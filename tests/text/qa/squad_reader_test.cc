@@ -1,5 +1,5 @@
 // SQuAD reading: both JSON forms and JSON Lines, code point -> byte offsets, located errors.
-#include "worker/qa/squad_reader.h"
+#include "text/qa/squad_reader.h"
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>

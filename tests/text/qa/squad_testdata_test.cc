@@ -8,8 +8,8 @@
 #include <string>
 
 #include "tests/test_paths.h"
-#include "worker/qa/qa_features.h"
-#include "worker/qa/squad_reader.h"
+#include "text/qa/qa_features.h"
+#include "text/qa/squad_reader.h"
 
 namespace lmtrain {
 namespace {

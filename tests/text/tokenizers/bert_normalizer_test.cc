@@ -1,6 +1,6 @@
 // BertNormalizer and BertPreTokenizer pieces: alignment tracking through
 // insertions, removals, decomposition and multi-character lowercasing.
-#include "worker/tokenizers/internal/bert_normalizer.h"
+#include "text/tokenizers/internal/bert_normalizer.h"
 
 #include <string>
 #include <utility>
@@ -8,8 +8,8 @@
 
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
-#include "worker/tokenizers/internal/bert_pretokenizer.h"
-#include "worker/tokenizers/internal/normalized_text.h"
+#include "text/tokenizers/internal/bert_pretokenizer.h"
+#include "text/tokenizers/internal/normalized_text.h"
 
 namespace lmtrain::tokenizers_internal {
 namespace {

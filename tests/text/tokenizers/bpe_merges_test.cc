@@ -1,4 +1,4 @@
-#include "worker/tokenizers/internal/bpe_merges.h"
+#include "text/tokenizers/internal/bpe_merges.h"
 
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"

@@ -1,4 +1,4 @@
-#include "worker/tokenizers/internal/bpe_model.h"
+#include "text/tokenizers/internal/bpe_model.h"
 
 #include <thread>
 

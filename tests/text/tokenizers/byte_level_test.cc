@@ -1,4 +1,4 @@
-#include "worker/tokenizers/internal/byte_level.h"
+#include "text/tokenizers/internal/byte_level.h"
 
 #include "gtest/gtest.h"
 

@@ -1,6 +1,6 @@
 // Truncation into overflow windows, pairs and padding (HF tokenizers'
 // semantics), on a tiny WordPiece vocabulary.
-#include "worker/tokenizers/encoding.h"
+#include "text/tokenizers/encoding.h"
 
 #include <memory>
 #include <string>
@@ -9,8 +9,8 @@
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "tests/text/tokenizers/tokenizer_test_util.h"
-#include "worker/tokenizers/internal/truncation.h"
-#include "worker/tokenizers/wordpiece_tokenizer.h"
+#include "text/tokenizers/internal/truncation.h"
+#include "text/tokenizers/wordpiece_tokenizer.h"
 
 namespace lmtrain {
 namespace {

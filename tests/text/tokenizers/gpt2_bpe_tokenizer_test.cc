@@ -1,4 +1,4 @@
-#include "worker/tokenizers/gpt2_bpe_tokenizer.h"
+#include "text/tokenizers/gpt2_bpe_tokenizer.h"
 
 #include <memory>
 #include <thread>

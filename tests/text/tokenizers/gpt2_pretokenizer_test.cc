@@ -1,4 +1,4 @@
-#include "worker/tokenizers/internal/gpt2_pretokenizer.h"
+#include "text/tokenizers/internal/gpt2_pretokenizer.h"
 
 #include <string>
 #include <vector>

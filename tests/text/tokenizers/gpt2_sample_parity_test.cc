@@ -4,7 +4,7 @@
 
 #include "gtest/gtest.h"
 #include "tests/text/tokenizers/tokenizer_test_util.h"
-#include "worker/tokenizers/gpt2_bpe_tokenizer.h"
+#include "text/tokenizers/gpt2_bpe_tokenizer.h"
 
 namespace lmtrain {
 namespace {

@@ -1,4 +1,4 @@
-#include "worker/tokenizers/internal/line_sampler.h"
+#include "text/tokenizers/internal/line_sampler.h"
 
 #include <set>
 

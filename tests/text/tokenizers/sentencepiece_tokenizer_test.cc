@@ -1,4 +1,4 @@
-#include "worker/tokenizers/sentencepiece_tokenizer.h"
+#include "text/tokenizers/sentencepiece_tokenizer.h"
 
 #include <algorithm>
 #include <memory>

@@ -1,4 +1,4 @@
-#include "worker/tokenizers/internal/spm_library.h"
+#include "text/tokenizers/internal/spm_library.h"
 
 #include <cstdlib>
 

@@ -6,8 +6,8 @@
 #include "gtest/gtest.h"
 #include "nlohmann/json.hpp"
 #include "tests/text/tokenizers/tokenizer_test_util.h"
-#include "worker/tokenizers/internal/byte_level.h"
-#include "worker/tokenizers/tokenizer.h"
+#include "text/tokenizers/internal/byte_level.h"
+#include "text/tokenizers/tokenizer.h"
 
 namespace lmtrain {
 namespace {

@@ -8,7 +8,7 @@
 #include <vector>
 
 #include "tests/test_paths.h"
-#include "worker/tokenizers/tokenizer.h"
+#include "text/tokenizers/tokenizer.h"
 
 namespace lmtrain::tokenizer_testing {
 

@@ -6,7 +6,7 @@
 
 #include "gtest/gtest.h"
 #include "tests/text/tokenizers/tokenizer_test_util.h"
-#include "worker/tokenizers/internal/unicode_text.h"
+#include "text/tokenizers/internal/unicode_text.h"
 
 namespace lmtrain::tokenizer_testing {
 namespace {

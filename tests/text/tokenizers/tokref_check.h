@@ -14,7 +14,7 @@
 #include <utility>
 
 #include "nlohmann/json.hpp"
-#include "worker/tokenizers/tokenizer.h"
+#include "text/tokenizers/tokenizer.h"
 
 namespace lmtrain::tokenizer_testing {
 

@@ -6,7 +6,7 @@
 #include "gtest/gtest.h"
 #include "tests/text/tokenizers/tokenizer_test_util.h"
 #include "tests/text/tokenizers/tokref_check.h"
-#include "worker/tokenizers/tokenizer.h"
+#include "text/tokenizers/tokenizer.h"
 
 namespace lmtrain {
 namespace {

@@ -1,4 +1,4 @@
-#include "worker/tokenizers/internal/unicode_text.h"
+#include "text/tokenizers/internal/unicode_text.h"
 
 #include "gtest/gtest.h"
 

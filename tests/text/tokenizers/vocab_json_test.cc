@@ -1,4 +1,4 @@
-#include "worker/tokenizers/internal/vocab_json.h"
+#include "text/tokenizers/internal/vocab_json.h"
 
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"

@@ -1,6 +1,6 @@
 // WordPieceTokenizer on a tiny hand-written vocabulary: segmentation, BERT's
 // normalization and offsets, the template, decoding, saving, loading.
-#include "worker/tokenizers/wordpiece_tokenizer.h"
+#include "text/tokenizers/wordpiece_tokenizer.h"
 
 #include <memory>
 #include <string>

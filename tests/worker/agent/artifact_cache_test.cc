@@ -13,7 +13,7 @@
 #include <sstream>
 #include <string>
 
-#include "client/artifacts/folder_manifest.h"
+#include "artifacts/folder_manifest.h"
 #include "common/job_spec.h"
 #include "common/sha256.h"
 

@@ -13,8 +13,8 @@
 #include "tests/small_tmpfs.h"
 #include "tests/worker/trainer/lm_train_child.h"
 #include "tests/worker/trainer/lm_train_fixture.h"
-#include "worker/trainer/checkpoint_manifest.h"
-#include "worker/trainer/checkpoint_writer.h"
+#include "worker/trainer_base/checkpoint_manifest.h"
+#include "worker/trainer_base/checkpoint_writer.h"
 
 namespace lmtrain {
 namespace {

@@ -1,11 +1,11 @@
-#include "worker/trainer/batch_order.h"
+#include "worker/trainer_base/batch_order.h"
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
 #include <algorithm>
 
-#include "worker/trainer/step_cursor.h"
+#include "worker/trainer_base/step_cursor.h"
 
 namespace lmtrain {
 namespace {

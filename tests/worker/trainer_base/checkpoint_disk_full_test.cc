@@ -11,8 +11,8 @@
 
 #include "common/atomic_file.h"
 #include "tests/small_tmpfs.h"
-#include "worker/trainer/checkpoint_manifest.h"
-#include "worker/trainer/checkpoint_writer.h"
+#include "worker/trainer_base/checkpoint_manifest.h"
+#include "worker/trainer_base/checkpoint_writer.h"
 
 namespace lmtrain {
 namespace {

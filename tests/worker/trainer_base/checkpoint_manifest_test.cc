@@ -1,4 +1,4 @@
-#include "worker/trainer/checkpoint_manifest.h"
+#include "worker/trainer_base/checkpoint_manifest.h"
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>

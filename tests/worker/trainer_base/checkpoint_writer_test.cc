@@ -1,4 +1,4 @@
-#include "worker/trainer/checkpoint_writer.h"
+#include "worker/trainer_base/checkpoint_writer.h"
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>

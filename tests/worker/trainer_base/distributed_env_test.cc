@@ -1,4 +1,4 @@
-#include "worker/trainer/distributed_env.h"
+#include "worker/trainer_base/distributed_env.h"
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>

@@ -1,4 +1,4 @@
-#include "worker/trainer/lr_schedule.h"
+#include "worker/trainer_base/lr_schedule.h"
 
 #include <gtest/gtest.h>
 

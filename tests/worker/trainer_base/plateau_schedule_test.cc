@@ -1,5 +1,5 @@
 // reduce_lr_on_plateau against hand-computed steps and torch's own ReduceLROnPlateau.
-#include "worker/trainer/plateau_schedule.h"
+#include "worker/trainer_base/plateau_schedule.h"
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>

@@ -1,4 +1,4 @@
-#include "worker/trainer/py_repr.h"
+#include "worker/trainer_base/py_repr.h"
 
 #include <gtest/gtest.h>
 

@@ -1,4 +1,4 @@
-#include "worker/trainer/resume_point.h"
+#include "worker/trainer_base/resume_point.h"
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
@@ -9,7 +9,7 @@
 #include <tuple>
 #include <vector>
 
-#include "worker/trainer/checkpoint_writer.h"
+#include "worker/trainer_base/checkpoint_writer.h"
 
 namespace lmtrain {
 namespace {

@@ -1,6 +1,6 @@
 // TensorBoardCallback: HF's tags and default folder, the reporter → callback path, and the
 // event file it leaves (read back record by record).
-#include "worker/trainer/tensorboard_callback.h"
+#include "worker/trainer_base/tensorboard_callback.h"
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
@@ -14,7 +14,7 @@
 
 #include "common/tensorboard/crc32c.h"
 #include "common/tensorboard/event_proto.h"
-#include "worker/trainer/training_reporter.h"
+#include "worker/trainer_base/training_reporter.h"
 
 namespace lmtrain {
 namespace {

@@ -1,4 +1,4 @@
-#include "worker/trainer/trainer_flags.h"
+#include "worker/trainer_base/trainer_flags.h"
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>

@@ -1,4 +1,4 @@
-#include "worker/trainer/training_plan.h"
+#include "worker/trainer_base/training_plan.h"
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>

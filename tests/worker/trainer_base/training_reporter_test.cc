@@ -1,12 +1,12 @@
-#include "worker/trainer/training_reporter.h"
+#include "worker/trainer_base/training_reporter.h"
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
 #include <sstream>
 
-#include "worker/trainer/run_results.h"
-#include "worker/trainer/trainer_state.h"
+#include "worker/trainer_base/run_results.h"
+#include "worker/trainer_base/trainer_state.h"
 
 namespace lmtrain {
 namespace {

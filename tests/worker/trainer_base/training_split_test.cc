@@ -1,7 +1,7 @@
 // data.train_test_split on a task's training examples: the rows and order of NumPy's
 // default_rng(seed).permutation as `datasets` takes them (test rows first), the seed's default,
 // max_eval_samples on the test split, and errors that name the key.
-#include "worker/trainer/training_split.h"
+#include "worker/trainer_base/training_split.h"
 
 #include <gtest/gtest.h>
 

@@ -1,0 +1,71 @@
+#include "worker/trainer_base/batch_order.h"
+
+#include <algorithm>
+#include <cstdint>
+#include <numeric>
+#include <random>
+#include <utility>
+
+namespace lmtrain {
+namespace {
+
+// Uniform in [0, bound) by rejection: std::uniform_int_distribution's algorithm differs
+// between standard libraries, this one does not.
+uint64_t BoundedDraw(std::mt19937_64& rng, uint64_t bound) {
+  const uint64_t limit = UINT64_MAX - UINT64_MAX % bound;
+  uint64_t x;
+  do {
+    x = rng();
+  } while (x >= limit);
+  return x % bound;
+}
+
+std::vector<BatchIndices> Chunk(const std::vector<int64_t>& order, int64_t batch_size) {
+  std::vector<BatchIndices> batches;
+  batches.reserve(NumBatches(static_cast<int64_t>(order.size()), batch_size));
+  for (size_t i = 0; i < order.size(); i += batch_size) {
+    const size_t end = std::min(order.size(), i + static_cast<size_t>(batch_size));
+    batches.emplace_back(order.begin() + i, order.begin() + end);
+  }
+  return batches;
+}
+
+}  // namespace
+
+std::vector<int64_t> EpochOrder(int64_t num_examples, uint64_t seed, int64_t epoch) {
+  std::vector<int64_t> order(num_examples);
+  std::iota(order.begin(), order.end(), 0);
+  const uint64_t e = static_cast<uint64_t>(epoch);
+  std::seed_seq seq{static_cast<uint32_t>(seed), static_cast<uint32_t>(seed >> 32),
+                    static_cast<uint32_t>(e), static_cast<uint32_t>(e >> 32)};
+  std::mt19937_64 rng(seq);
+  for (int64_t i = num_examples - 1; i > 0; --i) {
+    const auto j = static_cast<int64_t>(BoundedDraw(rng, static_cast<uint64_t>(i) + 1));
+    std::swap(order[i], order[j]);
+  }
+  return order;
+}
+
+std::vector<BatchIndices> ShuffledBatches(int64_t num_examples, int64_t batch_size, uint64_t seed,
+                                          int64_t epoch) {
+  return Chunk(EpochOrder(num_examples, seed, epoch), batch_size);
+}
+
+std::vector<BatchIndices> SequentialBatches(int64_t num_examples, int64_t batch_size) {
+  std::vector<int64_t> order(num_examples);
+  std::iota(order.begin(), order.end(), 0);
+  return Chunk(order, batch_size);
+}
+
+BatchIndices RankShare(const BatchIndices& global_batch, int rank, int64_t per_rank) {
+  const size_t size = global_batch.size();
+  const size_t begin = std::min(size, static_cast<size_t>(rank) * static_cast<size_t>(per_rank));
+  const size_t end = std::min(size, begin + static_cast<size_t>(per_rank));
+  return BatchIndices(global_batch.begin() + begin, global_batch.begin() + end);
+}
+
+int64_t NumBatches(int64_t num_examples, int64_t batch_size) {
+  return (num_examples + batch_size - 1) / batch_size;
+}
+
+}  // namespace lmtrain

@@ -1,0 +1,32 @@
+// The result files HF run_clm.py leaves in the output folder: train_results.json,
+// eval_results.json and all_results.json (their union), HF key names, indent 4, sorted
+// keys. Torch-free.
+// Thread-safe: pure functions; the writer writes each file atomically.
+#pragma once
+
+#include <cstdint>
+#include <nlohmann/json.hpp>
+#include <optional>
+#include <string>
+
+#include "absl/status/status.h"
+#include "worker/trainer_base/training_reporter.h"
+
+namespace lmtrain {
+
+// {"epoch","total_flos","train_loss","train_runtime","train_samples",
+//  "train_samples_per_second","train_steps_per_second"}; train_samples = dataset size.
+nlohmann::json TrainResultsJson(const TrainSummary& summary, int64_t train_samples);
+
+// {"epoch","eval_loss","eval_runtime","eval_samples","eval_samples_per_second",
+//  "eval_steps_per_second"} plus the task's metrics ("perplexity", "eval_accuracy", ...).
+nlohmann::json EvalResultsJson(const EvalLogRecord& record);
+
+// Writes train_results.json / eval_results.json / predict_results.json for those given, and
+// all_results.json with every key of them, into `dir` (exists). Internal naming the file on
+// failure.
+absl::Status WriteRunResults(const std::string& dir, const std::optional<nlohmann::json>& train,
+                             const std::optional<nlohmann::json>& eval,
+                             const std::optional<nlohmann::json>& predict = std::nullopt);
+
+}  // namespace lmtrain

@@ -1,0 +1,36 @@
+#include "worker/trainer_base/step_cursor.h"
+
+namespace lmtrain {
+
+StepCursor::StepCursor(int64_t num_examples, int64_t batch_size, int64_t accumulation,
+                       uint64_t seed)
+    : num_examples_(num_examples),
+      batch_size_(batch_size),
+      accumulation_(accumulation),
+      seed_(seed),
+      batches_(ShuffledBatches(num_examples, batch_size, seed, 0)) {}
+
+std::vector<BatchIndices> StepCursor::Next() {
+  if (next_ >= batches_.size()) {
+    ++epoch_;
+    batches_ = ShuffledBatches(num_examples_, batch_size_, seed_, epoch_);
+    next_ = 0;
+  }
+  std::vector<BatchIndices> step;
+  while (next_ < batches_.size() && static_cast<int64_t>(step.size()) < accumulation_) {
+    step.push_back(batches_[next_++]);
+  }
+  return step;
+}
+
+BatchIndices StepCursor::PeekFirst() const {
+  if (next_ < batches_.size()) return batches_[next_];
+  return ShuffledBatches(num_examples_, batch_size_, seed_, epoch_ + 1).front();
+}
+
+double StepCursor::EpochProgress() const {
+  return static_cast<double>(epoch_) +
+         static_cast<double>(next_) / static_cast<double>(batches_.size());
+}
+
+}  // namespace lmtrain

@@ -1,0 +1,79 @@
+#include "worker/trainer_base/training_plan.h"
+
+#include <cmath>
+#include <string>
+
+#include "common/status_macros.h"
+#include "worker/trainer_base/batch_order.h"
+
+namespace lmtrain {
+namespace {
+
+int64_t CeilDiv(int64_t a, int64_t b) { return (a + b - 1) / b; }
+
+absl::Status CheckSpec(const TrainingSpec& t, int64_t num_train_examples) {
+  auto positive = [](const char* name, double value) -> absl::Status {
+    if (value > 0) return absl::OkStatus();
+    return absl::InvalidArgumentError(std::string("training.") + name + " must be > 0 (got " +
+                                      std::to_string(value) + ")");
+  };
+  RETURN_IF_ERROR(positive("per_device_train_batch_size", t.per_device_train_batch_size));
+  RETURN_IF_ERROR(positive("gradient_accumulation_steps", t.gradient_accumulation_steps));
+  RETURN_IF_ERROR(positive("logging_steps", static_cast<double>(t.logging_steps)));
+  RETURN_IF_ERROR(positive("learning_rate", t.learning_rate));
+  if (t.logging_strategy != "no" && t.logging_strategy != "steps" &&
+      t.logging_strategy != "epoch") {
+    return absl::InvalidArgumentError(
+        "training.logging_strategy must be no, steps or epoch (got '" + t.logging_strategy + "')");
+  }
+  if (t.max_steps <= 0) RETURN_IF_ERROR(positive("num_train_epochs", t.num_train_epochs));
+  if (num_train_examples <= 0) {
+    return absl::InvalidArgumentError("no training examples");
+  }
+  return absl::OkStatus();
+}
+
+}  // namespace
+
+absl::StatusOr<TrainingPlan> PlanTraining(const TrainingSpec& t, int64_t num_train_examples) {
+  RETURN_IF_ERROR(CheckSpec(t, num_train_examples));
+  TrainingPlan plan;
+  plan.batches_per_epoch = NumBatches(num_train_examples, t.per_device_train_batch_size);
+  plan.steps_per_epoch = CeilDiv(plan.batches_per_epoch, t.gradient_accumulation_steps);
+  plan.max_steps = t.max_steps > 0
+                       ? t.max_steps
+                       : static_cast<int64_t>(std::ceil(t.num_train_epochs *
+                                                        static_cast<double>(plan.steps_per_epoch)));
+  plan.num_train_epochs = CeilDiv(plan.max_steps, plan.steps_per_epoch);
+  plan.logging_strategy = t.logging_strategy;
+  plan.logging_steps = t.logging_steps;
+  plan.logging_first_step = t.logging_first_step;
+  plan.eval_steps = t.eval_steps > 0 ? t.eval_steps : t.logging_steps;
+  plan.save_steps = t.save_steps;
+  ASSIGN_OR_RETURN(plan.schedule.type, ParseLrScheduleType(t.lr_scheduler_type));
+  plan.schedule.base_lr = t.learning_rate;
+  plan.schedule.total_steps = plan.max_steps;
+  plan.schedule.warmup_steps = ResolveWarmupSteps(t.warmup_steps, t.warmup_ratio, plan.max_steps);
+  const LrSchedulerKwargs& kwargs = t.lr_scheduler_kwargs;
+  plan.schedule.num_cycles = kwargs.num_cycles;
+  if (kwargs.lr_end) plan.schedule.lr_end = *kwargs.lr_end;
+  if (kwargs.power) plan.schedule.power = *kwargs.power;
+  if (kwargs.timescale) plan.schedule.timescale = *kwargs.timescale;
+  if (plan.schedule.type == LrScheduleType::kPolynomial &&
+      !(plan.schedule.lr_end < plan.schedule.base_lr)) {
+    return absl::InvalidArgumentError(
+        "training.lr_scheduler_kwargs.lr_end (" + std::to_string(plan.schedule.lr_end) +
+        ") must be smaller than training.learning_rate (" + std::to_string(t.learning_rate) + ")");
+  }
+  return plan;
+}
+
+bool LogDue(const TrainingPlan& plan, int64_t step, bool epoch_end) {
+  if (step == 1 && plan.logging_first_step) return true;
+  if (plan.logging_strategy == "steps") return IsDue(step, plan.logging_steps);
+  return plan.logging_strategy == "epoch" && epoch_end;
+}
+
+bool IsDue(int64_t step, int64_t every) { return every > 0 && step % every == 0; }
+
+}  // namespace lmtrain

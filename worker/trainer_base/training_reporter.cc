@@ -1,0 +1,156 @@
+#include "worker/trainer_base/training_reporter.h"
+
+#include <cmath>
+#include <cstdio>
+#include <utility>
+
+#include "worker/trainer_base/py_repr.h"
+
+namespace lmtrain {
+namespace {
+
+using PyItems = std::vector<std::pair<std::string, double>>;
+
+double Rate(double count, double seconds) { return seconds > 0 ? count / seconds : 0.0; }
+
+std::string ProgressLine(const TrainLogRecord& r) {
+  const double done = r.max_steps > 0 ? static_cast<double>(r.step) / r.max_steps : 1.0;
+  const double eta = done > 0 ? r.elapsed_seconds * (1.0 - done) / done : 0.0;
+  char buf[256];
+  std::snprintf(buf, sizeof(buf),
+                "[step %lld/%lld %3.0f%%] loss %.4f | lr %.3e | grad_norm %.3f | "
+                "%.0f tokens/s | %s elapsed, %s left",
+                static_cast<long long>(r.step), static_cast<long long>(r.max_steps), 100.0 * done,
+                r.loss, r.learning_rate, r.grad_norm, r.tokens_per_second,
+                FormatDuration(r.elapsed_seconds).c_str(), FormatDuration(eta).c_str());
+  return buf;
+}
+
+// Python's dict order for printing, from a json object and a key order.
+PyItems Pick(const nlohmann::json& j, std::initializer_list<const char*> keys) {
+  PyItems items;
+  for (const char* key : keys) {
+    if (j.contains(key) && j[key].is_number()) items.emplace_back(key, j[key].get<double>());
+  }
+  return items;
+}
+
+}  // namespace
+
+TrainingReporter::TrainingReporter(EventSink* sink, std::ostream* out, std::ostream* err,
+                                   LogCallback* callback)
+    : sink_(sink), out_(out), err_(err), callback_(callback) {}
+
+void TrainingReporter::Log(nlohmann::json entry, const nlohmann::json& extra) {
+  if (callback_ != nullptr) {
+    nlohmann::json logs = entry;
+    logs.erase("step");
+    logs.update(extra);
+    callback_->OnLog(logs, entry["step"].get<int64_t>());
+  }
+  log_history_.push_back(std::move(entry));
+}
+
+void TrainingReporter::OnTrainLog(const TrainLogRecord& r) {
+  nlohmann::json entry = {{"loss", PyRound(r.loss, 4)},
+                          {"grad_norm", r.grad_norm},
+                          {"learning_rate", r.learning_rate},
+                          {"epoch", PyRound(r.epoch, 2)},
+                          {"step", r.step}};
+  *out_ << PyDictRepr(Pick(entry, {"loss", "grad_norm", "learning_rate", "epoch"})) << "\n"
+        << ProgressLine(r) << std::endl;
+  Log(std::move(entry), {{"tokens_per_second", r.tokens_per_second}});
+  TrainerEvent event;
+  event.metrics.step = r.step;
+  event.metrics.max_steps = r.max_steps;
+  event.metrics.loss = r.loss;
+  event.metrics.learning_rate = r.learning_rate;
+  event.metrics.grad_norm = r.grad_norm;
+  event.metrics.epoch = r.epoch;
+  event.metrics.tokens_per_second = r.tokens_per_second;
+  Emit(event);
+}
+
+void TrainingReporter::OnEval(const EvalLogRecord& r) {
+  nlohmann::json entry = EvalMetricsJson(r);
+  entry["epoch"] = PyRound(r.epoch, 2);
+  entry["step"] = r.step;
+  PyItems items;
+  if (r.eval_loss) items.emplace_back("eval_loss", *r.eval_loss);
+  for (const auto& [name, value] : r.metrics) items.emplace_back(name, value);
+  for (const auto& item :
+       Pick(entry, {"eval_runtime", "eval_samples_per_second", "eval_steps_per_second", "epoch"})) {
+    items.push_back(item);
+  }
+  *out_ << PyDictRepr(items) << std::endl;
+  Log(std::move(entry));
+  TrainerEvent event;
+  event.metrics.step = r.step;
+  event.metrics.epoch = r.epoch;
+  event.metrics.eval_loss = r.eval_loss;
+  for (const auto& [name, value] : r.metrics) {
+    if (name == "perplexity") {
+      event.metrics.perplexity = value;
+    } else {
+      event.metrics.eval_metrics[name] = value;
+    }
+  }
+  Emit(event);
+}
+
+void TrainingReporter::Info(const std::string& message) { *out_ << message << std::endl; }
+
+void TrainingReporter::Warn(const std::string& message) {
+  *err_ << "warning: " << message << std::endl;
+}
+
+void TrainingReporter::OnCheckpoint(int64_t step, const std::string& path) {
+  *out_ << "Saved model checkpoint to " << path << std::endl;
+  TrainerEvent event;
+  event.type = TrainerEvent::Type::kCheckpoint;
+  event.step = step;
+  event.path = path;
+  Emit(event);
+}
+
+void TrainingReporter::OnTrainEnd(const TrainSummary& s) {
+  nlohmann::json entry = {
+      {"train_runtime", PyRound(s.runtime_seconds, 4)},
+      {"train_samples_per_second", PyRound(Rate(s.num_samples, s.runtime_seconds), 3)},
+      {"train_steps_per_second", PyRound(Rate(s.step, s.runtime_seconds), 3)},
+      {"total_flos", 0},
+      {"train_loss", s.train_loss},
+      {"epoch", PyRound(s.epoch, 2)},
+      {"step", s.step}};
+  *out_ << PyDictRepr(Pick(entry, {"train_runtime", "train_samples_per_second",
+                                   "train_steps_per_second", "train_loss", "epoch"}))
+        << std::endl;
+  Log(std::move(entry));
+}
+
+void TrainingReporter::Emit(const TrainerEvent& event) {
+  if (sink_failed_) return;
+  absl::Status status = sink_->Emit(event);
+  if (status.ok()) return;
+  sink_failed_ = true;
+  *err_ << "warning: " << status.message() << "; no further trainer events are sent" << std::endl;
+}
+
+nlohmann::json EvalMetricsJson(const EvalLogRecord& r) {
+  nlohmann::json j = {
+      {"eval_runtime", PyRound(r.runtime_seconds, 4)},
+      {"eval_samples_per_second", PyRound(Rate(r.num_samples, r.runtime_seconds), 3)},
+      {"eval_steps_per_second", PyRound(Rate(r.num_batches, r.runtime_seconds), 3)}};
+  if (r.eval_loss) j["eval_loss"] = *r.eval_loss;
+  for (const auto& [name, value] : r.metrics) j[name] = value;
+  return j;
+}
+
+std::string FormatDuration(double seconds) {
+  const long long total = std::llround(std::max(0.0, seconds));
+  char buf[64];
+  std::snprintf(buf, sizeof(buf), "%lld:%02lld:%02lld", total / 3600, total / 60 % 60, total % 60);
+  return buf;
+}
+
+}  // namespace lmtrain

@@ -1,0 +1,100 @@
+// Reports training progress three ways at once: HF-style lines on stdout, trainer events on
+// the EventSink (common/trainer_events.h), and the log_history of trainer_state.json; each
+// logged dict also goes to an optional LogCallback (HF's on_log: TensorBoard).
+// Torch-free.
+//
+// Values in stdout lines and log_history are rounded as HF's Trainer rounds them (loss 4
+// digits, epoch 2, runtimes 4, rates 3); events carry the unrounded values.
+// Not thread-safe: owned and called by the training loop's thread.
+#pragma once
+
+#include <cstdint>
+#include <nlohmann/json.hpp>
+#include <optional>
+#include <ostream>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "worker/trainer_base/event_sink.h"
+#include "worker/trainer_base/log_callback.h"
+
+namespace lmtrain {
+
+struct TrainLogRecord {
+  int64_t step = 0;
+  int64_t max_steps = 0;
+  double loss = 0;           // Mean per-update training loss since the previous log.
+  double learning_rate = 0;  // The rate the next update will use (HF's get_last_lr()).
+  double grad_norm = 0;      // Pre-clipping global L2 norm of the last update's gradients.
+  double epoch = 0;          // Fractional epochs done.
+  // Non-padding tokens trained on since the previous log, per second of training (time
+  // spent evaluating and saving checkpoints is left out).
+  double tokens_per_second = 0;
+  double elapsed_seconds = 0;  // Since training started.
+};
+
+struct EvalLogRecord {
+  int64_t step = 0;
+  double epoch = 0;
+  std::optional<double> eval_loss;  // When the task computes a loss.
+  // The task's metrics in HF's names and order: {"perplexity"} for LMs (as run_clm adds it),
+  // {"eval_accuracy"}, {"eval_f1"}, ... for the others.
+  std::vector<std::pair<std::string, double>> metrics;
+  double runtime_seconds = 0;
+  int64_t num_samples = 0;
+  int64_t num_batches = 0;
+};
+
+struct TrainSummary {
+  int64_t step = 0;
+  double epoch = 0;
+  double train_loss = 0;  // Mean per-update loss over the whole run.
+  double runtime_seconds = 0;
+  int64_t num_samples = 0;  // Examples trained on (with repeats across epochs).
+};
+
+class TrainingReporter {
+ public:
+  // `sink`, `out` and `err` are borrowed and must outlive the reporter. `err` receives
+  // warnings (e.g. an event sink that stopped accepting events: reported once).
+  // `callback` (borrowed; may be null) gets every OnTrainLog / OnEval / OnTrainEnd log.
+  TrainingReporter(EventSink* sink, std::ostream* out, std::ostream* err,
+                   LogCallback* callback = nullptr);
+  TrainingReporter(const TrainingReporter&) = delete;
+  TrainingReporter& operator=(const TrainingReporter&) = delete;
+
+  void OnTrainLog(const TrainLogRecord& record);
+  void OnEval(const EvalLogRecord& record);
+  void OnCheckpoint(int64_t step, const std::string& path);
+  void OnTrainEnd(const TrainSummary& summary);
+  // A line on stdout / a warning on the error stream.
+  void Info(const std::string& message);
+  void Warn(const std::string& message);
+  // Replaces the log history (a resumed run continues its checkpoint's history).
+  void RestoreLogHistory(std::vector<nlohmann::json> history) { log_history_ = std::move(history); }
+
+  // Everything logged so far, in order, as HF's log_history entries.
+  const std::vector<nlohmann::json>& log_history() const { return log_history_; }
+
+ private:
+  void Emit(const TrainerEvent& event);
+  // Appends `entry` to the history and passes it, without "step", plus `extra` to callback_.
+  void Log(nlohmann::json entry, const nlohmann::json& extra = nlohmann::json::object());
+
+  EventSink* const sink_;
+  std::ostream* const out_;
+  std::ostream* const err_;
+  LogCallback* const callback_;
+  bool sink_failed_ = false;
+  std::vector<nlohmann::json> log_history_;
+};
+
+// The HF-named metrics of an evaluation: eval_loss (when set), the task's metrics,
+// eval_runtime, eval_samples_per_second, eval_steps_per_second (HF's rounding).
+nlohmann::json EvalMetricsJson(const EvalLogRecord& record);
+
+// "1:02:03" for 3723 seconds.
+std::string FormatDuration(double seconds);
+
+}  // namespace lmtrain
