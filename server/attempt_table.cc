@@ -11,6 +11,7 @@ bool Attempt::all_ended() const {
 
 Attempt& AttemptTable::Create(const std::string& job_id) {
   Attempt& a = attempts_[job_id];
+  Unindex(a);
   a = Attempt{};
   return a;
 }
@@ -18,6 +19,55 @@ Attempt& AttemptTable::Create(const std::string& job_id) {
 Attempt* AttemptTable::Find(const std::string& job_id) {
   auto it = attempts_.find(job_id);
   return it == attempts_.end() ? nullptr : &it->second;
+}
+
+void AttemptTable::Erase(const std::string& job_id) {
+  auto it = attempts_.find(job_id);
+  if (it == attempts_.end()) return;
+  Unindex(it->second);
+  attempts_.erase(it);
+}
+
+void AttemptTable::Unindex(const Attempt& a) {
+  for (size_t r = 0; r < a.ranks.size(); ++r) {
+    const AttemptRank& rank = a.ranks[r];
+    if (rank.worker_id.empty() || rank.exit.has_value()) continue;
+    auto it = on_worker_.find(rank.worker_id);
+    if (it == on_worker_.end()) continue;
+    it->second.erase({a.job.id, static_cast<int>(r)});
+    if (it->second.empty()) on_worker_.erase(it);
+  }
+}
+
+void AttemptTable::AssignRank(Attempt& a, int rank, const std::string& worker) {
+  AttemptRank& r = a.ranks[rank];
+  if (!r.exit.has_value() && !r.worker_id.empty()) {
+    auto it = on_worker_.find(r.worker_id);
+    if (it != on_worker_.end()) {
+      it->second.erase({a.job.id, rank});
+      if (it->second.empty()) on_worker_.erase(it);
+    }
+  }
+  r.worker_id = worker;
+  if (!r.exit.has_value() && !worker.empty()) on_worker_[worker].insert({a.job.id, rank});
+}
+
+void AttemptTable::EndRank(Attempt& a, int rank, RankExit exit) {
+  AttemptRank& r = a.ranks[rank];
+  if (!r.exit.has_value() && !r.worker_id.empty()) {
+    auto it = on_worker_.find(r.worker_id);
+    if (it != on_worker_.end()) {
+      it->second.erase({a.job.id, rank});
+      if (it->second.empty()) on_worker_.erase(it);
+    }
+  }
+  r.exit = std::move(exit);
+}
+
+const AttemptTable::RankKeys& AttemptTable::RanksOn(const std::string& worker) const {
+  static const RankKeys* const kNone = new RankKeys();
+  auto it = on_worker_.find(worker);
+  return it == on_worker_.end() ? *kNone : it->second;
 }
 
 Attempt* AttemptTable::Current(const RankRef& ref) {
@@ -29,12 +79,10 @@ Attempt* AttemptTable::Current(const RankRef& ref) {
 
 AttemptTable::Usage AttemptTable::UsageOn(const std::string& worker) const {
   Usage usage;
-  for (const auto& [id, a] : attempts_) {
-    for (const AttemptRank& r : a.ranks) {
-      if (!r.holds(worker)) continue;
-      ++usage.slots;
-      usage.gpus.insert(r.gpus.begin(), r.gpus.end());
-    }
+  for (const auto& [job_id, rank] : RanksOn(worker)) {
+    const AttemptRank& r = attempts_.at(job_id).ranks[rank];
+    ++usage.slots;
+    usage.gpus.insert(r.gpus.begin(), r.gpus.end());
   }
   return usage;
 }
@@ -54,13 +102,9 @@ absl::flat_hash_map<std::string, AttemptTable::Usage> AttemptTable::UsageByWorke
 
 std::vector<std::string> AttemptTable::JobsOn(const std::string& worker) const {
   std::vector<std::string> jobs;
-  for (const auto& [id, a] : attempts_) {
-    if (std::any_of(a.ranks.begin(), a.ranks.end(),
-                    [&](const AttemptRank& r) { return r.holds(worker); })) {
-      jobs.push_back(id);
-    }
+  for (const auto& [job_id, rank] : RanksOn(worker)) {
+    if (jobs.empty() || jobs.back() != job_id) jobs.push_back(job_id);
   }
-  std::sort(jobs.begin(), jobs.end());
   return jobs;
 }
 

@@ -4,16 +4,21 @@
 // has claimed yet). A rank holds its slot, and its GPUs, until it has ended (`exit`).
 //
 // It answers the per-worker questions the Dispatcher asks (slots and GPUs held, jobs running,
-// whether a rank a worker names is current) and holds no policy: the Dispatcher decides when
-// attempts start, stop and end.
+// whether a rank a worker names is current) from an index of the ranks on each worker, so that
+// they cost O(ranks on that worker), not O(ranks of every attempt). It holds no policy: the
+// Dispatcher decides when attempts start, stop and end. Ranks change worker and end only
+// through AssignRank and EndRank, which keep the index; the other fields of an Attempt are the
+// caller's to change.
 //
 // Thread-compatible: the Dispatcher's mutex guards it.
 #pragma once
 
+#include <map>
 #include <optional>
 #include <set>
 #include <string>
 #include <tuple>
+#include <utility>
 #include <vector>
 
 #include "absl/container/flat_hash_map.h"
@@ -64,17 +69,26 @@ struct Attempt {
 
 class AttemptTable {
  public:
-  using Map = absl::flat_hash_map<std::string, Attempt>;  // By job id.
+  using Map = std::map<std::string, Attempt>;  // By job id; references stay valid.
 
   AttemptTable() = default;
   AttemptTable(const AttemptTable&) = delete;
   AttemptTable& operator=(const AttemptTable&) = delete;
 
-  // A fresh attempt for the job (replaces any other of the same job).
+  // A fresh attempt for the job (replaces any other of the same job); set its job before
+  // assigning ranks.
   Attempt& Create(const std::string& job_id);
   // nullptr when the job has no attempt.
   Attempt* Find(const std::string& job_id);
-  void Erase(const std::string& job_id) { attempts_.erase(job_id); }
+  void Erase(const std::string& job_id);
+
+  // Puts a rank of `a` (a.job.id's attempt) on `worker`; it holds a slot there until EndRank.
+  void AssignRank(Attempt& a, int rank, const std::string& worker);
+  // The rank has ended: its slot and GPUs are free again.
+  void EndRank(Attempt& a, int rank, RankExit exit);
+  // (job id, rank) of each rank on `worker` that has not ended, sorted.
+  using RankKeys = std::set<std::pair<std::string, int>>;
+  const RankKeys& RanksOn(const std::string& worker) const;
   Map& all() { return attempts_; }
   const Map& all() const { return attempts_; }
 
@@ -87,7 +101,7 @@ class AttemptTable {
     int slots = 0;
     std::set<int> gpus;
   };
-  // On one worker: O(ranks of all attempts).
+  // On one worker: O(its ranks).
   Usage UsageOn(const std::string& worker) const;
   // On every worker that holds any, in one walk over the ranks.
   absl::flat_hash_map<std::string, Usage> UsageByWorker() const;
@@ -95,7 +109,10 @@ class AttemptTable {
   std::vector<std::string> JobsOn(const std::string& worker) const;
 
  private:
+  void Unindex(const Attempt& a);
+
   Map attempts_;
+  absl::flat_hash_map<std::string, RankKeys> on_worker_;  // Ranks that have not ended.
 };
 
 }  // namespace lmtrain

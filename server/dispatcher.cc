@@ -65,7 +65,7 @@ std::string Dispatcher::RegisterWorker(const WorkerInfo& info,
 bool Dispatcher::ReattachLocked(Attempt& a, const RankRef& ref, const std::string& worker_id) {
   AttemptRank& rank = a.ranks[ref.rank];
   if (!rank.worker_id.empty() || a.orphan_deadline_ms <= 0) return false;
-  rank.worker_id = worker_id;
+  attempts_.AssignRank(a, ref.rank, worker_id);
   if (!ref.gpus.empty()) rank.gpus = ref.gpus;  // What the process really uses.
   a.gang[ref.rank / a.job.resources.slots_per_worker] = worker_id;
   if (ref.rank == 0 && a.master_port > 0) {
@@ -110,29 +110,27 @@ void Dispatcher::AttachLocked(const std::string& worker_id, const std::vector<Ra
 
 SyncResult Dispatcher::PendingWorkLocked(const std::string& worker_id, SyncResult result) {
   std::set<RankRef> stop(result.stop.begin(), result.stop.end());
-  for (const auto& [job_id, a] : attempts_.all()) {
-    for (size_t r = 0; r < a.ranks.size(); ++r) {
-      const AttemptRank& rank = a.ranks[r];
-      if (!rank.holds(worker_id)) continue;
-      if (a.stopping()) {
-        if (rank.delivered) stop.insert(RankRef{job_id, static_cast<int>(r), a.attempt});
-        continue;
-      }
-      if (rank.delivered) continue;
-      JobAssignment out;  // Re-sent on every Sync until the worker acknowledges it.
-      out.job_id = job_id;
-      out.spec_yaml = a.job.spec_yaml;
-      out.output_dir = a.job.output_dir;
-      out.attempt = a.attempt;
-      out.rank = static_cast<int>(r);
-      out.world_size = static_cast<int>(a.ranks.size());
-      out.local_rank = rank.local_rank;
-      out.master_addr = a.master_addr;
-      out.master_port = a.master_port;
-      out.resume = a.attempt > 1;
-      out.gpus = rank.gpus;
-      result.assignments.push_back(std::move(out));
+  for (const auto& [job_id, r] : attempts_.RanksOn(worker_id)) {
+    const Attempt& a = *attempts_.Find(job_id);
+    const AttemptRank& rank = a.ranks[r];
+    if (a.stopping()) {
+      if (rank.delivered) stop.insert(RankRef{job_id, r, a.attempt});
+      continue;
     }
+    if (rank.delivered) continue;
+    JobAssignment out;  // Re-sent on every Sync until the worker acknowledges it.
+    out.job_id = job_id;
+    out.spec_yaml = a.job.spec_yaml;
+    out.output_dir = a.job.output_dir;
+    out.attempt = a.attempt;
+    out.rank = r;
+    out.world_size = static_cast<int>(a.ranks.size());
+    out.local_rank = rank.local_rank;
+    out.master_addr = a.master_addr;
+    out.master_port = a.master_port;
+    out.resume = a.attempt > 1;
+    out.gpus = rank.gpus;
+    result.assignments.push_back(std::move(out));
   }
   result.stop.assign(stop.begin(), stop.end());
   return result;
@@ -254,7 +252,7 @@ void Dispatcher::RankEndedLocked(Attempt& a, int rank, RankExit exit) {
   if (own_failure && !a.first_failed.has_value() && !a.cancel && !a.preempt) {
     a.first_failed = rank;
   }
-  a.ranks[rank].exit = std::move(exit);
+  attempts_.EndRank(a, rank, std::move(exit));
   if (!a.ranks[rank].worker_id.empty()) TouchWorkerLocked(a.ranks[rank].worker_id);
   StopAttemptLocked(a.job.id, a);
 }
@@ -293,19 +291,15 @@ absl::StatusOr<JobState> Dispatcher::Cancel(const std::string& job_id, const std
 }
 
 void Dispatcher::LoseWorkerLocked(const std::string& worker_id, const std::string& why) {
-  std::vector<std::string> touched;
-  for (auto& [job_id, a] : attempts_.all()) {
-    for (size_t r = 0; r < a.ranks.size(); ++r) {
-      if (!a.ranks[r].holds(worker_id)) continue;
-      RankExit lost;
-      lost.exit_code = -1;
-      lost.lost = true;
-      lost.error = why;
-      RankEndedLocked(a, static_cast<int>(r), std::move(lost));
-      touched.push_back(job_id);
-    }
+  const AttemptTable::RankKeys ranks = attempts_.RanksOn(worker_id);  // A copy: ending shrinks it.
+  for (const auto& [job_id, r] : ranks) {
+    RankExit lost;
+    lost.exit_code = -1;
+    lost.lost = true;
+    lost.error = why;
+    RankEndedLocked(*attempts_.Find(job_id), r, std::move(lost));
   }
-  for (const std::string& job_id : touched) MaybeFinishAttemptLocked(job_id);
+  for (const auto& [job_id, r] : ranks) MaybeFinishAttemptLocked(job_id);
 }
 
 void Dispatcher::LoseOrphansLocked(int64_t now_ms) {

@@ -80,7 +80,7 @@ absl::Status Dispatcher::PlaceLocked(const JobRecord& job, const std::vector<std
   a.gang = gang;
   a.ranks.resize(world);
   for (int r = 0; r < world; ++r) {
-    a.ranks[r].worker_id = gang[r / per_worker];
+    attempts_.AssignRank(a, r, gang[r / per_worker]);
     a.ranks[r].local_rank = r % per_worker;
     a.ranks[r].gpus = rank_gpus[r];
   }
@@ -95,7 +95,8 @@ absl::Status Dispatcher::PlaceLocked(const JobRecord& job, const std::vector<std
 void Dispatcher::StopAttemptLocked(const std::string& job_id, Attempt& a) {
   if (!a.stopping()) return;
   scheduler_->MarkPreempting(job_id).IgnoreError();  // NotFound: not mirrored yet.
-  for (AttemptRank& r : a.ranks) {
+  for (size_t i = 0; i < a.ranks.size(); ++i) {
+    const AttemptRank& r = a.ranks[i];
     if (r.exit.has_value() || r.worker_id.empty()) continue;
     if (r.delivered) {
       workers_.Wake(r.worker_id);  // Its parked Sync carries the stop.
@@ -105,7 +106,7 @@ void Dispatcher::StopAttemptLocked(const std::string& job_id, Attempt& a) {
     never.exit_code = -1;
     never.stopped_by_us = true;
     never.error = "assignment withdrawn before start";
-    r.exit = std::move(never);
+    attempts_.EndRank(a, static_cast<int>(i), std::move(never));
     TouchWorkerLocked(r.worker_id);
   }
 }
