@@ -28,40 +28,29 @@ void AttemptTable::Erase(const std::string& job_id) {
   attempts_.erase(it);
 }
 
+void AttemptTable::Unindex(const Attempt& a, int rank) {
+  const AttemptRank& r = a.ranks[rank];
+  if (r.worker_id.empty() || r.exit.has_value()) return;  // Not in the index.
+  auto it = on_worker_.find(r.worker_id);
+  if (it == on_worker_.end()) return;
+  it->second.erase({a.job.id, rank});
+  if (it->second.empty()) on_worker_.erase(it);
+}
+
 void AttemptTable::Unindex(const Attempt& a) {
-  for (size_t r = 0; r < a.ranks.size(); ++r) {
-    const AttemptRank& rank = a.ranks[r];
-    if (rank.worker_id.empty() || rank.exit.has_value()) continue;
-    auto it = on_worker_.find(rank.worker_id);
-    if (it == on_worker_.end()) continue;
-    it->second.erase({a.job.id, static_cast<int>(r)});
-    if (it->second.empty()) on_worker_.erase(it);
-  }
+  for (size_t r = 0; r < a.ranks.size(); ++r) Unindex(a, static_cast<int>(r));
 }
 
 void AttemptTable::AssignRank(Attempt& a, int rank, const std::string& worker) {
+  Unindex(a, rank);
   AttemptRank& r = a.ranks[rank];
-  if (!r.exit.has_value() && !r.worker_id.empty()) {
-    auto it = on_worker_.find(r.worker_id);
-    if (it != on_worker_.end()) {
-      it->second.erase({a.job.id, rank});
-      if (it->second.empty()) on_worker_.erase(it);
-    }
-  }
   r.worker_id = worker;
   if (!r.exit.has_value() && !worker.empty()) on_worker_[worker].insert({a.job.id, rank});
 }
 
 void AttemptTable::EndRank(Attempt& a, int rank, RankExit exit) {
-  AttemptRank& r = a.ranks[rank];
-  if (!r.exit.has_value() && !r.worker_id.empty()) {
-    auto it = on_worker_.find(r.worker_id);
-    if (it != on_worker_.end()) {
-      it->second.erase({a.job.id, rank});
-      if (it->second.empty()) on_worker_.erase(it);
-    }
-  }
-  r.exit = std::move(exit);
+  Unindex(a, rank);
+  a.ranks[rank].exit = std::move(exit);
 }
 
 const AttemptTable::RankKeys& AttemptTable::RanksOn(const std::string& worker) const {

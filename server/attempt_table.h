@@ -109,6 +109,8 @@ class AttemptTable {
   std::vector<std::string> JobsOn(const std::string& worker) const;
 
  private:
+  // Drops one rank, or every rank, of `a` from the index (no-op for ranks not in it).
+  void Unindex(const Attempt& a, int rank);
   void Unindex(const Attempt& a);
 
   Map attempts_;
