@@ -1,12 +1,18 @@
 // lm-bench-api: load generator for lm-server's JobService.
 //   lm-bench-api --server HOST:PORT --op submit|get|list|watch|submit-to-running
-//                --clients N --seconds S [--sync normal,full]
+//                --clients N --seconds S [--sync normal,full] [--fake-worker]
 // N client threads, each with its own channel (own TCP connection), call one operation back to
 // back for S seconds. The last line of output is JSON (see bench/api_load.h's ResultJson).
 // --sync MODE[,MODE...]: instead of --server, start an in-process lm-server (no worker, a
 // temporary data dir) per mode with that store durability (lm-server --sync) and run the op
 // against each in turn; one JSON line per mode, with a "sync" field, e.g. submit throughput
 // with `--op submit --sync normal,full`.
+// --fake-worker: also start, in-process, one worker with one slot that speaks the real
+// WorkerService over gRPC on loopback but runs nothing (bench/fake_worker.h): it long-polls
+// Sync and reports each assigned rank started at once. With --op submit-to-running this times
+// the server alone: submit, the scheduling decision, the push into the parked Sync, the start
+// report, the RUNNING event. The JSON line then has "worker": "fake". Implies an in-process
+// server (--sync normal unless given).
 //   submit             SubmitJob of a tiny valid clm job, a unique request id per call.
 //   get                GetJob of finished jobs seeded first (--seed-jobs, submitted+cancelled).
 //   list               ListJobs(limit --list-limit) over the seeded jobs.
@@ -30,6 +36,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
 #include "bench/api_load.h"
+#include "bench/fake_worker.h"
 #include "common/command_line.h"
 #include "lmtrain/v1/jobs.grpc.pb.h"
 #include "proto/grpc_status.h"
@@ -51,6 +58,7 @@ struct Flags {
   int64_t seed_jobs = 100;
   int64_t list_limit = 20;
   std::string sync;  // "": use --server.
+  bool fake_worker = false;
 };
 
 // A folder holding train.txt and the text of a tiny valid job file that reads it.
@@ -286,6 +294,7 @@ int RunOnce(const Flags& f, const std::string& sync_mode) {
   if (!result.first_error.empty()) std::cerr << "first error: " << result.first_error << "\n";
   nlohmann::json line = nlohmann::json::parse(ResultJson(f.op, result));
   if (!sync_mode.empty()) line["sync"] = sync_mode;
+  if (f.fake_worker) line["worker"] = "fake";
   std::cout << line.dump() << std::endl;
   return result.errors == 0 ? 0 : 1;
 }
@@ -310,8 +319,18 @@ int RunWithOwnServer(Flags f, const std::string& mode) {
     return 1;
   }
   f.server = absl::StrCat("127.0.0.1:", (*server)->port());
+  std::unique_ptr<FakeWorker> worker;
+  if (f.fake_worker) {
+    worker = std::make_unique<FakeWorker>(f.server, 1);
+    if (absl::Status s = worker->Start(); !s.ok()) {
+      std::cerr << "lm-bench-api: fake worker: " << s.message() << "\n";
+      (*server)->Shutdown();
+      return 1;
+    }
+  }
   const int rc = RunOnce(f, mode);
   (*server)->Shutdown();
+  if (worker != nullptr) worker->Stop();
   server->reset();
   fs::remove_all(o.data_dir);
   return rc;
@@ -328,6 +347,8 @@ int Main(int argc, char** argv) {
   cl.AddInt("list-limit", &f.list_limit, "list: ListJobsRequest.limit");
   cl.AddString("sync", &f.sync,
                "normal,full: run against an in-process lm-server per --sync mode instead");
+  cl.AddBool("fake-worker", &f.fake_worker,
+             "start an in-process lm-server with one fake gRPC worker (see the file comment)");
   auto positional = cl.Parse(argc - 1, argv + 1);
   if (!positional.ok()) {
     std::cerr << positional.status().message() << "\n";
@@ -337,6 +358,7 @@ int Main(int argc, char** argv) {
     std::cerr << "lm-bench-api: --clients must be >= 1 and --seconds > 0\n";
     return 2;
   }
+  if (f.fake_worker && f.sync.empty()) f.sync = "normal";
   if (f.sync.empty()) return RunOnce(f, "");
   int rc = 0;
   for (absl::string_view mode : absl::StrSplit(f.sync, ',', absl::SkipEmpty())) {

@@ -1,33 +1,22 @@
-// Dispatcher, part 1: worker registry, Sync, reports, cancel and leases. Scheduling passes
-// and the ends of attempts are in dispatcher_attempts.cc.
+// Dispatcher, part 1: workers, Sync, reports, cancel and leases. The scheduler's mirror and
+// the passes are in dispatcher_schedule.cc, placement and the ends of attempts in
+// dispatcher_attempts.cc.
 #include "server/dispatcher.h"
 
 #include <algorithm>
-#include <random>
 
 #include "absl/strings/str_cat.h"
-#include "absl/strings/str_format.h"
 #include "common/status_macros.h"
 
 namespace lmtrain {
-namespace {
-
-// Worker ids must not repeat across server restarts (a worker keeps its old id until told
-// to re-register), so they carry a random part.
-std::string NewWorkerId(uint64_t counter) {
-  static thread_local std::mt19937_64 rng{std::random_device{}()};
-  return absl::StrFormat("w%d-%08x", counter, static_cast<uint32_t>(rng()));
-}
-
-}  // namespace
 
 Dispatcher::Dispatcher(JobStore* store, Clock* clock, EventHub* hub,
-                       const scheduler::Scheduler* scheduler, Options options)
+                       const scheduler::Scheduler* policy, Options options)
     : store_(store),
       clock_(clock),
       hub_(hub),
-      scheduler_(scheduler),
-      options_(std::move(options)) {}
+      options_(std::move(options)),
+      scheduler_(policy->NewIncremental()) {}
 
 absl::Status Dispatcher::Recover() {
   absl::MutexLock lock(&mu_);
@@ -42,7 +31,7 @@ absl::Status Dispatcher::Recover() {
   // two lease timeouts before their ranks count as lost.
   const int64_t deadline = clock_->NowMs() + 2 * options_.lease_timeout_ms;
   for (const JobRecord& job : holding) {
-    Active& a = active_[job.id];
+    Attempt& a = attempts_.Create(job.id);
     a.job = job;
     a.attempt = job.attempts.empty() ? 1 : job.attempts.back().number;
     a.gang.assign(job.resources.workers, "");
@@ -57,6 +46,7 @@ absl::Status Dispatcher::Recover() {
     }
     a.orphan_deadline_ms = deadline;
   }
+  mirrored_ = false;
   dirty_ = true;
   return absl::OkStatus();
 }
@@ -64,21 +54,34 @@ absl::Status Dispatcher::Recover() {
 std::string Dispatcher::RegisterWorker(const WorkerInfo& info,
                                        const std::vector<RankRef>& running) {
   absl::MutexLock lock(&mu_);
-  std::string id = NewWorkerId(next_worker_++);
-  Worker& w = workers_[id];
-  w.info = info;
-  if (w.info.advertise_address.empty()) w.info.advertise_address = info.hostname;
-  w.last_seen_ms = clock_->NowMs();
+  std::string id = workers_.Add(info, clock_->NowMs());
   SyncResult ignored;  // Stale ranks are stopped on the first Sync.
   AttachLocked(id, running, &ignored);
-  dirty_ = true;
+  TouchWorkerLocked(id);
+  ScheduleIfDirtyLocked();
   return id;
+}
+
+bool Dispatcher::ReattachLocked(Attempt& a, const RankRef& ref, const std::string& worker_id) {
+  AttemptRank& rank = a.ranks[ref.rank];
+  if (!rank.worker_id.empty() || a.orphan_deadline_ms <= 0) return false;
+  attempts_.AssignRank(a, ref.rank, worker_id);
+  if (!ref.gpus.empty()) rank.gpus = ref.gpus;  // What the process really uses.
+  a.gang[ref.rank / a.job.resources.slots_per_worker] = worker_id;
+  if (ref.rank == 0 && a.master_port > 0) {
+    workers_.Find(worker_id)->ports_in_use.insert(a.master_port);
+  }
+  const bool all_claimed = std::all_of(a.ranks.begin(), a.ranks.end(), [](const AttemptRank& r) {
+    return !r.worker_id.empty() || r.exit.has_value();
+  });
+  if (all_claimed) a.orphan_deadline_ms = 0;
+  return true;
 }
 
 void Dispatcher::AttachLocked(const std::string& worker_id, const std::vector<RankRef>& running,
                               SyncResult* result) {
   // `running` is the worker's whole list: the stale GPUs are rebuilt from it every time.
-  std::set<int>& stale_gpus = workers_[worker_id].stale_gpus;
+  std::set<int>& stale_gpus = workers_.Find(worker_id)->stale_gpus;
   const std::set<int> stale_before = std::move(stale_gpus);
   stale_gpus.clear();
   auto stop = [&](const RankRef& ref) {
@@ -86,119 +89,108 @@ void Dispatcher::AttachLocked(const std::string& worker_id, const std::vector<Ra
     stale_gpus.insert(ref.gpus.begin(), ref.gpus.end());
   };
   for (const RankRef& ref : running) {
-    auto it = active_.find(ref.job_id);
-    const bool current = it != active_.end() && it->second.attempt == ref.attempt &&
-                         ref.rank >= 0 && ref.rank < static_cast<int>(it->second.ranks.size());
-    if (!current) {
+    Attempt* a = attempts_.Current(ref);
+    if (a == nullptr) {
       stop(ref);  // Not an attempt we know: stop that rank only.
       continue;
     }
-    Active& a = it->second;
-    Rank& rank = a.ranks[ref.rank];
-    if (rank.worker_id.empty() && a.orphan_deadline_ms > 0) {  // Re-attach after a restart.
-      rank.worker_id = worker_id;
-      if (!ref.gpus.empty()) rank.gpus = ref.gpus;  // What the process really uses.
-      a.gang[ref.rank / a.job.resources.slots_per_worker] = worker_id;
-      if (ref.rank == 0 && a.master_port > 0)
-        workers_[worker_id].ports_in_use.insert(a.master_port);
-      const bool all_claimed = std::all_of(a.ranks.begin(), a.ranks.end(), [](const Rank& r) {
-        return !r.worker_id.empty() || r.exit.has_value();
-      });
-      if (all_claimed) a.orphan_deadline_ms = 0;
+    if (ReattachLocked(*a, ref, worker_id)) {
+      mirrored_ = false;  // The mirror knew this attempt without workers: rebuild it.
+      dirty_ = true;
     }
+    AttemptRank& rank = a->ranks[ref.rank];
     if (rank.worker_id != worker_id || rank.exit.has_value()) {
       stop(ref);
       continue;
     }
     rank.delivered = true;
   }
-  if (stale_gpus != stale_before) dirty_ = true;  // GPUs freed (or newly held): schedule again.
+  if (stale_gpus != stale_before) TouchWorkerLocked(worker_id);  // GPUs freed or newly held.
 }
 
-int Dispatcher::UsedSlotsLocked(const std::string& worker_id) const {
-  int used = 0;
-  for (const auto& [id, a] : active_) {
-    for (const Rank& r : a.ranks) {
-      if (r.worker_id == worker_id && !r.exit.has_value()) ++used;
+SyncResult Dispatcher::PendingWorkLocked(const std::string& worker_id, SyncResult result) {
+  std::set<RankRef> stop(result.stop.begin(), result.stop.end());
+  for (const auto& [job_id, r] : attempts_.RanksOn(worker_id)) {
+    const Attempt& a = *attempts_.Find(job_id);
+    const AttemptRank& rank = a.ranks[r];
+    if (a.stopping()) {
+      if (rank.delivered) stop.insert(RankRef{job_id, r, a.attempt});
+      continue;
     }
+    if (rank.delivered) continue;
+    JobAssignment out;  // Re-sent on every Sync until the worker acknowledges it.
+    out.job_id = job_id;
+    out.spec_yaml = a.job.spec_yaml;
+    out.output_dir = a.job.output_dir;
+    out.attempt = a.attempt;
+    out.rank = r;
+    out.world_size = static_cast<int>(a.ranks.size());
+    out.local_rank = rank.local_rank;
+    out.master_addr = a.master_addr;
+    out.master_port = a.master_port;
+    out.resume = a.attempt > 1;
+    out.gpus = rank.gpus;
+    result.assignments.push_back(std::move(out));
   }
-  return used;
+  result.stop.assign(stop.begin(), stop.end());
+  return result;
 }
 
-std::map<std::string, std::set<int>> Dispatcher::HeldGpusLocked() const {
-  std::map<std::string, std::set<int>> held;
-  for (const auto& [id, w] : workers_) held[id] = w.stale_gpus;
-  for (const auto& [id, a] : active_) {
-    for (const Rank& r : a.ranks) {
-      if (r.worker_id.empty() || r.exit.has_value()) continue;
-      held[r.worker_id].insert(r.gpus.begin(), r.gpus.end());
-    }
+absl::StatusOr<SyncResult> Dispatcher::SyncLocked(const std::string& worker_id,
+                                                  const std::vector<RankRef>& running) {
+  SyncResult result;
+  WorkerRegistry::Worker* w = workers_.Find(worker_id);
+  if (w == nullptr) {
+    result.reregister = true;
+    return result;
   }
-  return held;
+  w->last_seen_ms = clock_->NowMs();
+  AttachLocked(worker_id, running, &result);
+  ScheduleIfDirtyLocked();
+  return PendingWorkLocked(worker_id, std::move(result));
 }
 
 absl::StatusOr<SyncResult> Dispatcher::Sync(const std::string& worker_id,
                                             const std::vector<RankRef>& running) {
   absl::MutexLock lock(&mu_);
-  SyncResult result;
-  auto it = workers_.find(worker_id);
-  if (it == workers_.end()) {
-    result.reregister = true;
-    return result;
+  return SyncLocked(worker_id, running);
+}
+
+absl::StatusOr<SyncResult> Dispatcher::SyncWait(const std::string& worker_id,
+                                                const std::vector<RankRef>& running,
+                                                absl::Duration wait) {
+  const absl::Time deadline = absl::Now() + wait;
+  absl::MutexLock lock(&mu_);
+  absl::StatusOr<SyncResult> result = SyncLocked(worker_id, running);
+  // Under mu_ from the read to the park: a push between them cannot be missed.
+  while (result.ok() && result->empty() && workers_.WaitForWake(&mu_, worker_id, deadline)) {
+    // Woken: the worker's list is unchanged since the call, only its pending work moved.
+    WorkerRegistry::Worker* w = workers_.Find(worker_id);
+    if (w == nullptr) return SyncLocked(worker_id, running);  // Lost meanwhile: re-register.
+    w->last_seen_ms = clock_->NowMs();
+    ScheduleIfDirtyLocked();  // Woken by a finish: its pass runs here.
+    result = PendingWorkLocked(worker_id, SyncResult{});
   }
-  it->second.last_seen_ms = clock_->NowMs();
-  AttachLocked(worker_id, running, &result);
-  SchedulePassLocked();
-  std::set<RankRef> stop(result.stop.begin(), result.stop.end());
-  for (const auto& [job_id, a] : active_) {
-    for (size_t r = 0; r < a.ranks.size(); ++r) {
-      const Rank& rank = a.ranks[r];
-      if (rank.worker_id != worker_id || rank.exit.has_value()) continue;
-      if (a.stopping()) {
-        if (rank.delivered) stop.insert(RankRef{job_id, static_cast<int>(r), a.attempt});
-        continue;
-      }
-      if (rank.delivered) continue;
-      JobAssignment out;  // Re-sent on every Sync until the worker acknowledges it.
-      out.job_id = job_id;
-      out.spec_yaml = a.job.spec_yaml;
-      out.output_dir = a.job.output_dir;
-      out.attempt = a.attempt;
-      out.rank = static_cast<int>(r);
-      out.world_size = static_cast<int>(a.ranks.size());
-      out.local_rank = rank.local_rank;
-      out.master_addr = a.master_addr;
-      out.master_port = a.master_port;
-      out.resume = a.attempt > 1;
-      out.gpus = rank.gpus;
-      result.assignments.push_back(std::move(out));
-    }
-  }
-  result.stop.assign(stop.begin(), stop.end());
   return result;
 }
 
 absl::StatusOr<bool> Dispatcher::ReportEvents(const std::string& worker_id, const RankRef& ref,
                                               const std::vector<WorkerReport>& reports) {
   absl::MutexLock lock(&mu_);
-  if (!workers_.contains(worker_id)) {
+  if (!workers_.Contains(worker_id)) {
     // Not a judgement on the rank: the server restarted or the lease ran out. The worker
     // keeps the reports and re-registers, which re-attaches or stops the rank.
     return absl::UnavailableError(
         absl::StrCat("worker ", worker_id, " is not registered; register again"));
   }
-  auto it = active_.find(ref.job_id);
-  const bool current = it != active_.end() && it->second.attempt == ref.attempt && ref.rank >= 0 &&
-                       ref.rank < static_cast<int>(it->second.ranks.size()) &&
-                       it->second.ranks[ref.rank].worker_id == worker_id &&
-                       !it->second.ranks[ref.rank].exit.has_value();
-  if (!current) {
+  Attempt* current = attempts_.Current(ref);
+  if (current == nullptr || !current->ranks[ref.rank].holds(worker_id)) {
     RETURN_IF_ERROR(store_->GetJob(ref.job_id).status());
     return absl::FailedPreconditionError(absl::StrCat("job ", ref.job_id, " rank ", ref.rank,
                                                       " attempt ", ref.attempt,
                                                       " is not running on worker ", worker_id));
   }
-  Active& a = it->second;
+  Attempt& a = *current;
   a.ranks[ref.rank].delivered = true;
   std::vector<EventPayload> events;
   std::optional<JobExitedReport> exit;
@@ -217,12 +209,15 @@ absl::StatusOr<bool> Dispatcher::ReportEvents(const std::string& worker_id, cons
     RankExit ended{exit->exit_code, exit->signal, exit->error, false, exit->cancelled};
     RankEndedLocked(a, ref.rank, std::move(ended));
     MaybeFinishAttemptLocked(ref.job_id);  // May erase `a`.
+    // The pass over the freed room runs on the freed workers' own Syncs, woken here: the report
+    // returns at once, and a job requeued by this exit waits for that pass.
+    for (const std::string& w : touched_) workers_.Wake(w);
   }
   hub_->Bump(ref.job_id);
   return stop;
 }
 
-void Dispatcher::ApplyReportLocked(Active& a, int rank, const WorkerReport& report,
+void Dispatcher::ApplyReportLocked(Attempt& a, int rank, const WorkerReport& report,
                                    std::vector<EventPayload>* events) {
   const bool gang = a.ranks.size() > 1;
   if (auto* s = std::get_if<JobStartedReport>(&report)) {
@@ -252,28 +247,28 @@ void Dispatcher::ApplyReportLocked(Active& a, int rank, const WorkerReport& repo
   if (auto* l = std::get_if<LogEvent>(&report)) events->push_back(*l);
 }
 
-void Dispatcher::RankEndedLocked(Active& a, int rank, RankExit exit) {
+void Dispatcher::RankEndedLocked(Attempt& a, int rank, RankExit exit) {
   const bool own_failure = exit.lost || (exit.exit_code != 0 && !exit.stopped_by_us);
   if (own_failure && !a.first_failed.has_value() && !a.cancel && !a.preempt) {
     a.first_failed = rank;
   }
-  a.ranks[rank].exit = std::move(exit);
-  StopAttemptLocked(a);
+  attempts_.EndRank(a, rank, std::move(exit));
+  if (!a.ranks[rank].worker_id.empty()) TouchWorkerLocked(a.ranks[rank].worker_id);
+  StopAttemptLocked(a.job.id, a);
 }
 
 absl::StatusOr<JobState> Dispatcher::Cancel(const std::string& job_id, const std::string& reason) {
   absl::MutexLock lock(&mu_);
   const std::string why = reason.empty() ? "cancelled by user" : reason;
-  auto it = active_.find(job_id);
-  if (it != active_.end()) {
-    Active& a = it->second;
-    if (!a.cancel) {
-      a.cancel = true;
-      a.cancel_reason = why;
+  if (Attempt* a = attempts_.Find(job_id); a != nullptr) {
+    if (!a->cancel) {
+      a->cancel = true;
+      a->cancel_reason = why;
     }
-    StopAttemptLocked(a);
-    const JobState state = a.job.state;
+    StopAttemptLocked(job_id, *a);
+    const JobState state = a->job.state;
     MaybeFinishAttemptLocked(job_id);
+    ScheduleIfDirtyLocked();
     hub_->Bump(EventHub::kWorkKey);
     auto job = store_->GetJob(job_id);
     return job.ok() ? job->state : state;
@@ -288,49 +283,32 @@ absl::StatusOr<JobState> Dispatcher::Cancel(const std::string& job_id, const std
   t.time_ms = clock_->NowMs();
   t.reason = why;
   ASSIGN_OR_RETURN(JobRecord moved, store_->TransitionJob(job_id, t));
-  queued_.erase(std::stoll(job_id));
-  waiting_.erase(job_id);
-  dirty_ = true;
+  MirrorRemovedLocked(job_id);
+  ScheduleIfDirtyLocked();  // A queued job gone may unblock the ones behind it.
   hub_->Bump(job_id);
   hub_->Bump(EventHub::kWorkKey);
   return moved.state;
 }
 
 void Dispatcher::LoseWorkerLocked(const std::string& worker_id, const std::string& why) {
-  std::vector<std::string> touched;
-  for (auto& [job_id, a] : active_) {
-    for (size_t r = 0; r < a.ranks.size(); ++r) {
-      if (a.ranks[r].worker_id != worker_id || a.ranks[r].exit.has_value()) continue;
-      RankExit lost;
-      lost.exit_code = -1;
-      lost.lost = true;
-      lost.error = why;
-      RankEndedLocked(a, static_cast<int>(r), std::move(lost));
-      touched.push_back(job_id);
-    }
+  const AttemptTable::RankKeys ranks = attempts_.RanksOn(worker_id);  // A copy: ending shrinks it.
+  for (const auto& [job_id, r] : ranks) {
+    RankExit lost;
+    lost.exit_code = -1;
+    lost.lost = true;
+    lost.error = why;
+    RankEndedLocked(*attempts_.Find(job_id), r, std::move(lost));
   }
-  for (const std::string& job_id : touched) MaybeFinishAttemptLocked(job_id);
+  for (const auto& [job_id, r] : ranks) MaybeFinishAttemptLocked(job_id);
 }
 
-void Dispatcher::ExpireLeases() {
-  absl::MutexLock lock(&mu_);
-  const int64_t now = clock_->NowMs();
-  std::vector<std::string> dead;
-  for (const auto& [id, w] : workers_) {
-    if (now - w.last_seen_ms > options_.lease_timeout_ms) dead.push_back(id);
-  }
-  for (const std::string& id : dead) {
-    LoseWorkerLocked(id, absl::StrCat("worker ", id, " lost (no heartbeat for ",
-                                      options_.lease_timeout_ms, " ms)"));
-    workers_.erase(id);
-    dirty_ = true;
-  }
+void Dispatcher::LoseOrphansLocked(int64_t now_ms) {
   std::vector<std::string> orphans;
-  for (const auto& [job_id, a] : active_) {
-    if (a.orphan_deadline_ms > 0 && now > a.orphan_deadline_ms) orphans.push_back(job_id);
+  for (const auto& [job_id, a] : attempts_.all()) {
+    if (a.orphan_deadline_ms > 0 && now_ms > a.orphan_deadline_ms) orphans.push_back(job_id);
   }
   for (const std::string& job_id : orphans) {
-    Active& a = active_[job_id];
+    Attempt& a = *attempts_.Find(job_id);
     a.orphan_deadline_ms = 0;
     for (size_t r = 0; r < a.ranks.size(); ++r) {
       if (!a.ranks[r].worker_id.empty() || a.ranks[r].exit.has_value()) continue;
@@ -342,26 +320,39 @@ void Dispatcher::ExpireLeases() {
     }
     MaybeFinishAttemptLocked(job_id);
   }
-  SchedulePassLocked();
-  if (!dead.empty() || !orphans.empty()) hub_->Bump(EventHub::kWorkKey);
+  if (!orphans.empty()) {
+    mirrored_ = false;  // Orphans were preempting in the mirror: rebuild it.
+    dirty_ = true;
+    hub_->Bump(EventHub::kWorkKey);
+  }
+}
+
+void Dispatcher::ExpireLeases() {
+  absl::MutexLock lock(&mu_);
+  const int64_t now = clock_->NowMs();
+  const std::vector<std::string> dead = workers_.Expired(now, options_.lease_timeout_ms);
+  for (const std::string& id : dead) {
+    LoseWorkerLocked(id, absl::StrCat("worker ", id, " lost (no heartbeat for ",
+                                      options_.lease_timeout_ms, " ms)"));
+    workers_.Remove(id);
+    scheduler_->RemoveWorker(id);
+    touched_.erase(id);
+    dirty_ = true;
+  }
+  LoseOrphansLocked(now);
+  ScheduleIfDirtyLocked();
+  if (!dead.empty()) hub_->Bump(EventHub::kWorkKey);
 }
 
 std::vector<WorkerStatus> Dispatcher::ListWorkers() {
   absl::MutexLock lock(&mu_);
   std::vector<WorkerStatus> out;
-  std::map<std::string, std::set<int>> held = HeldGpusLocked();
-  for (const auto& [id, w] : workers_) {
-    WorkerStatus s{id, w.info, w.last_seen_ms, UsedSlotsLocked(id), 0, {}};
-    for (const DeviceInfo& d : w.info.devices) s.used_gpus += d.type == "cuda" && held[id].count(d.index);
-    for (const auto& [job_id, a] : active_) {
-      for (const Rank& r : a.ranks) {
-        if (r.worker_id == id && !r.exit.has_value()) {
-          s.running_job_ids.push_back(job_id);
-          break;
-        }
-      }
-    }
-    std::sort(s.running_job_ids.begin(), s.running_job_ids.end());
+  for (const auto& [id, w] : workers_.workers()) {
+    AttemptTable::Usage usage = attempts_.UsageOn(id);
+    WorkerStatus s{id, w.info, w.last_seen_ms, usage.slots, 0, attempts_.JobsOn(id)};
+    std::set<int>& held = usage.gpus;
+    held.insert(w.stale_gpus.begin(), w.stale_gpus.end());
+    for (const DeviceInfo& d : w.info.devices) s.used_gpus += d.type == "cuda" && held.count(d.index);
     out.push_back(std::move(s));
   }
   std::sort(out.begin(), out.end(),
@@ -371,17 +362,35 @@ std::vector<WorkerStatus> Dispatcher::ListWorkers() {
 
 void Dispatcher::JobQueued(const std::string& job_id) {
   absl::MutexLock lock(&mu_);
-  if (!queued_loaded_) return;        // The first pass loads every QUEUED job from the store.
   auto job = store_->GetJob(job_id);  // Under mu_: a cancel cannot slip in between.
   if (!job.ok() || job->state != JobState::kQueued) return;
-  queued_[std::stoll(job_id)] = *std::move(job);
-  dirty_ = true;
+  MirrorQueuedLocked(*job);
+  ScheduleIfDirtyLocked();
 }
 
 std::string Dispatcher::WaitingReason(const std::string& job_id) {
   absl::MutexLock lock(&mu_);
   auto it = waiting_.find(job_id);
   return it == waiting_.end() ? "" : it->second;
+}
+
+void Dispatcher::SetDispatching(bool on) {
+  absl::MutexLock lock(&mu_);
+  if (on == dispatching_) return;
+  dispatching_ = on;
+  mirrored_ = false;  // Whatever happened while off: start from the registry and the store.
+  dirty_ = true;
+  ScheduleIfDirtyLocked();
+}
+
+void Dispatcher::Shutdown() {
+  absl::MutexLock lock(&mu_);
+  workers_.Shutdown();
+}
+
+int Dispatcher::ParkedSyncs() {
+  absl::MutexLock lock(&mu_);
+  return workers_.parked();
 }
 
 }  // namespace lmtrain

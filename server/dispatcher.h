@@ -1,13 +1,40 @@
-// Dispatcher: the worker registry, leases and job placement of lm-server. No gRPC or SQLite
-// types: it talks to a JobStore, a Clock, an EventHub and a Scheduler given at construction
-// (not owned).
+// Dispatcher: lm-server's scheduling glue. It turns events — a job submitted, cancelled or
+// finished, a worker joining, a worker or its lease lost — into decisions of the incremental
+// scheduler (server/scheduler) and pushes each decision to the workers it concerns. No gRPC or
+// SQLite types: it talks to a JobStore, a Clock, an EventHub and a Scheduler given at
+// construction (not owned).
+//
+// Parts, each its own header/source pair:
+//   WorkerRegistry (worker_registry.h)  workers, their leases, rendezvous ports, stale GPUs,
+//                                       and the Sync long-polls parked on each worker.
+//   AttemptTable   (attempt_table.h)    the running attempts: ranks per job and per worker.
+//   IncrementalScheduler (scheduler.h)  the policy over a standing mirror of both plus the
+//                                       queue; each event updates the mirror, then one pass.
+//   Dispatcher     (this file)          the events, the mirror updates, applying decisions to
+//                                       the store (dispatcher.cc: workers, Sync, reports,
+//                                       cancel, leases; dispatcher_schedule.cc: the mirror and
+//                                       passes; dispatcher_attempts.cc: placement and the ends
+//                                       of attempts).
+//
+// Events and what they push:
+//   submit (JobQueued), requeue   -> pass -> placement -> Assignment woken into each gang
+//                                    worker's parked Sync (Wake(worker), that worker only).
+//   cancel, preemption, a rank's failure -> the attempt's other ranks are stopped
+//                                    (SyncResult::stop, woken the same way); when every rank
+//                                    has ended, the attempt ends (attempt_outcome.h).
+//   a rank's exit (ReportEvents)  -> its slots and GPUs go back; the workers that freed them
+//                                    are woken and the pass runs on their parked Sync, which
+//                                    returns the next job placed there. The report itself
+//                                    runs no pass (so a job its exit requeued waits for it).
+//   worker joins (RegisterWorker) -> pass over the new room.
+//   worker lost (ExpireLeases)    -> its ranks are lost, attempts retried, queue re-placed.
+// Sync() heartbeats, re-attaches ranks, runs the pass an event left pending (a finish, a
+// failed placement, dispatching turned on) and reads the worker's pending work.
 //
 // Workers register (slots, labels, rendezvous ports), then call Sync() as heartbeat and
 // request for work; a worker silent for longer than lease_timeout_ms loses its lease and
-// every rank it ran counts as lost. Placement is the Scheduler's (server/scheduler): each
-// pass turns a snapshot of workers, active and queued jobs into placements (QUEUED ->
-// SCHEDULED, one Assignment per rank, delivered on the workers' next Sync until they
-// acknowledge it), preemptions and waiting reasons.
+// every rank it ran counts as lost. A placement (QUEUED -> SCHEDULED) gives one Assignment
+// per rank, sent on every Sync of its worker until the worker acknowledges it.
 //
 // An attempt is one placement of a job on a gang of workers: ranks = workers x
 // slots_per_worker lm-train processes that rendezvous at rank 0's worker (its
@@ -31,62 +58,40 @@
 // timeouts are lost (the attempt is retried).
 // A worker reporting a rank of an attempt that is not current is told to stop it.
 //
-// Thread-safe: one mutex guards the registry; store calls happen under it, so decisions and
-// their application are serialised (two workers never receive the same rank).
+// Dispatching on and off: SetDispatching(false) stops the passes (nothing is placed or
+// preempted; reports, cancels and leases still apply), e.g. on a standby replica; turning it
+// back on rebuilds the scheduler's mirror and runs a pass.
+//
+// Locking: one mutex, mu_, guards the registry, the attempt table, the scheduler's mirror and
+// the queue; every public method takes it once and store calls happen under it, so decisions
+// and their application are serialised (two workers never receive the same rank). The parts
+// are thread-compatible and never lock. The one blocking call, SyncWait, parks on its worker's
+// CondVar with mu_ released. Lock order: mu_, then the EventHub's or the store's own locks
+// (never the reverse: neither calls back into the Dispatcher).
 #pragma once
 
 #include <cstdint>
 #include <map>
+#include <memory>
 #include <optional>
 #include <set>
 #include <string>
-#include <tuple>
 #include <utility>
 #include <variant>
 #include <vector>
 
-#include "absl/container/flat_hash_map.h"
 #include "absl/status/statusor.h"
 #include "absl/synchronization/mutex.h"
+#include "absl/time/time.h"
 #include "common/clock.h"
 #include "server/attempt_outcome.h"
+#include "server/attempt_table.h"
 #include "server/event_hub.h"
 #include "server/scheduler/scheduler.h"
+#include "server/worker_registry.h"
 #include "storage/job_store.h"
 
 namespace lmtrain {
-
-struct DeviceInfo {
-  std::string type;  // "cpu" | "cuda"
-  int index = 0;
-  std::string name;
-  int64_t memory_bytes = 0;
-  std::string uuid;  // cuda devices found through NVML; empty otherwise.
-};
-
-struct WorkerInfo {
-  std::string name;
-  std::string hostname;
-  int slots = 1;
-  std::vector<DeviceInfo> devices;
-  std::map<std::string, std::string> labels;
-  std::string advertise_address;  // Empty: hostname.
-  int rendezvous_port_base = 29500;
-  int rendezvous_port_count = 100;
-};
-
-// One lm-train process of an attempt, as a worker names it. `gpus` (not part of its identity):
-// the GPU indices the worker started it with, so that a server that restarted learns which
-// GPUs its re-attached (or stale) ranks hold.
-struct RankRef {
-  std::string job_id;
-  int rank = 0;
-  int attempt = 0;
-  std::vector<int> gpus;
-  bool operator<(const RankRef& o) const {
-    return std::tie(job_id, rank, attempt) < std::tie(o.job_id, o.rank, o.attempt);
-  }
-};
 
 struct JobAssignment {
   std::string job_id;
@@ -142,7 +147,8 @@ class Dispatcher {
     scheduler::UserPolicy default_user;
   };
 
-  Dispatcher(JobStore* store, Clock* clock, EventHub* hub, const scheduler::Scheduler* scheduler,
+  // `policy` gives the scheduler (Scheduler::NewIncremental); it is not kept.
+  Dispatcher(JobStore* store, Clock* clock, EventHub* hub, const scheduler::Scheduler* policy,
              Options options);
   Dispatcher(const Dispatcher&) = delete;
   Dispatcher& operator=(const Dispatcher&) = delete;
@@ -154,10 +160,15 @@ class Dispatcher {
   // Returns a new worker id. `running`: ranks it still runs (re-registration after a restart).
   std::string RegisterWorker(const WorkerInfo& info, const std::vector<RankRef>& running);
 
-  // Heartbeat + placement. Never blocks on the hub; callers long-poll with the hub's
-  // kWorkKey version (snapshot before calling Sync, wait after an empty result).
+  // Heartbeat: renews the lease, re-attaches or stops the ranks in `running` (the worker's whole
+  // list), and returns the worker's pending work. Never blocks.
   absl::StatusOr<SyncResult> Sync(const std::string& worker_id,
                                   const std::vector<RankRef>& running);
+  // The long-poll form: as Sync, but when there is no work, parks until work is pushed to this
+  // worker (an event placed a rank on it or stops one of its ranks), `wait` passes, or
+  // Shutdown; then returns the worker's pending work (possibly none).
+  absl::StatusOr<SyncResult> SyncWait(const std::string& worker_id,
+                                      const std::vector<RankRef>& running, absl::Duration wait);
 
   // Stores a worker's reports for one rank. Returns true when that rank should stop.
   // Unavailable: the worker id is unknown (server restart, lapsed lease) — keep the reports
@@ -171,96 +182,91 @@ class Dispatcher {
   // have stopped. Returns the state after the call. FailedPrecondition if already terminal.
   absl::StatusOr<JobState> Cancel(const std::string& job_id, const std::string& reason);
 
-  // Drops workers (and orphaned ranks) whose lease ran out, then runs a scheduling pass.
+  // Drops workers (and orphaned ranks) whose lease ran out; their attempts end and the queue
+  // is scheduled again.
   void ExpireLeases();
 
   std::vector<WorkerStatus> ListWorkers();
 
-  // A job was just created QUEUED (JobManager::Submit): it joins the in-memory queue the
-  // scheduling passes work from. Ignored when the job is no longer QUEUED or unknown.
+  // A job was just created QUEUED (JobManager::Submit): it joins the queue and a pass runs.
+  // Ignored when the job is no longer QUEUED or unknown.
   void JobQueued(const std::string& job_id);
 
-  // Why a QUEUED job waits (the last scheduling pass's explanation); "" if unknown.
+  // Why a QUEUED job waits (the latest pass that examined it); "" if unknown.
   std::string WaitingReason(const std::string& job_id);
 
- private:
-  struct Rank {
-    std::string worker_id;  // "" while an orphan nobody has claimed.
-    int local_rank = 0;
-    bool delivered = false;  // Acknowledged by the worker (listed running or reported).
-    bool started = false;
-    std::optional<RankExit> exit;
-    std::vector<int> gpus;  // Indices on its worker; held until `exit`.
-  };
-  struct Active {
-    JobRecord job;  // As of placement (or recovery).
-    int attempt = 0;
-    std::vector<std::string> gang;  // Worker per gang member (rank / slots_per_worker).
-    std::vector<Rank> ranks;
-    std::string master_addr;
-    int master_port = 0;
-    bool cancel = false;
-    std::string cancel_reason;
-    bool preempt = false;
-    std::string preempt_reason;
-    std::optional<int> first_failed;
-    int64_t orphan_deadline_ms = 0;  // > 0: recovered after a restart, not all claimed.
-    bool stopping() const { return cancel || preempt || first_failed.has_value(); }
-  };
-  struct Worker {
-    WorkerInfo info;
-    int64_t last_seen_ms = 0;
-    std::set<int> ports_in_use;
-    std::set<int> stale_gpus;  // Held by ranks it still runs that are being stopped.
-  };
+  // Turns placement on (the default) or off; see the class comment.
+  void SetDispatching(bool on);
+  // Releases every parked SyncWait (they return at once, now and later). Call when stopping.
+  void Shutdown();
+  // SyncWait calls parked now.
+  int ParkedSyncs();
 
-  // dispatcher.cc: registry, reports, leases.
+ private:
+  // dispatcher.cc: registry, Sync, reports, cancel, leases.
   void AttachLocked(const std::string& worker_id, const std::vector<RankRef>& running,
                     SyncResult* result) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
-  void ApplyReportLocked(Active& active, int rank, const WorkerReport& report,
+  bool ReattachLocked(Attempt& a, const RankRef& ref, const std::string& worker_id)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  SyncResult PendingWorkLocked(const std::string& worker_id, SyncResult result)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  absl::StatusOr<SyncResult> SyncLocked(const std::string& worker_id,
+                                        const std::vector<RankRef>& running)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  void ApplyReportLocked(Attempt& a, int rank, const WorkerReport& report,
                          std::vector<EventPayload>* events) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
-  void RankEndedLocked(Active& active, int rank, RankExit exit) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  void RankEndedLocked(Attempt& a, int rank, RankExit exit) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   void LoseWorkerLocked(const std::string& worker_id, const std::string& why)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
-  int UsedSlotsLocked(const std::string& worker_id) const ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
-  // GPU indices held on each worker: by ranks that have not ended, and stale ones.
-  std::map<std::string, std::set<int>> HeldGpusLocked() const ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  void LoseOrphansLocked(int64_t now_ms) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
 
-  // dispatcher_attempts.cc: scheduling passes, placement, the end of attempts.
-  void SchedulePassLocked() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // dispatcher_schedule.cc: the scheduler's mirror and the passes.
+  // Runs a pass when an event changed something since the last one.
+  void ScheduleIfDirtyLocked() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // Loads the queue from the store and rebuilds the mirror, on first use and after rare
+  // events (orphans re-attached, dispatching turned on). False when the store failed.
+  bool EnsureMirrorLocked() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   scheduler::ClusterSnapshot SnapshotLocked() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // Usage on a worker changed: its free slots and GPUs go to the mirror before the next pass.
+  void TouchWorkerLocked(const std::string& worker_id) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  void FlushTouchedLocked() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  void MirrorQueuedLocked(const JobRecord& job) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  void MirrorRemovedLocked(const std::string& job_id) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // Places and preempts as decided. False when a placement failed (retried on a later event).
+  bool ApplyDecisionLocked(const scheduler::Decision& decision) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+
+  // dispatcher_attempts.cc: placement and the ends of attempts.
   absl::Status PlaceLocked(const JobRecord& job, const std::vector<std::string>& gang)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   // Per rank, the GPUs of a new attempt of `job` on `gang` (empty vectors for a CPU job).
   absl::StatusOr<std::vector<std::vector<int>>> PickGpusLocked(const JobRecord& job,
                                                                const std::vector<std::string>& gang)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
-  void StopAttemptLocked(Active& active) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // Withdraws unacknowledged ranks of a stopping attempt and wakes the workers that must stop
+  // the others; the mirror counts the attempt as preempting from then on.
+  void StopAttemptLocked(const std::string& job_id, Attempt& a) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   void MaybeFinishAttemptLocked(const std::string& job_id) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
-  absl::Status FinishAttemptLocked(Active& active) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  absl::Status FinishAttemptLocked(Attempt& a) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   absl::Status RequeueLocked(const std::string& job_id, const std::string& reason)
-      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
-  std::optional<int> TakePortLocked(const std::string& worker_id)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
 
   JobStore* const store_;
   Clock* const clock_;
   EventHub* const hub_;
-  const scheduler::Scheduler* const scheduler_;
   const Options options_;
 
   absl::Mutex mu_;
-  uint64_t next_worker_ ABSL_GUARDED_BY(mu_) = 1;
-  absl::flat_hash_map<std::string, Worker> workers_ ABSL_GUARDED_BY(mu_);
-  absl::flat_hash_map<std::string, Active> active_ ABSL_GUARDED_BY(mu_);
+  WorkerRegistry workers_ ABSL_GUARDED_BY(mu_);
+  AttemptTable attempts_ ABSL_GUARDED_BY(mu_);
+  const std::unique_ptr<scheduler::IncrementalScheduler> scheduler_ ABSL_PT_GUARDED_BY(mu_);
   std::map<std::string, std::string> waiting_ ABSL_GUARDED_BY(mu_);
-  // The QUEUED jobs, by numeric id: loaded from the store on the first pass, then kept up to
-  // date by JobQueued, RequeueLocked, placements and cancels, so that a pass does not read and
-  // decode every queued job from the store.
+  // The QUEUED jobs, by numeric id: loaded from the store with the mirror, then kept up to
+  // date by JobQueued, RequeueLocked, placements and cancels.
   std::map<int64_t, JobRecord> queued_ ABSL_GUARDED_BY(mu_);
-  bool queued_loaded_ ABSL_GUARDED_BY(mu_) = false;
-  bool dirty_ ABSL_GUARDED_BY(mu_) = true;               // Something changed since the last pass.
-  uint64_t seen_work_version_ ABSL_GUARDED_BY(mu_) = 0;  // Hub kWorkKey at the last pass.
+  bool mirrored_ ABSL_GUARDED_BY(mu_) = false;  // False: rebuild the mirror before a pass.
+  bool dirty_ ABSL_GUARDED_BY(mu_) = true;      // Something changed since the last pass.
+  bool dispatching_ ABSL_GUARDED_BY(mu_) = true;
+  std::set<std::string> touched_ ABSL_GUARDED_BY(mu_);  // Workers whose usage changed.
 };
 
 }  // namespace lmtrain

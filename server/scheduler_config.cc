@@ -72,6 +72,11 @@ absl::Status ReadTop(const std::string& source, const YAML::Node& key_node, cons
     o.min_runtime_before_preemption_ms = static_cast<int64_t>(seconds * 1000);
     return absl::OkStatus();
   }
+  if (key == "max_jobs_examined") {
+    if (auto s = Read(source, value, key, &o.max_jobs_examined); !s.ok()) return s;
+    if (o.max_jobs_examined < 0) return YamlError(source, value, key + " must be >= 0");
+    return absl::OkStatus();
+  }
   if (key == "default_user") {
     auto policy = ReadUser(source, value, key);
     if (!policy.ok()) return policy.status();
@@ -91,7 +96,8 @@ absl::Status ReadTop(const std::string& source, const YAML::Node& key_node, cons
   return YamlError(source, key_node,
              absl::StrCat("unknown key '", key,
                           "' (known: seed, backfill, preemption, gpu_share_weight, "
-                          "min_runtime_before_preemption_seconds, default_user, users)"));
+                          "min_runtime_before_preemption_seconds, max_jobs_examined, default_user, "
+                          "users)"));
 }
 
 }  // namespace

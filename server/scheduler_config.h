@@ -6,6 +6,9 @@
 //   preemption: true                         # higher priority may preempt strictly lower
 //   min_runtime_before_preemption_seconds: 60
 //   gpu_share_weight: 4                      # fair share: a GPU weighs as much as 4 slots
+//   max_jobs_examined: 0                     # queued jobs one per-event pass examines (0: all;
+//                                            # a bound keeps each event's decision short on a
+//                                            # large queue, and explains only the jobs examined)
 //   default_user: {weight: 1, max_running_jobs: 0, max_gpus: 0, max_queued_jobs: 0}
 //   users:                                   # (default_user: users not listed)
 //     alice: {weight: 2, max_running_jobs: 4, max_gpus: 8, max_queued_jobs: 20}

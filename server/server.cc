@@ -96,7 +96,7 @@ absl::Status Server::Init() {
   job_service_ = std::make_unique<JobServiceImpl>(manager_.get(), auth_.get(), predictor_.get());
   artifact_service_ = std::make_unique<ArtifactServiceImpl>(artifacts_.get(), manager_.get(),
                                                             options_.artifacts_dir, auth_.get());
-  worker_service_ = std::make_unique<WorkerServiceImpl>(dispatcher_.get(), &hub_, auth_.get());
+  worker_service_ = std::make_unique<WorkerServiceImpl>(dispatcher_.get(), auth_.get());
   RETURN_IF_ERROR(StartHttp());
   RETURN_IF_ERROR(StartGrpc());
   const std::string advertise = options_.advertise_address.empty()
@@ -227,7 +227,8 @@ void Server::Shutdown() {
   stop_.Notify();
   role_->Stop();  // A standby takes over at once.
   if (http_server_) http_server_->Stop();  // No HTTP handler touches the core after this.
-  hub_.Shutdown();  // Wakes long-polls and watch streams.
+  hub_.Shutdown();          // Wakes watch streams.
+  dispatcher_->Shutdown();  // Wakes the workers' long-polls.
   grpc_server_->Shutdown(std::chrono::system_clock::now() + std::chrono::seconds(2));
   expiry_thread_.join();
   stopped_.Notify();

@@ -8,6 +8,7 @@
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+#include "common/status_macros.h"
 #include "proto/server_targets.h"
 
 namespace lmtrain {
@@ -43,7 +44,10 @@ ServerRole::ServerRole(JobStore* store, Clock* clock, Dispatcher* dispatcher, Op
       dispatcher_(dispatcher),
       options_(std::move(options)),
       on_lost_(std::move(on_lost)) {
-  if (options_.replicated) store_->FenceWrites(options_.lease.name, 0);
+  if (options_.replicated) {
+    store_->FenceWrites(options_.lease.name, 0);
+    dispatcher_->SetDispatching(false);  // Until this replica holds the lease.
+  }
 }
 
 ServerRole::~ServerRole() { Stop(); }
@@ -57,6 +61,7 @@ void ServerRole::Start(const std::string& advertise_address) {
   callbacks.acquired = [this](int64_t token) { return TakeOver(token); };
   callbacks.lost = [this] {
     store_->FenceWrites(options_.lease.name, 0);
+    dispatcher_->SetDispatching(false);
     if (on_lost_) on_lost_();
   };
   auto leader = std::make_shared<LeaderLease>(store_, clock_, std::move(lease), std::move(callbacks));
@@ -82,7 +87,9 @@ absl::Status ServerRole::TakeOver(int64_t token) {
   store_->FenceWrites(options_.lease.name, token);
   std::cerr << "lm-server: active (lease '" << options_.lease.name << "', token " << token
             << "); recovering jobs from the store" << std::endl;
-  return dispatcher_->Recover();
+  RETURN_IF_ERROR(dispatcher_->Recover());
+  dispatcher_->SetDispatching(true);
+  return absl::OkStatus();
 }
 
 bool ServerRole::active() const {

@@ -5,11 +5,13 @@
 // dispatcher from the store and the server is active for good.
 // Replicated (several lm-server processes on one PostgreSQL database): a LeaderLease decides.
 //
-//   constructed / Start(): store writes fenced with token 0 (none succeed) --> standby
+//   constructed / Start(): store writes fenced with token 0 (none succeed), dispatching off
+//           (Dispatcher::SetDispatching(false)) --> standby
 //   standby --lease acquired--> fence writes with the lease's token, Dispatcher::Recover()
-//           (like a restart: workers re-register and re-attach their running ranks) --> active
-//   active --lease lost--> standby for good: writes fenced off at once, on_lost() (lm-server
-//           exits, and its supervisor restarts it as a fresh standby)
+//           (like a restart: workers re-register and re-attach their running ranks), dispatching
+//           on --> active
+//   active --lease lost--> standby for good: writes fenced off and dispatching off at once,
+//           on_lost() (lm-server exits, and its supervisor restarts it as a fresh standby)
 //
 // What a standby serves: JobService.GetJob and ListJobs (read from the shared store) and the
 // ArtifactService (the artifact folder must be shared storage). Every other JobService call

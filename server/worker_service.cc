@@ -77,20 +77,11 @@ grpc::Status WorkerServiceImpl::Sync(grpc::ServerContext* ctx, const v1::SyncReq
                                      v1::SyncResponse* resp) {
   if (absl::Status s = CheckWorker(ctx, req->worker_id()); !s.ok()) return ToGrpcStatus(s);
   const std::vector<RankRef> running = Ranks(req->running());
-  const absl::Time deadline =
-      absl::Now() + absl::Milliseconds(std::clamp(req->wait_ms(), 0, kMaxWaitMs));
-  absl::StatusOr<SyncResult> result;
-  while (true) {
-    const uint64_t version = hub_->Version(EventHub::kWorkKey);
-    result = dispatcher_->Sync(req->worker_id(), running);
-    if (!result.ok()) return ToGrpcStatus(result.status());
-    const absl::Time now = absl::Now();
-    if (!result->empty() || now >= deadline || ctx->IsCancelled()) break;
-    if (!hub_->WaitForChange(EventHub::kWorkKey, version, deadline - now) &&
-        absl::Now() < deadline) {
-      break;  // Shutting down.
-    }
-  }
+  // Parks on this worker's own wake-up: an event that places a rank on it or stops one of its
+  // ranks releases it, and no other worker's long-poll.
+  absl::StatusOr<SyncResult> result = dispatcher_->SyncWait(
+      req->worker_id(), running, absl::Milliseconds(std::clamp(req->wait_ms(), 0, kMaxWaitMs)));
+  if (!result.ok()) return ToGrpcStatus(result.status());
   for (const JobAssignment& a : result->assignments) {
     v1::Assignment* out = resp->add_assignments();
     out->set_job_id(a.job_id);

@@ -1,6 +1,7 @@
 // WorkerServiceImpl: the internal lmtrain.v1.WorkerService over gRPC's sync API; a thin
-// adapter over Dispatcher. Sync long-polls: it holds the handler thread until the worker
-// has work (an assignment or a cancel) or wait_ms (capped at 30 s) has passed.
+// adapter over Dispatcher. Sync long-polls (Dispatcher::SyncWait): it holds the handler thread
+// until work is pushed to that worker (an assignment or a stop), wait_ms (capped at 30 s) has
+// passed, or the server stops.
 // With authentication on, only workers may call it, and a worker id registered with one
 // token cannot be used with another (WorkerBinding).
 #pragma once
@@ -9,15 +10,14 @@
 #include "server/auth/grpc_auth.h"
 #include "server/auth/worker_binding.h"
 #include "server/dispatcher.h"
-#include "server/event_hub.h"
 
 namespace lmtrain {
 
 class WorkerServiceImpl final : public v1::WorkerService::Service {
  public:
   // None is owned. Every handler first asks `auth` whether the caller may call it (workers).
-  WorkerServiceImpl(Dispatcher* dispatcher, EventHub* hub, const GrpcAuth* auth)
-      : dispatcher_(dispatcher), hub_(hub), auth_(auth) {}
+  WorkerServiceImpl(Dispatcher* dispatcher, const GrpcAuth* auth)
+      : dispatcher_(dispatcher), auth_(auth) {}
 
   grpc::Status RegisterWorker(grpc::ServerContext*, const v1::RegisterWorkerRequest* req,
                               v1::RegisterWorkerResponse* resp) override;
@@ -31,7 +31,6 @@ class WorkerServiceImpl final : public v1::WorkerService::Service {
   absl::Status CheckWorker(const grpc::ServerContext* ctx, const std::string& worker_id);
 
   Dispatcher* const dispatcher_;
-  EventHub* const hub_;
   const GrpcAuth* const auth_;
   WorkerBinding binding_;
 };

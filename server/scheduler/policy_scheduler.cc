@@ -14,6 +14,10 @@ Decision PolicyScheduler::Schedule(const ClusterSnapshot& snapshot) const {
   return RunSchedulingPass(&state, options_, snapshot.now_ms, options_.max_jobs_examined);
 }
 
+std::unique_ptr<IncrementalScheduler> PolicyScheduler::NewIncremental() const {
+  return std::make_unique<IncrementalScheduler>(options_);
+}
+
 }  // namespace internal
 
 std::unique_ptr<Scheduler> MakePolicyScheduler(const SchedulerOptions& options) {

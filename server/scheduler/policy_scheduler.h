@@ -3,6 +3,8 @@
 // Immutable after construction; Schedule() may run concurrently.
 #pragma once
 
+#include <memory>
+
 #include "server/scheduler/scheduler.h"
 
 namespace lmtrain::scheduler::internal {
@@ -11,6 +13,7 @@ class PolicyScheduler final : public Scheduler {
  public:
   explicit PolicyScheduler(const SchedulerOptions& options) : options_(options) {}
   Decision Schedule(const ClusterSnapshot& snapshot) const override;
+  std::unique_ptr<IncrementalScheduler> NewIncremental() const override;
 
  private:
   const SchedulerOptions options_;

@@ -145,10 +145,15 @@ struct SchedulerOptions {
   int max_jobs_examined = 0;
 };
 
+class IncrementalScheduler;
+
 class Scheduler {
  public:
   virtual ~Scheduler() = default;
   virtual Decision Schedule(const ClusterSnapshot& snapshot) const = 0;
+  // The same policy and options over a standing state (empty until Reset or events), for a
+  // caller that reports events instead of building snapshots (the Dispatcher).
+  virtual std::unique_ptr<IncrementalScheduler> NewIncremental() const = 0;
 };
 
 // The policy scheduler described above.

@@ -382,8 +382,9 @@ TEST_F(HttpApiTest, PrometheusMetricsShowQueueRunningAndWorkerThroughput) {
   const std::string run = Submit("run", 9);
   JobAssignment a;
   const std::string w = RunOnWorker(run, &a);
-  Submit("q1", 0);  // They stay QUEUED: no worker asks for work after this.
-  Submit("q2", 7);
+  // They stay QUEUED: no worker matches (a submit is placed at once where one does).
+  Submit("q1", 0, "selector: {gpu: a100}");
+  Submit("q2", 7, "selector: {gpu: a100}");
   TrainingMetrics m;
   m.tokens_per_second = 2048;
   Report(w, a, {m});

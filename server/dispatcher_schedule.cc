@@ -1,0 +1,177 @@
+// Dispatcher, part 2: the incremental scheduler's mirror of the registry, the attempt table
+// and the queue, and the passes each event runs over it.
+//
+// The mirror follows the scheduler's model: a running job holds slots_per_worker slots and
+// gpus_per_worker GPUs on each worker of its gang until RemoveJob. The Dispatcher's truth is
+// finer (a rank frees its slot when it ends; stale ranks hold GPUs), so every worker whose usage
+// changed is re-sent with its exact free slots and GPUs (UpsertWorker) before the next pass, as
+// the stateless snapshot used to compute them for every worker.
+#include <algorithm>
+
+#include "absl/strings/str_cat.h"
+#include "server/dispatcher.h"
+
+namespace lmtrain {
+namespace {
+
+constexpr char kAnonymousUser[] = "anonymous";
+// Passes one event may run: a pass can free room (a preempted rank that never started ends at
+// once) that the next pass fills. Bounded so that one event never loops.
+constexpr int kMaxPassesPerEvent = 3;
+
+scheduler::ResourceRequest ToRequest(const JobResources& r) {
+  scheduler::ResourceRequest out;
+  out.workers = r.workers;
+  out.slots_per_worker = r.slots_per_worker;
+  out.gpus_per_worker = r.gpus_per_worker;
+  out.selector = r.selector;
+  return out;
+}
+
+std::string UserOf(const JobRecord& job) { return job.user.empty() ? kAnonymousUser : job.user; }
+
+scheduler::QueuedJob ToQueued(const JobRecord& job) {
+  scheduler::QueuedJob q;
+  q.id = job.id;
+  q.user = UserOf(job);
+  q.priority = job.priority;
+  q.queued_seq = std::stoll(job.id);
+  q.queued_at_ms = job.created_at_ms;
+  q.resources = ToRequest(job.resources);
+  return q;
+}
+
+scheduler::WorkerSnapshot ToWorker(const std::string& id, const WorkerRegistry::Worker& w,
+                                   const AttemptTable::Usage& usage) {
+  scheduler::WorkerSnapshot ws;
+  ws.id = id;
+  ws.total_slots = w.info.slots;
+  ws.free_slots = std::max(0, w.info.slots - usage.slots);
+  for (int index : CudaIndices(w.info)) {
+    ++ws.total_gpus;
+    ws.free_gpus += usage.gpus.count(index) == 0 && w.stale_gpus.count(index) == 0;
+  }
+  ws.labels = w.info.labels;
+  return ws;
+}
+
+}  // namespace
+
+scheduler::ClusterSnapshot Dispatcher::SnapshotLocked() {
+  scheduler::ClusterSnapshot s;
+  s.now_ms = clock_->NowMs();
+  s.users = options_.users;
+  s.default_user = options_.default_user;
+  for (const auto& [job_id, a] : attempts_.all()) {
+    scheduler::RunningJob& run = s.running.emplace_back();
+    run.id = job_id;
+    run.user = UserOf(a.job);
+    run.priority = a.job.priority;
+    run.started_at_ms = a.job.attempts.empty() ? 0 : a.job.attempts.back().scheduled_at_ms;
+    run.resources = ToRequest(a.job.resources);
+    run.worker_ids = a.gang;
+    run.preempting = a.stopping() || a.orphan_deadline_ms > 0;
+  }
+  const absl::flat_hash_map<std::string, AttemptTable::Usage> usage = attempts_.UsageByWorker();
+  const AttemptTable::Usage none;
+  for (const auto& [id, w] : workers_.workers()) {
+    auto it = usage.find(id);
+    s.workers.push_back(ToWorker(id, w, it == usage.end() ? none : it->second));
+  }
+  for (const auto& [id, job] : queued_) s.queued.push_back(ToQueued(job));
+  return s;
+}
+
+bool Dispatcher::EnsureMirrorLocked() {
+  if (mirrored_) return true;
+  auto listed = store_->ListJobs({{JobState::kQueued}, 1 << 30});
+  if (!listed.ok()) return false;
+  queued_.clear();
+  for (JobRecord& job : *listed) queued_[std::stoll(job.id)] = std::move(job);
+  scheduler_->Reset(SnapshotLocked());
+  touched_.clear();
+  mirrored_ = true;
+  return true;
+}
+
+void Dispatcher::TouchWorkerLocked(const std::string& worker_id) {
+  touched_.insert(worker_id);
+  dirty_ = true;
+}
+
+void Dispatcher::FlushTouchedLocked() {
+  for (const std::string& id : touched_) {
+    if (const WorkerRegistry::Worker* w = workers_.Find(id); w != nullptr) {
+      scheduler_->UpsertWorker(ToWorker(id, *w, attempts_.UsageOn(id)));
+    }
+  }
+  touched_.clear();
+}
+
+void Dispatcher::MirrorQueuedLocked(const JobRecord& job) {
+  dirty_ = true;
+  if (!mirrored_) return;  // The rebuild reads it from the store.
+  queued_[std::stoll(job.id)] = job;
+  scheduler_->AddQueued(ToQueued(job)).IgnoreError();  // AlreadyExists: known already.
+}
+
+void Dispatcher::MirrorRemovedLocked(const std::string& job_id) {
+  queued_.erase(std::stoll(job_id));
+  waiting_.erase(job_id);
+  dirty_ = true;
+  if (mirrored_) scheduler_->RemoveJob(job_id).IgnoreError();
+}
+
+void Dispatcher::ScheduleIfDirtyLocked() {
+  bool retry = false;
+  for (int pass = 0; pass < kMaxPassesPerEvent && dirty_; ++pass) {
+    if (!dispatching_ || !EnsureMirrorLocked()) return;  // dirty_ stays: a later event retries.
+    FlushTouchedLocked();
+    dirty_ = false;
+    if (queued_.empty()) {
+      waiting_.clear();
+      break;
+    }
+    retry = !ApplyDecisionLocked(scheduler_->Schedule(clock_->NowMs())) || retry;
+  }
+  if (retry) dirty_ = true;
+}
+
+bool Dispatcher::ApplyDecisionLocked(const scheduler::Decision& decision) {
+  for (const auto& [id, why] : decision.waiting) waiting_[id] = why;
+  bool all_placed = true;
+  bool changed = false;
+  for (const scheduler::Placement& p : decision.placements) {
+    auto it = queued_.find(std::stoll(p.job_id));
+    if (it == queued_.end()) {  // Not ours to place: keep the mirror in step.
+      scheduler_->RemoveJob(p.job_id).IgnoreError();
+      continue;
+    }
+    const JobRecord job = it->second;
+    absl::Status placed = PlaceLocked(job, p.worker_ids);
+    if (placed.ok()) {
+      queued_.erase(it);
+      // Placed, or cancelled meanwhile (no attempt): the mirror must not keep it running.
+      if (attempts_.Find(job.id) == nullptr) scheduler_->RemoveJob(job.id).IgnoreError();
+    } else {
+      waiting_[p.job_id] = absl::StrCat("placement failed: ", placed.message());
+      scheduler_->RemoveJob(job.id).IgnoreError();  // Back to the queue, its room freed.
+      scheduler_->AddQueued(ToQueued(job)).IgnoreError();
+      all_placed = false;
+    }
+    changed = true;
+  }
+  for (const scheduler::Preemption& p : decision.preemptions) {
+    Attempt* a = attempts_.Find(p.job_id);
+    if (a == nullptr || a->stopping()) continue;
+    a->preempt = true;
+    a->preempt_reason = p.reason;
+    StopAttemptLocked(p.job_id, *a);
+    MaybeFinishAttemptLocked(p.job_id);
+    changed = true;
+  }
+  if (changed) hub_->Bump(EventHub::kWorkKey);
+  return all_placed;
+}
+
+}  // namespace lmtrain

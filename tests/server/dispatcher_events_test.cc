@@ -1,0 +1,172 @@
+// Dispatcher, event paths: each event (submit, finish, cancel, worker loss, lease expiry) is
+// scheduled when it happens and its work is pushed into the chosen worker's parked SyncWait,
+// with no other Sync. Real threads park in SyncWait; the tests wait on the dispatcher's own
+// count of parked Syncs, never on a sleep.
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <thread>
+
+#include "absl/synchronization/notification.h"
+#include "absl/time/clock.h"
+#include "server/dispatcher.h"
+#include "tests/server/dispatcher_fixture.h"
+
+namespace lmtrain {
+namespace {
+
+using ::testing::ElementsAre;
+using ::testing::IsEmpty;
+using testing::kLeaseMs;
+
+// Long enough that a test which relied on the deadline instead of a wake-up fails its checks
+// (an empty result), short enough not to hang the suite when it does.
+constexpr absl::Duration kParkFor = absl::Seconds(20);
+
+// One SyncWait on its own thread; Get() joins it and returns what it returned.
+class ParkedSync {
+ public:
+  ParkedSync(Dispatcher* d, std::string worker, std::vector<RankRef> running)
+      : thread_([this, d, worker = std::move(worker), running = std::move(running)] {
+          result_ = d->SyncWait(worker, running, kParkFor);
+          done_.Notify();
+        }) {}
+  ~ParkedSync() {
+    if (thread_.joinable()) thread_.join();
+  }
+  SyncResult Get() {
+    thread_.join();
+    EXPECT_TRUE(result_.ok()) << result_.status();
+    return result_.value_or(SyncResult{});
+  }
+  bool done() const { return done_.HasBeenNotified(); }
+
+ private:
+  absl::StatusOr<SyncResult> result_;
+  absl::Notification done_;
+  std::thread thread_;
+};
+
+class DispatcherEventsTest : public testing::DispatcherFixture {
+ protected:
+  // Waits until `n` SyncWait calls are parked (each re-checks its work under the dispatcher's
+  // lock before parking, so an event after this point must wake it to reach it).
+  void WaitParked(int n) {
+    const absl::Time deadline = absl::Now() + absl::Seconds(10);
+    while (dispatcher_->ParkedSyncs() != n && absl::Now() < deadline) {
+      absl::SleepFor(absl::Milliseconds(1));
+    }
+    ASSERT_EQ(dispatcher_->ParkedSyncs(), n);
+  }
+  static std::vector<std::string> JobsOf(const SyncResult& r) {
+    std::vector<std::string> out;
+    for (const JobAssignment& a : r.assignments) out.push_back(a.job_id);
+    return out;
+  }
+};
+
+TEST_F(DispatcherEventsTest, SubmitWakesOnlyTheChosenWorkersParkedSync) {
+  const std::string gpu = Worker("gpu", 1, {{"kind", "big"}});
+  const std::string other = Worker("other", 1, {{"kind", "small"}});
+  ParkedSync chosen(dispatcher_.get(), gpu, {});
+  ParkedSync idle(dispatcher_.get(), other, {});
+  WaitParked(2);
+  const std::string id = Submit("a", 0, "selector: {kind: big}");
+  EXPECT_EQ(State(id), JobState::kScheduled);  // Placed by the submit itself.
+  EXPECT_THAT(JobsOf(chosen.Get()), ElementsAre(id));
+  EXPECT_FALSE(idle.done());  // The other worker's long-poll was not woken.
+  EXPECT_EQ(dispatcher_->ParkedSyncs(), 1);
+  dispatcher_->Shutdown();
+  EXPECT_TRUE(idle.Get().empty());
+}
+
+TEST_F(DispatcherEventsTest, FinishPlacesTheNextQueuedJobOnTheFreedWorker) {
+  const std::string w = Worker("w", 1);
+  const std::string a = Submit("a");
+  const std::string b = Submit("b");
+  const JobAssignment first = Sync(w).assignments.at(0);
+  ASSERT_EQ(first.job_id, a);
+  Start(w, first);
+  EXPECT_EQ(State(b), JobState::kQueued);
+  ParkedSync parked(dispatcher_.get(), w, {Ref(first)});
+  WaitParked(1);
+  ASSERT_TRUE(Exit(w, first, 0).ok());
+  EXPECT_EQ(State(a), JobState::kSucceeded);
+  const SyncResult next = parked.Get();
+  EXPECT_THAT(JobsOf(next), ElementsAre(b));
+  EXPECT_EQ(State(b), JobState::kScheduled);
+  EXPECT_EQ(Job(b).worker_id, w);
+}
+
+TEST_F(DispatcherEventsTest, CancelPushesTheStopIntoTheParkedSync) {
+  const std::string w = Worker("w", 1);
+  const std::string id = Submit("a");
+  const JobAssignment first = Sync(w).assignments.at(0);
+  Start(w, first);
+  ParkedSync parked(dispatcher_.get(), w, {Ref(first)});
+  WaitParked(1);
+  ASSERT_TRUE(manager_->Cancel(id, "").ok());
+  EXPECT_THAT(Stops(parked.Get()), ElementsAre(id + "/0/1"));
+  ASSERT_TRUE(Exit(w, first, -1, /*cancelled=*/true, 15).ok());
+  EXPECT_EQ(State(id), JobState::kCancelled);
+}
+
+// Lease expiry: the silent worker's job is requeued and pushed to the other worker's parked
+// Sync by the expiry pass alone.
+TEST_F(DispatcherEventsTest, LeaseExpiryRequeuesOntoTheParkedWorker) {
+  const std::string w1 = Worker("w1", 1);
+  const std::string id = Submit("a");
+  const JobAssignment first = Sync(w1).assignments.at(0);
+  Start(w1, first);
+  const std::string w2 = Worker("w2", 1);
+  clock_.Advance(kLeaseMs + 1);
+  Sync(w2);  // w2 keeps its lease; w1 has been silent too long.
+  ParkedSync parked(dispatcher_.get(), w2, {});
+  WaitParked(1);
+  dispatcher_->ExpireLeases();
+  const SyncResult next = parked.Get();
+  ASSERT_THAT(JobsOf(next), ElementsAre(id));
+  EXPECT_EQ(next.assignments[0].attempt, 2);
+  EXPECT_TRUE(next.assignments[0].resume);
+  const JobRecord job = Job(id);
+  EXPECT_EQ(job.retries, 1);
+  EXPECT_EQ(job.attempts.at(1).worker_ids, std::vector<std::string>{w2});
+  EXPECT_TRUE(Sync(w1).reregister);
+}
+
+// A lost worker's parked Sync is released and told to register again.
+TEST_F(DispatcherEventsTest, LostWorkersParkedSyncIsToldToReregister) {
+  const std::string w = Worker("w", 1);
+  ParkedSync parked(dispatcher_.get(), w, {});
+  WaitParked(1);
+  clock_.Advance(kLeaseMs + 1);
+  dispatcher_->ExpireLeases();
+  EXPECT_TRUE(parked.Get().reregister);
+}
+
+// A worker that joins takes the queued job at once: its first parked Sync returns it.
+TEST_F(DispatcherEventsTest, JoiningWorkerGetsTheQueuedJob) {
+  const std::string id = Submit("a", 0, "slots_per_worker: 2");
+  const std::string small = Worker("small", 1);
+  EXPECT_EQ(State(id), JobState::kQueued);
+  const std::string big = Worker("big", 2);  // The join is the event that places it.
+  EXPECT_EQ(State(id), JobState::kScheduled);
+  EXPECT_EQ(Job(id).worker_id, big);
+  ParkedSync parked(dispatcher_.get(), big, {});
+  EXPECT_THAT(JobsOf(parked.Get()), ElementsAre(id, id));  // Two ranks on it.
+  EXPECT_TRUE(Sync(small).empty());
+}
+
+TEST_F(DispatcherEventsTest, NothingIsPlacedWhileDispatchingIsOff) {
+  const std::string w = Worker("w", 1);
+  dispatcher_->SetDispatching(false);
+  const std::string id = Submit("a");
+  EXPECT_THAT(Sync(w).assignments, IsEmpty());
+  EXPECT_EQ(State(id), JobState::kQueued);
+  dispatcher_->SetDispatching(true);  // Rebuilds the scheduler's view and places at once.
+  EXPECT_EQ(State(id), JobState::kScheduled);
+  EXPECT_THAT(JobsOf(Sync(w)), ElementsAre(id));
+}
+
+}  // namespace
+}  // namespace lmtrain
