@@ -27,16 +27,9 @@
 #include "absl/container/flat_hash_map.h"
 #include "absl/synchronization/mutex.h"
 #include "absl/time/time.h"
+#include "common/device_info.h"
 
 namespace lmtrain {
-
-struct DeviceInfo {
-  std::string type;  // "cpu" | "cuda"
-  int index = 0;
-  std::string name;
-  int64_t memory_bytes = 0;
-  std::string uuid;  // cuda devices found through NVML; empty otherwise.
-};
 
 struct WorkerInfo {
   std::string name;

@@ -12,8 +12,8 @@
 #include <string>
 
 #include "absl/time/clock.h"
+#include "common/process_launcher.h"
 #include "tests/integration/cluster.h"
-#include "worker/agent/process_launcher.h"
 
 namespace lmtrain::testing {
 

@@ -45,7 +45,7 @@ void ToProto(const WorkerRegistration& registration, v1::RegisterWorkerRequest* 
   out->set_name(registration.name);
   out->set_hostname(registration.hostname);
   out->set_slots(registration.slots);
-  for (const WorkerDevice& device : registration.devices) {
+  for (const DeviceInfo& device : registration.devices) {
     v1::Device* d = out->add_devices();
     d->set_type(device.type);
     d->set_index(device.index);

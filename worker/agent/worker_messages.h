@@ -13,17 +13,10 @@
 #include <variant>
 #include <vector>
 
+#include "common/device_info.h"
 #include "common/training_metrics.h"
 
 namespace lmtrain {
-
-struct WorkerDevice {
-  std::string type;  // "cpu" | "cuda"
-  int index = 0;
-  std::string name;
-  int64_t memory_bytes = 0;
-  std::string uuid;  // cuda devices found through NVML; empty otherwise.
-};
 
 // One lm-train process this worker runs: a rank of one attempt of a job. `gpus` are the GPU
 // indices it was started with (its RankAssignment::gpus); a stop order leaves them empty.
@@ -38,7 +31,7 @@ struct WorkerRegistration {
   std::string name;
   std::string hostname;
   int slots = 1;
-  std::vector<WorkerDevice> devices;
+  std::vector<DeviceInfo> devices;
   std::map<std::string, std::string> labels;  // Matched by job selectors (e.g. gpu: h100).
   std::string advertise_address;              // How other workers reach this one.
   int rendezvous_port_base = 29500;           // c10d TCPStore ports of jobs whose rank 0
