@@ -46,7 +46,7 @@ ServerRole::ServerRole(JobStore* store, Clock* clock, Dispatcher* dispatcher, Op
       on_lost_(std::move(on_lost)) {
   if (options_.replicated) {
     store_->FenceWrites(options_.lease.name, 0);
-    dispatcher_->SetDispatching(false);  // Until this replica holds the lease.
+    if (dispatcher_ != nullptr) dispatcher_->SetDispatching(false);  // Until it holds the lease.
   }
 }
 
@@ -61,7 +61,7 @@ void ServerRole::Start(const std::string& advertise_address) {
   callbacks.acquired = [this](int64_t token) { return TakeOver(token); };
   callbacks.lost = [this] {
     store_->FenceWrites(options_.lease.name, 0);
-    dispatcher_->SetDispatching(false);
+    if (dispatcher_ != nullptr) dispatcher_->SetDispatching(false);
     if (on_lost_) on_lost_();
   };
   auto leader = std::make_shared<LeaderLease>(store_, clock_, std::move(lease), std::move(callbacks));

@@ -19,7 +19,8 @@
 // server's address, proto/server_targets.h), which clients follow. Dispatching (Sync,
 // scheduling passes, lease expiry) happens only while active().
 //
-// Thread-safe. `store`, `clock` and `dispatcher` are not owned and must outlive this.
+// Thread-safe. `store`, `clock` and `dispatcher` are not owned and must outlive this;
+// `dispatcher` may be null only for a role that never becomes active (tests of a standby).
 #pragma once
 
 #include <functional>
