@@ -341,6 +341,7 @@ void Dispatcher::ExpireLeases() {
   }
   LoseOrphansLocked(now);
   ScheduleIfDirtyLocked();
+  CompletePassLocked();
   if (!dead.empty()) hub_->Bump(EventHub::kWorkKey);
 }
 
@@ -370,6 +371,7 @@ void Dispatcher::JobQueued(const std::string& job_id) {
 
 std::string Dispatcher::WaitingReason(const std::string& job_id) {
   absl::MutexLock lock(&mu_);
+  CompletePassLocked();
   auto it = waiting_.find(job_id);
   return it == waiting_.end() ? "" : it->second;
 }

@@ -192,7 +192,9 @@ class Dispatcher {
   // Ignored when the job is no longer QUEUED or unknown.
   void JobQueued(const std::string& job_id);
 
-  // Why a QUEUED job waits (the latest pass that examined it); "" if unknown.
+  // Why a QUEUED job waits; "" if unknown. Per-event passes are bounded (see
+  // ScheduleIfDirtyLocked), so when events ran since the last complete pass, this runs one
+  // first: the answer covers every queued job, however deep the queue.
   std::string WaitingReason(const std::string& job_id);
 
   // Turns placement on (the default) or off; see the class comment.
@@ -221,8 +223,14 @@ class Dispatcher {
   void LoseOrphansLocked(int64_t now_ms) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
 
   // dispatcher_schedule.cc: the scheduler's mirror and the passes.
-  // Runs a pass when an event changed something since the last one.
+  // Runs a pass when an event changed something since the last one. An event's pass examines
+  // at most --scheduler-config max_jobs_examined jobs (kEventPassJobs when that is 0), so its
+  // cost does not grow with the queue; a complete pass (CompletePassLocked) follows on the
+  // next lease tick, or at once when someone asks why a job waits.
   void ScheduleIfDirtyLocked() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // One pass over every queued job when bounded passes ran since the last one: it places what
+  // a bounded pass did not reach and explains every waiting job.
+  void CompletePassLocked() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   // Loads the queue from the store and rebuilds the mirror, on first use and after rare
   // events (orphans re-attached, dispatching turned on). False when the store failed.
   bool EnsureMirrorLocked() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
@@ -265,6 +273,7 @@ class Dispatcher {
   std::map<int64_t, JobRecord> queued_ ABSL_GUARDED_BY(mu_);
   bool mirrored_ ABSL_GUARDED_BY(mu_) = false;  // False: rebuild the mirror before a pass.
   bool dirty_ ABSL_GUARDED_BY(mu_) = true;      // Something changed since the last pass.
+  bool complete_ ABSL_GUARDED_BY(mu_) = true;   // No bounded pass since the last complete one.
   bool dispatching_ ABSL_GUARDED_BY(mu_) = true;
   std::set<std::string> touched_ ABSL_GUARDED_BY(mu_);  // Workers whose usage changed.
 };

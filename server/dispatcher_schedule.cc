@@ -18,6 +18,9 @@ constexpr char kAnonymousUser[] = "anonymous";
 // Passes one event may run: a pass can free room (a preempted rank that never started ends at
 // once) that the next pass fills. Bounded so that one event never loops.
 constexpr int kMaxPassesPerEvent = 3;
+// Jobs an event's pass examines when the scheduler config sets no bound: enough to fill any
+// free room an event makes, small enough that a submit stays cheap behind a deep queue.
+constexpr int kEventPassJobs = 256;
 
 scheduler::ResourceRequest ToRequest(const JobResources& r) {
   scheduler::ResourceRequest out;
@@ -132,9 +135,20 @@ void Dispatcher::ScheduleIfDirtyLocked() {
       waiting_.clear();
       break;
     }
-    retry = !ApplyDecisionLocked(scheduler_->Schedule(clock_->NowMs())) || retry;
+    const int configured = scheduler_->max_jobs_examined();
+    const int bound = configured > 0 ? configured : kEventPassJobs;
+    complete_ = false;  // A bounded pass may leave jobs unexamined and unexplained.
+    retry = !ApplyDecisionLocked(scheduler_->Schedule(clock_->NowMs(), bound)) || retry;
   }
   if (retry) dirty_ = true;
+}
+
+void Dispatcher::CompletePassLocked() {
+  if (complete_ || !dispatching_ || !EnsureMirrorLocked()) return;
+  FlushTouchedLocked();
+  complete_ = true;
+  if (!ApplyDecisionLocked(scheduler_->ScheduleAll(clock_->NowMs()))) dirty_ = true;
+  ScheduleIfDirtyLocked();
 }
 
 bool Dispatcher::ApplyDecisionLocked(const scheduler::Decision& decision) {

@@ -101,12 +101,12 @@ absl::Status IncrementalScheduler::MarkPreempting(const std::string& job_id) {
 }
 
 Decision IncrementalScheduler::Schedule(int64_t now_ms) {
-  return Pass(now_ms, options_.max_jobs_examined);
+  return Schedule(now_ms, options_.max_jobs_examined);
 }
 
-Decision IncrementalScheduler::ScheduleAll(int64_t now_ms) { return Pass(now_ms, 0); }
+Decision IncrementalScheduler::ScheduleAll(int64_t now_ms) { return Schedule(now_ms, 0); }
 
-Decision IncrementalScheduler::Pass(int64_t now_ms, int max_jobs_examined) {
+Decision IncrementalScheduler::Schedule(int64_t now_ms, int max_jobs_examined) {
   Decision decision =
       internal::RunSchedulingPass(state_.get(), options_, now_ms, max_jobs_examined);
   for (const auto& [id, entry] : parked_) {

@@ -204,6 +204,9 @@ class IncrementalScheduler {
   Decision Schedule(int64_t now_ms);
   // One pass over every queued job (explains all of them), committed to the state.
   Decision ScheduleAll(int64_t now_ms);
+  // One pass bounded by `max_jobs_examined` (0: every job), committed to the state.
+  Decision Schedule(int64_t now_ms, int max_jobs_examined);
+  int max_jobs_examined() const { return options_.max_jobs_examined; }
 
   size_t queued() const;  // Parked jobs included.
   size_t running() const;
@@ -213,8 +216,6 @@ class IncrementalScheduler {
     QueuedJob job;
     std::string why;
   };
-  Decision Pass(int64_t now_ms, int max_jobs_examined);
-
   const SchedulerOptions options_;
   std::unique_ptr<internal::ClusterState> state_;
   std::map<std::string, Parked> parked_;  // Jobs no present workers could run.
