@@ -5,7 +5,6 @@
 #include <string>
 #include <variant>
 
-#include "absl/strings/ascii.h"
 #include "absl/strings/str_cat.h"
 
 namespace lmtrain::internal {
@@ -15,14 +14,7 @@ constexpr char kPath[] = "data.train_test_split";
 
 // A plain scalar that YAML reads as an integer ([+-]digits): a Python int, so a row count.
 bool IsIntegerScalar(const YAML::Node& node) {
-  if (!node.IsScalar() || node.Tag() == "!") return false;
-  std::string_view s = node.Scalar();
-  if (!s.empty() && (s[0] == '+' || s[0] == '-')) s.remove_prefix(1);
-  if (s.empty()) return false;
-  for (char c : s) {
-    if (!absl::ascii_isdigit(static_cast<unsigned char>(c))) return false;
-  }
-  return true;
+  return node.IsScalar() && node.Tag() != "!" && LooksLikeInt(node.Scalar());
 }
 
 // train_size / test_size: null, a row count or a fraction.

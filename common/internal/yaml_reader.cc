@@ -39,12 +39,6 @@ bool IsQuoted(const YAML::Node& node) {
   return node.Tag() == "!" || node.Tag() == "tag:yaml.org,2002:str";
 }
 
-// [+-]digits, nothing else (no hex, no spaces, no underscores).
-bool LooksLikeInt(std::string_view s) {
-  if (!s.empty() && (s[0] == '+' || s[0] == '-')) s.remove_prefix(1);
-  return !s.empty() && std::all_of(s.begin(), s.end(), absl::ascii_isdigit);
-}
-
 // A decimal float: [+-] digits [. digits] [e [+-] digits], at least one mantissa digit.
 bool LooksLikeDecimal(std::string_view s) {
   size_t i = 0;
@@ -66,6 +60,11 @@ bool LooksLikeDecimal(std::string_view s) {
 }
 
 }  // namespace
+
+bool LooksLikeInt(std::string_view s) {
+  if (!s.empty() && (s[0] == '+' || s[0] == '-')) s.remove_prefix(1);
+  return !s.empty() && std::all_of(s.begin(), s.end(), absl::ascii_isdigit);
+}
 
 std::string DescribeNode(const YAML::Node& node) {
   switch (node.Type()) {

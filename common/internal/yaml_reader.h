@@ -163,6 +163,10 @@ class YamlReader {
 // could be read, or a second document.
 YAML::Node ReadJobFileRoot(YamlReader& r, std::string_view yaml);
 
+// Whether a scalar's text is [+-]digits and nothing else (no hex, no spaces, no underscores):
+// what the job file reads as an integer.
+bool LooksLikeInt(std::string_view s);
+
 // The boolean a plain scalar spells (true/false, yes/no, on/off; lower, Capitalised or UPPER
 // case), or nullopt.
 std::optional<bool> ParseYamlBool(std::string_view text);
