@@ -67,16 +67,12 @@ absl::StatusOr<TrainTestSplitIndices> TrainTestSplit(int64_t rows,
         " and train_size=", SplitSizeString(train_size),
         ", the resulting train set will be empty. Adjust any of the aforementioned parameters."));
   }
-  std::vector<int64_t> order;
-  if (options.shuffle) {
-    order = NumpyPermutation(options.seed, rows);
-  } else {
-    // Unshuffled, `datasets` takes train first, then test.
-    for (int64_t i = 0; i < train_rows + test_rows; ++i) order.push_back(i);
-    out.train.assign(order.begin(), order.begin() + train_rows);
-    out.test.assign(order.begin() + train_rows, order.end());
+  if (!options.shuffle) {  // Unshuffled, `datasets` takes train first, then test.
+    for (int64_t i = 0; i < train_rows; ++i) out.train.push_back(i);
+    for (int64_t i = train_rows; i < train_rows + test_rows; ++i) out.test.push_back(i);
     return out;
   }
+  const std::vector<int64_t> order = NumpyPermutation(options.seed, rows);
   out.test.assign(order.begin(), order.begin() + test_rows);
   out.train.assign(order.begin() + test_rows, order.begin() + test_rows + train_rows);
   return out;
