@@ -106,14 +106,15 @@ absl::StatusOr<v1::Job> JobClient::Get(const std::string& id) {
   return job;
 }
 
-absl::StatusOr<std::vector<v1::Job>> JobClient::List(int limit) {
+absl::StatusOr<v1::ListJobsResponse> JobClient::List(int page_size, const std::string& page_token) {
   v1::ListJobsRequest req;
-  req.set_limit(limit);
+  req.set_page_size(page_size);
+  req.set_page_token(page_token);
   v1::ListJobsResponse resp;
   RETURN_IF_ERROR(Unary("", rpc_timeout_ms_, [&](Stub& stub, grpc::ClientContext* ctx) {
     return stub.ListJobs(ctx, req, &resp);
   }));
-  return std::vector<v1::Job>(resp.jobs().begin(), resp.jobs().end());
+  return resp;
 }
 
 absl::StatusOr<v1::JobState> JobClient::Cancel(const std::string& id) {

@@ -21,6 +21,7 @@
 #include "server/auth/principal.h"
 #include "server/dispatcher.h"
 #include "server/event_hub.h"
+#include "server/job_page.h"
 #include "storage/job_store.h"
 
 namespace lmtrain {
@@ -80,6 +81,11 @@ class JobManager {
   // List as `caller` sees it: non-admins only their own jobs.
   absl::StatusOr<std::vector<JobRecord>> ListFor(const Principal& caller, JobFilter filter);
   absl::StatusOr<std::vector<JobRecord>> List(const JobFilter& filter);
+  // One page of the list (server/job_page.h; filter.limit is the page size), as `caller`
+  // sees it with ListFor's rule, or unrestricted with ListPage. InvalidArgument: a bad token.
+  absl::StatusOr<JobPage> ListPageFor(const Principal& caller, JobFilter filter,
+                                      absl::string_view page_token);
+  absl::StatusOr<JobPage> ListPage(const JobFilter& filter, absl::string_view page_token);
   // Dispatcher::Cancel: at once when nothing runs, else after the ranks stopped (the state
   // stays SCHEDULED/RUNNING until then). Returns the state after the call.
   // FailedPrecondition if terminal.
