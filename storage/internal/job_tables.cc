@@ -1,6 +1,7 @@
 #include "storage/internal/job_tables.h"
 
 #include <string>
+#include <unordered_map>
 #include <utility>
 
 #include "absl/strings/str_cat.h"
@@ -58,6 +59,10 @@ constexpr char kUpsertCheckpoint[] =
     "created_at_ms = excluded.created_at_ms";
 constexpr char kSelectCheckpoints[] =
     "SELECT step, path, created_at_ms FROM checkpoints WHERE job_id = ?1 ORDER BY step";
+// ?1 is a JSON array of job ids: one query for a whole page of jobs.
+constexpr char kSelectCheckpointsOfJobs[] =
+    "SELECT job_id, step, path, created_at_ms FROM checkpoints "
+    "WHERE job_id IN (SELECT value FROM json_each(?1)) ORDER BY job_id, step";
 
 #undef LMTRAIN_JOB_COLUMNS
 
@@ -97,7 +102,22 @@ absl::StatusOr<std::vector<CheckpointRecord>> SelectCheckpoints(Connection& db, 
   }
 }
 
-// Reads every row of a prepared, bound jobs query, then attaches each job's checkpoints
+// Attaches the checkpoints of every job in `jobs` (whose numeric ids are `ids`) with one query.
+absl::Status AttachCheckpoints(Connection& db, const std::vector<int64_t>& ids,
+                               std::vector<JobRecord>& jobs) {
+  std::unordered_map<int64_t, JobRecord*> by_id;
+  for (size_t i = 0; i < jobs.size(); ++i) by_id[ids[i]] = &jobs[i];
+  ASSIGN_OR_RETURN(CachedStatement stmt, db.Prepare(kSelectCheckpointsOfJobs));
+  RETURN_IF_ERROR(stmt->BindAll(IdsJson(ids)));
+  for (;;) {
+    ASSIGN_OR_RETURN(bool has_row, stmt->Step());
+    if (!has_row) return absl::OkStatus();
+    by_id[stmt->ColumnInt64(0)]->checkpoints.push_back(
+        {stmt->ColumnInt64(1), stmt->ColumnText(2), stmt->ColumnInt64(3)});
+  }
+}
+
+// Reads every row of a prepared, bound jobs query, then attaches the jobs' checkpoints
 // (after the jobs query has finished, so that only one cursor is open at a time).
 absl::StatusOr<std::vector<JobRecord>> ReadJobs(Connection& db, CachedStatement stmt) {
   std::vector<JobRecord> jobs;
@@ -109,8 +129,10 @@ absl::StatusOr<std::vector<JobRecord>> ReadJobs(Connection& db, CachedStatement 
     ASSIGN_OR_RETURN(jobs.emplace_back(), JobFromRow(*stmt));
   }
   stmt->Reset();
-  for (size_t i = 0; i < jobs.size(); ++i) {
-    ASSIGN_OR_RETURN(jobs[i].checkpoints, SelectCheckpoints(db, ids[i]));
+  if (jobs.size() == 1) {
+    ASSIGN_OR_RETURN(jobs[0].checkpoints, SelectCheckpoints(db, ids[0]));
+  } else if (!jobs.empty()) {
+    RETURN_IF_ERROR(AttachCheckpoints(db, ids, jobs));
   }
   return jobs;
 }

@@ -1,6 +1,7 @@
 #include "storage/internal/pg_job_tables.h"
 
 #include <string>
+#include <unordered_map>
 #include <utility>
 
 #include "absl/strings/str_cat.h"
@@ -78,6 +79,13 @@ constexpr PgStatement kSelectCheckpoints = {
     "select_checkpoints",
     "SELECT step, path, created_at_ms FROM checkpoints WHERE job_id = $1 ORDER BY step"};
 
+// $1 is a JSON array of job ids: one query for a whole page of jobs.
+constexpr PgStatement kSelectCheckpointsOfJobs = {
+    "select_checkpoints_of_jobs",
+    "SELECT job_id, step, path, created_at_ms FROM checkpoints "
+    "WHERE job_id = ANY (SELECT jsonb_array_elements_text($1::jsonb)::bigint) "
+    "ORDER BY job_id, step"};
+
 #undef LMTRAIN_PG_JOB_COLUMNS
 
 absl::StatusOr<JobRecord> JobFromRow(const PgResult& rows, int r) {
@@ -114,13 +122,25 @@ absl::StatusOr<std::vector<CheckpointRecord>> SelectCheckpoints(PgConnection& db
   return checkpoints;
 }
 
-// Decodes every row of a jobs query and attaches each job's checkpoints.
+// Decodes every row of a jobs query and attaches the jobs' checkpoints (one query for all).
 absl::StatusOr<std::vector<JobRecord>> ReadJobs(PgConnection& db, const PgResult& rows) {
   std::vector<JobRecord> jobs;
+  std::vector<int64_t> ids;
+  std::unordered_map<int64_t, size_t> index;
   for (int r = 0; r < rows.rows(); ++r) {
     ASSIGN_OR_RETURN(JobRecord job, JobFromRow(rows, r));
-    ASSIGN_OR_RETURN(job.checkpoints, SelectCheckpoints(db, rows.Int64(r, kId)));
+    ids.push_back(rows.Int64(r, kId));
+    index[ids.back()] = jobs.size();
     jobs.push_back(std::move(job));
+  }
+  if (jobs.size() == 1) {
+    ASSIGN_OR_RETURN(jobs[0].checkpoints, SelectCheckpoints(db, ids[0]));
+  } else if (!jobs.empty()) {
+    ASSIGN_OR_RETURN(PgResult found, db.Run(kSelectCheckpointsOfJobs, PgParams(IdsJson(ids))));
+    for (int r = 0; r < found.rows(); ++r) {
+      jobs[index[found.Int64(r, 0)]].checkpoints.push_back(
+          {found.Int64(r, 1), found.Text(r, 2), found.Int64(r, 3)});
+    }
   }
   return jobs;
 }

@@ -184,6 +184,30 @@ TEST_P(JobStorePagingTest, JobsCreatedOrChangingStateWhilePagingCauseNoDuplicate
   }
 }
 
+TEST_P(JobStorePagingTest, PagesCarryEachJobsOwnCheckpoints) {
+  const std::vector<std::string> ids = CreateMixedJobs();
+  for (int i : {3, 6}) {  // Job 4 (a log line only) and the rest have none; steps unordered.
+    for (int64_t step : {20, 10}) {
+      CheckpointRecord c{step * (i + 1), "/out/" + ids[i] + "/" + std::to_string(step), 1500};
+      ASSERT_OK(store_->AppendEvents(ids[i], 1500, {c}).status());
+    }
+  }
+  ASSERT_OK(store_->AppendEvents(ids[4], 1500, {LogEvent{"stdout", "x"}}).status());
+  JobFilter filter;
+  filter.limit = 10;
+  filter.before_id = Num(ids[8]);
+  for (JobFilter f : {filter, JobFilter{{JobState::kRunning, JobState::kQueued}, 10, "", 0}}) {
+    if (f.states.size() > 0) f.before_id = Num(ids[8]);
+    ASSERT_OK_AND_ASSIGN(std::vector<JobRecord> page, store_->ListJobs(f));
+    for (const JobRecord& job : page) {
+      ASSERT_OK_AND_ASSIGN(JobRecord alone, store_->GetJob(job.id));
+      EXPECT_EQ(job.checkpoints, alone.checkpoints) << "job " << job.id;
+      const bool has = job.id == ids[3] || job.id == ids[6];
+      EXPECT_EQ(job.checkpoints.size(), has ? 2u : 0u) << "job " << job.id;
+    }
+  }
+}
+
 INSTANTIATE_TEST_SUITE_P(AllStores, JobStorePagingTest, ::testing::ValuesIn(AllStores()),
                          [](const ::testing::TestParamInfo<StoreFactory>& param) {
                            return param.param.name;
