@@ -6,7 +6,11 @@
 # 5% RUNNING, the rest finished); an lm-server (no worker) starts on it; its VmRSS/VmHWM
 # (/proc/PID/status) are printed; lm-bench-api --op list runs at CLIENTS clients with
 # page_size 100: first pages only, pages followed 10 deep by next_page_token, and
-# state=QUEUED,RUNNING pages followed 10 deep; then VmRSS/VmHWM again. PostgreSQL runs on a
+# state=QUEUED,RUNNING pages followed 10 deep; then once more at 1 client (the service time
+# without queueing); then VmRSS/VmHWM again. The server runs with --lease-timeout-ms
+# LEASE_TIMEOUT_MS (600000): the prefilled RUNNING jobs have no worker, and lm-server requeues
+# such orphans 2 lease timeouts after its start (30 s by default), which would land inside the
+# measurement (5k requeues, during which list calls wait). PostgreSQL runs on a
 # throwaway server started by the tests' postgres_test_fixture (skipped where none can run).
 # Prints `uptime`, one JSON line per run, and the memory lines.
 set -euo pipefail
@@ -14,6 +18,7 @@ bin="$(cd "${1:-build}" && pwd)/bin"
 jobs="${JOBS:-100000}"
 clients="${CLIENTS:-32}"
 secs="${SECONDS_PER_RUN:-10}"
+lease_ms="${LEASE_TIMEOUT_MS:-600000}"
 stores="${STORES:-sqlite postgres}"
 work="$(mktemp -d /tmp/lm-rss-bench.XXXXXX)"
 server_pid=""
@@ -35,7 +40,7 @@ bench_store() {  # bench_store NAME [--store URI]
   echo "== $name: prefill $jobs jobs"
   "$bin/lm-bench-api" --op prefill --prefill "$jobs" --data-dir "$work/$name" "$@"
   "$bin/lm-server" --listen 127.0.0.1:0 --http-listen 127.0.0.1:0 --data-dir "$work/$name" \
-    "$@" >"$work/$name.log" 2>&1 &
+    --lease-timeout-ms "$lease_ms" "$@" >"$work/$name.log" 2>&1 &
   server_pid=$!
   local addr=""
   for _ in $(seq 600); do
@@ -46,9 +51,12 @@ bench_store() {  # bench_store NAME [--store URI]
   [ -n "$addr" ] || { echo "lm-server did not start:" >&2; cat "$work/$name.log" >&2; exit 1; }
   memory "after start ($name)"
   echo "uptime: $(uptime)"
-  for run in "--list-pages 1" "--list-pages 10" "--list-pages 10 --list-states QUEUED,RUNNING"; do
+  local n run
+  for n_run in "$clients:--list-pages 1" "$clients:--list-pages 10" \
+               "$clients:--list-pages 10 --list-states QUEUED,RUNNING" "1:--list-pages 10"; do
+    n="${n_run%%:*}"; run="${n_run#*:}"
     # shellcheck disable=SC2086
-    "$bin/lm-bench-api" --server "$addr" --op list --clients "$clients" --seconds "$secs" \
+    "$bin/lm-bench-api" --server "$addr" --op list --clients "$n" --seconds "$secs" \
       --list-limit 100 $run | tail -n 1 | sed "s/^{/{\"store\":\"$name\",\"args\":\"$run\",/"
   done
   echo "uptime: $(uptime)"

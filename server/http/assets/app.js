@@ -177,18 +177,18 @@
         "Tokens/s", "ETA", "Submitted"].map((c, i) =>
         h("th", { class: [3, 6, 7].includes(i) ? "num" : "" }, c)))),
       tbody);
-    view.replaceChildren(
-      h("div", { class: "page-head" }, h("h1", {}, "Jobs"), count),
-      h("div", { class: "filters" }, h("label", { for: "filter-state" }, "State"), stateSel,
-        h("label", { for: "filter-user" }, "User"), userIn),
-      msg, h("div", { class: "panel flush" }, table));
-
     // Each poll reloads the first page and the `pages - 1` pages "More" asked for after it,
     // following next_page_token, so rows already shown stay live.
     let pages = 1;
     const more = h("a", { id: "jobs-more", href: "#/jobs", class: "hidden",
                           onclick: (e) => { e.preventDefault(); pages += 1; poller.refresh(); } },
       "More");
+    view.replaceChildren(
+      h("div", { class: "page-head" }, h("h1", {}, "Jobs"), count),
+      h("div", { class: "filters" }, h("label", { for: "filter-state" }, "State"), stateSel,
+        h("label", { for: "filter-user" }, "User"), userIn),
+      msg, h("div", { class: "panel flush" }, table), h("div", { class: "filters" }, more));
+
     const poller = new Poller(async () => {
       const jobs = [];
       let token = "";
