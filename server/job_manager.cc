@@ -166,15 +166,6 @@ absl::StatusOr<std::vector<JobRecord>> JobManager::List(const JobFilter& filter)
   return store_->ListJobs(filter);
 }
 
-absl::StatusOr<std::vector<JobRecord>> JobManager::ListFor(const Principal& caller,
-                                                           JobFilter filter) {
-  if (!caller.is_admin()) {
-    if (caller.role != Role::kUser || caller.user.empty()) return std::vector<JobRecord>{};
-    filter.user = caller.user;
-  }
-  return store_->ListJobs(filter);
-}
-
 absl::StatusOr<JobPage> JobManager::ListPageFor(const Principal& caller, JobFilter filter,
                                                 absl::string_view page_token) {
   if (!caller.is_admin()) {
