@@ -106,7 +106,13 @@ absl::StatusOr<v1::Job> JobClient::Get(const std::string& id) {
   return job;
 }
 
-absl::StatusOr<v1::ListJobsResponse> JobClient::List(int page_size, const std::string& page_token) {
+absl::StatusOr<std::vector<v1::Job>> JobClient::List(int limit) {
+  ASSIGN_OR_RETURN(v1::ListJobsResponse page, ListPage(limit, ""));
+  return std::vector<v1::Job>(page.jobs().begin(), page.jobs().end());
+}
+
+absl::StatusOr<v1::ListJobsResponse> JobClient::ListPage(int page_size,
+                                                         const std::string& page_token) {
   v1::ListJobsRequest req;
   req.set_page_size(page_size);
   req.set_page_token(page_token);

@@ -35,7 +35,7 @@ int List(CommandContext& c) {
   std::vector<v1::Job> jobs;
   std::string token = c.page_token;
   do {
-    auto page = c.client->List(static_cast<int>(c.limit), token);
+    auto page = c.client->ListPage(static_cast<int>(c.limit), token);
     if (!page.ok()) return FailWith(page.status());
     jobs.insert(jobs.end(), page->jobs().begin(), page->jobs().end());
     token = page->next_page_token();
