@@ -128,6 +128,7 @@ absl::Status Server::StartHttp() {
   http.ready = [this] { return Ready(); };
   http.tls_cert = options_.tls.cert;  // The gRPC server's certificate serves HTTPS too.
   http.tls_key = options_.tls.key;
+  http.predictor = predictor_.get();
   ASSIGN_OR_RETURN(http_server_, HttpServer::Start(std::move(http), manager_.get(),
                                                    dispatcher_.get(), &metrics_));
   return absl::OkStatus();

@@ -9,6 +9,7 @@
 #include "server/http/cluster_gauges.h"
 #include "server/http/dashboard_assets.h"
 #include "server/http/json_api.h"
+#include "server/http/predict_api.h"
 
 namespace lmtrain {
 namespace {
@@ -25,6 +26,13 @@ void SendJson(httplib::Response& res, const ApiResponse& api) {
   // Stored text may hold invalid UTF-8 (log lines): replace it rather than fail the response.
   res.set_content(api.body.dump(-1, ' ', false, json::error_handler_t::replace),
                   "application/json");
+}
+
+constexpr char kJsonPostError[] = "POST needs Content-Type: application/json";
+
+// POST bodies must be JSON, so that a cross-site form cannot post them.
+bool IsJsonPost(const httplib::Request& req) {
+  return req.get_header_value("Content-Type").rfind("application/json", 0) == 0;
 }
 
 void SendError(httplib::Response& res, int status, const std::string& message) {
@@ -46,6 +54,7 @@ class HttpServer::Routes {
   Routes(Options options, JobManager* jobs, Dispatcher* dispatcher, ServerMetrics* metrics)
       : options_(std::move(options)),
         api_(jobs, dispatcher),
+        predict_api_(jobs, options_.predictor),
         jobs_(jobs),
         dispatcher_(dispatcher),
         metrics_(metrics) {}
@@ -83,6 +92,7 @@ class HttpServer::Routes {
         [this](const Principal& p, const httplib::Request&) { return api_.ListWorkers(p); });
     s.Post(absl::StrCat(kJobPath, "/cancel"),
            [this](const httplib::Request& req, httplib::Response& res) { Cancel(req, res); });
+    RegisterPredict(s);
     s.set_error_handler(httplib::Server::HandlerWithResponse([](const httplib::Request& req,
                                                                 httplib::Response& res) {
       if (!res.body.empty()) return httplib::Server::HandlerResponse::Unhandled;
@@ -142,11 +152,18 @@ class HttpServer::Routes {
   void Cancel(const httplib::Request& req, httplib::Response& res) {
     absl::StatusOr<Principal> p = Authenticate(req);
     if (!p.ok()) return Unauthorized(res, p.status());
-    const std::string type = req.get_header_value("Content-Type");
-    if (type.rfind("application/json", 0) != 0) {
-      return SendError(res, 415, "POST needs Content-Type: application/json");
-    }
+    if (!IsJsonPost(req)) return SendError(res, 415, kJsonPostError);
     SendJson(res, api_.CancelJob(*p, req.matches[1], req.body));
+  }
+
+  void RegisterPredict(httplib::Server& s) {
+    s.Post(absl::StrCat(kJobPath, "/predict"),
+           [this](const httplib::Request& req, httplib::Response& res) {
+             absl::StatusOr<Principal> p = Authenticate(req);
+             if (!p.ok()) return Unauthorized(res, p.status());
+             if (!IsJsonPost(req)) return SendError(res, 415, kJsonPostError);
+             SendJson(res, predict_api_.Predict(*p, req.matches[1], req.body));
+           });
   }
 
   void Ready(httplib::Response& res) {
@@ -165,6 +182,7 @@ class HttpServer::Routes {
 
   const Options options_;
   JsonApi api_;
+  PredictApi predict_api_;
   JobManager* const jobs_;
   Dispatcher* const dispatcher_;
   ServerMetrics* const metrics_;

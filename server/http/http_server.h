@@ -4,6 +4,7 @@
 //   /                      dashboard (index.html; pages are #/jobs, #/jobs/ID, #/workers)
 //   /assets/NAME           dashboard files (only the embedded ones; nothing from disk)
 //   /api/v1/...            JSON API (json_api.h); needs authentication when configured
+//   /api/v1/jobs/ID/predict  POST: lm-train predict on the job's checkpoint (predict_api.h)
 //   /metrics               Prometheus text format 0.0.4 (ServerMetrics)
 //   /healthz               200 while the process serves HTTP
 //   /readyz                200 when Options::ready says so, else 503 with the reason
@@ -27,6 +28,7 @@
 
 #include "absl/status/statusor.h"
 #include "server/auth/principal.h"
+#include "server/checkpoint_predictor.h"
 #include "server/dispatcher.h"
 #include "server/job_manager.h"
 #include "server/metrics/server_metrics.h"
@@ -52,6 +54,8 @@ class HttpServer {
     // PEM files: serve HTTPS instead of HTTP (lm-server reuses --tls-cert/--tls-key).
     std::string tls_cert;
     std::string tls_key;
+    // Runs POST /api/v1/jobs/ID/predict; not owned, must outlive the server. Null: 501.
+    const CheckpointPredictor* predictor = nullptr;
   };
 
   // Binds and starts serving. InvalidArgument for a malformed address; Unavailable (naming
