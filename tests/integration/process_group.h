@@ -47,6 +47,8 @@ class ProcessGroup {
   std::string server_address(int index) const {
     return "127.0.0.1:" + std::to_string(ports_.at(index));
   }
+  // The server's HTTP port (the dashboard); it changes with each start.
+  int http_port(int index) const { return http_ports_.at(index); }
   const std::filesystem::path& dir() const { return dir_; }
   std::string artifacts_dir() const { return (dir_ / "data" / "artifacts").string(); }
 
@@ -55,13 +57,15 @@ class ProcessGroup {
     std::unique_ptr<ChildProcess> child;
     std::thread drain;
   };
+  // For a server, reads its gRPC and HTTP ports from its output into *port_out, *http_port_out.
   absl::Status Launch(Proc& proc, const std::vector<std::string>& argv, const std::string& log,
-                      std::string* port_out);
+                      std::string* port_out, std::string* http_port_out);
   void Kill(Proc& proc);
 
   Options options_;
   std::filesystem::path dir_;
   std::vector<int> ports_;  // 0 until the server first started.
+  std::vector<int> http_ports_;
   PosixProcessLauncher launcher_;
   std::vector<Proc> servers_;
   std::vector<Proc> workers_;
