@@ -84,6 +84,8 @@ class HttpServer::Routes {
         [this](const Principal& p, const httplib::Request& req) {
           return api_.JobLogs(p, req.matches[1], req.params);
         });
+    Api(s, "/api/v1/replica",
+        [this](const Principal&, const httplib::Request&) { return Replica(); });
     Api(
         s, "/api/v1/workers",
         [this](const Principal& p, const httplib::Request&) { return api_.ListWorkers(p); },
@@ -158,6 +160,12 @@ class HttpServer::Routes {
     if (std::optional<std::string> active = ActiveReplica(); active.has_value()) {
       res.set_header(kActiveReplicaHeader, active->empty() ? "unknown" : *active);
     }
+  }
+
+  ApiResponse Replica() const {
+    std::optional<std::string> active = ActiveReplica();
+    if (!active.has_value()) return ApiResponse{200, json{{"role", "active"}}};
+    return ApiResponse{200, json{{"role", "standby"}, {"active", *active}}};
   }
 
   // On a standby: answers `req` with a redirect to the active replica (or 503 when there is

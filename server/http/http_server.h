@@ -12,6 +12,7 @@
 // Options::authenticate; an error is 401 {"error": ...}. POST requests must carry
 // Content-Type: application/json (so a cross-site form cannot cancel jobs).
 //
+// GET /api/v1/replica: {"role": "active"} or {"role": "standby", "active": URL or ""}.
 // Standby replicas (Options::active_replica says so): every /api/ response carries
 // X-Lmtrain-Active-Replica: URL ("unknown" when no replica is active). Reads are served here.
 // Writes (every POST) and /api/v1/workers, once authenticated, are answered 307 Temporary

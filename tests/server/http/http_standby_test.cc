@@ -75,11 +75,18 @@ TEST_F(HttpStandbyTest, ReadsAreServedAndNameTheActiveReplica) {
   EXPECT_EQ(res->status, 200);
   EXPECT_EQ(json::parse(res->body)["id"], id);
   EXPECT_EQ(res->get_header_value(kActiveHeader), active_url_);
+  res = client.Get("/api/v1/replica");
+  ASSERT_TRUE(res);
+  EXPECT_EQ(json::parse(res->body), (json{{"role", "standby"}, {"active", active_url_}}));
+
   httplib::Client to_active("127.0.0.1", active_->port());
   res = to_active.Get("/api/v1/jobs/" + id);
   ASSERT_TRUE(res);
   EXPECT_EQ(res->status, 200);
   EXPECT_FALSE(res->has_header(kActiveHeader));
+  res = to_active.Get("/api/v1/replica");
+  ASSERT_TRUE(res);
+  EXPECT_EQ(json::parse(res->body), (json{{"role", "active"}}));
 }
 
 TEST_F(HttpStandbyTest, AWriteIsRedirectedWith307ToTheSamePathOnTheActiveReplica) {
