@@ -9,35 +9,18 @@ and that the workers page says the same. Prints one JSON summary line; exits 1 w
 Env: CHROMIUM (path; default /usr/bin/chromium).
 """
 
-import json
 import os
 import sys
 
-from playwright.sync_api import sync_playwright
-
-from dashboard import CHROMIUM_ARGS, CheckFailed, check, message_of, origin_of
+from dashboard import check, open_page, origin_of, report
 
 
 def run(pw, url, active, job_id, out_dir, problems):
-    origin = origin_of(url)
-    browser = pw.chromium.launch(
-        executable_path=os.environ.get("CHROMIUM") or "/usr/bin/chromium",
-        headless=True, args=CHROMIUM_ARGS)
-    page = None
-    try:
-        page = browser.new_page(viewport={"width": 1360, "height": 900})
-        page.set_default_timeout(30000)
-        page.on("pageerror", lambda e: problems.append("page error: " + message_of(e)))
+    def failure_shot():
+        page.screenshot(path=os.path.join(out_dir, "failure.png"), full_page=True)
 
-        def on_route(route):
-            r = route.request.url
-            if not r.startswith("data:") and origin_of(r) != origin:
-                problems.append("request outside the standby: " + r)
-                route.abort()
-            else:
-                route.continue_()
-        page.route("**/*", on_route)
-
+    # No request may leave the standby's origin: the dashboard must not follow redirects.
+    with open_page(pw, origin_of(url), problems, failure_shot) as page:
         page.goto(url + "#/jobs/" + job_id, wait_until="load")
         page.wait_for_selector("#standby:not(.hidden)")
         banner = page.eval_on_selector("#standby", """b => ({
@@ -64,15 +47,6 @@ def run(pw, url, active, job_id, out_dir, problems):
         workers = page.inner_text("#view")
         check(not problems, "; ".join(problems))
         return {"ok": True, "banner": banner, "cancel_error": error, "workers": workers}
-    except Exception:
-        if page is not None:
-            try:
-                page.screenshot(path=os.path.join(out_dir, "failure.png"), full_page=True)
-            except Exception:  # The browser is gone.
-                pass
-        raise
-    finally:
-        browser.close()
 
 
 def main(argv):
@@ -81,19 +55,7 @@ def main(argv):
               file=sys.stderr)
         return 2
     url, active, job_id, out_dir = argv
-    problems = []
-    try:
-        with sync_playwright() as pw:
-            summary = run(pw, url, active, job_id, out_dir, problems)
-    except (CheckFailed, Exception) as e:  # A failed check, a timeout, or the browser gone.
-        error = message_of(e)
-        print(error, file=sys.stderr)
-        if problems:
-            print("also: " + "; ".join(problems), file=sys.stderr)
-        print(json.dumps({"ok": False, "error": error}, separators=(",", ":")), flush=True)
-        return 1
-    print(json.dumps(summary, separators=(",", ":")), flush=True)
-    return 0
+    return report(lambda pw, problems: run(pw, url, active, job_id, out_dir, problems), {})
 
 
 if __name__ == "__main__":
