@@ -30,18 +30,7 @@ void LeaderLease::Step() {
       active_http_url_ = lease->holder.empty() ? "" : lease->holder_http_url;
       if (lease->held) valid_until_ms_ = sent_ms + options_.ttl_ms;
     }
-    if (lease->held && state == State::kStandby) {
-      if (absl::Status ok = callbacks_.acquired(lease->token); !ok.ok()) {
-        // Let another replica try at once rather than hold a lease this one cannot serve.
-        store_->ReleaseLease(options_.name, options_.holder).IgnoreError();
-        return Lose(absl::StrCat("taking over failed: ", ok.ToString()));
-      }
-      absl::MutexLock lock(&mu_);
-      if (state_ != State::kStandby) return;  // Stop() ran meanwhile; it released nothing.
-      state_ = State::kActive;
-      token_ = lease->token;
-      return;
-    }
+    if (lease->held && state == State::kStandby) return TakeOver(lease->token);
     if (!lease->held && state == State::kActive) {
       return Lose(absl::StrCat("the lease went to ", lease->holder_address));
     }
@@ -49,6 +38,24 @@ void LeaderLease::Step() {
     std::cerr << "lm-server: renewing the lease failed: " << lease.status() << std::endl;
   }
   if (state == State::kActive && !held()) Lose("renewals failed for longer than the lease TTL");
+}
+
+void LeaderLease::TakeOver(int64_t token) {
+  if (absl::Status ok = callbacks_.acquired(token); !ok.ok()) {
+    // Let another replica try at once rather than hold a lease this one cannot serve.
+    store_->ReleaseLease(options_.name, options_.holder).IgnoreError();
+    return Lose(absl::StrCat("taking over failed: ", ok.ToString()));
+  }
+  {
+    absl::MutexLock lock(&mu_);
+    if (state_ == State::kStandby) {
+      state_ = State::kActive;
+      token_ = token;
+      return;
+    }
+  }
+  // Stop() ran meanwhile and released nothing (it saw a standby): hand the lease over now.
+  store_->ReleaseLease(options_.name, options_.holder).IgnoreError();
 }
 
 // The lost() callback runs before the state turns standby, so the next Step() campaigns only

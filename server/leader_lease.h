@@ -14,7 +14,8 @@
 //
 // Thread-safe. Start() runs Step() every renew_period on its own thread; tests call Step()
 // themselves with an injected Clock. Callbacks run on the thread calling Step(), without locks
-// held; acquired() runs before held() turns true, and an error from it counts as lost.
+// held; acquired() runs before held() turns true, and an error from it releases the lease and
+// counts as a loss (lost() runs; the next Step() tries again).
 #pragma once
 
 #include <cstdint>
@@ -69,6 +70,8 @@ class LeaderLease {
 
  private:
   enum class State { kStandby, kActive, kStopped };
+  // The lease was acquired as a standby: acquired() callback, then active.
+  void TakeOver(int64_t token);
   void Lose(absl::string_view why);
 
   JobStore* const store_;

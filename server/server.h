@@ -95,8 +95,6 @@ class Server {
 
   int port() const { return port_; }
   int http_port() const { return http_server_ ? http_server_->port() : 0; }  // 0: no HTTP.
-  // Whether this server dispatches now (always, unless it is a standby replica).
-  bool active() const { return role_->active(); }
   ServerMetrics& metrics() { return metrics_; }
   const Options& options() const { return options_; }
   void Shutdown();

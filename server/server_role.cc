@@ -129,9 +129,4 @@ std::string ServerRole::active_http_url() const {
   return lease_->held() ? http_url_ : lease_->active_http_url();
 }
 
-int ServerRole::losses() const {
-  absl::MutexLock lock(&mu_);
-  return lease_ == nullptr ? 0 : lease_->losses();
-}
-
 }  // namespace lmtrain

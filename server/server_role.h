@@ -73,8 +73,6 @@ class ServerRole {
   // The same for HTTP: our URL base when active, else the lease holder's ("" when it serves
   // no HTTP or nobody holds the lease).
   std::string active_http_url() const;
-  // Tenures this replica lost since Start() (each followed by a return to standby).
-  int losses() const;
 
  private:
   absl::Status TakeOver(int64_t token);
