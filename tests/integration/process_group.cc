@@ -8,6 +8,7 @@
 #include <regex>
 
 #include "absl/strings/str_cat.h"
+#include "absl/synchronization/notification.h"
 #include "absl/time/clock.h"
 #include "tests/integration/cluster.h"
 
@@ -125,6 +126,21 @@ absl::Status ProcessGroup::StartServer(int index) {
 }
 
 void ProcessGroup::KillServer(int index) { Kill(servers_.at(index)); }
+
+ExitStatus ProcessGroup::WaitServer(int index, absl::Duration timeout) {
+  Proc& proc = servers_.at(index);
+  ExitStatus status;
+  absl::Notification exited;
+  std::thread waiter([&] {
+    status = proc.child->Wait();
+    exited.Notify();
+  });
+  if (!exited.WaitForNotificationWithTimeout(timeout)) proc.child->Signal(SIGKILL);
+  waiter.join();
+  if (proc.drain.joinable()) proc.drain.join();
+  proc.child.reset();
+  return status;
+}
 
 absl::Status ProcessGroup::StartWorker(int index) {
   const int ports = 31000 + 20 * index + 2000 * (getpid() % 10);

@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "absl/status/status.h"
+#include "absl/time/time.h"
 #include "common/process_launcher.h"
 
 namespace lmtrain::testing {
@@ -37,6 +38,9 @@ class ProcessGroup {
   absl::Status StartAll();
   absl::Status StartServer(int index = 0);
   void KillServer(int index = 0);
+  // Waits until the server exits by itself, at most `timeout` (then SIGKILLs it), and returns
+  // how it ended.
+  ExitStatus WaitServer(int index, absl::Duration timeout);
   absl::Status StartWorker(int index);
   void KillWorker(int index);
   bool server_running(int index = 0) const { return servers_.at(index).child != nullptr; }

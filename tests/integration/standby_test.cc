@@ -2,7 +2,8 @@
 // a standby's dashboard/JSON API redirects writes to the active replica, and an active replica
 // whose lease is taken from it (the lease row stolen in the database, as after a long stall)
 // steps down in-process, serves reads as a standby, takes the lease back once it is free and
-// dispatches again, with the running job keeping its one attempt. Real lm-server and lm-worker
+// dispatches again, with the running job keeping its one attempt; with --exit-on-lease-loss it
+// exits with status 3 instead. Real lm-server and lm-worker
 // processes; the worker runs tests/integration/env_trainer.sh instead of lm-train.
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
@@ -40,7 +41,7 @@ bool WaitFor(const std::function<bool()>& done, absl::Duration timeout = absl::S
 class StandbyTest : public ::testing::Test {
  protected:
   // `servers` replicas and `workers` workers with one slot, running env_trainer.sh.
-  void Start(int servers, int workers) {
+  void Start(int servers, int workers, std::vector<std::string> extra_server_args = {}) {
     absl::StatusOr<PostgresTestServer*> postgres = SharedPostgresServer();
     if (!postgres.ok()) GTEST_SKIP() << postgres.status().message();
     postgres_ = *postgres;
@@ -52,6 +53,8 @@ class StandbyTest : public ::testing::Test {
     options.workers = workers;
     options.lease_timeout_ms = 3000;
     options.server_args = {"--store", *uri, "--lease-ttl-ms", "2000", "--lease-renew-ms", "400"};
+    options.server_args.insert(options.server_args.end(), extra_server_args.begin(),
+                               extra_server_args.end());
     for (int i = 0; i < workers; ++i) {
       options.worker_args.push_back(
           {"--trainer", SourceDir() + "/tests/integration/env_trainer.sh"});
@@ -77,6 +80,15 @@ class StandbyTest : public ::testing::Test {
       auto job = client.Get(id);
       return job.ok() && job->state() == state;
     });
+  }
+  // Another holder takes the lease for 3 s, as if its holder had stalled past its TTL.
+  void StealLease() {
+    ASSERT_TRUE(postgres_
+                    ->Query(database_,
+                            "UPDATE leases SET holder = 'thief', holder_address = '127.0.0.1:1', "
+                            "holder_http_url = '', token = token + 1, "
+                            "expires_at = now() + interval '3 seconds'")
+                    .ok());
   }
   std::string Url(int server) const {
     return absl::StrCat("http://127.0.0.1:", group_->http_port(server));
@@ -132,13 +144,7 @@ TEST_F(StandbyTest, AReplicaThatLosesTheLeaseStandsByThenTakesOverAndDispatchesA
   ASSERT_TRUE(WaitForState(client, running, v1::RUNNING));
   ASSERT_TRUE(WaitFor([&] { return fs::exists(EnvFile(running, 1)); }));
 
-  // Another holder takes the lease for 3 s, as if this replica had stalled past its TTL.
-  ASSERT_TRUE(postgres_
-                  ->Query(database_,
-                          "UPDATE leases SET holder = 'thief', holder_address = '127.0.0.1:1', "
-                          "holder_http_url = '', token = token + 1, "
-                          "expires_at = now() + interval '3 seconds'")
-                  .ok());
+  ASSERT_NO_FATAL_FAILURE(StealLease());
   absl::Status refused;
   ASSERT_TRUE(WaitFor([&] {
     refused = client.ListWorkers().status();
@@ -170,6 +176,13 @@ TEST_F(StandbyTest, AReplicaThatLosesTheLeaseStandsByThenTakesOverAndDispatchesA
     return std::string(std::istreambuf_iterator<char>(in), {});
   }();
   EXPECT_THAT(log, HasSubstr("standby again"));
+}
+
+TEST_F(StandbyTest, WithExitOnLeaseLossAReplicaThatLosesTheLeaseExitsWithStatus3) {
+  Start(1, 0, {"--exit-on-lease-loss"});
+  ASSERT_NO_FATAL_FAILURE(StealLease());
+  const ExitStatus exit = group_->WaitServer(0, absl::Seconds(20));
+  EXPECT_EQ(exit.exit_code, 3) << "signal " << exit.signal;
 }
 
 }  // namespace
