@@ -3,8 +3,8 @@
 // whose lease is taken from it (the lease row stolen in the database, as after a long stall)
 // steps down in-process, serves reads as a standby, takes the lease back once it is free and
 // dispatches again, with the running job keeping its one attempt; with --exit-on-lease-loss it
-// exits with status 3 instead. Real lm-server and lm-worker
-// processes; the worker runs tests/integration/env_trainer.sh instead of lm-train.
+// exits with status 3 instead. Real lm-server and lm-worker processes; the worker runs
+// tests/integration/env_trainer.sh instead of lm-train.
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 #include <grpcpp/grpcpp.h>
