@@ -12,7 +12,8 @@ Env: CHROMIUM (path; default /usr/bin/chromium).
 import os
 import sys
 
-from dashboard import check, open_page, origin_of, report
+sys.dont_write_bytecode = True  # No __pycache__ in the source tree for dashboard.py.
+from dashboard import check, open_page, origin_of, report  # noqa: E402
 
 
 def run(pw, url, active, job_id, out_dir, problems):
