@@ -64,6 +64,7 @@ absl::Status Server::Init() {
   dispatch.lease_timeout_ms = options_.lease_timeout_ms;
   dispatch.users = options_.scheduler.users;
   dispatch.default_user = options_.scheduler.default_user;
+  dispatch.complete_pass_interval_ms = options_.scheduler.complete_pass_interval_ms;
   dispatcher_ = std::make_unique<Dispatcher>(store_.get(), SystemClock::Get(), &hub_,
                                              scheduler_.get(), std::move(dispatch));
   RETURN_IF_ERROR(StartRole());
@@ -102,7 +103,7 @@ absl::Status Server::Init() {
   const std::string advertise = options_.advertise_address.empty()
                                     ? ServerRole::DefaultAdvertiseAddress(options_.listen, port_)
                                     : options_.advertise_address;
-  role_->Start(advertise);
+  role_->Start(advertise, HttpUrl());
   expiry_thread_ = std::thread([this] { ExpiryLoop(); });
   serving_.Notify();
   return absl::OkStatus();
@@ -126,12 +127,29 @@ absl::Status Server::StartHttp() {
     };
   }
   http.ready = [this] { return Ready(); };
+  if (!options_.store.empty()) {  // Replicated: a standby redirects writes to the active one.
+    http.active_replica = [role = role_.get()]() -> std::optional<std::string> {
+      if (role->active()) return std::nullopt;
+      return role->active_http_url();
+    };
+  }
   http.tls_cert = options_.tls.cert;  // The gRPC server's certificate serves HTTPS too.
   http.tls_key = options_.tls.key;
   http.predictor = predictor_.get();
   ASSIGN_OR_RETURN(http_server_, HttpServer::Start(std::move(http), manager_.get(),
                                                    dispatcher_.get(), &metrics_));
   return absl::OkStatus();
+}
+
+// The URL base standbys send HTTP writes to: --http-advertise-address, else the HTTP listen
+// host (this machine's hostname for a wildcard) and the bound port.
+std::string Server::HttpUrl() const {
+  if (http_server_ == nullptr) return "";
+  const std::string host_port =
+      options_.http_advertise_address.empty()
+          ? ServerRole::DefaultAdvertiseAddress(options_.http_listen, http_server_->port())
+          : options_.http_advertise_address;
+  return absl::StrCat(options_.tls.cert.empty() ? "http://" : "https://", host_port);
 }
 
 absl::Status Server::StartGrpc() {

@@ -78,8 +78,12 @@ class Server {
     HttpAuthenticator http_authenticator;
     // Replicas on one PostgreSQL store take turns through its lease (server/server_role.h):
     // the address clients reach this one at ("" = ServerRole::DefaultAdvertiseAddress), the
-    // lease's TTL and renewal period, and what to do when the lease is lost (lm-server exits).
+    // HOST:PORT browsers reach its HTTP front end at, where standbys redirect HTTP writes
+    // ("" = the same default from http_listen and the bound HTTP port), the lease's TTL and
+    // renewal period. A replica that loses the lease becomes a standby again and campaigns;
+    // on_lease_lost, when set, is called after that (lm-server --exit-on-lease-loss exits).
     std::string advertise_address;
+    std::string http_advertise_address;
     int64_t lease_ttl_ms = 5000;
     int64_t lease_renew_ms = 1000;
     std::function<void()> on_lease_lost;
@@ -110,6 +114,7 @@ class Server {
   absl::Status StartGrpc();
   absl::Status StartHttp();
   absl::Status StartRole();
+  std::string HttpUrl() const;
   void ExpiryLoop();
   absl::Status Ready();  // /readyz: started, not stopping, store answers.
 

@@ -13,6 +13,14 @@
 // Options::authenticate; an error is 401 {"error": ...}. POST requests must carry
 // Content-Type: application/json (so a cross-site form cannot cancel jobs).
 //
+// GET /api/v1/replica: {"role": "active"} or {"role": "standby", "active": URL or ""}.
+// Standby replicas (Options::active_replica says so): every /api/ response carries
+// X-Lmtrain-Active-Replica: URL ("unknown" when no replica is active). Reads are served here.
+// Writes (every POST) and /api/v1/workers, once authenticated, are answered 307 Temporary
+// Redirect with Location: the active replica's URL + the same path and query (307 keeps the
+// method and body) and {"error": "...standby...", "active": URL}; or 503 with Retry-After when
+// no replica is active or the active one serves no HTTP.
+//
 //   Start() (binds; error if the address is taken) -> serving -> Stop() / destructor
 //
 // Thread-safe: requests are served on a pool of `threads` threads; Stop() may be called from
@@ -23,6 +31,7 @@
 #include <functional>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <thread>
 
@@ -50,6 +59,10 @@ class HttpServer {
     std::string listen;              // HOST:PORT (IPv6 as [::1]:PORT); port 0 picks a free port.
     HttpAuthenticator authenticate;  // Empty: every caller is Principal::AuthDisabled().
     std::function<absl::Status()> ready;  // /readyz; empty: always ready.
+    // Replicas (server/server_role.h): empty, or returns nullopt, while this server takes
+    // writes; else this server is a standby, and it returns the active replica's URL base
+    // ("http://host:8080"; "" when none is active or it serves no HTTP).
+    std::function<std::optional<std::string>()> active_replica;
     int threads = 8;
     // PEM files: serve HTTPS instead of HTTP (lm-server reuses --tls-cert/--tls-key).
     std::string tls_cert;

@@ -66,9 +66,16 @@ CREATE TABLE leases (
 );
 )sql";
 
+// Version 3: the lease holder's HTTP front end, where a standby redirects dashboard and JSON
+// API writes ('' when the holder serves no HTTP, and for rows written before).
+constexpr char kSchemaV3[] = R"sql(
+ALTER TABLE leases ADD COLUMN holder_http_url TEXT NOT NULL DEFAULT '';
+)sql";
+
 constexpr PgMigration kMigrations[] = {
     {1, kSchemaV1},
     {2, kSchemaV2},
+    {3, kSchemaV3},
 };
 
 // Any constant shared by every lmtrain server: the key of the migration advisory lock.

@@ -131,7 +131,7 @@ TEST_F(PostgresJobStoreTest, MigratesAnEmptyDatabaseOnceAndRecordsItsVersion) {
   EXPECT_THAT(server_->Query(Database(),
                              "SELECT string_agg(version::text, ',') FROM "
                              "schema_version"),
-              ::testing::Property(&absl::StatusOr<std::string>::value, "2"));
+              ::testing::Property(&absl::StatusOr<std::string>::value, "3"));
 }
 
 TEST_F(PostgresJobStoreTest, UpgradesAVersionOneDatabaseWithLeasesKeepingItsJobs) {
@@ -147,10 +147,31 @@ TEST_F(PostgresJobStoreTest, UpgradesAVersionOneDatabaseWithLeasesKeepingItsJobs
   EXPECT_EQ(job.name, "from v1");
   ASSERT_OK_AND_ASSIGN(std::string version,
                        server_->Query(Database(), "SELECT version FROM schema_version"));
-  EXPECT_EQ(version, "2");
+  EXPECT_EQ(version, "3");
   ASSERT_OK_AND_ASSIGN(LeaseState lease,
                        store->AcquireLease({"lm-server", "a", "a:50051", 60000}));
   EXPECT_TRUE(lease.held);
+}
+
+TEST_F(PostgresJobStoreTest, UpgradesAVersionTwoLeaseRowWithAnEmptyHttpUrl) {
+  std::unique_ptr<PostgresJobStore> store = Open();
+  ASSERT_TRUE(store);
+  ASSERT_OK_AND_ASSIGN(LeaseState held, store->AcquireLease({"lm-server", "a", "a:50051", 60000}));
+  ASSERT_TRUE(held.held);
+  store.reset();
+  ASSERT_OK(server_->Query(Database(), "ALTER TABLE leases DROP COLUMN holder_http_url; "
+                                       "UPDATE schema_version SET version = 2"));
+  store = Open();
+  ASSERT_TRUE(store);
+  ASSERT_OK_AND_ASSIGN(LeaseState seen, store->AcquireLease({"lm-server", "b", "b:50051", 60000}));
+  EXPECT_FALSE(seen.held);
+  EXPECT_EQ(seen.holder_address, "a:50051");
+  EXPECT_EQ(seen.holder_http_url, "");
+  ASSERT_OK_AND_ASSIGN(LeaseState renewed, store->AcquireLease(
+                                               {"lm-server", "a", "a:50051", 60000, "http://a:80"}));
+  EXPECT_EQ(renewed.token, held.token);
+  ASSERT_OK_AND_ASSIGN(seen, store->AcquireLease({"lm-server", "b", "b:50051", 60000}));
+  EXPECT_EQ(seen.holder_http_url, "http://a:80");
 }
 
 TEST_F(PostgresJobStoreTest, RefusesADatabaseWithANewerSchema) {
@@ -159,7 +180,7 @@ TEST_F(PostgresJobStoreTest, RefusesADatabaseWithANewerSchema) {
   absl::StatusOr<std::unique_ptr<PostgresJobStore>> store = PostgresJobStore::Open({uri_});
   ASSERT_EQ(store.status().code(), absl::StatusCode::kFailedPrecondition) << store.status();
   EXPECT_THAT(std::string(store.status().message()),
-              HasSubstr("schema version 99 is newer than this build knows (2)"));
+              HasSubstr("schema version 99 is newer than this build knows (3)"));
   EXPECT_THAT(std::string(store.status().message()), HasSubstr(Database()));
   ASSERT_OK_AND_ASSIGN(std::string version,
                        server_->Query(Database(), "SELECT version FROM schema_version"));
