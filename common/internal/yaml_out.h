@@ -22,6 +22,8 @@ namespace lmtrain::internal {
 
 class YamlOut {
  public:
+  YamlOut() { events_.reserve(256); }  // A normalised job file is about 200 events.
+
   // YAML::Key, Value, BeginMap, EndMap, BeginSeq, EndSeq, Flow, DoubleQuoted.
   YamlOut& operator<<(YAML::EMITTER_MANIP manip);
   YamlOut& operator<<(const std::string& text);
