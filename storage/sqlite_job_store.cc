@@ -89,12 +89,6 @@ absl::StatusOr<int64_t> InsertEvents(Connection& db, int64_t job_id, int64_t tim
 constexpr char kSavepoint[] = "SAVEPOINT create_job";
 constexpr char kRelease[] = "RELEASE create_job";
 
-// Runs a parameterless statement through the connection's statement cache.
-absl::Status RunCached(Connection& db, const char* sql) {
-  ASSIGN_OR_RETURN(storage_internal::CachedStatement stmt, db.Prepare(sql));
-  return stmt->Run();
-}
-
 // The body of CreateJob, inside the caller's transaction: returns the existing id for a known
 // request id, else inserts the job and its first event.
 absl::StatusOr<std::string> InsertNewJob(Connection& db, const NewJob& new_job) {
@@ -181,11 +175,11 @@ void SqliteJobStore::CommitCreates(const std::vector<PendingCreate*>& batch) {
   // lone submit about as much as its inserts.
   const bool isolate = batch.size() > 1;
   for (PendingCreate* p : batch) {
-    absl::Status s = isolate ? RunCached(*db_, kSavepoint) : absl::OkStatus();
+    absl::Status s = isolate ? db_->RunCached(kSavepoint) : absl::OkStatus();
     if (s.ok()) {
       p->result = InsertNewJob(*db_, *p->job);
       if (isolate) {
-        s = p->result.ok() ? RunCached(*db_, kRelease)
+        s = p->result.ok() ? db_->RunCached(kRelease)
                            : db_->Exec("ROLLBACK TO create_job; RELEASE create_job");
       }
     }

@@ -6,18 +6,9 @@
 
 namespace lmtrain::storage_internal {
 
-namespace {
-
-// BEGIN and COMMIT through the statement cache: sqlite3_exec would compile them at every call.
-absl::Status RunCached(Connection& db, absl::string_view sql) {
-  ASSIGN_OR_RETURN(CachedStatement statement, db.Prepare(sql));
-  return statement->Run();
-}
-
-}  // namespace
-
 absl::StatusOr<Transaction> Transaction::Begin(Connection& db, Mode mode) {
-  RETURN_IF_ERROR(RunCached(db, mode == Mode::kWrite ? "BEGIN IMMEDIATE" : "BEGIN DEFERRED"));
+  // Through the statement cache: sqlite3_exec would compile them at every transaction.
+  RETURN_IF_ERROR(db.RunCached(mode == Mode::kWrite ? "BEGIN IMMEDIATE" : "BEGIN DEFERRED"));
   return Transaction(&db);
 }
 
@@ -32,7 +23,7 @@ Transaction::~Transaction() {
 
 absl::Status Transaction::Commit() {
   if (db_ == nullptr) return absl::FailedPreconditionError("transaction already committed");
-  RETURN_IF_ERROR(RunCached(*db_, "COMMIT"));
+  RETURN_IF_ERROR(db_->RunCached("COMMIT"));
   db_ = nullptr;
   return absl::OkStatus();
 }
