@@ -81,47 +81,6 @@ TEST_F(PostgresJobStoreTest, ConcurrentCreatesWithOneRequestIdFromTwoConnections
   EXPECT_EQ(jobs.size(), static_cast<size_t>(kRounds));
 }
 
-// Group commit: concurrent creates on one store share transactions yet each gets its own job
-// with its first event (or, for a repeated request id, within a batch or across, the one job).
-TEST_F(PostgresJobStoreTest, ConcurrentCreatesOnOneStoreEachGetTheirJob) {
-  std::unique_ptr<PostgresJobStore> store = Open();
-  ASSERT_NE(store, nullptr);
-  constexpr int kThreads = 16;
-  constexpr int kPerThread = 20;
-  std::vector<std::vector<std::string>> ids(kThreads);
-  std::vector<std::string> shared_ids(kThreads);
-  std::vector<std::thread> threads;
-  for (int t = 0; t < kThreads; ++t) {
-    threads.emplace_back([&, t] {
-      for (int k = 0; k < kPerThread; ++k) {
-        auto id = store->CreateJob(MakeJob("job", absl::StrCat("req-", t, "-", k)));
-        ASSERT_TRUE(id.ok()) << id.status();
-        ids[t].push_back(*id);
-        if (k == kPerThread / 2) {
-          shared_ids[t] = store->CreateJob(MakeJob("shared", "shared")).value_or("error");
-        }
-      }
-    });
-  }
-  for (std::thread& th : threads) th.join();
-  std::set<std::string> distinct;
-  for (int t = 0; t < kThreads; ++t) {
-    EXPECT_EQ(shared_ids[t], shared_ids[0]);
-    ASSERT_EQ(ids[t].size(), static_cast<size_t>(kPerThread));
-    for (int k = 0; k < kPerThread; ++k) {
-      distinct.insert(ids[t][k]);
-      ASSERT_OK_AND_ASSIGN(JobRecord job, store->GetJob(ids[t][k]));
-      EXPECT_EQ(job.request_id, absl::StrCat("req-", t, "-", k));
-      ASSERT_OK_AND_ASSIGN(std::vector<EventRecord> events, store->ListEvents(job.id, 0, 10));
-      EXPECT_EQ(events.size(), 1u);
-    }
-  }
-  EXPECT_EQ(distinct.size(), static_cast<size_t>(kThreads * kPerThread));
-  EXPECT_EQ(distinct.count(shared_ids[0]), 0u);
-  ASSERT_OK_AND_ASSIGN(std::vector<JobRecord> all, store->ListJobs({{}, 10000}));
-  EXPECT_EQ(all.size(), static_cast<size_t>(kThreads * kPerThread + 1));
-}
-
 TEST_F(PostgresJobStoreTest, ConcurrentAppendsFromTwoConnectionsAreGapless) {
   std::unique_ptr<PostgresJobStore> stores[] = {Open(), Open()};
   ASSERT_TRUE(stores[0] && stores[1]);
