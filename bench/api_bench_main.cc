@@ -37,8 +37,8 @@
 #include <fstream>
 #include <iostream>
 #include <map>
-#include <optional>
 #include <nlohmann/json.hpp>
+#include <optional>
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
@@ -329,7 +329,8 @@ int RunOnce(const Flags& f, const std::string& sync_mode) {
     std::cout << c.dump() << std::endl;
     line["ceiling_qps"] = c["qps"];
     const double ceiling_qps = (*ceiling)->Qps();
-    line["ratio_to_ceiling"] = ceiling_qps > 0 ? std::round(result.Qps() / ceiling_qps * 1000) / 1000 : 0;
+    line["ratio_to_ceiling"] =
+        ceiling_qps > 0 ? std::round(result.Qps() / ceiling_qps * 1000) / 1000 : 0;
   }
   if (!sync_mode.empty()) line["sync"] = sync_mode;
   if (f.fake_worker) line["worker"] = "fake";

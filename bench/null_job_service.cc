@@ -14,8 +14,7 @@ grpc::Status NullJobService::SubmitJob(grpc::ServerContext*, const v1::SubmitJob
   return grpc::Status::OK;
 }
 
-grpc::Status NullJobService::GetJob(grpc::ServerContext*, const v1::GetJobRequest*,
-                                    v1::Job* resp) {
+grpc::Status NullJobService::GetJob(grpc::ServerContext*, const v1::GetJobRequest*, v1::Job* resp) {
   *resp = replies_.job;
   return grpc::Status::OK;
 }

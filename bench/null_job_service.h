@@ -30,8 +30,8 @@
 namespace lmtrain::bench {
 
 struct CannedReplies {
-  v1::Job job;                      // GetJob's answer.
-  v1::ListJobsResponse list;        // ListJobs' answer.
+  v1::Job job;                       // GetJob's answer.
+  v1::ListJobsResponse list;         // ListJobs' answer.
   std::vector<v1::JobEvent> events;  // WatchJob's stream.
 };
 

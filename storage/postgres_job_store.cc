@@ -147,9 +147,8 @@ absl::StatusOr<T> PostgresJobStore::Call(const char* operation, Body body) {
 }
 
 absl::StatusOr<std::string> PostgresJobStore::CreateJob(const NewJob& new_job) {
-  return creates_.Run(new_job, [this](const std::vector<Creates::Pending*>& batch) {
-    CommitCreates(batch);
-  });
+  return creates_.Run(
+      new_job, [this](const std::vector<Creates::Pending*>& batch) { CommitCreates(batch); });
 }
 
 void PostgresJobStore::CommitCreates(const std::vector<Creates::Pending*>& batch) {
@@ -175,9 +174,9 @@ void PostgresJobStore::CommitCreates(const std::vector<Creates::Pending*>& batch
     if (!committed.ok()) {
       p->result = committed;
     } else if (!p->result.ok() && p->result.status().code() != absl::StatusCode::kNotFound) {
-      p->result = absl::Status(p->result.status().code(),
-                               absl::StrCat("PostgresJobStore.CreateJob: ",
-                                            p->result.status().message()));
+      p->result =
+          absl::Status(p->result.status().code(),
+                       absl::StrCat("PostgresJobStore.CreateJob: ", p->result.status().message()));
     }
   }
 }

@@ -12,12 +12,13 @@
 // calls per job per second); a pool can replace it behind the same interface. Concurrent
 // CreateJob calls share transactions (storage/internal/group_commit.h, at most
 // kMaxCreateBatch jobs, each under its own SAVEPOINT so one failing job fails alone), so they
-// share the commit's WAL flush too. Every other method runs in one transaction: writes READ COMMITTED, reads on one REPEATABLE READ snapshot
-// (storage/internal/pg_transaction.h). Ids may skip numbers (an identity value taken by an
-// insert that rolled back or met an existing request id is not reused). Several stores (processes)
-// may share a database safely: ids come from an identity column, a request id is unique through a
-// partial unique index (concurrent CreateJob calls with one request id return the same id), and
-// writers of one job lock its row (SELECT ... FOR UPDATE) so its event seqs stay gapless.
+// share the commit's WAL flush too. Every other method runs in one transaction: writes READ
+// COMMITTED, reads on one REPEATABLE READ snapshot (storage/internal/pg_transaction.h). Ids may
+// skip numbers (an identity value taken by an insert that rolled back or met an existing request id
+// is not reused). Several stores (processes) may share a database safely: ids come from an identity
+// column, a request id is unique through a partial unique index (concurrent CreateJob calls with
+// one request id return the same id), and writers of one job lock its row (SELECT ... FOR UPDATE)
+// so its event seqs stay gapless.
 //
 // Leases (JobStore::AcquireLease): rows of the `leases` table, taken and renewed with one
 // INSERT ... ON CONFLICT DO UPDATE whose condition reads the database's clock (now()), so

@@ -133,9 +133,8 @@ SqliteJobStore::SqliteJobStore(std::unique_ptr<Connection> db) : db_(std::move(d
 SqliteJobStore::~SqliteJobStore() = default;
 
 absl::StatusOr<std::string> SqliteJobStore::CreateJob(const NewJob& new_job) {
-  return creates_.Run(new_job, [this](const std::vector<Creates::Pending*>& batch) {
-    CommitCreates(batch);
-  });
+  return creates_.Run(
+      new_job, [this](const std::vector<Creates::Pending*>& batch) { CommitCreates(batch); });
 }
 
 void SqliteJobStore::CommitCreates(const std::vector<Creates::Pending*>& batch) {

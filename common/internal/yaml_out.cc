@@ -113,7 +113,8 @@ class YamlOut::Renderer {
       first = false;
     }
     ++at_;  // EndMap
-    if (first) {  // Empty: "{}" where its keys would have gone.
+    // Empty: "{}" where its keys would have gone.
+    if (first) {
       if (!top) out_ += '\n';
       out_.append(column, ' ');
       out_ += "{}";

@@ -29,7 +29,8 @@ class YamlOut {
   YamlOut& operator<<(const std::string& text);
   YamlOut& operator<<(const char* text) { return *this << std::string(text); }
   YamlOut& operator<<(YAML::_Null);
-  template <typename N, typename = std::enable_if_t<std::is_integral_v<N> && !std::is_same_v<N, bool>>>
+  template <typename N,
+            typename = std::enable_if_t<std::is_integral_v<N> && !std::is_same_v<N, bool>>>
   YamlOut& operator<<(N number) {
     Event e{std::is_signed_v<N> ? Kind::kSigned : Kind::kUnsigned};
     if constexpr (std::is_signed_v<N>) {

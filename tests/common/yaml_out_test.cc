@@ -28,11 +28,11 @@ TEST(YamlOutTest, NestedAndEmptyMappingsFlowSequencesAndScalars) {
   out << YAML::Key << "section" << YAML::Value << YAML::BeginMap;
   out << YAML::Key << "kwargs" << YAML::Value << YAML::BeginMap << YAML::EndMap;
   out << YAML::Key << "quoted" << YAML::Value << YAML::DoubleQuoted << "gpt2";
-  out << YAML::Key << "list" << YAML::Value << YAML::Flow << YAML::BeginSeq << 1LL
-      << YAML::Null << YAML::DoubleQuoted << "a" << YAML::Flow << YAML::BeginSeq << YAML::EndSeq
-      << YAML::Flow << YAML::BeginSeq << 2LL << 3LL << YAML::EndSeq << YAML::EndSeq;
-  out << YAML::Key << "deeper" << YAML::Value << YAML::BeginMap << YAML::Key << "x"
-      << YAML::Value << "5e-05" << YAML::EndMap;
+  out << YAML::Key << "list" << YAML::Value << YAML::Flow << YAML::BeginSeq << 1LL << YAML::Null
+      << YAML::DoubleQuoted << "a" << YAML::Flow << YAML::BeginSeq << YAML::EndSeq << YAML::Flow
+      << YAML::BeginSeq << 2LL << 3LL << YAML::EndSeq << YAML::EndSeq;
+  out << YAML::Key << "deeper" << YAML::Value << YAML::BeginMap << YAML::Key << "x" << YAML::Value
+      << "5e-05" << YAML::EndMap;
   out << YAML::EndMap;
   out << YAML::Key << "last" << YAML::Value << YAML::BeginMap << YAML::EndMap;
   out << YAML::EndMap;
@@ -54,15 +54,14 @@ TEST(YamlOutTest, LoneNodes) {
 
 // Strings YAML::Emitter quotes or escapes, and shapes the direct path leaves to it.
 TEST(YamlOutTest, AnythingElseMatchesToo) {
-  const std::vector<std::string> words = {"a b",   "-",     "-x",   ".hidden", "null", "Null",
-                                          "~",     "x: y",  "#c",   "a#b",     "yes",  "no",
-                                          "caf\xc3\xa9", "tab\there", "q\"uote", "back\\slash",
-                                          "[x]",   "{x}",   "a,b",  "",        "---",  "1.5",
-                                          "line\nbreak", "trailing ", " leading"};
+  const std::vector<std::string> words = {
+      "a b", "-",   "-x",  ".hidden",     "null",        "Null",      "~",           "x: y", "#c",
+      "a#b", "yes", "no",  "caf\xc3\xa9", "tab\there",   "q\"uote",   "back\\slash", "[x]",  "{x}",
+      "a,b", "",    "---", "1.5",         "line\nbreak", "trailing ", " leading"};
   for (const std::string& w : words) {
     YamlOut out;
-    out << YAML::BeginMap << YAML::Key << "k" << YAML::Value << w << YAML::Key << "q"
-        << YAML::Value << YAML::DoubleQuoted << w << YAML::Key << "s" << YAML::Value << YAML::Flow
+    out << YAML::BeginMap << YAML::Key << "k" << YAML::Value << w << YAML::Key << "q" << YAML::Value
+        << YAML::DoubleQuoted << w << YAML::Key << "s" << YAML::Value << YAML::Flow
         << YAML::BeginSeq << w << YAML::EndSeq;
     if (!w.empty()) out << YAML::Key << w << YAML::Value << 1LL;
     out << YAML::EndMap;
@@ -94,19 +93,31 @@ class RandomDocument {
   int Pick(int n) { return std::uniform_int_distribution<int>(0, n - 1)(rng_); }
   std::string Word() {
     static const std::vector<std::string> kWords = {
-        "model_type", "n_embd", "a.b", "x/y.txt", "/tmp/data/train.txt", "5e-05", "1.0", "0",
-        "linear",     "",       "no",  "true",    "a b",                 "-1",    "null", "x:y",
-        "gpt2",       "+3",     "A_B", "-",       "caf\xc3\xa9"};
+        "model_type", "n_embd", "a.b", "x/y.txt", "/tmp/data/train.txt",
+        "5e-05",      "1.0",    "0",   "linear",  "",
+        "no",         "true",   "a b", "-1",      "null",
+        "x:y",        "gpt2",   "+3",  "A_B",     "-",
+        "caf\xc3\xa9"};
     // Mostly simple words, so that most documents take the direct path.
     return kWords[Pick(Pick(4) == 0 ? kWords.size() : 12)];
   }
   void Value(YamlOut& out, int depth, bool in_flow) {
     switch (Pick(depth > 3 ? 5 : 7)) {
-      case 0: out << Word(); break;
-      case 1: out << static_cast<long long>(Pick(2000) - 1000); break;
-      case 2: out << YAML::Null; break;
-      case 3: out << YAML::DoubleQuoted << Word(); break;
-      case 4: out << static_cast<unsigned long>(Pick(100)); break;
+      case 0:
+        out << Word();
+        break;
+      case 1:
+        out << static_cast<long long>(Pick(2000) - 1000);
+        break;
+      case 2:
+        out << YAML::Null;
+        break;
+      case 3:
+        out << YAML::DoubleQuoted << Word();
+        break;
+      case 4:
+        out << static_cast<unsigned long>(Pick(100));
+        break;
       case 5:
         out << YAML::Flow << YAML::BeginSeq;
         for (int i = Pick(4); i > 0; --i) Value(out, depth + 1, /*in_flow=*/true);
