@@ -38,6 +38,7 @@
 #include "server/metrics/server_metrics.h"
 #include "server/scheduler_config.h"
 #include "server/server_role.h"
+#include "server/watch_fanout.h"
 #include "server/worker_service.h"
 #include "storage/job_store.h"
 #include "storage/sqlite_job_store.h"
@@ -92,6 +93,8 @@ class Server {
   int port() const { return port_; }
   int http_port() const { return http_server_ ? http_server_->port() : 0; }  // 0: no HTTP.
   ServerMetrics& metrics() { return metrics_; }
+  // WatchJob streams open now (from the call until gRPC is done with the stream).
+  int watch_streams() const { return watch_fanout_->watchers(); }
   const Options& options() const { return options_; }
   void Shutdown();
   void Wait();  // Until Shutdown() has completed.
@@ -127,6 +130,7 @@ class Server {
   std::unique_ptr<GrpcAuth> auth_;
   PosixProcessLauncher predict_launcher_;  // lm-train predict children.
   std::unique_ptr<CheckpointPredictor> predictor_;
+  std::unique_ptr<WatchFanout> watch_fanout_;  // WatchJob streams; outlives grpc_server_.
   std::unique_ptr<JobServiceImpl> job_service_;
   std::unique_ptr<ArtifactServiceImpl> artifact_service_;
   std::unique_ptr<WorkerServiceImpl> worker_service_;
