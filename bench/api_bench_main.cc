@@ -21,6 +21,9 @@
 //                      latency recorded); then cancel it (in case it still runs) and watch
 //                      until it ends, so the next submit finds the worker idle again. Needs
 //                      a worker (with a fake trainer: bench/fake_trainer.sh).
+//   watch-fanout       --watchers N streams on one running job, then --events metric
+//                      reports --interval-ms apart: each delivery's delay from the report
+//                      (bench/watch_fanout_bench.h). Implies --fake-worker; ignores --clients.
 #include <grpcpp/grpcpp.h>
 #include <unistd.h>
 
@@ -37,6 +40,7 @@
 #include "absl/strings/str_split.h"
 #include "bench/api_load.h"
 #include "bench/fake_worker.h"
+#include "bench/watch_fanout_bench.h"
 #include "common/command_line.h"
 #include "lmtrain/v1/jobs.grpc.pb.h"
 #include "proto/grpc_status.h"
@@ -59,6 +63,9 @@ struct Flags {
   int64_t list_limit = 20;
   std::string sync;  // "": use --server.
   bool fake_worker = false;
+  int64_t watchers = 1000;  // watch-fanout.
+  int64_t events = 20;
+  int64_t interval_ms = 100;
 };
 
 // A folder holding train.txt and the text of a tiny valid job file that reads it.
@@ -279,9 +286,26 @@ absl::StatusOr<OperationFactory> MakeFactory(const Flags& f, const JobFiles* fil
   return OperationFactory([&f, ids](int c) { return std::make_unique<WatchOp>(f, ids, c); });
 }
 
+int RunFanout(const Flags& f, const JobFiles& files, const std::string& sync_mode) {
+  WatchFanoutOptions o;
+  o.server = f.server;
+  o.watchers = static_cast<int>(f.watchers);
+  o.events = static_cast<int>(f.events);
+  o.interval_ms = static_cast<int>(f.interval_ms);
+  o.job_yaml = files.yaml;
+  o.job_base_dir = files.dir.string();
+  nlohmann::json line = RunWatchFanout(o);
+  fs::remove_all(files.dir);
+  line["sync"] = sync_mode;
+  line["worker"] = "fake";
+  std::cout << line.dump() << std::endl;
+  return line.contains("error") ? 1 : 0;
+}
+
 // Runs the op against f.server; prints its JSON line (with "sync": sync_mode unless empty).
 int RunOnce(const Flags& f, const std::string& sync_mode) {
   const JobFiles files = MakeJobFiles();
+  if (f.op == "watch-fanout") return RunFanout(f, files, sync_mode);
   std::vector<std::string> ids;
   auto factory = MakeFactory(f, &files, &ids);
   if (!factory.ok()) {
@@ -340,7 +364,7 @@ int Main(int argc, char** argv) {
   Flags f;
   CommandLine cl("lm-bench-api", "load generator for lm-server's JobService");
   cl.AddString("server", &f.server, "lm-server address HOST:PORT");
-  cl.AddString("op", &f.op, "submit | get | list | watch | submit-to-running");
+  cl.AddString("op", &f.op, "submit | get | list | watch | submit-to-running | watch-fanout");
   cl.AddInt("clients", &f.clients, "concurrent clients (threads, one channel each)");
   cl.AddDouble("seconds", &f.seconds, "timed duration");
   cl.AddInt("seed-jobs", &f.seed_jobs, "get/watch: finished jobs to create first");
@@ -349,6 +373,9 @@ int Main(int argc, char** argv) {
                "normal,full: run against an in-process lm-server per --sync mode instead");
   cl.AddBool("fake-worker", &f.fake_worker,
              "start an in-process lm-server with one fake gRPC worker (see the file comment)");
+  cl.AddInt("watchers", &f.watchers, "watch-fanout: concurrent WatchJob streams");
+  cl.AddInt("events", &f.events, "watch-fanout: metric events to deliver");
+  cl.AddInt("interval-ms", &f.interval_ms, "watch-fanout: time between events");
   auto positional = cl.Parse(argc - 1, argv + 1);
   if (!positional.ok()) {
     std::cerr << positional.status().message() << "\n";
@@ -358,6 +385,7 @@ int Main(int argc, char** argv) {
     std::cerr << "lm-bench-api: --clients must be >= 1 and --seconds > 0\n";
     return 2;
   }
+  if (f.op == "watch-fanout") f.fake_worker = true;
   if (f.fake_worker && f.sync.empty()) f.sync = "normal";
   if (f.sync.empty()) return RunOnce(f, "");
   int rc = 0;
