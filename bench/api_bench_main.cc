@@ -23,7 +23,8 @@
 //                      a worker (with a fake trainer: bench/fake_trainer.sh).
 //   watch-fanout       --watchers N streams on one running job, then --events metric
 //                      reports --interval-ms apart: each delivery's delay from the report
-//                      (bench/watch_fanout_bench.h). Implies --fake-worker; ignores --clients.
+//                      (bench/watch_fanout_bench.h), on --watch-channels connections.
+//                      Implies --fake-worker; ignores --clients.
 #include <grpcpp/grpcpp.h>
 #include <unistd.h>
 
@@ -66,6 +67,7 @@ struct Flags {
   int64_t watchers = 1000;  // watch-fanout.
   int64_t events = 20;
   int64_t interval_ms = 100;
+  int64_t watch_channels = 8;
 };
 
 // A folder holding train.txt and the text of a tiny valid job file that reads it.
@@ -292,6 +294,7 @@ int RunFanout(const Flags& f, const JobFiles& files, const std::string& sync_mod
   o.watchers = static_cast<int>(f.watchers);
   o.events = static_cast<int>(f.events);
   o.interval_ms = static_cast<int>(f.interval_ms);
+  o.channels = static_cast<int>(f.watch_channels);
   o.job_yaml = files.yaml;
   o.job_base_dir = files.dir.string();
   nlohmann::json line = RunWatchFanout(o);
@@ -376,6 +379,7 @@ int Main(int argc, char** argv) {
   cl.AddInt("watchers", &f.watchers, "watch-fanout: concurrent WatchJob streams");
   cl.AddInt("events", &f.events, "watch-fanout: metric events to deliver");
   cl.AddInt("interval-ms", &f.interval_ms, "watch-fanout: time between events");
+  cl.AddInt("watch-channels", &f.watch_channels, "watch-fanout: connections the streams share");
   auto positional = cl.Parse(argc - 1, argv + 1);
   if (!positional.ok()) {
     std::cerr << positional.status().message() << "\n";

@@ -204,6 +204,7 @@ nlohmann::json Summary(const WatchFanoutOptions& o, const Tally& tally, double l
                          {"watchers", o.watchers},
                          {"events", o.events},
                          {"interval_ms", o.interval_ms},
+                         {"channels", o.channels},
                          {"deliveries", delays.latency_ms.size()},
                          {"expected", int64_t{o.watchers} * o.events},
                          {"complete_watchers", tally.complete()},

@@ -10,7 +10,7 @@
 // Finally it cancels the streams and the job.
 //
 // One JSON line on stdout: {"op": "watch-fanout", "watchers", "events", "interval_ms",
-// "deliveries", "expected", "complete_watchers" (streams that got every event, in order,
+// "channels", "deliveries", "expected", "complete_watchers" (streams that got every event, in order,
 // once), "live_s" (time until all were live), "p50_ms", "p90_ms", "p99_ms", "max_ms"}.
 #pragma once
 

@@ -43,6 +43,7 @@ WatchFanout::WatchFanout(JobManager* manager, EventHub* hub, Options options)
     : manager_(manager), hub_(hub), options_(options) {
   listener_ = hub_->AddListener([this](const std::string& key) { OnBump(key); });
   thread_ = std::thread([this] { Loop(); });
+  send_thread_ = std::thread([this] { SendLoop(); });
 }
 
 WatchFanout::~WatchFanout() { Shutdown(); }
@@ -120,6 +121,11 @@ void WatchFanout::Shutdown() {
   }
   hub_->RemoveListener(listener_);
   thread_.join();
+  {
+    absl::MutexLock lock(&mu_);
+    send_stop_ = true;  // It sends what it was handed first: those watchers wait on it.
+  }
+  send_thread_.join();
   Actions actions;
   {
     absl::MutexLock lock(&mu_);
@@ -166,6 +172,34 @@ void WatchFanout::Loop() {
     mu_.Lock();
   }
   mu_.Unlock();
+}
+
+void WatchFanout::SendLoop() {
+  mu_.Lock();
+  while (true) {
+    auto work = [this]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
+      return send_stop_ || !sends_.empty();
+    };
+    mu_.Await(absl::Condition(&work));
+    if (sends_.empty()) break;  // Stopped, and nothing left to send.
+    std::vector<Actions> batches;
+    batches.swap(sends_);
+    mu_.Unlock();
+    for (Actions& batch : batches) Perform(batch);
+    mu_.Lock();
+  }
+  mu_.Unlock();
+}
+
+void WatchFanout::PerformSplit(Actions& actions) {
+  if (static_cast<int>(actions.size()) > options_.split_sends) {
+    const auto half = actions.begin() + static_cast<std::ptrdiff_t>(actions.size() / 2);
+    Actions theirs(std::make_move_iterator(half), std::make_move_iterator(actions.end()));
+    actions.erase(half, actions.end());
+    absl::MutexLock lock(&mu_);
+    sends_.push_back(std::move(theirs));
+  }
+  Perform(actions);
 }
 
 // One store read past the feed's head; when that reaches the end, whether the job has ended.
@@ -217,7 +251,7 @@ void WatchFanout::Refresh(const std::shared_ptr<Feed>& feed) {
       Advance(*w, &actions);
     }
   }
-  Perform(actions);
+  PerformSplit(actions);
 }
 
 // A batch of the store for one watcher (a replay, or one left behind by the ring).

@@ -4,8 +4,8 @@
 //
 // Feeds. Every watched job has one feed: a ring of its newest events, every event with seq in
 // (floor, head], at most Options::ring_events (older ones fall off and raise the floor). When
-// the job's EventHub key is bumped (and every Options::poll, which is how a standby replica,
-// whose hub the active server never bumps, sees new events), the fanout thread reads what is
+// the job's EventHub key is bumped (and every Options::poll, for events stored without a bump
+// in this process, e.g. by another replica on a shared store), the fanout thread reads what is
 // new once, appends it to the ring, and hands each waiting watcher its next event.
 //
 // Watchers. A watcher sends the events after its cursor (the request's after_seq, then the last
@@ -28,8 +28,8 @@
 //                │                                         (!ok: as Cancel)
 //                └──end / Cancel() / Shutdown()──▶ sink.End(status) ──▶ ended ──Done()──▶ freed
 //
-// Thread-safe. Sink calls run on the fanout thread or on the thread that calls Watch, Sent,
-// Cancel or Shutdown. The fanout must outlive its watchers' Done(); the destructor shuts down.
+// Thread-safe. Sink calls run on the fanout thread, its send thread (which takes half of a
+// large fan-out), or the thread that calls Watch, Sent, Cancel or Shutdown. The fanout must outlive its watchers' Done(); the destructor shuts down.
 #pragma once
 
 #include <memory>
@@ -63,6 +63,8 @@ class WatchFanout {
     int ring_events = 1024;               // Newest events kept per watched job.
     int batch = 500;                      // Events one store read returns.
     absl::Duration poll = absl::Seconds(1);  // Re-read every watched job this often.
+    // A new event for more than this many watchers is sent by two threads, half each.
+    int split_sends = 64;
   };
   struct Request {
     std::string job_id;
@@ -98,6 +100,9 @@ class WatchFanout {
   using Actions = std::vector<Action>;
 
   void Loop();
+  void SendLoop();
+  // Performs `actions`, handing half to the send thread when they are many.
+  void PerformSplit(Actions& actions);
   void Refresh(const std::shared_ptr<Feed>& feed);
   void ReadFor(Watcher* watcher);
   void OnBump(const std::string& key);
@@ -115,8 +120,11 @@ class WatchFanout {
   absl::flat_hash_set<std::string> dirty_ ABSL_GUARDED_BY(mu_);  // Feeds to re-read.
   std::vector<Watcher*> reads_ ABSL_GUARDED_BY(mu_);              // Watchers awaiting a batch.
   absl::flat_hash_set<Watcher*> watchers_ ABSL_GUARDED_BY(mu_);
+  std::vector<Actions> sends_ ABSL_GUARDED_BY(mu_);  // For the send thread.
+  bool send_stop_ ABSL_GUARDED_BY(mu_) = false;
   int listener_ = -1;
   std::thread thread_;
+  std::thread send_thread_;
 };
 
 }  // namespace lmtrain
