@@ -19,6 +19,7 @@
 #include "lmtrain/v1/jobs.grpc.pb.h"
 #include "lmtrain/v1/worker.grpc.pb.h"
 #include "proto/grpc_status.h"
+#include "proto/watch_job_reactor.h"
 
 namespace lmtrain::bench {
 namespace {
@@ -86,41 +87,34 @@ class Tally {
 
 // One WatchJob stream on the callback client API: live at the RUNNING event, then times each
 // metric event against its stamp and checks the steps come 1, 2, 3, ... exactly once.
-class WatchStream final : public grpc::ClientReadReactor<v1::JobEvent> {
+class WatchStream final : public WatchJobReactor {
  public:
   WatchStream(v1::JobService::Stub* stub, const std::string& job_id, int events, Tally* tally)
       : events_(events), tally_(tally) {
-    request_.set_job_id(job_id);
-    stub->async()->WatchJob(&ctx_, &request_, this);
-    StartRead(&event_);
-    StartCall();
+    v1::WatchJobRequest request;
+    request.set_job_id(job_id);
+    Start(stub, request);
   }
-  void Cancel() { ctx_.TryCancel(); }
 
-  void OnReadDone(bool ok) override {
-    if (!ok) return;  // OnDone follows.
+ private:
+  void OnEvent(const v1::JobEvent& event) override {
     const int64_t now = NowNs();
-    if (event_.has_state_changed() && event_.state_changed().state() == v1::RUNNING) {
+    if (event.has_state_changed() && event.state_changed().state() == v1::RUNNING) {
       tally_->Live();
-    } else if (event_.has_metrics()) {
-      const int64_t step = event_.metrics().step();
+    } else if (event.has_metrics()) {
+      const int64_t step = event.metrics().step();
       in_order_ = in_order_ && step == next_step_;
       next_step_ = step + 1;
       const int64_t sent = tally_->SentNs(static_cast<int>(step));
       tally_->Delivered(sent > 0 ? (now - sent) / 1e6 : -1);
     }
-    StartRead(&event_);
   }
-  void OnDone(const grpc::Status&) override {
+  void OnEnd(const grpc::Status&) override {
     tally_->Finished(in_order_ && next_step_ == events_ + 1);
   }
 
- private:
   const int events_;
   Tally* const tally_;
-  grpc::ClientContext ctx_;
-  v1::WatchJobRequest request_;
-  v1::JobEvent event_;
   int64_t next_step_ = 1;
   bool in_order_ = true;
 };

@@ -12,6 +12,7 @@
 
 #include "absl/synchronization/mutex.h"
 #include "absl/time/clock.h"
+#include "proto/watch_job_reactor.h"
 #include "server/server.h"
 #include "tests/client/scripted_worker.h"
 #include "tests/server/server_test_util.h"
@@ -35,29 +36,12 @@ struct Counts {
 };
 
 // One WatchJob stream from after_seq 0 that records every event's seq and its final status.
-class Stream final : public grpc::ClientReadReactor<v1::JobEvent> {
+class Stream final : public WatchJobReactor {
  public:
   Stream(v1::JobService::Stub* stub, const std::string& job_id, Counts* counts) : counts_(counts) {
-    request_.set_job_id(job_id);
-    stub->async()->WatchJob(&ctx_, &request_, this);
-    StartRead(&event_);
-    StartCall();
-  }
-  void Cancel() { ctx_.TryCancel(); }
-  void OnReadDone(bool ok) override {
-    if (!ok) return;
-    seqs_.push_back(event_.seq());
-    if (event_.has_metrics()) steps_.push_back(event_.metrics().step());
-    if (event_.has_state_changed() && event_.state_changed().state() == v1::RUNNING) {
-      absl::MutexLock lock(&counts_->mu);
-      ++counts_->live;
-    }
-    StartRead(&event_);
-  }
-  void OnDone(const grpc::Status& status) override {
-    absl::MutexLock lock(&counts_->mu);
-    status_ = status;
-    ++counts_->finished;
+    v1::WatchJobRequest request;
+    request.set_job_id(job_id);
+    Start(stub, request);
   }
   // Read after the stream finished (Counts::finished covers it).
   const std::vector<int64_t>& seqs() const { return seqs_; }
@@ -65,10 +49,21 @@ class Stream final : public grpc::ClientReadReactor<v1::JobEvent> {
   grpc::StatusCode code() const { return status_.error_code(); }
 
  private:
+  void OnEvent(const v1::JobEvent& event) override {
+    seqs_.push_back(event.seq());
+    if (event.has_metrics()) steps_.push_back(event.metrics().step());
+    if (event.has_state_changed() && event.state_changed().state() == v1::RUNNING) {
+      absl::MutexLock lock(&counts_->mu);
+      ++counts_->live;
+    }
+  }
+  void OnEnd(const grpc::Status& status) override {
+    absl::MutexLock lock(&counts_->mu);
+    status_ = status;
+    ++counts_->finished;
+  }
+
   Counts* const counts_;
-  grpc::ClientContext ctx_;
-  v1::WatchJobRequest request_;
-  v1::JobEvent event_;
   std::vector<int64_t> seqs_;
   std::vector<int64_t> steps_;
   grpc::Status status_;
