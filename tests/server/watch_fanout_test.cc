@@ -104,6 +104,30 @@ class WatchFanoutTest : public testing::JobManagerFixture {
     return events.ok() && !events->empty() ? events->back().seq : 0;
   }
 
+  // Starts a watcher per cursor, in that order, while 20 more lines and the end are stored;
+  // each must get exactly the events after its cursor.
+  void ExpectEachGetsItsTail(const std::string& id, const std::vector<int64_t>& after) {
+    std::vector<RecordingSink> sinks(after.size());
+    std::vector<WatchFanout::Watcher*> watchers;
+    for (size_t i = 0; i < sinks.size(); ++i) {
+      watchers.push_back(fanout_.Watch({id, after[i], false}, &sinks[i]));
+    }
+    std::thread writer([&] {
+      AppendLogs(id, 20);
+      ASSERT_TRUE(manager_.Cancel(id, "done").ok());
+    });
+    std::vector<absl::Status> statuses;
+    for (size_t i = 0; i < sinks.size(); ++i) {
+      statuses.push_back(sinks[i].Drain(fanout_, watchers[i]));
+    }
+    writer.join();
+    for (size_t i = 0; i < sinks.size(); ++i) {
+      fanout_.Done(watchers[i]);
+      EXPECT_TRUE(statuses[i].ok()) << statuses[i];
+      EXPECT_EQ(sinks[i].seqs(), Range(after[i] + 1, LastSeq(id))) << "after_seq " << after[i];
+    }
+  }
+
   WatchFanout fanout_;
 };
 
@@ -127,24 +151,14 @@ TEST_F(WatchFanoutTest, ReplayWhileEventsArriveIsNeitherLossyNorDuplicated) {
 TEST_F(WatchFanoutTest, WatchersFromDifferentCursorsEachGetTheirTail) {
   const std::string id = QueuedJob();
   AppendLogs(id, 10);
-  std::vector<RecordingSink> sinks(3);
-  std::vector<WatchFanout::Watcher*> watchers;
-  const std::vector<int64_t> after = {0, 5, LastSeq(id)};
-  for (size_t i = 0; i < sinks.size(); ++i) {
-    watchers.push_back(fanout_.Watch({id, after[i], false}, &sinks[i]));
-  }
-  std::thread writer([&] {
-    AppendLogs(id, 20);
-    ASSERT_TRUE(manager_.Cancel(id, "done").ok());
-  });
-  std::vector<absl::Status> statuses;
-  for (size_t i = 0; i < sinks.size(); ++i) statuses.push_back(sinks[i].Drain(fanout_, watchers[i]));
-  writer.join();
-  for (size_t i = 0; i < sinks.size(); ++i) {
-    fanout_.Done(watchers[i]);
-    EXPECT_TRUE(statuses[i].ok()) << statuses[i];
-    EXPECT_EQ(sinks[i].seqs(), Range(after[i] + 1, LastSeq(id))) << "after_seq " << after[i];
-  }
+  ExpectEachGetsItsTail(id, {0, 5, LastSeq(id)});
+}
+
+// The job's feed starts at the first watcher's cursor; later ones from before it read the gap.
+TEST_F(WatchFanoutTest, WatchersBehindTheFeedsStartReadTheGapFromTheStore) {
+  const std::string id = QueuedJob();
+  AppendLogs(id, 10);
+  ExpectEachGetsItsTail(id, {LastSeq(id), 5, 0});
 }
 
 TEST_F(WatchFanoutTest, ReplayOnlyEndsOnceCaughtUpWhileTheJobRuns) {
