@@ -1,8 +1,9 @@
 // Server: lm-server wired together. Owns, in dependency order: the job store, the event
 // hub, the scheduler, the dispatcher, its role (active, or a standby replica on a shared
 // PostgreSQL store: server/server_role.h), the job manager, authentication and authorization
-// (when a tokens file is given; docs/security.md), the gRPC services (JobService,
-// WorkerService, ArtifactService, the standard health service), a lease-expiry thread,
+// (when a tokens file is given; docs/security.md), the WatchJob fan-out
+// (server/watch_fanout.h), the gRPC services (JobService, WorkerService, ArtifactService, the
+// standard health service), a lease-expiry thread,
 // and optionally the HTTP front end (server/http: dashboard, JSON API, Prometheus /metrics).
 // It runs no worker itself: lm-server's main adds a LocalWorker (worker/agent/local_worker.h)
 // that reaches it through WorkerChannels().
