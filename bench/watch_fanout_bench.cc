@@ -249,8 +249,8 @@ nlohmann::json RunWatchFanout(const WatchFanoutOptions& o) {
   const SteadyClock::time_point start = SteadyClock::now();
   std::vector<std::unique_ptr<WatchStream>> streams;
   for (int i = 0; i < o.watchers; ++i) {
-    streams.push_back(std::make_unique<WatchStream>(stubs[i % stubs.size()].get(), job->id(),
-                                                    o.events, &tally));
+    streams.push_back(
+        std::make_unique<WatchStream>(stubs[i % stubs.size()].get(), job->id(), o.events, &tally));
   }
   nlohmann::json line;
   if (!tally.AwaitLive(o.watchers, absl::Seconds(120))) {

@@ -10,8 +10,8 @@
 // Finally it cancels the streams and the job.
 //
 // One JSON line on stdout: {"op": "watch-fanout", "watchers", "events", "interval_ms",
-// "channels", "deliveries", "expected", "complete_watchers" (streams that got every event, in order,
-// once), "live_s" (time until all were live), "p50_ms", "p90_ms", "p99_ms", "max_ms"}.
+// "channels", "deliveries", "expected", "complete_watchers" (streams that got every event, in
+// order, once), "live_s" (time until all were live), "p50_ms", "p90_ms", "p99_ms", "max_ms"}.
 #pragma once
 
 #include <nlohmann/json.hpp>
@@ -24,9 +24,9 @@ struct WatchFanoutOptions {
   int watchers = 1000;
   int events = 20;
   int interval_ms = 100;
-  int channels = 8;           // Client connections the streams share.
-  std::string job_yaml;       // A job file the worker accepts.
-  std::string job_base_dir;   // Where its relative paths resolve.
+  int channels = 8;          // Client connections the streams share.
+  std::string job_yaml;      // A job file the worker accepts.
+  std::string job_base_dir;  // Where its relative paths resolve.
 };
 
 // Runs the measurement; the JSON line's fields, or {"error": ...} on a failure.

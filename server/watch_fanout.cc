@@ -177,9 +177,8 @@ void WatchFanout::Loop() {
 void WatchFanout::SendLoop() {
   mu_.Lock();
   while (true) {
-    auto work = [this]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
-      return send_stop_ || !sends_.empty();
-    };
+    auto work = [this]()
+                    ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) { return send_stop_ || !sends_.empty(); };
     mu_.Await(absl::Condition(&work));
     if (sends_.empty()) break;  // Stopped, and nothing left to send.
     std::vector<Actions> batches;
@@ -263,7 +262,8 @@ void WatchFanout::ReadFor(Watcher* w) {
     id = w->job_id;
     cursor = w->cursor;
   }
-  absl::StatusOr<std::vector<EventRecord>> events = manager_->EventsAfter(id, cursor, options_.batch);
+  absl::StatusOr<std::vector<EventRecord>> events =
+      manager_->EventsAfter(id, cursor, options_.batch);
   Actions actions;
   {
     absl::MutexLock lock(&mu_);

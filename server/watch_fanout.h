@@ -29,7 +29,8 @@
 //                └──end / Cancel() / Shutdown()──▶ sink.End(status) ──▶ ended ──Done()──▶ freed
 //
 // Thread-safe. Sink calls run on the fanout thread, its send thread (which takes half of a
-// large fan-out), or the thread that calls Watch, Sent, Cancel or Shutdown. The fanout must outlive its watchers' Done(); the destructor shuts down.
+// large fan-out), or the thread that calls Watch, Sent, Cancel or Shutdown. The fanout must outlive
+// its watchers' Done(); the destructor shuts down.
 #pragma once
 
 #include <memory>
@@ -60,8 +61,8 @@ class WatchSink {
 class WatchFanout {
  public:
   struct Options {
-    int ring_events = 1024;               // Newest events kept per watched job.
-    int batch = 500;                      // Events one store read returns.
+    int ring_events = 1024;                  // Newest events kept per watched job.
+    int batch = 500;                         // Events one store read returns.
     absl::Duration poll = absl::Seconds(1);  // Re-read every watched job this often.
     // A new event for more than this many watchers is sent by two threads, half each.
     int split_sends = 64;
@@ -118,7 +119,7 @@ class WatchFanout {
   bool shutdown_ ABSL_GUARDED_BY(mu_) = false;
   absl::flat_hash_map<std::string, std::shared_ptr<Feed>> feeds_ ABSL_GUARDED_BY(mu_);
   absl::flat_hash_set<std::string> dirty_ ABSL_GUARDED_BY(mu_);  // Feeds to re-read.
-  std::vector<Watcher*> reads_ ABSL_GUARDED_BY(mu_);              // Watchers awaiting a batch.
+  std::vector<Watcher*> reads_ ABSL_GUARDED_BY(mu_);             // Watchers awaiting a batch.
   absl::flat_hash_set<Watcher*> watchers_ ABSL_GUARDED_BY(mu_);
   std::vector<Actions> sends_ ABSL_GUARDED_BY(mu_);  // For the send thread.
   bool send_stop_ ABSL_GUARDED_BY(mu_) = false;
