@@ -26,6 +26,10 @@
 //                      latency recorded); then cancel it (in case it still runs) and watch
 //                      until it ends, so the next submit finds the worker idle again. Needs
 //                      a worker (with a fake trainer: bench/fake_trainer.sh).
+//   watch-fanout       --watchers N streams on one running job, then --events metric
+//                      reports --interval-ms apart: each delivery's delay from the report
+//                      (bench/watch_fanout_bench.h), on --watch-channels connections.
+//                      Implies --fake-worker; ignores --clients.
 #include <grpcpp/grpcpp.h>
 #include <unistd.h>
 
@@ -45,6 +49,7 @@
 #include "bench/api_load.h"
 #include "bench/fake_worker.h"
 #include "bench/null_job_service.h"
+#include "bench/watch_fanout_bench.h"
 #include "common/command_line.h"
 #include "lmtrain/v1/jobs.grpc.pb.h"
 #include "proto/grpc_status.h"
@@ -68,6 +73,10 @@ struct Flags {
   std::string sync;  // "": use --server.
   bool fake_worker = false;
   bool ceiling = false;
+  int64_t watchers = 1000;  // watch-fanout.
+  int64_t events = 20;
+  int64_t interval_ms = 100;
+  int64_t watch_channels = 8;
 };
 
 // A folder holding train.txt and the text of a tiny valid job file that reads it.
@@ -303,9 +312,27 @@ absl::StatusOr<LoadResult> RunCeiling(Flags f, const JobFiles& files,
   return RunClosedLoop(static_cast<int>(f.clients), f.seconds, *factory);
 }
 
+int RunFanout(const Flags& f, const JobFiles& files, const std::string& sync_mode) {
+  WatchFanoutOptions o;
+  o.server = f.server;
+  o.watchers = static_cast<int>(f.watchers);
+  o.events = static_cast<int>(f.events);
+  o.interval_ms = static_cast<int>(f.interval_ms);
+  o.channels = static_cast<int>(f.watch_channels);
+  o.job_yaml = files.yaml;
+  o.job_base_dir = files.dir.string();
+  nlohmann::json line = RunWatchFanout(o);
+  fs::remove_all(files.dir);
+  line["sync"] = sync_mode;
+  line["worker"] = "fake";
+  std::cout << line.dump() << std::endl;
+  return line.contains("error") ? 1 : 0;
+}
+
 // Runs the op against f.server; prints its JSON line (with "sync": sync_mode unless empty).
 int RunOnce(const Flags& f, const std::string& sync_mode) {
   const JobFiles files = MakeJobFiles();
+  if (f.op == "watch-fanout") return RunFanout(f, files, sync_mode);
   std::vector<std::string> ids;
   auto factory = MakeFactory(f, &files, &ids);
   if (!factory.ok()) {
@@ -379,7 +406,7 @@ int Main(int argc, char** argv) {
   Flags f;
   CommandLine cl("lm-bench-api", "load generator for lm-server's JobService");
   cl.AddString("server", &f.server, "lm-server address HOST:PORT");
-  cl.AddString("op", &f.op, "submit | get | list | watch | submit-to-running");
+  cl.AddString("op", &f.op, "submit | get | list | watch | submit-to-running | watch-fanout");
   cl.AddInt("clients", &f.clients, "concurrent clients (threads, one channel each)");
   cl.AddDouble("seconds", &f.seconds, "timed duration");
   cl.AddInt("seed-jobs", &f.seed_jobs, "get/watch: finished jobs to create first");
@@ -390,6 +417,10 @@ int Main(int argc, char** argv) {
              "start an in-process lm-server with one fake gRPC worker (see the file comment)");
   cl.AddBool("ceiling", &f.ceiling,
              "also run the op against a do-nothing JobService and print the ratio");
+  cl.AddInt("watchers", &f.watchers, "watch-fanout: concurrent WatchJob streams");
+  cl.AddInt("events", &f.events, "watch-fanout: metric events to deliver");
+  cl.AddInt("interval-ms", &f.interval_ms, "watch-fanout: time between events");
+  cl.AddInt("watch-channels", &f.watch_channels, "watch-fanout: connections the streams share");
   auto positional = cl.Parse(argc - 1, argv + 1);
   if (!positional.ok()) {
     std::cerr << positional.status().message() << "\n";
@@ -403,6 +434,7 @@ int Main(int argc, char** argv) {
     std::cerr << "lm-bench-api: --ceiling does not apply to submit-to-running\n";
     return 2;
   }
+  if (f.op == "watch-fanout") f.fake_worker = true;
   if (f.fake_worker && f.sync.empty()) f.sync = "normal";
   if (f.sync.empty()) return RunOnce(f, "");
   int rc = 0;

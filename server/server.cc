@@ -94,7 +94,9 @@ absl::Status Server::Init() {
           options_.trainer_path.empty() ? DefaultTrainerPath() : options_.trainer_path,
           options_.artifacts_dir, options_.predict_timeout},
       &predict_launcher_);
-  job_service_ = std::make_unique<JobServiceImpl>(manager_.get(), auth_.get(), predictor_.get());
+  watch_fanout_ = std::make_unique<WatchFanout>(manager_.get(), &hub_);
+  job_service_ = std::make_unique<JobServiceImpl>(manager_.get(), auth_.get(),
+                                                  watch_fanout_.get(), predictor_.get());
   artifact_service_ = std::make_unique<ArtifactServiceImpl>(artifacts_.get(), manager_.get(),
                                                             options_.artifacts_dir, auth_.get());
   worker_service_ = std::make_unique<WorkerServiceImpl>(dispatcher_.get(), auth_.get());
@@ -246,7 +248,8 @@ void Server::Shutdown() {
   stop_.Notify();
   role_->Stop();  // A standby takes over at once.
   if (http_server_) http_server_->Stop();  // No HTTP handler touches the core after this.
-  hub_.Shutdown();          // Wakes watch streams.
+  hub_.Shutdown();
+  watch_fanout_->Shutdown();  // Ends every WatchJob stream UNAVAILABLE (clients fail over).
   dispatcher_->Shutdown();  // Wakes the workers' long-polls.
   grpc_server_->Shutdown(std::chrono::system_clock::now() + std::chrono::seconds(2));
   expiry_thread_.join();
