@@ -1,6 +1,6 @@
 // lm-bench-api: load generator for lm-server's JobService.
 //   lm-bench-api --server HOST:PORT --op submit|get|list|watch|submit-to-running
-//                --clients N --seconds S [--sync normal,full] [--fake-worker]
+//                --clients N --seconds S [--sync normal,full] [--fake-worker] [--ceiling]
 // N client threads, each with its own channel (own TCP connection), call one operation back to
 // back for S seconds. The last line of output is JSON (see bench/api_load.h's ResultJson).
 // --sync MODE[,MODE...]: instead of --server, start an in-process lm-server (no worker, a
@@ -13,6 +13,11 @@
 // the server alone: submit, the scheduling decision, the push into the parked Sync, the start
 // report, the RUNNING event. The JSON line then has "worker": "fake". Implies an in-process
 // server (--sync normal unless given).
+// --ceiling: after the run, the same op with the same clients and seconds against an
+// in-process do-nothing JobService answering with the real server's messages
+// (bench/null_job_service.h); prints its JSON line ("service": "do-nothing"), then the real
+// one with "ceiling_qps" and "ratio_to_ceiling" (real qps / do-nothing qps). Not with
+// submit-to-running.
 //   submit             SubmitJob of a tiny valid clm job, a unique request id per call.
 //   get                GetJob of finished jobs seeded first (--seed-jobs, submitted+cancelled).
 //   list               ListJobs(page_size --list-limit, states --list-states) following
@@ -24,23 +29,31 @@
 //                      latency recorded); then cancel it (in case it still runs) and watch
 //                      until it ends, so the next submit finds the worker idle again. Needs
 //                      a worker (with a fake trainer: bench/fake_trainer.sh).
+//   watch-fanout       --watchers N streams on one running job, then --events metric
+//                      reports --interval-ms apart: each delivery's delay from the report
+//                      (bench/watch_fanout_bench.h), on --watch-channels connections.
+//                      Implies --fake-worker; ignores --clients.
 #include <grpcpp/grpcpp.h>
 #include <unistd.h>
 
 #include <algorithm>
 #include <atomic>
 #include <chrono>
+#include <cmath>
 #include <filesystem>
 #include <fstream>
 #include <iostream>
 #include <map>
 #include <nlohmann/json.hpp>
+#include <optional>
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
 #include "bench/api_load.h"
 #include "bench/fake_worker.h"
 #include "bench/job_prefill.h"
+#include "bench/null_job_service.h"
+#include "bench/watch_fanout_bench.h"
 #include "common/command_line.h"
 #include "lmtrain/v1/jobs.grpc.pb.h"
 #include "proto/grpc_status.h"
@@ -63,6 +76,11 @@ struct Flags {
   int64_t list_limit = 20;
   std::string sync;  // "": use --server.
   bool fake_worker = false;
+  bool ceiling = false;
+  int64_t watchers = 1000;  // watch-fanout.
+  int64_t events = 20;
+  int64_t interval_ms = 100;
+  int64_t watch_channels = 8;
   int64_t list_pages = 1;
   std::string list_states;  // Comma-separated JobState names; "": all.
   int64_t prefill = 100000;
@@ -300,9 +318,42 @@ absl::StatusOr<OperationFactory> MakeFactory(const Flags& f, const JobFiles* fil
   return OperationFactory([&f, ids](int c) { return std::make_unique<WatchOp>(f, ids, c); });
 }
 
+// The op against a do-nothing JobService that answers with f.server's messages about ids[0].
+absl::StatusOr<LoadResult> RunCeiling(Flags f, const JobFiles& files,
+                                      const std::vector<std::string>& ids) {
+  auto canned = CaptureReplies(*NewStub(f.server, -2), ids.empty() ? "" : ids.front(),
+                               static_cast<int>(f.list_limit));
+  if (!canned.ok()) return canned.status();
+  auto ceiling = CeilingServer::Start(*std::move(canned));
+  if (!ceiling.ok()) return ceiling.status();
+  f.server = absl::StrCat("127.0.0.1:", (*ceiling)->port());
+  std::vector<std::string> ceiling_ids;
+  auto factory = MakeFactory(f, &files, &ceiling_ids);
+  if (!factory.ok()) return factory.status();
+  return RunClosedLoop(static_cast<int>(f.clients), f.seconds, *factory);
+}
+
+int RunFanout(const Flags& f, const JobFiles& files, const std::string& sync_mode) {
+  WatchFanoutOptions o;
+  o.server = f.server;
+  o.watchers = static_cast<int>(f.watchers);
+  o.events = static_cast<int>(f.events);
+  o.interval_ms = static_cast<int>(f.interval_ms);
+  o.channels = static_cast<int>(f.watch_channels);
+  o.job_yaml = files.yaml;
+  o.job_base_dir = files.dir.string();
+  nlohmann::json line = RunWatchFanout(o);
+  fs::remove_all(files.dir);
+  line["sync"] = sync_mode;
+  line["worker"] = "fake";
+  std::cout << line.dump() << std::endl;
+  return line.contains("error") ? 1 : 0;
+}
+
 // Runs the op against f.server; prints its JSON line (with "sync": sync_mode unless empty).
 int RunOnce(const Flags& f, const std::string& sync_mode) {
   const JobFiles files = MakeJobFiles();
+  if (f.op == "watch-fanout") return RunFanout(f, files, sync_mode);
   std::vector<std::string> ids;
   auto factory = MakeFactory(f, &files, &ids);
   if (!factory.ok()) {
@@ -311,9 +362,24 @@ int RunOnce(const Flags& f, const std::string& sync_mode) {
     return 2;
   }
   LoadResult result = RunClosedLoop(static_cast<int>(f.clients), f.seconds, *factory);
+  std::optional<absl::StatusOr<LoadResult>> ceiling;
+  if (f.ceiling) ceiling = RunCeiling(f, files, ids);
   fs::remove_all(files.dir);
   if (!result.first_error.empty()) std::cerr << "first error: " << result.first_error << "\n";
   nlohmann::json line = nlohmann::json::parse(ResultJson(f.op, result));
+  if (ceiling.has_value() && !ceiling->ok()) {
+    std::cerr << "lm-bench-api: ceiling: " << ceiling->status().message() << "\n";
+    return 1;
+  }
+  if (ceiling.has_value()) {
+    nlohmann::json c = nlohmann::json::parse(ResultJson(f.op, **ceiling));
+    c["service"] = "do-nothing";
+    std::cout << c.dump() << std::endl;
+    line["ceiling_qps"] = c["qps"];
+    const double ceiling_qps = (*ceiling)->Qps();
+    line["ratio_to_ceiling"] =
+        ceiling_qps > 0 ? std::round(result.Qps() / ceiling_qps * 1000) / 1000 : 0;
+  }
   if (!sync_mode.empty()) line["sync"] = sync_mode;
   if (f.fake_worker) line["worker"] = "fake";
   std::cout << line.dump() << std::endl;
@@ -389,7 +455,8 @@ int Main(int argc, char** argv) {
   Flags f;
   CommandLine cl("lm-bench-api", "load generator for lm-server's JobService");
   cl.AddString("server", &f.server, "lm-server address HOST:PORT");
-  cl.AddString("op", &f.op, "submit | get | list | watch | submit-to-running | prefill");
+  cl.AddString("op", &f.op,
+               "submit | get | list | watch | submit-to-running | watch-fanout | prefill");
   cl.AddInt("clients", &f.clients, "concurrent clients (threads, one channel each)");
   cl.AddDouble("seconds", &f.seconds, "timed duration");
   cl.AddInt("seed-jobs", &f.seed_jobs, "get/watch: finished jobs to create first");
@@ -403,6 +470,12 @@ int Main(int argc, char** argv) {
                "normal,full: run against an in-process lm-server per --sync mode instead");
   cl.AddBool("fake-worker", &f.fake_worker,
              "start an in-process lm-server with one fake gRPC worker (see the file comment)");
+  cl.AddBool("ceiling", &f.ceiling,
+             "also run the op against a do-nothing JobService and print the ratio");
+  cl.AddInt("watchers", &f.watchers, "watch-fanout: concurrent WatchJob streams");
+  cl.AddInt("events", &f.events, "watch-fanout: metric events to deliver");
+  cl.AddInt("interval-ms", &f.interval_ms, "watch-fanout: time between events");
+  cl.AddInt("watch-channels", &f.watch_channels, "watch-fanout: connections the streams share");
   auto positional = cl.Parse(argc - 1, argv + 1);
   if (!positional.ok()) {
     std::cerr << positional.status().message() << "\n";
@@ -413,6 +486,11 @@ int Main(int argc, char** argv) {
     std::cerr << "lm-bench-api: --clients must be >= 1 and --seconds > 0\n";
     return 2;
   }
+  if (f.ceiling && f.op == "submit-to-running") {
+    std::cerr << "lm-bench-api: --ceiling does not apply to submit-to-running\n";
+    return 2;
+  }
+  if (f.op == "watch-fanout") f.fake_worker = true;
   if (f.fake_worker && f.sync.empty()) f.sync = "normal";
   if (f.sync.empty()) return RunOnce(f, "");
   int rc = 0;

@@ -2,7 +2,12 @@
 # Control-plane API benchmark: every lm-bench-api op at 1, 4, 16, 32 and 64 clients.
 #   bench/run_api_bench.sh [BUILD_DIR]     (default: build)
 # env: SECONDS_PER_RUN (5), CLIENTS ("1 4 16 32 64"), OPS ("get list watch submit
-# submit-to-running").
+# submit-to-running"), CEILING (1: every get/list/watch/submit run is followed by the same load
+# on lm-bench-api's do-nothing JobService, and its line carries ceiling_qps and
+# ratio_to_ceiling; 0: not), STORE ("sqlite", or "postgres": the servers keep their jobs in a
+# throwaway PostgreSQL cluster started here with initdb + pg_ctl on a free port, with
+# PostgreSQL's durable defaults (fsync, synchronous_commit on); its binaries from
+# $LMTRAIN_PG_BIN or the newest /usr/lib/postgresql/N/bin; as root it runs as the postgres user).
 # submit/get/list/watch run against an lm-server with no worker (submitted jobs stay QUEUED);
 # submit-to-running runs against a second, fresh lm-server with one lm-worker (1 slot) whose
 # trainer is bench/fake_trainer.sh (kept running until the bench cancels the job once RUNNING),
@@ -15,17 +20,45 @@ secs="${SECONDS_PER_RUN:-5}"
 clients_list="${CLIENTS:-1 4 16 32 64}"
 ops=" ${OPS:-get list watch submit submit-to-running} "
 work="$(mktemp -d /tmp/lm-api-bench.XXXXXX)"
+store="${STORE:-sqlite}"
+ceiling=()
+[ "${CEILING:-1}" = 1 ] && ceiling=(--ceiling)
 pids=()
+pg_stop=()
 cleanup() {
   for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; done
   wait 2>/dev/null || true
+  if [ ${#pg_stop[@]} -gt 0 ]; then "${pg_stop[@]}" >/dev/null 2>&1 || true; fi
   rm -rf "$work"
 }
 trap cleanup EXIT
 
-# start_server NAME: starts lm-server on a free port; sets $addr.
+# start_postgres: initdb + pg_ctl start in $work/pg on a free port; sets $pg_port, $as_pg.
+start_postgres() {
+  local pgbin="${LMTRAIN_PG_BIN:-$(ls -d /usr/lib/postgresql/*/bin 2>/dev/null | sort -V | tail -n 1)}"
+  [ -x "$pgbin/initdb" ] || { echo "no PostgreSQL binaries (set LMTRAIN_PG_BIN)" >&2; exit 1; }
+  as_pg=()
+  mkdir -p "$work/pg"
+  if [ "$(id -u)" = 0 ]; then as_pg=(runuser -u postgres --); chown postgres "$work" "$work/pg"; fi
+  "${as_pg[@]}" "$pgbin/initdb" -D "$work/pg/data" -U postgres -A trust -E UTF8 --locale=C \
+    >"$work/pg/initdb.log"
+  pg_port="$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')"
+  "${as_pg[@]}" "$pgbin/pg_ctl" -D "$work/pg/data" -l "$work/pg/log" -w -t 60 \
+    -o "-p $pg_port -k $work/pg -c listen_addresses=127.0.0.1" start >/dev/null
+  pg_stop=("${as_pg[@]}" "$pgbin/pg_ctl" -D "$work/pg/data" -w -m fast stop)
+  pg_psql=("${as_pg[@]}" "$pgbin/psql" -h 127.0.0.1 -p "$pg_port" -U postgres -q)
+}
+
+# start_server NAME: starts lm-server on a free port (with STORE=postgres, on its own database
+# NAME); sets $addr.
 start_server() {
-  "$bin/lm-server" --listen 127.0.0.1:0 --http-listen 127.0.0.1:0 --data-dir "$work/$1" >"$work/$1.log" 2>&1 &
+  local store_flag=()
+  if [ "$store" = postgres ]; then
+    "${pg_psql[@]}" -c "CREATE DATABASE $1" postgres
+    store_flag=(--store "postgres://postgres@127.0.0.1:$pg_port/$1")
+  fi
+  "$bin/lm-server" --listen 127.0.0.1:0 --http-listen 127.0.0.1:0 --data-dir "$work/$1" \
+    "${store_flag[@]}" >"$work/$1.log" 2>&1 &
   pids+=($!)
   for _ in $(seq 100); do
     addr="$(sed -n 's/^lm-server: listening on \([^,]*\),.*/\1/p' "$work/$1.log")"
@@ -36,17 +69,23 @@ start_server() {
 }
 
 results="$work/results.jsonl"
-run() {  # run ADDR OP CLIENTS
-  "$bin/lm-bench-api" --server "$1" --op "$2" --clients "$3" --seconds "$secs" \
+run() {  # run ADDR OP CLIENTS [FLAGS...]
+  "$bin/lm-bench-api" --server "$1" --op "$2" --clients "$3" --seconds "$secs" "${@:4}" \
     2>>"$work/bench.err" | tail -n 1 | tee -a "$results" >/dev/null || true
 }
 
 echo "uptime: $(uptime)"
+echo "store: $store"
+case "$store" in
+  sqlite) ;;
+  postgres) start_postgres ;;
+  *) echo "STORE must be sqlite or postgres (got '$store')" >&2; exit 2 ;;
+esac
 start_server api
 api_addr="$addr"
 for op in get list watch submit; do
   [[ "$ops" == *" $op "* ]] || continue
-  for n in $clients_list; do run "$api_addr" "$op" "$n"; done
+  for n in $clients_list; do run "$api_addr" "$op" "$n" "${ceiling[@]}"; done
 done
 
 if [[ "$ops" == *" submit-to-running "* ]]; then
@@ -61,13 +100,15 @@ sleep 1
 run "$addr" submit-to-running 1
 fi
 
-printf '%-18s %7s %9s %9s %9s %9s %7s\n' OP CLIENTS QPS P50_MS P90_MS P99_MS ERRORS
+printf '%-18s %7s %9s %9s %9s %9s %7s %9s %6s\n' OP CLIENTS QPS P50_MS P90_MS P99_MS ERRORS \
+  CEIL_QPS RATIO
 python3 - "$results" <<'PY'
 import json, sys
 for line in open(sys.argv[1]):
     r = json.loads(line)
-    print('%-18s %7d %9.0f %9.3f %9.3f %9.3f %7d' % (r['op'], r['clients'], r['qps'],
-          r['p50_ms'], r['p90_ms'], r['p99_ms'], r['errors']))
+    print('%-18s %7d %9.0f %9.3f %9.3f %9.3f %7d %9s %6s' % (r['op'], r['clients'], r['qps'],
+          r['p50_ms'], r['p90_ms'], r['p99_ms'], r['errors'], r.get('ceiling_qps', '-'),
+          r.get('ratio_to_ceiling', '-')))
 PY
 echo "uptime: $(uptime)"
 cat "$results"

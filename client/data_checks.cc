@@ -18,7 +18,7 @@ ValidationCheck Fail(std::string name, const absl::Status& s) {
   return {std::move(name), false, std::string(s.message())};
 }
 
-std::vector<ValidationCheck> CheckQa(const JobSpec& spec) {
+std::vector<ValidationCheck> CheckQa(const JobSpec& spec, std::optional<int64_t>* train_rows) {
   std::vector<ValidationCheck> out;
   SquadReadOptions options;
   options.version_2_with_negative = spec.data.version_2_with_negative;
@@ -31,6 +31,7 @@ std::vector<ValidationCheck> CheckQa(const JobSpec& spec) {
       out.push_back(Fail("qa spans (" + split + ")", examples.status()));
       continue;
     }
+    if (split == "train") *train_rows = static_cast<int64_t>(examples->size());
     int64_t answers = 0, impossible = 0;
     for (const SquadExample& e : *examples) {
       answers += e.answers.size();
@@ -63,7 +64,8 @@ void CheckModelLabels(const ClassLabels& labels, const nlohmann::json& config, b
   }
 }
 
-std::vector<ValidationCheck> CheckGlue(const JobSpec& spec, int* num_labels) {
+std::vector<ValidationCheck> CheckGlue(const JobSpec& spec, int* num_labels,
+                                       std::optional<int64_t>* train_rows) {
   std::vector<ValidationCheck> out;
   auto task = GlueTaskFromName(spec.data.task_name);
   if (!task.ok()) return {Fail("glue task", task.status())};
@@ -87,6 +89,7 @@ std::vector<ValidationCheck> CheckGlue(const JobSpec& spec, int* num_labels) {
       out.push_back(Fail(name, examples.status()));
       continue;
     }
+    if (split == GlueSplit::kTrain) *train_rows = static_cast<int64_t>(examples->size());
     out.push_back(
         {name, true,
          absl::StrCat(examples->size(), " examples, labels within {",
@@ -96,10 +99,12 @@ std::vector<ValidationCheck> CheckGlue(const JobSpec& spec, int* num_labels) {
   return out;
 }
 
-std::vector<ValidationCheck> CheckClassification(const JobSpec& spec, ClassLabels* labels_out) {
+std::vector<ValidationCheck> CheckClassification(const JobSpec& spec, ClassLabels* labels_out,
+                                                 std::optional<int64_t>* train_rows) {
   auto dataset = LoadClassificationDataset(ClassificationDataOptionsFromSpec(spec));
   if (!dataset.ok()) return {Fail("classification labels", dataset.status())};
   *labels_out = dataset->labels;
+  *train_rows = static_cast<int64_t>(dataset->train.size());
   return {{"classification labels", true,
            absl::StrCat(dataset->train.size(), " train / ", dataset->validation.size(),
                         " validation examples; labels ",
@@ -132,17 +137,20 @@ std::vector<ValidationCheck> CheckText(const JobSpec& spec) {
 }  // namespace
 
 std::vector<ValidationCheck> CheckJobData(const JobSpec& spec, const nlohmann::json& model_config,
-                                          bool pretrained, int* num_labels) {
-  if (spec.task == "qa") return CheckQa(spec);
+                                          bool pretrained, int* num_labels,
+                                          std::optional<int64_t>* train_rows) {
+  std::optional<int64_t> unused;
+  if (train_rows == nullptr) train_rows = &unused;
+  if (spec.task == "qa") return CheckQa(spec, train_rows);
   if (spec.task == "glue") {
-    std::vector<ValidationCheck> out = CheckGlue(spec, num_labels);
+    std::vector<ValidationCheck> out = CheckGlue(spec, num_labels, train_rows);
     auto task = GlueTaskFromName(spec.data.task_name);
     if (task.ok()) CheckModelLabels(GlueClassLabels(*task), model_config, pretrained, &out);
     return out;
   }
   if (spec.task == "classification") {
     ClassLabels labels;
-    std::vector<ValidationCheck> out = CheckClassification(spec, &labels);
+    std::vector<ValidationCheck> out = CheckClassification(spec, &labels, train_rows);
     if (out.front().ok) {
       *num_labels = labels.NumLabels();
       CheckModelLabels(labels, model_config, pretrained, &out);

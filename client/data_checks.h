@@ -9,7 +9,9 @@
 // Pure functions of the files; thread-safe.
 #pragma once
 
+#include <cstdint>
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -23,8 +25,11 @@ struct ValidationCheck {
   std::string detail;  // What was found, or what is wrong (file and line when known).
 };
 
-// Checks for spec.task's data; `num_labels` is set for glue/classification (else left as is).
+// Checks for spec.task's data; `num_labels` is set for glue/classification (else left as is),
+// `train_rows` (may be null) to the training rows read for qa/glue/classification (questions,
+// table rows; before max_train_samples), else left as is.
 std::vector<ValidationCheck> CheckJobData(const JobSpec& spec, const nlohmann::json& model_config,
-                                          bool pretrained, int* num_labels);
+                                          bool pretrained, int* num_labels,
+                                          std::optional<int64_t>* train_rows = nullptr);
 
 }  // namespace lmtrain

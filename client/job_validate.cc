@@ -5,6 +5,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+#include "client/split_checks.h"
 #include "common/job_file.h"
 #include "common/model_estimate.h"
 #include "common/status_macros.h"
@@ -115,9 +116,13 @@ absl::StatusOr<ValidationReport> ValidateJobFile(const std::string& path) {
   auto config = ModelConfig(spec);
   int num_labels = 2;
   const nlohmann::json model_config = config.ok() ? *config : nlohmann::json::object();
-  for (ValidationCheck& c :
-       CheckJobData(spec, model_config, !spec.model.name_or_path.empty(), &num_labels)) {
+  std::optional<int64_t> train_rows;
+  for (ValidationCheck& c : CheckJobData(spec, model_config, !spec.model.name_or_path.empty(),
+                                         &num_labels, &train_rows)) {
     report.checks.push_back(std::move(c));
+  }
+  if (auto split = CheckTrainTestSplitSizes(path, spec, train_rows)) {
+    report.checks.push_back(*std::move(split));
   }
   if (!config.ok()) {
     report.checks.push_back({"model", false, std::string(config.status().message())});

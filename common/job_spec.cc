@@ -24,6 +24,7 @@ namespace fs = std::filesystem;
 using internal::DataFields;
 using internal::Field;
 using internal::TopLevelFields;
+using internal::YamlOut;
 using internal::YamlReader;
 
 // ---- Checks that span keys or look at the file system, made after reading. ----
@@ -177,9 +178,9 @@ void CheckDataFiles(YamlReader& r, const ParseOptions& options, const std::strin
 
 // The YAML text `field` writes for `data` (to compare a value with the default).
 std::string WrittenValue(const Field<DataSpec>& field, const DataSpec& data) {
-  YAML::Emitter e;
+  YamlOut e;
   field.write(e, data);
-  return e.c_str();
+  return e.str();
 }
 
 // Keys that only mean something for some tasks may not be set (to a non-default value) for
@@ -463,11 +464,11 @@ absl::StatusOr<JobSpec> ParseJobSpec(std::string_view yaml, const ParseOptions& 
 }
 
 std::string JobSpecToYaml(const JobSpec& spec) {
-  YAML::Emitter out;
+  internal::YamlOut out;
   out << YAML::BeginMap;
   internal::WriteTable(out, TopLevelFields(), spec);
   out << YAML::EndMap;
-  return std::string(out.c_str()) + "\n";
+  return out.str() + "\n";
 }
 
 }  // namespace lmtrain

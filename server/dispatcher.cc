@@ -371,7 +371,11 @@ void Dispatcher::JobQueued(const std::string& job_id) {
 
 std::string Dispatcher::WaitingReason(const std::string& job_id) {
   absl::MutexLock lock(&mu_);
-  CompletePassLocked();
+  // A dashboard polling a deep queue would otherwise buy an O(queue) pass after every event.
+  const int64_t interval = options_.complete_pass_interval_ms;
+  if (!last_complete_ms_.has_value() || clock_->NowMs() - *last_complete_ms_ >= interval) {
+    CompletePassLocked();
+  }
   auto it = waiting_.find(job_id);
   return it == waiting_.end() ? "" : it->second;
 }
@@ -383,6 +387,23 @@ void Dispatcher::SetDispatching(bool on) {
   mirrored_ = false;  // Whatever happened while off: start from the registry and the store.
   dirty_ = true;
   ScheduleIfDirtyLocked();
+}
+
+void Dispatcher::Reset() {
+  absl::MutexLock lock(&mu_);
+  std::vector<std::string> workers;
+  for (const auto& [id, w] : workers_.workers()) workers.push_back(id);
+  for (const std::string& id : workers) workers_.Remove(id);  // Wakes its parked Syncs.
+  std::vector<std::string> jobs;
+  for (const auto& [job_id, a] : attempts_.all()) jobs.push_back(job_id);
+  for (const std::string& job_id : jobs) attempts_.Erase(job_id);
+  queued_.clear();
+  waiting_.clear();
+  touched_.clear();
+  mirrored_ = false;
+  dirty_ = true;
+  complete_ = true;
+  last_complete_ms_.reset();
 }
 
 void Dispatcher::Shutdown() {

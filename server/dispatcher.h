@@ -145,6 +145,10 @@ class Dispatcher {
     // "anonymous"); users not listed get default_user.
     std::map<std::string, scheduler::UserPolicy> users;
     scheduler::UserPolicy default_user;
+    // WaitingReason runs a complete pass at most this often (0: whenever events ran since the
+    // last one); the lease tick runs one regardless. See WaitingReason. (lm-server: 1000,
+    // --scheduler-config complete_pass_interval_ms.)
+    int64_t complete_pass_interval_ms = 0;
   };
 
   // `policy` gives the scheduler (Scheduler::NewIncremental); it is not kept.
@@ -153,9 +157,14 @@ class Dispatcher {
   Dispatcher(const Dispatcher&) = delete;
   Dispatcher& operator=(const Dispatcher&) = delete;
 
-  // Requeues PREEMPTED/RETRYING jobs and adopts SCHEDULED/RUNNING ones as orphans. Call once
-  // at start-up, before serving.
+  // Requeues PREEMPTED/RETRYING jobs and adopts SCHEDULED/RUNNING ones as orphans. Call at
+  // start-up before serving, and again after Reset() when this replica takes over.
   absl::Status Recover();
+
+  // Forgets every worker (their parked Syncs return and find themselves unknown), attempt and
+  // queued job, as a replica that lost the lease must: the store is the truth, and Recover()
+  // plus the workers' re-registrations rebuild it all. Call with dispatching off.
+  void Reset();
 
   // Returns a new worker id. `running`: ranks it still runs (re-registration after a restart).
   std::string RegisterWorker(const WorkerInfo& info, const std::vector<RankRef>& running);
@@ -194,7 +203,9 @@ class Dispatcher {
 
   // Why a QUEUED job waits; "" if unknown. Per-event passes are bounded (see
   // ScheduleIfDirtyLocked), so when events ran since the last complete pass, this runs one
-  // first: the answer covers every queued job, however deep the queue.
+  // first (the answer covers every queued job, however deep the queue), unless the last one
+  // ran less than complete_pass_interval_ms ago: then the answer may be that old, and a job
+  // queued since behind more than the bounded pass examines may have none yet ("").
   std::string WaitingReason(const std::string& job_id);
 
   // Turns placement on (the default) or off; see the class comment.
@@ -274,6 +285,8 @@ class Dispatcher {
   bool mirrored_ ABSL_GUARDED_BY(mu_) = false;  // False: rebuild the mirror before a pass.
   bool dirty_ ABSL_GUARDED_BY(mu_) = true;      // Something changed since the last pass.
   bool complete_ ABSL_GUARDED_BY(mu_) = true;   // No bounded pass since the last complete one.
+  // When the last complete pass ran (clock_), for WaitingReason's rate limit.
+  std::optional<int64_t> last_complete_ms_ ABSL_GUARDED_BY(mu_);
   bool dispatching_ ABSL_GUARDED_BY(mu_) = true;
   std::set<std::string> touched_ ABSL_GUARDED_BY(mu_);  // Workers whose usage changed.
 };

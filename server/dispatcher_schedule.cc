@@ -147,6 +147,7 @@ void Dispatcher::CompletePassLocked() {
   if (complete_ || !dispatching_ || !EnsureMirrorLocked()) return;
   FlushTouchedLocked();
   complete_ = true;
+  last_complete_ms_ = clock_->NowMs();
   if (!ApplyDecisionLocked(scheduler_->ScheduleAll(clock_->NowMs()))) dirty_ = true;
   ScheduleIfDirtyLocked();
 }

@@ -2,12 +2,11 @@
 
 #include "proto/grpc_status.h"
 #include "proto_convert.h"
+#include "server/watch_reactor.h"
 
 namespace lmtrain {
 namespace {
 
-constexpr int kWatchBatch = 500;
-constexpr absl::Duration kWatchPoll = absl::Seconds(1);
 constexpr int kDefaultListPageSize = 100;
 constexpr int kMaxListPageSize = 10000;
 
@@ -79,7 +78,7 @@ void EventToProto(const EventRecord& e, v1::JobEvent* out) {
   }
 }
 
-absl::StatusOr<Principal> JobServiceImpl::Authorize(const grpc::ServerContext* ctx,
+absl::StatusOr<Principal> JobServiceImpl::Authorize(const grpc::ServerContextBase* ctx,
                                                     const std::string& id) {
   absl::StatusOr<Principal> caller = auth_->Caller(ctx);
   if (!caller.ok() || id.empty()) return caller;
@@ -161,36 +160,12 @@ grpc::Status JobServiceImpl::CancelJob(grpc::ServerContext* ctx, const v1::Cance
   return grpc::Status::OK;
 }
 
-grpc::Status JobServiceImpl::WatchJob(grpc::ServerContext* ctx, const v1::WatchJobRequest* req,
-                                      grpc::ServerWriter<v1::JobEvent>* writer) {
+grpc::ServerWriteReactor<v1::JobEvent>* JobServiceImpl::WatchJob(
+    grpc::CallbackServerContext* ctx, const v1::WatchJobRequest* req) {
   if (auto caller = Authorize(ctx, req->job_id()); !caller.ok()) {
-    return ToGrpcStatus(caller.status());
+    return WatchReactor::Refuse(caller.status());
   }
-  const std::string& id = req->job_id();
-  int64_t cursor = req->after_seq();
-  while (!ctx->IsCancelled()) {
-    const uint64_t version = manager_->EventVersion(id);
-    auto events = manager_->EventsAfter(id, cursor, kWatchBatch);
-    if (!events.ok()) return ToGrpcStatus(events.status());
-    for (const EventRecord& e : *events) {
-      v1::JobEvent msg;
-      EventToProto(e, &msg);
-      if (!writer->Write(msg)) return grpc::Status::CANCELLED;
-      cursor = e.seq;  // Events stored after the terminal one (late log lines) come too.
-    }
-    if (!events->empty()) continue;
-    if (req->replay_only()) return grpc::Status::OK;
-    auto job = manager_->Get(id);
-    if (!job.ok()) return ToGrpcStatus(job.status());
-    if (IsTerminal(job->state)) {
-      // It may have ended between the two reads: deliver what is left, then stop.
-      auto rest = manager_->EventsAfter(id, cursor, 1);
-      if (rest.ok() && rest->empty()) return grpc::Status::OK;
-      continue;
-    }
-    manager_->WaitForEvents(id, version, kWatchPoll);
-  }
-  return grpc::Status::CANCELLED;
+  return new WatchReactor(fanout_, {req->job_id(), req->after_seq(), req->replay_only()});
 }
 
 grpc::Status JobServiceImpl::RetryJob(grpc::ServerContext* ctx, const v1::RetryJobRequest* req,

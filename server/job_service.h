@@ -1,6 +1,7 @@
-// JobServiceImpl: the public lmtrain.v1.JobService over gRPC's sync API. A thin adapter:
-// ask GrpcAuth who calls (or end the call with its denial), unpack, call JobManager, pack.
-// WatchJob holds its handler thread while it streams.
+// JobServiceImpl: the public lmtrain.v1.JobService. A thin adapter: ask GrpcAuth who calls
+// (or end the call with its denial), unpack, call JobManager, pack. Every method is on gRPC's
+// sync API but WatchJob, which is on the callback API: each stream is a WatchReactor fed by
+// the WatchFanout (server/watch_fanout.h), so watchers hold no handler thread while they wait.
 //
 // Predict holds its handler thread while lm-train predict runs on the job's checkpoint
 // (CheckpointPredictor, bounded by its timeout); UNIMPLEMENTED when no predictor is given.
@@ -14,15 +15,18 @@
 #include "server/auth/grpc_auth.h"
 #include "server/checkpoint_predictor.h"
 #include "server/job_manager.h"
+#include "server/watch_fanout.h"
 
 namespace lmtrain {
 
-class JobServiceImpl final : public v1::JobService::Service {
+class JobServiceImpl final
+    : public v1::JobService::WithCallbackMethod_WatchJob<v1::JobService::Service> {
  public:
-  // None is owned; `predictor` may be null (Predict is then UNIMPLEMENTED).
-  JobServiceImpl(JobManager* manager, const GrpcAuth* auth,
+  // None is owned; `predictor` may be null (Predict is then UNIMPLEMENTED). The fanout must
+  // outlive every WatchJob stream (the grpc::Server this service is registered in).
+  JobServiceImpl(JobManager* manager, const GrpcAuth* auth, WatchFanout* fanout,
                  const CheckpointPredictor* predictor = nullptr)
-      : manager_(manager), auth_(auth), predictor_(predictor) {}
+      : manager_(manager), auth_(auth), fanout_(fanout), predictor_(predictor) {}
 
   grpc::Status SubmitJob(grpc::ServerContext*, const v1::SubmitJobRequest* req,
                          v1::SubmitJobResponse* resp) override;
@@ -31,8 +35,8 @@ class JobServiceImpl final : public v1::JobService::Service {
                         v1::ListJobsResponse* resp) override;
   grpc::Status CancelJob(grpc::ServerContext*, const v1::CancelJobRequest* req,
                          v1::CancelJobResponse* resp) override;
-  grpc::Status WatchJob(grpc::ServerContext* ctx, const v1::WatchJobRequest* req,
-                        grpc::ServerWriter<v1::JobEvent>* writer) override;
+  grpc::ServerWriteReactor<v1::JobEvent>* WatchJob(grpc::CallbackServerContext* ctx,
+                                                   const v1::WatchJobRequest* req) override;
   grpc::Status RetryJob(grpc::ServerContext*, const v1::RetryJobRequest* req,
                         v1::RetryJobResponse* resp) override;
   grpc::Status ListWorkers(grpc::ServerContext*, const v1::ListWorkersRequest* req,
@@ -42,10 +46,11 @@ class JobServiceImpl final : public v1::JobService::Service {
 
  private:
   // The caller, if it may touch job `id` (empty: no job), else the status to end with.
-  absl::StatusOr<Principal> Authorize(const grpc::ServerContext* ctx, const std::string& id);
+  absl::StatusOr<Principal> Authorize(const grpc::ServerContextBase* ctx, const std::string& id);
 
   JobManager* const manager_;
   const GrpcAuth* const auth_;
+  WatchFanout* const fanout_;
   const CheckpointPredictor* const predictor_;
 };
 

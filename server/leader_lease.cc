@@ -18,25 +18,19 @@ void LeaderLease::Step() {
     absl::MutexLock lock(&mu_);
     state = state_;
   }
-  if (state == State::kLost) return;
+  if (state == State::kStopped) return;
   const int64_t sent_ms = clock_->NowMs();
-  absl::StatusOr<LeaseState> lease = store_->AcquireLease(
-      {options_.name, options_.holder, options_.advertise_address, options_.ttl_ms});
+  absl::StatusOr<LeaseState> lease =
+      store_->AcquireLease({options_.name, options_.holder, options_.advertise_address,
+                            options_.ttl_ms, options_.http_url});
   if (lease.ok()) {
     {
       absl::MutexLock lock(&mu_);
       active_address_ = lease->holder.empty() ? "" : lease->holder_address;
+      active_http_url_ = lease->holder.empty() ? "" : lease->holder_http_url;
       if (lease->held) valid_until_ms_ = sent_ms + options_.ttl_ms;
     }
-    if (lease->held && state == State::kStandby) {
-      if (absl::Status ok = callbacks_.acquired(lease->token); !ok.ok()) {
-        return Lose(absl::StrCat("taking over failed: ", ok.ToString()));
-      }
-      absl::MutexLock lock(&mu_);
-      state_ = State::kActive;
-      token_ = lease->token;
-      return;
-    }
+    if (lease->held && state == State::kStandby) return TakeOver(lease->token);
     if (!lease->held && state == State::kActive) {
       return Lose(absl::StrCat("the lease went to ", lease->holder_address));
     }
@@ -46,14 +40,37 @@ void LeaderLease::Step() {
   if (state == State::kActive && !held()) Lose("renewals failed for longer than the lease TTL");
 }
 
+void LeaderLease::TakeOver(int64_t token) {
+  if (absl::Status ok = callbacks_.acquired(token); !ok.ok()) {
+    // Let another replica try at once rather than hold a lease this one cannot serve.
+    store_->ReleaseLease(options_.name, options_.holder).IgnoreError();
+    return Lose(absl::StrCat("taking over failed: ", ok.ToString()));
+  }
+  {
+    absl::MutexLock lock(&mu_);
+    if (state_ == State::kStandby) {
+      state_ = State::kActive;
+      token_ = token;
+      return;
+    }
+  }
+  // Stop() ran meanwhile and released nothing (it saw a standby): hand the lease over now.
+  store_->ReleaseLease(options_.name, options_.holder).IgnoreError();
+}
+
+// The lost() callback runs before the state turns standby, so the next Step() campaigns only
+// once the caller has stopped acting as the active server.
 void LeaderLease::Lose(absl::string_view why) {
   {
     absl::MutexLock lock(&mu_);
-    if (state_ == State::kLost) return;
-    state_ = State::kLost;
+    if (state_ == State::kStopped) return;
+    valid_until_ms_ = 0;
+    ++losses_;
   }
   std::cerr << "lm-server: lost the lease '" << options_.name << "': " << why << std::endl;
   if (callbacks_.lost) callbacks_.lost();
+  absl::MutexLock lock(&mu_);
+  if (state_ != State::kStopped) state_ = State::kStandby;
 }
 
 void LeaderLease::Start() {
@@ -71,7 +88,7 @@ void LeaderLease::Stop() {
   {
     absl::MutexLock lock(&mu_);
     release = state_ == State::kActive;
-    state_ = State::kLost;
+    state_ = State::kStopped;
   }
   if (release) store_->ReleaseLease(options_.name, options_.holder).IgnoreError();
 }
@@ -81,14 +98,19 @@ bool LeaderLease::held() const {
   return state_ == State::kActive && clock_->NowMs() < valid_until_ms_;
 }
 
-bool LeaderLease::lost() const {
+int LeaderLease::losses() const {
   absl::MutexLock lock(&mu_);
-  return state_ == State::kLost;
+  return losses_;
 }
 
 std::string LeaderLease::active_address() const {
   absl::MutexLock lock(&mu_);
   return active_address_;
+}
+
+std::string LeaderLease::active_http_url() const {
+  absl::MutexLock lock(&mu_);
+  return active_http_url_;
 }
 
 int64_t LeaderLease::token() const {

@@ -3,8 +3,9 @@
 //
 //   standby --Step(): acquired--> [acquired(token) callback] --> active
 //   active --Step(): renewed--> active (valid for ttl from the renewal's start)
-//   active --renewals failed until ttl passed, or the lease went to another holder--> lost
-//   lost: terminal ([lost() callback] once; Step() does nothing more). Stop(): releases.
+//   active --renewals failed until ttl passed, or the lease went to another holder-->
+//          [lost() callback] --> standby (the next Step() campaigns again; losses() counts)
+//   any --Stop(): releases the lease if active--> stopped (terminal; Step() does nothing)
 //
 // held() is true only while the last successful renewal is younger than ttl on the local
 // clock, measured from before that renewal was sent, so it turns false no later than the
@@ -13,7 +14,8 @@
 //
 // Thread-safe. Start() runs Step() every renew_period on its own thread; tests call Step()
 // themselves with an injected Clock. Callbacks run on the thread calling Step(), without locks
-// held; acquired() runs before held() turns true, and an error from it counts as lost.
+// held; acquired() runs before held() turns true, and an error from it releases the lease and
+// counts as a loss (lost() runs; the next Step() tries again).
 #pragma once
 
 #include <cstdint>
@@ -36,12 +38,13 @@ class LeaderLease {
     std::string name = "lm-server";  // The lease's name in the store.
     std::string holder;              // Unique per process and run. Required.
     std::string advertise_address;   // Where clients reach this server. Required.
+    std::string http_url;            // Its HTTP front end's URL base; "" when it serves none.
     int64_t ttl_ms = 5000;           // The lease lapses this long after the last renewal.
     int64_t renew_period_ms = 1000;  // How often Start()'s thread calls Step(); < ttl_ms.
   };
   struct Callbacks {
     std::function<absl::Status(int64_t token)> acquired;  // Become active (fence, recover).
-    std::function<void()> lost;                           // Stop acting as the active server.
+    std::function<void()> lost;  // Stop acting as the active server; standby again after it.
   };
 
   // `store` and `clock` are not owned and must outlive this.
@@ -57,13 +60,18 @@ class LeaderLease {
   void Stop();
 
   bool held() const;
-  bool lost() const;
-  // The active server's advertised address as last read from the store ("" if none).
+  // How many tenures ended in a loss (not counting Stop()).
+  int losses() const;
+  // The active server's advertised address and HTTP URL as last read from the store ("" if
+  // none).
   std::string active_address() const;
+  std::string active_http_url() const;
   int64_t token() const;
 
  private:
-  enum class State { kStandby, kActive, kLost };
+  enum class State { kStandby, kActive, kStopped };
+  // The lease was acquired as a standby: acquired() callback, then active.
+  void TakeOver(int64_t token);
   void Lose(absl::string_view why);
 
   JobStore* const store_;
@@ -74,7 +82,9 @@ class LeaderLease {
   State state_ ABSL_GUARDED_BY(mu_) = State::kStandby;
   int64_t valid_until_ms_ ABSL_GUARDED_BY(mu_) = 0;
   int64_t token_ ABSL_GUARDED_BY(mu_) = 0;
+  int losses_ ABSL_GUARDED_BY(mu_) = 0;
   std::string active_address_ ABSL_GUARDED_BY(mu_);
+  std::string active_http_url_ ABSL_GUARDED_BY(mu_);
   absl::Notification stop_;
   std::thread thread_;
 };

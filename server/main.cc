@@ -7,10 +7,11 @@
 //             [--max-request-bytes N] [--max-spec-bytes N]   (see docs/security.md)
 //             [--data-roots DIR,...] [--max-artifact-bytes N] [--artifact-quota-bytes N]
 //             [--http-listen HOST:PORT] (dashboard, JSON API, /metrics; docs/dashboard.md)
-//             [--advertise-address HOST:PORT] [--lease-ttl-ms N] [--lease-renew-ms N]
+//             [--advertise-address HOST:PORT] [--http-advertise-address HOST:PORT]
+//             [--lease-ttl-ms N] [--lease-renew-ms N] [--exit-on-lease-loss]
 //             (replicas on one PostgreSQL store; docs/operations.md)
-// Exits with status 3 when it loses the lease as the active replica (its supervisor restarts
-// it as a standby).
+// An active replica that loses the lease becomes a standby in-process; with
+// --exit-on-lease-loss it exits with status 3 instead (its supervisor restarts it).
 // SIGHUP re-reads the tokens file. The composition root: the Server, plus a LocalWorker
 // (worker/agent/local_worker.h) reaching it in-process when --local-worker N > 0.
 #include <signal.h>
@@ -83,6 +84,12 @@ int main(int argc, char** argv) {
   cl.AddString("advertise-address", &o.advertise_address,
                "HOST:PORT clients reach this replica at (PostgreSQL store; default: listen "
                "host, or the hostname for 0.0.0.0, and the bound port)");
+  cl.AddString("http-advertise-address", &o.http_advertise_address,
+               "HOST:PORT browsers reach this replica's HTTP at; standbys redirect writes there "
+               "(default: --http-listen host, or the hostname for 0.0.0.0, and the bound port)");
+  bool exit_on_lease_loss = false;
+  cl.AddBool("exit-on-lease-loss", &exit_on_lease_loss,
+             "exit with status 3 when the lease is lost, instead of standing by again");
   cl.AddInt("lease-ttl-ms", &o.lease_ttl_ms, "active replica's lease TTL (PostgreSQL store)");
   cl.AddInt("lease-renew-ms", &o.lease_renew_ms, "how often the lease is renewed or sought");
   std::atomic<bool> lease_lost{false};
@@ -105,6 +112,7 @@ int main(int argc, char** argv) {
     o.data_roots.push_back(std::filesystem::absolute(std::string(root)).string());
   }
   o.lease_timeout_ms = lease_ms;
+  if (!exit_on_lease_loss) o.on_lease_lost = nullptr;
   if (o.lease_renew_ms <= 0 || o.lease_ttl_ms <= o.lease_renew_ms) {
     std::cerr << "lm-server: need 0 < --lease-renew-ms < --lease-ttl-ms\n";
     return 2;

@@ -77,6 +77,12 @@ absl::Status ReadTop(const std::string& source, const YAML::Node& key_node, cons
     if (o.max_jobs_examined < 0) return YamlError(source, value, key + " must be >= 0");
     return absl::OkStatus();
   }
+  if (key == "complete_pass_interval_ms") {
+    int64_t& ms = config->complete_pass_interval_ms;
+    if (auto s = Read(source, value, key, &ms); !s.ok()) return s;
+    if (ms < 0) return YamlError(source, value, key + " must be >= 0");
+    return absl::OkStatus();
+  }
   if (key == "default_user") {
     auto policy = ReadUser(source, value, key);
     if (!policy.ok()) return policy.status();
@@ -96,8 +102,8 @@ absl::Status ReadTop(const std::string& source, const YAML::Node& key_node, cons
   return YamlError(source, key_node,
              absl::StrCat("unknown key '", key,
                           "' (known: seed, backfill, preemption, gpu_share_weight, "
-                          "min_runtime_before_preemption_seconds, max_jobs_examined, default_user, "
-                          "users)"));
+                          "min_runtime_before_preemption_seconds, max_jobs_examined, "
+                          "complete_pass_interval_ms, default_user, users)"));
 }
 
 }  // namespace

@@ -9,6 +9,8 @@
 //   max_jobs_examined: 0                     # queued jobs one per-event pass examines (0: all;
 //                                            # a bound keeps each event's decision short on a
 //                                            # large queue, and explains only the jobs examined)
+//   complete_pass_interval_ms: 1000          # a waiting-reason query runs a complete pass over
+//                                            # the queue at most this often (0: no limit)
 //   default_user: {weight: 1, max_running_jobs: 0, max_gpus: 0, max_queued_jobs: 0}
 //   users:                                   # (default_user: users not listed)
 //     alice: {weight: 2, max_running_jobs: 4, max_gpus: 8, max_queued_jobs: 20}
@@ -18,6 +20,7 @@
 // Every key is optional. Unknown keys and bad values are errors naming the file and line.
 #pragma once
 
+#include <cstdint>
 #include <map>
 #include <string>
 
@@ -30,6 +33,7 @@ struct SchedulerConfig {
   scheduler::SchedulerOptions options;
   scheduler::UserPolicy default_user;
   std::map<std::string, scheduler::UserPolicy> users;
+  int64_t complete_pass_interval_ms = 1000;  // Dispatcher::Options::complete_pass_interval_ms.
 };
 
 // Parses YAML text; `source` names it in errors ("sched.yaml:3: ...").

@@ -64,6 +64,7 @@ absl::Status Server::Init() {
   dispatch.lease_timeout_ms = options_.lease_timeout_ms;
   dispatch.users = options_.scheduler.users;
   dispatch.default_user = options_.scheduler.default_user;
+  dispatch.complete_pass_interval_ms = options_.scheduler.complete_pass_interval_ms;
   dispatcher_ = std::make_unique<Dispatcher>(store_.get(), SystemClock::Get(), &hub_,
                                              scheduler_.get(), std::move(dispatch));
   RETURN_IF_ERROR(StartRole());
@@ -93,7 +94,9 @@ absl::Status Server::Init() {
           options_.trainer_path.empty() ? DefaultTrainerPath() : options_.trainer_path,
           options_.artifacts_dir, options_.predict_timeout},
       &predict_launcher_);
-  job_service_ = std::make_unique<JobServiceImpl>(manager_.get(), auth_.get(), predictor_.get());
+  watch_fanout_ = std::make_unique<WatchFanout>(manager_.get(), &hub_);
+  job_service_ = std::make_unique<JobServiceImpl>(manager_.get(), auth_.get(),
+                                                  watch_fanout_.get(), predictor_.get());
   artifact_service_ = std::make_unique<ArtifactServiceImpl>(artifacts_.get(), manager_.get(),
                                                             options_.artifacts_dir, auth_.get());
   worker_service_ = std::make_unique<WorkerServiceImpl>(dispatcher_.get(), auth_.get());
@@ -102,7 +105,7 @@ absl::Status Server::Init() {
   const std::string advertise = options_.advertise_address.empty()
                                     ? ServerRole::DefaultAdvertiseAddress(options_.listen, port_)
                                     : options_.advertise_address;
-  role_->Start(advertise);
+  role_->Start(advertise, HttpUrl());
   expiry_thread_ = std::thread([this] { ExpiryLoop(); });
   serving_.Notify();
   return absl::OkStatus();
@@ -126,11 +129,29 @@ absl::Status Server::StartHttp() {
     };
   }
   http.ready = [this] { return Ready(); };
+  if (!options_.store.empty()) {  // Replicated: a standby redirects writes to the active one.
+    http.active_replica = [role = role_.get()]() -> std::optional<std::string> {
+      if (role->active()) return std::nullopt;
+      return role->active_http_url();
+    };
+  }
   http.tls_cert = options_.tls.cert;  // The gRPC server's certificate serves HTTPS too.
   http.tls_key = options_.tls.key;
+  http.predictor = predictor_.get();
   ASSIGN_OR_RETURN(http_server_, HttpServer::Start(std::move(http), manager_.get(),
                                                    dispatcher_.get(), &metrics_));
   return absl::OkStatus();
+}
+
+// The URL base standbys send HTTP writes to: --http-advertise-address, else the HTTP listen
+// host (this machine's hostname for a wildcard) and the bound port.
+std::string Server::HttpUrl() const {
+  if (http_server_ == nullptr) return "";
+  const std::string host_port =
+      options_.http_advertise_address.empty()
+          ? ServerRole::DefaultAdvertiseAddress(options_.http_listen, http_server_->port())
+          : options_.http_advertise_address;
+  return absl::StrCat(options_.tls.cert.empty() ? "http://" : "https://", host_port);
 }
 
 absl::Status Server::StartGrpc() {
@@ -227,7 +248,8 @@ void Server::Shutdown() {
   stop_.Notify();
   role_->Stop();  // A standby takes over at once.
   if (http_server_) http_server_->Stop();  // No HTTP handler touches the core after this.
-  hub_.Shutdown();          // Wakes watch streams.
+  hub_.Shutdown();
+  watch_fanout_->Shutdown();  // Ends every WatchJob stream UNAVAILABLE (clients fail over).
   dispatcher_->Shutdown();  // Wakes the workers' long-polls.
   grpc_server_->Shutdown(std::chrono::system_clock::now() + std::chrono::seconds(2));
   expiry_thread_.join();

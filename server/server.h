@@ -1,8 +1,9 @@
 // Server: lm-server wired together. Owns, in dependency order: the job store, the event
 // hub, the scheduler, the dispatcher, its role (active, or a standby replica on a shared
 // PostgreSQL store: server/server_role.h), the job manager, authentication and authorization
-// (when a tokens file is given; docs/security.md), the gRPC services (JobService,
-// WorkerService, ArtifactService, the standard health service), a lease-expiry thread,
+// (when a tokens file is given; docs/security.md), the WatchJob fan-out
+// (server/watch_fanout.h), the gRPC services (JobService, WorkerService, ArtifactService, the
+// standard health service), a lease-expiry thread,
 // and optionally the HTTP front end (server/http: dashboard, JSON API, Prometheus /metrics).
 // It runs no worker itself: lm-server's main adds a LocalWorker (worker/agent/local_worker.h)
 // that reaches it through WorkerChannels().
@@ -38,6 +39,7 @@
 #include "server/metrics/server_metrics.h"
 #include "server/scheduler_config.h"
 #include "server/server_role.h"
+#include "server/watch_fanout.h"
 #include "server/worker_service.h"
 #include "storage/job_store.h"
 #include "storage/sqlite_job_store.h"
@@ -78,8 +80,12 @@ class Server {
     HttpAuthenticator http_authenticator;
     // Replicas on one PostgreSQL store take turns through its lease (server/server_role.h):
     // the address clients reach this one at ("" = ServerRole::DefaultAdvertiseAddress), the
-    // lease's TTL and renewal period, and what to do when the lease is lost (lm-server exits).
+    // HOST:PORT browsers reach its HTTP front end at, where standbys redirect HTTP writes
+    // ("" = the same default from http_listen and the bound HTTP port), the lease's TTL and
+    // renewal period. A replica that loses the lease becomes a standby again and campaigns;
+    // on_lease_lost, when set, is called after that (lm-server --exit-on-lease-loss exits).
     std::string advertise_address;
+    std::string http_advertise_address;
     int64_t lease_ttl_ms = 5000;
     int64_t lease_renew_ms = 1000;
     std::function<void()> on_lease_lost;
@@ -92,6 +98,8 @@ class Server {
   int port() const { return port_; }
   int http_port() const { return http_server_ ? http_server_->port() : 0; }  // 0: no HTTP.
   ServerMetrics& metrics() { return metrics_; }
+  // WatchJob streams open now (from the call until gRPC is done with the stream).
+  int watch_streams() const { return watch_fanout_->watchers(); }
   const Options& options() const { return options_; }
   void Shutdown();
   void Wait();  // Until Shutdown() has completed.
@@ -110,6 +118,7 @@ class Server {
   absl::Status StartGrpc();
   absl::Status StartHttp();
   absl::Status StartRole();
+  std::string HttpUrl() const;
   void ExpiryLoop();
   absl::Status Ready();  // /readyz: started, not stopping, store answers.
 
@@ -127,6 +136,7 @@ class Server {
   std::unique_ptr<GrpcAuth> auth_;
   PosixProcessLauncher predict_launcher_;  // lm-train predict children.
   std::unique_ptr<CheckpointPredictor> predictor_;
+  std::unique_ptr<WatchFanout> watch_fanout_;  // WatchJob streams; outlives grpc_server_.
   std::unique_ptr<JobServiceImpl> job_service_;
   std::unique_ptr<ArtifactServiceImpl> artifact_service_;
   std::unique_ptr<WorkerServiceImpl> worker_service_;

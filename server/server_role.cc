@@ -52,23 +52,24 @@ ServerRole::ServerRole(JobStore* store, Clock* clock, Dispatcher* dispatcher, Op
 
 ServerRole::~ServerRole() { Stop(); }
 
-void ServerRole::Start(const std::string& advertise_address) {
+void ServerRole::Start(const std::string& advertise_address, const std::string& http_url) {
   if (!options_.replicated) return;
   LeaderLease::Options lease = options_.lease;
   if (lease.holder.empty()) lease.holder = RandomHolder();
   lease.advertise_address = advertise_address;
+  lease.http_url = http_url;
   LeaderLease::Callbacks callbacks;
   callbacks.acquired = [this](int64_t token) { return TakeOver(token); };
-  callbacks.lost = [this] {
-    store_->FenceWrites(options_.lease.name, 0);
-    if (dispatcher_ != nullptr) dispatcher_->SetDispatching(false);
-    if (on_lost_) on_lost_();
-  };
+  callbacks.lost = [this] { StepDown(); };
   auto leader = std::make_shared<LeaderLease>(store_, clock_, std::move(lease), std::move(callbacks));
-  leader->Step();
   {
     absl::MutexLock lock(&mu_);
     advertise_address_ = advertise_address;
+    http_url_ = http_url;
+  }
+  leader->Step();
+  {
+    absl::MutexLock lock(&mu_);
     lease_ = leader;
   }
   leader->Start();
@@ -92,6 +93,19 @@ absl::Status ServerRole::TakeOver(int64_t token) {
   return absl::OkStatus();
 }
 
+// Fencing first: from here no write of this replica lands, whatever is still in flight. The
+// dispatcher then forgets the workers and attempts (their workers move to the new active
+// replica), so a later takeover rebuilds them from the store and re-registrations.
+void ServerRole::StepDown() {
+  store_->FenceWrites(options_.lease.name, 0);
+  if (dispatcher_ != nullptr) {
+    dispatcher_->SetDispatching(false);
+    dispatcher_->Reset();
+  }
+  std::cerr << "lm-server: standby again (lease '" << options_.lease.name << "')" << std::endl;
+  if (on_lost_) on_lost_();
+}
+
 bool ServerRole::active() const {
   if (!options_.replicated) return true;
   absl::MutexLock lock(&mu_);
@@ -107,6 +121,12 @@ std::string ServerRole::active_address() const {
   absl::MutexLock lock(&mu_);
   if (lease_ == nullptr) return advertise_address_;
   return lease_->held() ? advertise_address_ : lease_->active_address();
+}
+
+std::string ServerRole::active_http_url() const {
+  absl::MutexLock lock(&mu_);
+  if (lease_ == nullptr) return http_url_;
+  return lease_->held() ? http_url_ : lease_->active_http_url();
 }
 
 }  // namespace lmtrain

@@ -156,6 +156,8 @@ struct LeaseRequest {
   std::string holder;          // Unique per process and run.
   std::string holder_address;  // Where clients reach the holder (its advertised address).
   int64_t ttl_ms = 5000;       // The lease lapses this long after the call unless renewed.
+  // The holder's HTTP front end as a URL base ("http://host:8080"); "" when it serves none.
+  std::string holder_http_url;
 };
 
 struct LeaseState {
@@ -165,6 +167,7 @@ struct LeaseState {
   // Fencing token of the current holder's tenure: it grows each time the lease changes hands,
   // and stays the same while one holder renews.
   int64_t token = 0;
+  std::string holder_http_url;  // Its HTTP front end (LeaseRequest::holder_http_url).
 };
 
 class JobStore {
@@ -210,7 +213,7 @@ class JobStore {
   // Returns the lease as it stands after the call (held tells whether the caller has it).
   // Single-server stores: always held, token 1.
   virtual absl::StatusOr<LeaseState> AcquireLease(const LeaseRequest& request) {
-    return LeaseState{true, request.holder, request.holder_address, 1};
+    return LeaseState{true, request.holder, request.holder_address, 1, request.holder_http_url};
   }
 
   // Gives lease `name` up if `holder` holds it, so that another holder may take it at once.

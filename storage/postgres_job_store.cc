@@ -61,23 +61,30 @@ absl::Status CheckFence(PgConnection& db, const PostgresJobStore::Fence& fence) 
   return storage_internal::PgCheckFence(db, fence->first, fence->second);
 }
 
-absl::StatusOr<std::string> CreateInTransaction(PgConnection& db, const NewJob& new_job,
-                                                const PostgresJobStore::Fence& fence) {
-  ASSIGN_OR_RETURN(PgTransaction txn, PgTransaction::Begin(db, kWrite));
-  RETURN_IF_ERROR(CheckFence(db, fence));
+// The body of one CreateJob, inside the batch's transaction: the id of the new job, or of the
+// job that already holds its request id.
+absl::StatusOr<std::string> InsertNewJob(PgConnection& db, const NewJob& new_job) {
   ASSIGN_OR_RETURN(std::optional<int64_t> id, storage_internal::PgInsertJob(db, new_job));
   if (!id.has_value()) {
     // The request id is taken. READ COMMITTED: this statement sees the row that the insert
-    // waited for, committed by another connection.
+    // waited for, committed by another connection (or inserted earlier in this batch).
     ASSIGN_OR_RETURN(id, storage_internal::PgFindJobByRequestId(db, new_job.request_id));
     if (!id.has_value()) return absl::AbortedError("request id taken and released; retry");
-    RETURN_IF_ERROR(txn.Commit());
     return absl::StrCat(*id);
   }
   const StateChangeEvent submitted{JobState::kQueued, storage_internal::kSubmittedReason};
   RETURN_IF_ERROR(storage_internal::PgInsertEvent(db, *id, 1, new_job.created_at_ms, submitted));
-  RETURN_IF_ERROR(txn.Commit());
   return absl::StrCat(*id);
+}
+
+// One job's insert under a savepoint, rolled back when the insert fails so that the batch goes
+// on; fills *result. An error: a savepoint statement failed, and the transaction is unusable.
+absl::Status Isolated(PgConnection& db, const NewJob& job, absl::StatusOr<std::string>* result) {
+  RETURN_IF_ERROR(db.Exec("SAVEPOINT create_job", "CreateJob savepoint"));
+  *result = InsertNewJob(db, job);
+  return db.Exec(result->ok() ? "RELEASE SAVEPOINT create_job"
+                              : "ROLLBACK TO SAVEPOINT create_job; RELEASE SAVEPOINT create_job",
+                 "CreateJob savepoint");
 }
 
 }  // namespace
@@ -140,9 +147,38 @@ absl::StatusOr<T> PostgresJobStore::Call(const char* operation, Body body) {
 }
 
 absl::StatusOr<std::string> PostgresJobStore::CreateJob(const NewJob& new_job) {
+  return creates_.Run(
+      new_job, [this](const std::vector<Creates::Pending*>& batch) { CommitCreates(batch); });
+}
+
+void PostgresJobStore::CommitCreates(const std::vector<Creates::Pending*>& batch) {
   const Fence fence = CurrentFence();
-  return Call<std::string>(
-      "CreateJob", [&](PgConnection& db) { return CreateInTransaction(db, new_job, fence); });
+  // A lone job needs no savepoint: its failure rolls the transaction back.
+  const bool isolate = batch.size() > 1;
+  absl::Status committed =
+      Call<bool>("CreateJob", [&](PgConnection& db) -> absl::StatusOr<bool> {
+        ASSIGN_OR_RETURN(PgTransaction txn, PgTransaction::Begin(db, kWrite));
+        RETURN_IF_ERROR(CheckFence(db, fence));
+        for (Creates::Pending* p : batch) {
+          if (isolate) {
+            RETURN_IF_ERROR(Isolated(db, *p->item, &p->result));  // Else all fail.
+            continue;
+          }
+          p->result = InsertNewJob(db, *p->item);
+          if (!p->result.ok()) return p->result.status();  // Rolls back.
+        }
+        RETURN_IF_ERROR(txn.Commit());
+        return true;
+      }).status();
+  for (Creates::Pending* p : batch) {
+    if (!committed.ok()) {
+      p->result = committed;
+    } else if (!p->result.ok() && p->result.status().code() != absl::StatusCode::kNotFound) {
+      p->result =
+          absl::Status(p->result.status().code(),
+                       absl::StrCat("PostgresJobStore.CreateJob: ", p->result.status().message()));
+    }
+  }
 }
 
 absl::StatusOr<std::optional<std::string>> PostgresJobStore::FindJobByRequestId(

@@ -9,13 +9,16 @@
 // Concurrency model: one libpq connection, used under one absl::Mutex, so calls from any
 // number of threads run one at a time. One connection keeps this simple and matches the
 // SQLite store (its calls are a few indexed statements each, and lm-server's load is a few
-// calls per job per second); a pool can replace it behind the same interface. Every method
-// runs in one transaction: writes READ COMMITTED, reads on one REPEATABLE READ snapshot
-// (storage/internal/pg_transaction.h). Ids may skip numbers (an identity value taken by an
-// insert that rolled back or met an existing request id is not reused). Several stores (processes)
-// may share a database safely: ids come from an identity column, a request id is unique through a
-// partial unique index (concurrent CreateJob calls with one request id return the same id), and
-// writers of one job lock its row (SELECT ... FOR UPDATE) so its event seqs stay gapless.
+// calls per job per second); a pool can replace it behind the same interface. Concurrent
+// CreateJob calls share transactions (storage/internal/group_commit.h, at most
+// kMaxCreateBatch jobs, each under its own SAVEPOINT so one failing job fails alone), so they
+// share the commit's WAL flush too. Every other method runs in one transaction: writes READ
+// COMMITTED, reads on one REPEATABLE READ snapshot (storage/internal/pg_transaction.h). Ids may
+// skip numbers (an identity value taken by an insert that rolled back or met an existing request id
+// is not reused). Several stores (processes) may share a database safely: ids come from an identity
+// column, a request id is unique through a partial unique index (concurrent CreateJob calls with
+// one request id return the same id), and writers of one job lock its row (SELECT ... FOR UPDATE)
+// so its event seqs stay gapless.
 //
 // Leases (JobStore::AcquireLease): rows of the `leases` table, taken and renewed with one
 // INSERT ... ON CONFLICT DO UPDATE whose condition reads the database's clock (now()), so
@@ -43,6 +46,7 @@
 #include "absl/base/thread_annotations.h"
 #include "absl/status/statusor.h"
 #include "absl/synchronization/mutex.h"
+#include "storage/internal/group_commit.h"
 #include "storage/job_store.h"
 
 namespace lmtrain {
@@ -91,7 +95,12 @@ class PostgresJobStore : public JobStore {
   using Fence = std::optional<std::pair<std::string, int64_t>>;
 
  private:
+  using Creates = storage_internal::GroupCommit<NewJob, std::string>;
+  static constexpr size_t kMaxCreateBatch = 256;
+
   Fence CurrentFence();
+  // Inserts and commits `batch` in one transaction; fills each one's result.
+  void CommitCreates(const std::vector<Creates::Pending*>& batch);
 
   explicit PostgresJobStore(std::unique_ptr<storage_internal::PgConnection> db);
 
@@ -100,6 +109,7 @@ class PostgresJobStore : public JobStore {
   template <typename T, typename Body>
   absl::StatusOr<T> Call(const char* operation, Body body);
 
+  Creates creates_{kMaxCreateBatch};  // Its queue's lock is never held while waiting for mu_.
   absl::Mutex mu_;
   const std::unique_ptr<storage_internal::PgConnection> db_ ABSL_PT_GUARDED_BY(mu_);
   absl::Mutex fence_mu_;

@@ -89,12 +89,6 @@ absl::StatusOr<int64_t> InsertEvents(Connection& db, int64_t job_id, int64_t tim
 constexpr char kSavepoint[] = "SAVEPOINT create_job";
 constexpr char kRelease[] = "RELEASE create_job";
 
-// Runs a parameterless statement through the connection's statement cache.
-absl::Status RunCached(Connection& db, const char* sql) {
-  ASSIGN_OR_RETURN(storage_internal::CachedStatement stmt, db.Prepare(sql));
-  return stmt->Run();
-}
-
 // The body of CreateJob, inside the caller's transaction: returns the existing id for a known
 // request id, else inserts the job and its first event.
 absl::StatusOr<std::string> InsertNewJob(Connection& db, const NewJob& new_job) {
@@ -138,54 +132,27 @@ SqliteJobStore::SqliteJobStore(std::unique_ptr<Connection> db) : db_(std::move(d
 
 SqliteJobStore::~SqliteJobStore() = default;
 
-struct SqliteJobStore::PendingCreate {
-  const NewJob* job;
-  absl::StatusOr<std::string> result = absl::InternalError("not committed");
-  bool done = false;
-};
-
 absl::StatusOr<std::string> SqliteJobStore::CreateJob(const NewJob& new_job) {
-  PendingCreate me{&new_job};
-  absl::MutexLock lock(&queue_mu_);
-  create_queue_.push_back(&me);
-  // Until a leader committed our job, or nobody leads and we take over.
-  struct Ready {
-    const PendingCreate* me;
-    const bool* leader;
-    bool operator()() const { return me->done || !*leader; }
-  } ready{&me, &create_leader_};
-  queue_mu_.Await(absl::Condition(&ready));
-  if (me.done) return std::move(me.result);
-  create_leader_ = true;
-  while (!me.done) {  // The queue is FIFO: our job is in this batch or a following one.
-    const size_t n = std::min(create_queue_.size(), kMaxCreateBatch);
-    std::vector<PendingCreate*> batch(create_queue_.begin(), create_queue_.begin() + n);
-    create_queue_.erase(create_queue_.begin(), create_queue_.begin() + n);
-    queue_mu_.Unlock();  // Others queue up for the next batch meanwhile.
-    CommitCreates(batch);
-    queue_mu_.Lock();
-    for (PendingCreate* p : batch) p->done = true;
-  }
-  create_leader_ = false;
-  return std::move(me.result);
+  return creates_.Run(
+      new_job, [this](const std::vector<Creates::Pending*>& batch) { CommitCreates(batch); });
 }
 
-void SqliteJobStore::CommitCreates(const std::vector<PendingCreate*>& batch) {
+void SqliteJobStore::CommitCreates(const std::vector<Creates::Pending*>& batch) {
   absl::MutexLock lock(&mu_);
   auto fail_all = [&](const absl::Status& s) {
-    for (PendingCreate* p : batch) p->result = s;
+    for (Creates::Pending* p : batch) p->result = s;
   };
   absl::StatusOr<Transaction> txn = Transaction::Begin(*db_, Transaction::Mode::kWrite);
   if (!txn.ok()) return fail_all(txn.status());
   // A lone job needs no savepoint (its failure rolls the transaction back); savepoints cost a
   // lone submit about as much as its inserts.
   const bool isolate = batch.size() > 1;
-  for (PendingCreate* p : batch) {
-    absl::Status s = isolate ? RunCached(*db_, kSavepoint) : absl::OkStatus();
+  for (Creates::Pending* p : batch) {
+    absl::Status s = isolate ? db_->RunCached(kSavepoint) : absl::OkStatus();
     if (s.ok()) {
-      p->result = InsertNewJob(*db_, *p->job);
+      p->result = InsertNewJob(*db_, *p->item);
       if (isolate) {
-        s = p->result.ok() ? RunCached(*db_, kRelease)
+        s = p->result.ok() ? db_->RunCached(kRelease)
                            : db_->Exec("ROLLBACK TO create_job; RELEASE create_job");
       }
     }

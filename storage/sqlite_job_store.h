@@ -10,12 +10,11 @@
 // processes that open the same file stay consistent too (SQLite's file locks and
 // busy_timeout_ms arbitrate); lmtrain itself runs one server per file.
 //
-// Group commit: concurrent CreateJob calls share transactions. A caller queues its job; the
-// first caller that finds no commit in progress becomes the leader, takes every job queued
-// at that moment (at most kMaxCreateBatch), inserts each under its own SAVEPOINT (so one
-// failing job fails alone) and commits them in one transaction; every caller returns only
-// after the commit holding its job (or its error). Callers that queued meanwhile form the
-// next batch. Same semantics as one transaction per call, fewer WAL writes and checkpoints.
+// Group commit (storage/internal/group_commit.h): concurrent CreateJob calls share
+// transactions. The leader takes every job queued at that moment (at most kMaxCreateBatch),
+// inserts each under its own SAVEPOINT (so one failing job fails alone) and commits them in
+// one transaction; every caller returns only after the commit holding its job (or its error).
+// Same semantics as one transaction per call, fewer WAL writes and checkpoints.
 //
 // Durability (Options::sync), WAL mode either way:
 //  kNormal (synchronous=NORMAL, the default): a committed call survives a process crash; an
@@ -45,6 +44,7 @@
 #include "absl/base/thread_annotations.h"
 #include "absl/status/statusor.h"
 #include "absl/synchronization/mutex.h"
+#include "storage/internal/group_commit.h"
 #include "storage/job_store.h"
 
 namespace lmtrain {
@@ -106,16 +106,13 @@ class SqliteJobStore : public JobStore {
                                                       int limit) override;
 
  private:
-  struct PendingCreate;  // One queued CreateJob call (sqlite_job_store.cc).
+  using Creates = storage_internal::GroupCommit<NewJob, std::string>;
 
   explicit SqliteJobStore(std::unique_ptr<storage_internal::Connection> db);
   // Inserts and commits `batch` in one transaction; fills each one's result.
-  void CommitCreates(const std::vector<PendingCreate*>& batch);
+  void CommitCreates(const std::vector<Creates::Pending*>& batch);
 
-  // Group commit of CreateJob: queue_mu_ is never held while waiting for mu_.
-  absl::Mutex queue_mu_;
-  std::vector<PendingCreate*> create_queue_ ABSL_GUARDED_BY(queue_mu_);
-  bool create_leader_ ABSL_GUARDED_BY(queue_mu_) = false;
+  Creates creates_{kMaxCreateBatch};  // Its queue's lock is never held while waiting for mu_.
 
   absl::Mutex mu_;
   const std::unique_ptr<storage_internal::Connection> db_ ABSL_PT_GUARDED_BY(mu_);

@@ -86,7 +86,7 @@ Field<TrainingSpec> LrSchedulerKwargsField() {
                      ReadKwarg(r, key, value, child, out.lr_scheduler_kwargs);
                    });
   };
-  auto write = [](YAML::Emitter& e, const TrainingSpec& s) {
+  auto write = [](YamlOut& e, const TrainingSpec& s) {
     const LrSchedulerKwargs& k = s.lr_scheduler_kwargs;
     e << YAML::BeginMap;
     for (const auto& kwarg : kDoubleKwargs) {
@@ -268,7 +268,7 @@ Field<S> SectionField(std::string_view key, M S::*member, const FieldTable<M>& t
           [member, &table](YamlReader& r, const YAML::Node& v, const std::string& path, S& out) {
             ReadTable(r, v, path, table, out.*member);
           },
-          [member, &table](YAML::Emitter& e, const S& s) {
+          [member, &table](YamlOut& e, const S& s) {
             e << YAML::BeginMap;
             WriteTable(e, table, s.*member);
             e << YAML::EndMap;
@@ -287,7 +287,7 @@ Field<JobSpec> ModelField() {
                      }
                    });
   };
-  auto write = [](YAML::Emitter& e, const JobSpec& s) {
+  auto write = [](YamlOut& e, const JobSpec& s) {
     e << YAML::BeginMap;
     if (!s.model.name_or_path.empty()) {
       e << YAML::Key << "name_or_path" << YAML::Value << s.model.name_or_path;
@@ -314,7 +314,7 @@ Field<JobSpec> TokenizerField() {
                      }
                    });
   };
-  auto write = [](YAML::Emitter& e, const JobSpec& s) {
+  auto write = [](YamlOut& e, const JobSpec& s) {
     e << YAML::BeginMap;
     if (!s.tokenizer.path.empty()) {
       e << YAML::Key << "path" << YAML::Value << s.tokenizer.path;

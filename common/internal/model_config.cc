@@ -317,7 +317,7 @@ std::optional<int64_t> ReadPretrainedNPositions(YamlReader& reader, const std::s
   return ModelNPositions(config);
 }
 
-void WriteJsonAsYaml(YAML::Emitter& out, const nlohmann::json& value) {
+void WriteJsonAsYaml(YamlOut& out, const nlohmann::json& value) {
   if (value.is_object()) {
     out << YAML::BeginMap;
     for (const auto& [key, item] : value.items()) {

@@ -41,6 +41,6 @@ std::optional<int64_t> ModelNPositions(const nlohmann::json& config);
 
 // Writes `config` (a JSON value) as YAML that ReadModelConfig reads back to an equal value:
 // strings are always quoted, doubles always carry a '.' or an exponent.
-void WriteJsonAsYaml(YAML::Emitter& out, const nlohmann::json& config);
+void WriteJsonAsYaml(YamlOut& out, const nlohmann::json& config);
 
 }  // namespace lmtrain::internal

@@ -56,7 +56,7 @@ void ReadSplitKey(YamlReader& r, const std::string& key, const YAML::Node& v,
   }
 }
 
-void WriteSplitSize(YAML::Emitter& e, const SplitSize& size) {
+void WriteSplitSize(YamlOut& e, const SplitSize& size) {
   if (!size) {
     e << YAML::Null;
   } else if (std::holds_alternative<int64_t>(*size)) {
@@ -90,7 +90,7 @@ Field<DataSpec> TrainTestSplitField() {
         });
     if (mapping) out.train_test_split = split;
   };
-  auto write = [](YAML::Emitter& e, const DataSpec& s) {
+  auto write = [](YamlOut& e, const DataSpec& s) {
     if (!s.train_test_split) {
       e << YAML::Null;
       return;

@@ -23,6 +23,7 @@
 #include <vector>
 
 #include "absl/status/status.h"
+#include "common/internal/yaml_out.h"
 
 namespace lmtrain::internal {
 
@@ -176,7 +177,7 @@ template <typename S>
 struct Field {
   std::string_view key;
   std::function<void(YamlReader&, const YAML::Node& value, const std::string& path, S&)> read;
-  std::function<void(YAML::Emitter&, const S&)> write;
+  std::function<void(YamlOut&, const S&)> write;
 };
 
 template <typename S>
@@ -201,7 +202,7 @@ bool ReadTable(YamlReader& reader, const YAML::Node& node, const std::string& pa
 // Writes every row of `table` as "key: value" entries of the current mapping (rows without a
 // writer, such as RemovedField, are skipped).
 template <typename S>
-void WriteTable(YAML::Emitter& out, const FieldTable<S>& table, const S& value) {
+void WriteTable(YamlOut& out, const FieldTable<S>& table, const S& value) {
   for (const Field<S>& f : table) {
     if (!f.write) continue;
     out << YAML::Key << std::string(f.key) << YAML::Value;
@@ -222,7 +223,7 @@ Field<S> NumberField(std::string_view key, N S::*member, Range range = Range::An
       if (auto x = r.ReadDouble(v, path, range)) out.*member = *x;
     }
   };
-  auto write = [member](YAML::Emitter& e, const S& s) {
+  auto write = [member](YamlOut& e, const S& s) {
     if constexpr (std::is_integral_v<N>) {
       e << static_cast<long long>(s.*member);
     } else {
@@ -263,7 +264,7 @@ Field<S> BoolField(std::string_view key, bool S::*member) {
           [member](YamlReader& r, const YAML::Node& v, const std::string& path, S& out) {
             if (auto x = r.ReadBool(v, path)) out.*member = *x;
           },
-          [member](YAML::Emitter& e, const S& s) { e << (s.*member ? "true" : "false"); }};
+          [member](YamlOut& e, const S& s) { e << (s.*member ? "true" : "false"); }};
 }
 
 template <typename S>
@@ -272,7 +273,7 @@ Field<S> StringField(std::string_view key, std::string S::*member) {
           [member](YamlReader& r, const YAML::Node& v, const std::string& path, S& out) {
             if (auto x = r.ReadString(v, path)) out.*member = *x;
           },
-          [member](YAML::Emitter& e, const S& s) { e << s.*member; }};
+          [member](YamlOut& e, const S& s) { e << s.*member; }};
 }
 
 // An optional boolean: a null value (or `~`) leaves it unset; written back as null when unset.
@@ -286,7 +287,7 @@ Field<S> OptionalBoolField(std::string_view key, std::optional<bool> S::*member)
               out.*member = *x;
             }
           },
-          [member](YAML::Emitter& e, const S& s) {
+          [member](YamlOut& e, const S& s) {
             if ((s.*member).has_value()) {
               e << (*(s.*member) ? "true" : "false");
             } else {
@@ -308,7 +309,7 @@ Field<S> OptionalNumberField(std::string_view key, std::optional<double> S::*mem
               out.*member = *x;
             }
           },
-          [member](YAML::Emitter& e, const S& s) {
+          [member](YamlOut& e, const S& s) {
             if ((s.*member).has_value()) {
               e << FormatDouble(*(s.*member));
             } else {
@@ -333,7 +334,7 @@ Field<S> ChoiceField(std::string_view key, std::string S::*member,
     }
     r.ReportAt(path, path + " must be one of " + JoinNames(choices) + " (got '" + *x + "')");
   };
-  return {key, read, [member](YAML::Emitter& e, const S& s) { e << s.*member; }};
+  return {key, read, [member](YamlOut& e, const S& s) { e << s.*member; }};
 }
 
 // A mapping of string keys to string values (e.g. a label selector). Scalar values of any
@@ -357,7 +358,7 @@ Field<S> StringMapField(std::string_view key, std::map<std::string, std::string>
       (out.*member)[kv.first.Scalar()] = kv.second.Scalar();
     }
   };
-  auto write = [member](YAML::Emitter& e, const S& s) {
+  auto write = [member](YamlOut& e, const S& s) {
     e << YAML::BeginMap;
     for (const auto& [k, v] : s.*member) e << YAML::Key << k << YAML::Value << v;
     e << YAML::EndMap;

@@ -9,12 +9,14 @@
 #include "server/http/cluster_gauges.h"
 #include "server/http/dashboard_assets.h"
 #include "server/http/json_api.h"
+#include "server/http/predict_api.h"
 
 namespace lmtrain {
 namespace {
 using nlohmann::json;
 
 constexpr char kJobPath[] = R"(/api/v1/jobs/([^/]+))";
+constexpr char kActiveReplicaHeader[] = "X-Lmtrain-Active-Replica";
 constexpr char kContentSecurityPolicy[] =
     "default-src 'self'; connect-src 'self'; img-src 'self' data:; style-src 'self'; "
     "script-src 'self'; frame-ancestors 'none'";
@@ -25,6 +27,13 @@ void SendJson(httplib::Response& res, const ApiResponse& api) {
   // Stored text may hold invalid UTF-8 (log lines): replace it rather than fail the response.
   res.set_content(api.body.dump(-1, ' ', false, json::error_handler_t::replace),
                   "application/json");
+}
+
+constexpr char kJsonPostError[] = "POST needs Content-Type: application/json";
+
+// POST bodies must be JSON, so that a cross-site form cannot post them.
+bool IsJsonPost(const httplib::Request& req) {
+  return req.get_header_value("Content-Type").rfind("application/json", 0) == 0;
 }
 
 void SendError(httplib::Response& res, int status, const std::string& message) {
@@ -46,11 +55,16 @@ class HttpServer::Routes {
   Routes(Options options, JobManager* jobs, Dispatcher* dispatcher, ServerMetrics* metrics)
       : options_(std::move(options)),
         api_(jobs, dispatcher),
+        predict_api_(jobs, options_.predictor),
         jobs_(jobs),
         dispatcher_(dispatcher),
         metrics_(metrics) {}
 
   void Register(httplib::Server& s) {
+    s.set_pre_routing_handler([this](const httplib::Request& req, httplib::Response& res) {
+      MarkStandby(req, res);
+      return httplib::Server::HandlerResponse::Unhandled;
+    });
     s.Get("/",
           [](const httplib::Request&, httplib::Response& res) { ServeAsset("index.html", res); });
     s.Get(R"(/assets/(.+))", [](const httplib::Request& req, httplib::Response& res) {
@@ -79,10 +93,20 @@ class HttpServer::Routes {
         [this](const Principal& p, const httplib::Request& req) {
           return api_.JobLogs(p, req.matches[1], req.params);
         });
-    Api(s, "/api/v1/workers",
-        [this](const Principal& p, const httplib::Request&) { return api_.ListWorkers(p); });
-    s.Post(absl::StrCat(kJobPath, "/cancel"),
-           [this](const httplib::Request& req, httplib::Response& res) { Cancel(req, res); });
+    Api(s, "/api/v1/replica",
+        [this](const Principal&, const httplib::Request&) { return Replica(); });
+    Api(
+        s, "/api/v1/workers",
+        [this](const Principal& p, const httplib::Request&) { return api_.ListWorkers(p); },
+        /*active_only=*/true);
+    ApiPost(s, absl::StrCat(kJobPath, "/cancel"),
+            [this](const Principal& p, const httplib::Request& req) {
+              return api_.CancelJob(p, req.matches[1], req.body);
+            });
+    ApiPost(s, absl::StrCat(kJobPath, "/predict"),
+            [this](const Principal& p, const httplib::Request& req) {
+              return predict_api_.Predict(p, req.matches[1], req.body);
+            });
     s.set_error_handler(httplib::Server::HandlerWithResponse([](const httplib::Request& req,
                                                                 httplib::Response& res) {
       if (!res.body.empty()) return httplib::Server::HandlerResponse::Unhandled;
@@ -125,13 +149,57 @@ class HttpServer::Routes {
     return options_.authenticate(req.get_header_value("Authorization"));
   }
 
-  // GET route with authentication.
-  void Api(httplib::Server& s, const std::string& pattern, Handler handler) {
-    s.Get(pattern, [this, handler](const httplib::Request& req, httplib::Response& res) {
+  // GET route with authentication; `active_only`: what only the active replica knows (its
+  // workers), redirected there by a standby.
+  void Api(httplib::Server& s, const std::string& pattern, Handler handler,
+           bool active_only = false) {
+    s.Get(pattern, [this, handler, active_only](const httplib::Request& req,
+                                                httplib::Response& res) {
       absl::StatusOr<Principal> p = Authenticate(req);
       if (!p.ok()) return Unauthorized(res, p.status());
+      if (active_only && RedirectedToActive(req, res)) return;
       SendJson(res, handler(*p, req));
     });
+  }
+
+  std::optional<std::string> ActiveReplica() const {
+    if (!options_.active_replica) return std::nullopt;
+    return options_.active_replica();
+  }
+
+  // Tells the dashboard, on every API response of a standby, where the active replica is.
+  void MarkStandby(const httplib::Request& req, httplib::Response& res) const {
+    if (req.path.rfind("/api/", 0) != 0) return;
+    if (std::optional<std::string> active = ActiveReplica(); active.has_value()) {
+      res.set_header(kActiveReplicaHeader, active->empty() ? "unknown" : *active);
+    }
+  }
+
+  ApiResponse Replica() const {
+    std::optional<std::string> active = ActiveReplica();
+    if (!active.has_value()) return ApiResponse{200, json{{"role", "active"}}};
+    return ApiResponse{200, json{{"role", "standby"}, {"active", *active}}};
+  }
+
+  // On a standby: answers `req` with a redirect to the active replica (or 503 when there is
+  // none to name) and returns true. False on the active replica.
+  bool RedirectedToActive(const httplib::Request& req, httplib::Response& res) const {
+    std::optional<std::string> active = ActiveReplica();
+    if (!active.has_value()) return false;
+    if (active->empty()) {
+      res.set_header("Retry-After", "2");
+      SendError(res, 503,
+                "this lm-server is a standby and no active replica serving HTTP is known now; "
+                "retry shortly");
+      return true;
+    }
+    const std::string location = *active + req.target;
+    res.set_header("Location", location);
+    SendJson(res, ApiResponse{307, json{{"error", absl::StrCat("this lm-server is a standby; "
+                                                               "send this to the active replica "
+                                                               "at ", *active)},
+                                        {"active", *active}}});
+    return true;
   }
 
   static void Unauthorized(httplib::Response& res, const absl::Status& status) {
@@ -139,14 +207,15 @@ class HttpServer::Routes {
     SendError(res, 401, std::string(status.message()));
   }
 
-  void Cancel(const httplib::Request& req, httplib::Response& res) {
-    absl::StatusOr<Principal> p = Authenticate(req);
-    if (!p.ok()) return Unauthorized(res, p.status());
-    const std::string type = req.get_header_value("Content-Type");
-    if (type.rfind("application/json", 0) != 0) {
-      return SendError(res, 415, "POST needs Content-Type: application/json");
-    }
-    SendJson(res, api_.CancelJob(*p, req.matches[1], req.body));
+  // POST route (a write): authentication, then a standby's redirect, then the JSON check.
+  void ApiPost(httplib::Server& s, const std::string& pattern, Handler handler) {
+    s.Post(pattern, [this, handler](const httplib::Request& req, httplib::Response& res) {
+      absl::StatusOr<Principal> p = Authenticate(req);
+      if (!p.ok()) return Unauthorized(res, p.status());
+      if (RedirectedToActive(req, res)) return;
+      if (!IsJsonPost(req)) return SendError(res, 415, kJsonPostError);
+      SendJson(res, handler(*p, req));
+    });
   }
 
   void Ready(httplib::Response& res) {
@@ -165,6 +234,7 @@ class HttpServer::Routes {
 
   const Options options_;
   JsonApi api_;
+  PredictApi predict_api_;
   JobManager* const jobs_;
   Dispatcher* const dispatcher_;
   ServerMetrics* const metrics_;

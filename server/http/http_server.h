@@ -4,6 +4,7 @@
 //   /                      dashboard (index.html; pages are #/jobs, #/jobs/ID, #/workers)
 //   /assets/NAME           dashboard files (only the embedded ones; nothing from disk)
 //   /api/v1/...            JSON API (json_api.h); needs authentication when configured
+//   /api/v1/jobs/ID/predict  POST: lm-train predict on the job's checkpoint (predict_api.h)
 //   /metrics               Prometheus text format 0.0.4 (ServerMetrics)
 //   /healthz               200 while the process serves HTTP
 //   /readyz                200 when Options::ready says so, else 503 with the reason
@@ -11,6 +12,14 @@
 // Authentication: every /api/ request passes its Authorization header (possibly "") to
 // Options::authenticate; an error is 401 {"error": ...}. POST requests must carry
 // Content-Type: application/json (so a cross-site form cannot cancel jobs).
+//
+// GET /api/v1/replica: {"role": "active"} or {"role": "standby", "active": URL or ""}.
+// Standby replicas (Options::active_replica says so): every /api/ response carries
+// X-Lmtrain-Active-Replica: URL ("unknown" when no replica is active). Reads are served here.
+// Writes (every POST) and /api/v1/workers, once authenticated, are answered 307 Temporary
+// Redirect with Location: the active replica's URL + the same path and query (307 keeps the
+// method and body) and {"error": "...standby...", "active": URL}; or 503 with Retry-After when
+// no replica is active or the active one serves no HTTP.
 //
 //   Start() (binds; error if the address is taken) -> serving -> Stop() / destructor
 //
@@ -22,11 +31,13 @@
 #include <functional>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <thread>
 
 #include "absl/status/statusor.h"
 #include "server/auth/principal.h"
+#include "server/checkpoint_predictor.h"
 #include "server/dispatcher.h"
 #include "server/job_manager.h"
 #include "server/metrics/server_metrics.h"
@@ -48,10 +59,16 @@ class HttpServer {
     std::string listen;              // HOST:PORT (IPv6 as [::1]:PORT); port 0 picks a free port.
     HttpAuthenticator authenticate;  // Empty: every caller is Principal::AuthDisabled().
     std::function<absl::Status()> ready;  // /readyz; empty: always ready.
+    // Replicas (server/server_role.h): empty, or returns nullopt, while this server takes
+    // writes; else this server is a standby, and it returns the active replica's URL base
+    // ("http://host:8080"; "" when none is active or it serves no HTTP).
+    std::function<std::optional<std::string>()> active_replica;
     int threads = 8;
     // PEM files: serve HTTPS instead of HTTP (lm-server reuses --tls-cert/--tls-key).
     std::string tls_cert;
     std::string tls_key;
+    // Runs POST /api/v1/jobs/ID/predict; not owned, must outlive the server. Null: 501.
+    const CheckpointPredictor* predictor = nullptr;
   };
 
   // Binds and starts serving. InvalidArgument for a malformed address; Unavailable (naming

@@ -109,8 +109,14 @@ Decision IncrementalScheduler::ScheduleAll(int64_t now_ms) { return Schedule(now
 Decision IncrementalScheduler::Schedule(int64_t now_ms, int max_jobs_examined) {
   Decision decision =
       internal::RunSchedulingPass(state_.get(), options_, now_ms, max_jobs_examined);
-  for (const auto& [id, entry] : parked_) {
-    if (max_jobs_examined <= 0 || parked_news_.count(id) > 0) decision.waiting[id] = entry.why;
+  if (max_jobs_examined <= 0) {
+    for (const auto& [id, entry] : parked_) decision.waiting[id] = entry.why;
+  } else {
+    // A bounded pass reports only the news: walking every parked job would make each event's
+    // pass grow with the parked queue.
+    for (const std::string& id : parked_news_) {
+      if (auto it = parked_.find(id); it != parked_.end()) decision.waiting[id] = it->second.why;
+    }
   }
   parked_news_.clear();
   return decision;

@@ -1,4 +1,4 @@
-// Leases in the job store's PostgreSQL database (table `leases`, schema version 2): acquire or
+// Leases in the job store's PostgreSQL database (table `leases`, schema versions 2 and 3): acquire or
 // renew in one INSERT ... ON CONFLICT DO UPDATE, release, and the fencing check that writes
 // run first.
 //

@@ -54,6 +54,11 @@ absl::Status Connection::Exec(absl::string_view sql) {
   return absl::OkStatus();
 }
 
+absl::Status Connection::RunCached(absl::string_view sql) {
+  ASSIGN_OR_RETURN(CachedStatement statement, Prepare(sql));
+  return statement->Run();
+}
+
 absl::StatusOr<CachedStatement> Connection::Prepare(absl::string_view sql) {
   auto it = cache_.find(std::string(sql));
   if (it == cache_.end()) {

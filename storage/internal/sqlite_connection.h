@@ -62,6 +62,10 @@ class Connection {
   // Internal if the same SQL is already leased and not yet returned.
   absl::StatusOr<CachedStatement> Prepare(absl::string_view sql);
 
+  // Runs one statement that takes no parameters and yields no row (BEGIN, COMMIT, SAVEPOINT)
+  // through the statement cache, so it is compiled once per connection.
+  absl::Status RunCached(absl::string_view sql);
+
   // Runs `sql` (one statement, no parameters) and returns column 0 of its first row as text;
   // NotFound if it yields no row. For pragmas such as `PRAGMA journal_mode`.
   absl::StatusOr<std::string> QueryText(absl::string_view sql);

@@ -7,7 +7,8 @@
 namespace lmtrain::storage_internal {
 
 absl::StatusOr<Transaction> Transaction::Begin(Connection& db, Mode mode) {
-  RETURN_IF_ERROR(db.Exec(mode == Mode::kWrite ? "BEGIN IMMEDIATE" : "BEGIN DEFERRED"));
+  // Through the statement cache: sqlite3_exec would compile them at every transaction.
+  RETURN_IF_ERROR(db.RunCached(mode == Mode::kWrite ? "BEGIN IMMEDIATE" : "BEGIN DEFERRED"));
   return Transaction(&db);
 }
 
@@ -22,7 +23,7 @@ Transaction::~Transaction() {
 
 absl::Status Transaction::Commit() {
   if (db_ == nullptr) return absl::FailedPreconditionError("transaction already committed");
-  RETURN_IF_ERROR(db_->Exec("COMMIT"));
+  RETURN_IF_ERROR(db_->RunCached("COMMIT"));
   db_ = nullptr;
   return absl::OkStatus();
 }

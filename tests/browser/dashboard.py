@@ -9,6 +9,7 @@ Env: CHROMIUM (path; default /usr/bin/chromium). Needs PyPI's playwright (script
 --tests installs it in .venv); Playwright's own browser downloads are never used.
 """
 
+import contextlib
 import json
 import os
 import sys
@@ -49,18 +50,15 @@ def message_of(e):
     return getattr(e, "message", None) or str(e) or type(e).__name__
 
 
-def run(pw, url, job_id, out_dir, shots, problems):
-    origin = origin_of(url)
+@contextlib.contextmanager
+def open_page(pw, origin, problems, on_failure):
+    """A page in a fresh headless system Chromium ($CHROMIUM, default /usr/bin/chromium). Page
+    errors, console errors and requests outside `origin` (aborted) go to `problems`. When the
+    block raises, on_failure() runs first (a screenshot); the browser is closed either way."""
     browser = pw.chromium.launch(
         executable_path=os.environ.get("CHROMIUM") or "/usr/bin/chromium",
         headless=True, args=CHROMIUM_ARGS)
     page = None
-
-    def shot(name):
-        path = os.path.join(out_dir, name)
-        page.screenshot(path=path, full_page=True)
-        shots.append(path)
-
     try:
         page = browser.new_page(viewport={"width": 1360, "height": 900})
         page.set_default_timeout(60000)
@@ -72,16 +70,53 @@ def run(pw, url, job_id, out_dir, shots, problems):
                 problems.append("console error: %s (%s)" % (m.text, where))
         page.on("console", on_console)
 
-        # Every request must stay on lm-server: anything else is recorded and aborted.
         def on_route(route):
             r = route.request.url
             if not r.startswith("data:") and origin_of(r) != origin:
-                problems.append("request outside lm-server: " + r)
+                problems.append("request outside " + origin + ": " + r)
                 route.abort()
             else:
                 route.continue_()
         page.route("**/*", on_route)
+        yield page
+    except Exception:
+        if page is not None:
+            try:
+                on_failure()
+            except Exception:  # The browser is gone.
+                pass
+        raise
+    finally:
+        browser.close()
 
+
+def report(run_checks, failure_extra):
+    """Runs run_checks(pw, problems) and prints one JSON summary line: its result, or
+    {"ok": false, "error": ...} plus failure_extra. Returns the exit code (0 or 1)."""
+    problems = []
+    try:
+        with sync_playwright() as pw:
+            summary = run_checks(pw, problems)
+    except Exception as e:  # A failed check, a Playwright timeout, or the browser gone.
+        error = message_of(e)
+        print(error, file=sys.stderr)
+        if problems:
+            print("also: " + "; ".join(problems), file=sys.stderr)
+        print(json.dumps(dict({"ok": False, "error": error}, **failure_extra),
+                         separators=(",", ":")), flush=True)
+        return 1
+    print(json.dumps(summary, separators=(",", ":")), flush=True)
+    return 0
+
+
+def run(pw, url, job_id, out_dir, shots, problems):
+    def shot(name):
+        path = os.path.join(out_dir, name)
+        page.screenshot(path=path, full_page=True)
+        shots.append(path)
+
+    # Every request must stay on lm-server.
+    with open_page(pw, origin_of(url), problems, lambda: shot("failure.png")) as page:
         # Jobs table: the running job's row, with its state, user and progress.
         page.goto(url + "#/jobs", wait_until="load")
         row = '#jobs-table tbody tr[data-job-id="%s"]' % job_id
@@ -177,15 +212,6 @@ def run(pw, url, job_id, out_dir, shots, problems):
         check(not problems, "; ".join(problems))
         return {"ok": True, "rows": rows, "charts": charts, "workers": workers,
                 "screenshots": shots}
-    except Exception:
-        if page is not None:
-            try:
-                shot("failure.png")
-            except Exception:  # The browser is gone.
-                pass
-        raise
-    finally:
-        browser.close()
 
 
 def main(argv):
@@ -193,20 +219,9 @@ def main(argv):
         print("usage: python3 dashboard.py URL JOB_ID OUT_DIR", file=sys.stderr)
         return 2
     url, job_id, out_dir = argv
-    shots, problems = [], []
-    try:
-        with sync_playwright() as pw:
-            summary = run(pw, url, job_id, out_dir, shots, problems)
-    except Exception as e:  # A failed check, a Playwright timeout, or the browser gone.
-        error = message_of(e)
-        print(error, file=sys.stderr)
-        if problems:
-            print("also: " + "; ".join(problems), file=sys.stderr)
-        print(json.dumps({"ok": False, "error": error, "screenshots": shots},
-                         separators=(",", ":")), flush=True)
-        return 1
-    print(json.dumps(summary, separators=(",", ":")), flush=True)
-    return 0
+    shots = []
+    return report(lambda pw, problems: run(pw, url, job_id, out_dir, shots, problems),
+                  {"screenshots": shots})
 
 
 if __name__ == "__main__":

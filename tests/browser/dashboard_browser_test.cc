@@ -8,32 +8,20 @@
 #include <gtest/gtest.h>
 #include <httplib.h>
 
-#include <cstdlib>
 #include <fstream>
 #include <iostream>
 #include <nlohmann/json.hpp>
-#include <thread>
 
 #include "absl/strings/str_cat.h"
-#include "absl/strings/str_split.h"
 #include "absl/time/clock.h"
 #include "client/job_client.h"
+#include "tests/browser/browser_util.h"
 #include "tests/integration/cluster.h"
 
 namespace lmtrain::testing {
 namespace {
 namespace fs = std::filesystem;
 using nlohmann::json;
-
-// `name` on $PATH, or "".
-std::string FindProgram(const std::string& name) {
-  const char* path = std::getenv("PATH");
-  for (absl::string_view dir : absl::StrSplit(path ? path : "", ':', absl::SkipEmpty())) {
-    const fs::path p = fs::path(std::string(dir)) / name;
-    if (access(p.c_str(), X_OK) == 0) return p.string();
-  }
-  return "";
-}
 
 std::string TinyLongJob() {
   const std::string data = SourceDir() + "/examples/data";
@@ -68,44 +56,14 @@ bool WaitForMetrics(int http_port, const std::string& id, int loss_points) {
   return false;
 }
 
-// Runs argv to completion; returns its exit code (-1 when it could not start or was killed)
-// and fills stdout and stderr.
-int RunProgram(const LaunchSpec& spec, std::string* out, std::string* err) {
-  PosixProcessLauncher launcher;
-  auto child = launcher.Launch(spec);
-  if (!child.ok()) {
-    *err = child.status().ToString();
-    return -1;
-  }
-  std::thread drain([&] { *err = ReadAll((*child)->stderr_fd()); });
-  *out = ReadAll((*child)->stdout_fd());
-  drain.join();
-  return (*child)->Wait().exit_code;
-}
-
 TEST(DashboardBrowser, JobsTableChartsAndCancelFromThePage) {
-  const char* chromium_env = std::getenv("CHROMIUM");
-  const std::string chromium = chromium_env ? chromium_env : FindProgram("chromium");
+  const std::string chromium = ChromiumPath();
   if (chromium.empty()) {
     GTEST_SKIP() << "needs chromium on PATH (scripts/setup.sh --tests installs it)";
   }
-  // The interpreter of the project's .venv (LMTRAIN_PYTHON, set in tests/browser/CMakeLists.txt),
-  // which must hold playwright: without it this is a broken setup, not a reason to skip.
+  // The interpreter of the project's .venv (LMTRAIN_PYTHON, set in tests/browser/CMakeLists.txt).
   const std::string python = LMTRAIN_PYTHON;
-  ASSERT_EQ(access(python.c_str(), X_OK), 0)
-      << python << " is missing: run scripts/setup.sh --tests (it creates .venv with playwright)";
-  {
-    std::string version, err;
-    LaunchSpec check;
-    check.argv = {python, "-c",
-                  "import importlib.metadata, playwright.sync_api; "
-                  "print(importlib.metadata.version('playwright'))"};
-    ASSERT_EQ(RunProgram(check, &version, &err), 0)
-        << "playwright is not importable by " << python
-        << ": run scripts/setup.sh --tests (it installs scripts/requirements-test.txt)\n"
-        << err;
-    std::cout << "playwright " << version;
-  }
+  ASSERT_NO_FATAL_FAILURE(ExpectPlaywright(python));
   const fs::path script_dir = fs::path(SourceDir()) / "tests" / "browser";
   const fs::path out = fs::path(BinDir()).parent_path() / "test-artifacts" / "browser";
   fs::remove_all(out);  // Only this run's screenshots.

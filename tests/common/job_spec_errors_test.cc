@@ -80,6 +80,13 @@ TEST_F(JobSpecErrorsTest, SecondDocumentIsRejected) {
   EXPECT_TRUE(HasError(Parse(std::string(kGood) + "---\nname: two\n"), 9, "one YAML document"));
 }
 
+// yaml-cpp starts a second document without a '---' after an indented block mapping or a flow
+// mapping ends; the check must see those too, not only the marked ones.
+TEST_F(JobSpecErrorsTest, SecondDocumentWithoutAMarkerIsRejected) {
+  EXPECT_TRUE(HasError(Parse("  name: one\n  task: clm\nname: two\n"), 3, "one YAML document"));
+  EXPECT_TRUE(HasError(Parse("{name: one, task: clm}\n{name: two}\n"), 2, "one YAML document"));
+}
+
 TEST_F(JobSpecErrorsTest, UnknownTopLevelKeySuggestsTheClosest) {
   auto result = Parse(std::string(kGood) + "trainig:\n  seed: 1\n");
   EXPECT_TRUE(HasError(result, 8, "unknown key 'trainig' (did you mean 'training'?)"));

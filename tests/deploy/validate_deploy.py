@@ -5,7 +5,8 @@
      kubernetes-validate's Kubernetes 1.27 schemas, strict, so unknown fields fail too);
   3. checks what lmtrain needs of them (deploy_checks/semantics.py: PVCs, probes, headless
      Service, Secrets, GPUs, resource limits, non-root);
-  4. checks deploy/docker/*.Dockerfile (deploy_checks/dockerfile.py: COPY sources exist, non-root);
+  4. checks deploy/docker/*.Dockerfile (deploy_checks/dockerfile.py: COPY sources exist, non-root,
+     lm-train copied next to lm-server / lm-worker);
   5. checks that every flag the manifests and Dockerfiles pass to lm-server / lm-worker is one
      the program accepts (its --help when built, else its sources).
 
@@ -131,7 +132,8 @@ def main(argv):
            [f"missing deploy/docker/{f}" for f in wanted if f not in dockerfiles])
     for f in dockerfiles:
         errors, program, flags = dockerfile_errors(os.path.join(docker_dir, f), opts.repo)
-        report(f"deploy/docker/{f}: COPY sources exist, non-root USER, exec-form ENTRYPOINT/CMD", errors)
+        report(f"deploy/docker/{f}: COPY sources exist, non-root USER, exec-form ENTRYPOINT/CMD, "
+               "lm-train beside lm-server / lm-worker", errors)
         if program in ("lm-server", "lm-worker"):
             used_flags += [(program, flag, f"deploy/docker/{f} ENTRYPOINT/CMD") for flag in flags]
 

@@ -244,7 +244,7 @@ def docker_repo(test, dockerfile, extra=None):
 
 GOOD = """FROM debian:12 AS build
 COPY server/ server/
-RUN true
+RUN mkdir -p /out/bin && cp build/bin/lm-server build/bin/lm-train /out/bin/
 FROM debian:12
 COPY --from=build /out/ /opt/
 USER 10001:10001
@@ -265,6 +265,11 @@ DOCKER_CASES = [
     ("no USER", GOOD.replace("USER 10001:10001\n", ""), r"sets no USER", None),
     ("USER root", GOOD.replace("USER 10001:10001", "USER root"), r"runs as root", None),
     ("a shell-form CMD", re.sub(r"CMD .*", "CMD lm-server --listen x", GOOD), r"CMD must be a JSON array", None),
+    ("no lm-train next to lm-server", GOOD.replace(" build/bin/lm-train", ""),
+     r":3: lm-train must be copied next to lm-server", None),
+    ("lm-train copied elsewhere",
+     GOOD.replace(" build/bin/lm-train /out/bin/", " /out/bin/ && cp build/bin/lm-train /out/lib/"),
+     r":3: lm-train must be copied next to lm-server", None),
 ]
 
 

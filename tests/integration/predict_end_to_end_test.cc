@@ -1,8 +1,10 @@
-// lmctl predict through the real stack: lm-server + lm-worker + lm-train on loopback. A tiny
-// MLM trained for a few steps, then `lmctl predict` runs fill-mask on its checkpoints on the
-// server (lm-train predict as the server's child); jobs without a checkpoint, unfinished jobs
-// and inputs the model cannot take are clear errors.
+// lmctl predict and POST /api/v1/jobs/ID/predict through the real stack: lm-server +
+// lm-worker + lm-train on loopback. A tiny MLM trained for a few steps, then `lmctl predict`
+// (gRPC) and the HTTP JSON API run fill-mask on its checkpoints on the server (lm-train predict
+// as the server's child); jobs without a checkpoint, unfinished jobs and inputs the model
+// cannot take are clear errors.
 #include <gtest/gtest.h>
+#include <httplib.h>
 
 #include <fstream>
 #include <nlohmann/json.hpp>
@@ -54,6 +56,17 @@ class PredictEndToEnd : public ::testing::Test {
     EXPECT_TRUE(job.ok()) << job.status();
     if (job.ok() && job->state() != v1::SUCCEEDED) ADD_FAILURE() << job->error();
     return job.ok() ? job->state() : v1::JOB_STATE_UNSPECIFIED;
+  }
+
+  // POSTs `body` to the job's HTTP predict route; returns the status, the JSON reply in *out.
+  int HttpPredict(const std::string& id, const nlohmann::json& body, nlohmann::json* out) {
+    httplib::Client http("127.0.0.1", cluster_->http_port());
+    http.set_read_timeout(120);
+    auto res = http.Post("/api/v1/jobs/" + id + "/predict", body.dump(), "application/json");
+    EXPECT_TRUE(res) << httplib::to_string(res.error());
+    if (!res) return -1;
+    *out = nlohmann::json::parse(res->body, nullptr, false);
+    return res->status;
   }
 
   int Lmctl(const std::vector<std::string>& args, std::string* out, std::string* err) {
@@ -108,6 +121,34 @@ TEST_F(PredictEndToEnd, FillMaskOnAFinishedJobsCheckpoints) {
   EXPECT_NE(err.find("predict needs one of --fill-mask TEXT or --generate PROMPT"),
             std::string::npos)
       << err;
+}
+
+TEST_F(PredictEndToEnd, TheHttpApiPredictsLikeLmctl) {
+  const std::string id = Submit("mlm", MlmJob("max_steps: 4, save_steps: 2"));
+  ASSERT_EQ(WaitFor(id), v1::SUCCEEDED);
+  std::string out, err;
+  ASSERT_EQ(Lmctl({"predict", id, "--step", "2", "--top-k", "3", "--fill-mask", kCourseText, "-o",
+                   "json"},
+                  &out, &err),
+            0)
+      << err;
+  nlohmann::json http;
+  ASSERT_EQ(HttpPredict(id, {{"fill_mask", kCourseText}, {"top_k", 3}, {"step", 2}}, &http), 200)
+      << http;
+  EXPECT_EQ(http, nlohmann::json::parse(out));  // The same document, result for result.
+  ASSERT_EQ(http["result"].size(), 3u);
+  EXPECT_EQ(http["result"][0]["sequence"].get<std::string>().rfind("this is a great", 0), 0u);
+
+  ASSERT_EQ(HttpPredict(id, {{"fill_mask", kCourseText}}, &http), 200) << http;
+  EXPECT_EQ(http["step"], 4);
+  EXPECT_EQ(http["result"].size(), 5u);
+  EXPECT_EQ(HttpPredict(id, {{"fill_mask", "no mask here"}}, &http), 400);
+  EXPECT_NE(http.value("error", "").find("no mask token [MASK] in the text"), std::string::npos)
+      << http;
+  EXPECT_EQ(HttpPredict(id, {{"generate", "It is"}}, &http), 400);
+  EXPECT_NE(http.value("error", "").find("is not a causal LM"), std::string::npos) << http;
+  EXPECT_EQ(HttpPredict(id, {{"fill_mask", kCourseText}, {"step", 3}}, &http), 404) << http;
+  EXPECT_EQ(HttpPredict("999", {{"fill_mask", kCourseText}}, &http), 404) << http;
 }
 
 TEST_F(PredictEndToEnd, UnfinishedJobsAndJobsWithoutCheckpointsAreClearErrors) {

@@ -8,6 +8,7 @@
 #include <regex>
 
 #include "absl/strings/str_cat.h"
+#include "absl/synchronization/notification.h"
 #include "absl/time/clock.h"
 #include "tests/integration/cluster.h"
 
@@ -47,6 +48,7 @@ ProcessGroup::ProcessGroup(Options options) : options_(options) {
   workers_.resize(options_.workers);
   servers_.resize(options_.servers);
   ports_.resize(options_.servers, 0);
+  http_ports_.resize(options_.servers, 0);
 }
 
 std::string ProcessGroup::address() const {
@@ -65,12 +67,15 @@ ProcessGroup::~ProcessGroup() {
 }
 
 absl::Status ProcessGroup::Launch(Proc& proc, const std::vector<std::string>& argv,
-                                  const std::string& log, std::string* port_out) {
+                                  const std::string& log, std::string* port_out,
+                                  std::string* http_port_out) {
   auto child = launcher_.Launch({argv});
   if (!child.ok()) return child.status();
   proc.child = std::move(*child);
   if (port_out != nullptr) {  // Read stdout until the server says where it listens.
-    const std::regex re("listening on [0-9.]+:([0-9]+)");
+    // The dashboard line follows (StartServer always turns HTTP on).
+    const std::regex re(
+        "listening on [0-9.]+:([0-9]+)[\\s\\S]*dashboard at http://[0-9.]+:([0-9]+)/");
     std::string seen;
     const absl::Time deadline = absl::Now() + absl::Seconds(30);
     std::smatch m;
@@ -86,6 +91,7 @@ absl::Status ProcessGroup::Launch(Proc& proc, const std::vector<std::string>& ar
       seen.append(buf, n);
     }
     *port_out = m[1].str();
+    *http_port_out = m[2].str();
     std::ofstream(log, std::ios::app) << seen;
   }
   proc.drain = std::thread(Drain, proc.child.get(), log);
@@ -103,7 +109,7 @@ void ProcessGroup::Kill(Proc& proc) {
 absl::Status ProcessGroup::StartServer(int index) {
   const std::string listen = absl::StrCat("127.0.0.1:", ports_.at(index));  // 0 the first time.
   const std::string suffix = index == 0 ? "" : absl::StrCat("-", index);
-  std::string port;
+  std::string port, http_port;
   std::vector<std::string> argv = {BinDir() + "/lm-server", "--listen", listen,
                                    "--http-listen", "127.0.0.1:0", "--data-dir",
                                    (dir_ / ("data" + suffix)).string(), "--lease-timeout-ms",
@@ -111,13 +117,30 @@ absl::Status ProcessGroup::StartServer(int index) {
   if (options_.servers > 1) argv.insert(argv.end(), {"--artifacts", artifacts_dir()});
   argv.insert(argv.end(), options_.server_args.begin(), options_.server_args.end());
   absl::Status s = Launch(servers_.at(index), argv,
-                          (dir_ / "logs" / ("server" + suffix + ".log")).string(), &port);
+                          (dir_ / "logs" / ("server" + suffix + ".log")).string(), &port,
+                          &http_port);
   if (!s.ok()) return s;
   ports_.at(index) = std::stoi(port);
+  http_ports_.at(index) = std::stoi(http_port);
   return absl::OkStatus();
 }
 
 void ProcessGroup::KillServer(int index) { Kill(servers_.at(index)); }
+
+ExitStatus ProcessGroup::WaitServer(int index, absl::Duration timeout) {
+  Proc& proc = servers_.at(index);
+  ExitStatus status;
+  absl::Notification exited;
+  std::thread waiter([&] {
+    status = proc.child->Wait();
+    exited.Notify();
+  });
+  if (!exited.WaitForNotificationWithTimeout(timeout)) proc.child->Signal(SIGKILL);
+  waiter.join();
+  if (proc.drain.joinable()) proc.drain.join();
+  proc.child.reset();
+  return status;
+}
 
 absl::Status ProcessGroup::StartWorker(int index) {
   const int ports = 31000 + 20 * index + 2000 * (getpid() % 10);
@@ -131,7 +154,8 @@ absl::Status ProcessGroup::StartWorker(int index) {
     argv.insert(argv.end(), options_.worker_args[index].begin(), options_.worker_args[index].end());
   }
   return Launch(workers_.at(index), argv,
-                (dir_ / "logs" / absl::StrCat("worker-", index, ".log")).string(), nullptr);
+                (dir_ / "logs" / absl::StrCat("worker-", index, ".log")).string(), nullptr,
+                nullptr);
 }
 
 void ProcessGroup::KillWorker(int index) { Kill(workers_.at(index)); }

@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "absl/status/status.h"
+#include "absl/time/time.h"
 #include "common/process_launcher.h"
 
 namespace lmtrain::testing {
@@ -37,6 +38,9 @@ class ProcessGroup {
   absl::Status StartAll();
   absl::Status StartServer(int index = 0);
   void KillServer(int index = 0);
+  // Waits until the server exits by itself, at most `timeout` (then SIGKILLs it), and returns
+  // how it ended.
+  ExitStatus WaitServer(int index, absl::Duration timeout);
   absl::Status StartWorker(int index);
   void KillWorker(int index);
   bool server_running(int index = 0) const { return servers_.at(index).child != nullptr; }
@@ -47,6 +51,8 @@ class ProcessGroup {
   std::string server_address(int index) const {
     return "127.0.0.1:" + std::to_string(ports_.at(index));
   }
+  // The server's HTTP port (the dashboard); it changes with each start.
+  int http_port(int index) const { return http_ports_.at(index); }
   const std::filesystem::path& dir() const { return dir_; }
   std::string artifacts_dir() const { return (dir_ / "data" / "artifacts").string(); }
 
@@ -55,13 +61,15 @@ class ProcessGroup {
     std::unique_ptr<ChildProcess> child;
     std::thread drain;
   };
+  // For a server, reads its gRPC and HTTP ports from its output into *port_out, *http_port_out.
   absl::Status Launch(Proc& proc, const std::vector<std::string>& argv, const std::string& log,
-                      std::string* port_out);
+                      std::string* port_out, std::string* http_port_out);
   void Kill(Proc& proc);
 
   Options options_;
   std::filesystem::path dir_;
   std::vector<int> ports_;  // 0 until the server first started.
+  std::vector<int> http_ports_;
   PosixProcessLauncher launcher_;
   std::vector<Proc> servers_;
   std::vector<Proc> workers_;

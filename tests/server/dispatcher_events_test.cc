@@ -168,5 +168,76 @@ TEST_F(DispatcherEventsTest, NothingIsPlacedWhileDispatchingIsOff) {
   EXPECT_THAT(JobsOf(Sync(w)), ElementsAre(id));
 }
 
+// A replica that lost the lease forgets its workers and attempts; taking over again, it
+// rebuilds them from the store and the re-registrations: the running rank keeps its attempt,
+// and new work is placed as before.
+TEST_F(DispatcherEventsTest, ResetForgetsEverythingAndRecoverReattachesTheRunningAttempt) {
+  WorkerInfo info;
+  info.name = "w";
+  info.hostname = "w.host";
+  info.slots = 2;
+  const std::string w = dispatcher_->RegisterWorker(info, {});
+  const std::string id = Submit("a");
+  const SyncResult placed = Sync(w);
+  ASSERT_THAT(JobsOf(placed), ElementsAre(id));
+  const JobAssignment a = placed.assignments[0];
+  Start(w, a);
+  ParkedSync parked(dispatcher_.get(), w, {Ref(a)});
+  WaitParked(1);
+
+  dispatcher_->SetDispatching(false);
+  dispatcher_->Reset();
+  EXPECT_TRUE(parked.Get().reregister);
+  EXPECT_THAT(dispatcher_->ListWorkers(), IsEmpty());
+  EXPECT_TRUE(Sync(w).reregister);
+  EXPECT_EQ(State(id), JobState::kRunning);  // The store is left as it was.
+
+  ASSERT_TRUE(dispatcher_->Recover().ok());
+  dispatcher_->SetDispatching(true);
+  const std::string again = dispatcher_->RegisterWorker(info, {Ref(a)});
+  EXPECT_TRUE(Sync(again, {Ref(a)}).empty());  // Re-attached: nothing to start or stop.
+  const std::string next = Submit("b");
+  EXPECT_THAT(JobsOf(Sync(again, {Ref(a)})), ElementsAre(next));
+  const std::vector<WorkerStatus> workers = dispatcher_->ListWorkers();
+  ASSERT_EQ(workers.size(), 1u);
+  EXPECT_THAT(workers[0].running_job_ids, ::testing::UnorderedElementsAre(id, next));
+  EXPECT_EQ(Job(id).attempts.size(), 1u);
+  EXPECT_EQ(Job(id).retries, 0);
+}
+
+// Waiting reasons asked right after an event buy a complete pass only once per interval; in
+// between, a job the bounded event pass did not reach has no reason yet.
+TEST_F(DispatcherEventsTest, WaitingReasonRunsACompletePassAtMostOncePerInterval) {
+  scheduler::SchedulerOptions bounded;
+  bounded.max_jobs_examined = 1;
+  scheduler_ = scheduler::MakePolicyScheduler(bounded);
+  Dispatcher::Options options{"/artifacts", kLeaseMs};
+  options.complete_pass_interval_ms = 1000;
+  UseOptions(options);
+  Worker("w", 1);
+  ASSERT_EQ(State(Submit("busy")), JobState::kScheduled);  // Fills the only slot.
+  const std::string a = Submit("a"), b = Submit("b"), c = Submit("c");
+  EXPECT_FALSE(dispatcher_->WaitingReason(c).empty());  // The first complete pass.
+  clock_.Advance(10);
+  const std::string d = Submit("d");  // Its bounded pass examines `a` only.
+  EXPECT_FALSE(dispatcher_->WaitingReason(a).empty());
+  EXPECT_EQ(dispatcher_->WaitingReason(d), "");
+  clock_.Advance(989);  // 999 ms after the complete pass.
+  EXPECT_EQ(dispatcher_->WaitingReason(d), "");
+  clock_.Advance(1);
+  EXPECT_FALSE(dispatcher_->WaitingReason(d).empty());
+  EXPECT_FALSE(dispatcher_->WaitingReason(b).empty());
+}
+
+TEST_F(DispatcherEventsTest, WithoutAnIntervalEveryReasonAfterAnEventIsComplete) {
+  scheduler::SchedulerOptions bounded;
+  bounded.max_jobs_examined = 1;
+  scheduler_ = scheduler::MakePolicyScheduler(bounded);
+  UseOptions(Dispatcher::Options{"/artifacts", kLeaseMs});
+  Submit("a");
+  EXPECT_FALSE(dispatcher_->WaitingReason(Submit("b")).empty());
+  EXPECT_FALSE(dispatcher_->WaitingReason(Submit("c")).empty());
+}
+
 }  // namespace
 }  // namespace lmtrain

@@ -36,6 +36,7 @@ struct Replica {
     LeaderLease::Options options;
     options.holder = name;
     options.advertise_address = name + ":50051";
+    options.http_url = "http://" + name + ":8080";
     options.ttl_ms = ttl_ms;
     LeaderLease::Callbacks callbacks;
     callbacks.acquired = [this](int64_t token) {
@@ -77,6 +78,7 @@ TEST_F(LeaderLeasePostgresTest, OneActiveTheOtherStandsByAndKnowsWhere) {
   EXPECT_FALSE(b.lease->held());
   EXPECT_TRUE(b.acquired.empty());
   EXPECT_EQ(b.lease->active_address(), "a:50051");
+  EXPECT_EQ(b.lease->active_http_url(), "http://a:8080");
   a.lease->Step();  // Renewal: no second callback, same token.
   EXPECT_EQ(a.acquired.size(), 1u);
   EXPECT_EQ(a.lease->token(), 1);
@@ -93,12 +95,30 @@ TEST_F(LeaderLeasePostgresTest, StandbyTakesOverWhenTheActiveStopsRenewing) {
   EXPECT_FALSE(a.lease->held());  // 300 ms passed on a's clock too.
   absl::StatusOr<std::string> late = a_store_->CreateJob(NewJob{"late", "clm", "x: 1\n"});
   EXPECT_EQ(late.status().code(), absl::StatusCode::kFailedPrecondition);
-  a.lease->Step();  // a wakes up and learns it lost the lease.
+  a.lease->Step();  // a wakes up, learns it lost the lease and stands by.
   EXPECT_EQ(a.lost, 1);
-  EXPECT_TRUE(a.lease->lost());
-  a.lease->Step();  // Terminal: no new tenure, no second callback.
+  EXPECT_EQ(a.lease->losses(), 1);
+  EXPECT_EQ(a.lease->active_address(), "b:50051");
+  a.lease->Step();  // b holds it: no new tenure, no second callback.
   EXPECT_EQ(a.lost, 1);
-  EXPECT_TRUE(a.acquired.size() == 1);
+  EXPECT_EQ(a.acquired.size(), 1u);
+  EXPECT_FALSE(a.lease->held());
+}
+
+TEST_F(LeaderLeasePostgresTest, AReplicaThatLostTheLeaseTakesItBackWithTheNextToken) {
+  Replica a(a_store_.get(), clock_, "a", 300), b(b_store_.get(), clock_, "b", 60000);
+  a.lease->Step();
+  ASSERT_TRUE(a.lease->held());
+  ASSERT_TRUE(StepUntilHeld(b));  // a stopped renewing for longer than its TTL.
+  a.lease->Step();
+  ASSERT_EQ(a.lost, 1);
+  b.lease->Stop();  // Releases: a, standing by, takes the lease at its next Step.
+  a.lease->Step();
+  EXPECT_TRUE(a.lease->held());
+  EXPECT_THAT(a.acquired, ::testing::ElementsAre(1, 3));
+  EXPECT_EQ(a.lease->token(), 3);
+  EXPECT_EQ(a.lease->active_address(), "a:50051");
+  EXPECT_EQ(a.lost, 1);
 }
 
 TEST_F(LeaderLeasePostgresTest, StopReleasesSoTheStandbyTakesOverAtOnce) {
@@ -137,6 +157,37 @@ TEST(LeaderLeaseTest, FailedRenewalsLoseTheLeaseOnlyOnceTheTtlHasPassed) {
   EXPECT_FALSE(a.lease->held());  // At once, before the next Step.
   a.lease->Step();
   EXPECT_EQ(a.lost, 1);
+  a.lease->Step();  // Still failing: a standby that cannot reach the store.
+  EXPECT_FALSE(a.lease->held());
+  store.failing = false;  // The store is back: the lease is free to take again.
+  a.lease->Step();
+  EXPECT_TRUE(a.lease->held());
+  EXPECT_EQ(a.acquired.size(), 2u);
+  EXPECT_EQ(a.lost, 1);
+}
+
+// A takeover that fails (the store cannot be read) releases the lease for another replica
+// and counts as lost; the replica tries again at its next Step.
+TEST(LeaderLeaseTest, AFailedTakeoverGivesTheLeaseUpAndIsTriedAgain) {
+  InMemoryJobStore store;
+  FakeClock clock;
+  int tries = 0;
+  int lost = 0;
+  LeaderLease::Options options;
+  options.holder = "a";
+  options.advertise_address = "a:50051";
+  LeaderLease::Callbacks callbacks;
+  callbacks.acquired = [&tries](int64_t) {
+    return ++tries == 1 ? absl::UnavailableError("store down") : absl::OkStatus();
+  };
+  callbacks.lost = [&lost] { ++lost; };
+  LeaderLease lease(&store, &clock, options, std::move(callbacks));
+  lease.Step();
+  EXPECT_FALSE(lease.held());
+  EXPECT_EQ(lost, 1);
+  lease.Step();
+  EXPECT_TRUE(lease.held());
+  EXPECT_EQ(tries, 2);
 }
 
 TEST(ServerRoleTest, StandbyRefusesWritesAndWorkersButServesReadsAndArtifacts) {

@@ -59,6 +59,19 @@ TEST(SchedulerConfigTest, EmptyFileGivesDefaults) {
   ASSERT_TRUE(config.ok());
   EXPECT_TRUE(config->options.backfill);
   EXPECT_TRUE(config->users.empty());
+  EXPECT_EQ(config->complete_pass_interval_ms, 1000);
+}
+
+TEST(SchedulerConfigTest, ReadsTheCompletePassInterval) {
+  auto config = ParseSchedulerConfig("complete_pass_interval_ms: 250\n", "s.yaml");
+  ASSERT_TRUE(config.ok()) << config.status();
+  EXPECT_EQ(config->complete_pass_interval_ms, 250);
+  EXPECT_EQ(ParseSchedulerConfig("complete_pass_interval_ms: 0\n", "s.yaml")
+                ->complete_pass_interval_ms,
+            0);
+  auto bad = ParseSchedulerConfig("seed: 1\ncomplete_pass_interval_ms: -5\n", "s.yaml");
+  EXPECT_THAT(bad.status().message(),
+              HasSubstr("s.yaml:2: complete_pass_interval_ms must be >= 0"));
 }
 
 TEST(SchedulerConfigTest, ErrorsNameFileLineAndKey) {

@@ -15,6 +15,7 @@
 #include "absl/synchronization/notification.h"
 #include "storage/job_store.h"
 #include "tests/storage/all_job_stores.h"
+#include "tests/storage/concurrent_creates.h"
 #include "tests/storage/storage_test_util.h"
 
 namespace lmtrain {
@@ -429,6 +430,13 @@ TEST_P(JobStoreContractTest, ConcurrentAppendsKeepSeqGaplessAndUnique) {
     tags.insert(tag);
   }
   EXPECT_EQ(tags.size(), static_cast<size_t>(kThreads * kBatches));
+}
+
+// SqliteJobStore and PostgresJobStore commit concurrent creates in shared transactions.
+TEST_P(JobStoreContractTest, ConcurrentCreatesEachGetTheirJob) {
+  const testing::ConcurrentCreates creates =
+      testing::CreateConcurrently(*store_, /*threads=*/16, /*per_thread=*/20);
+  testing::ExpectConcurrentCreates(*store_, creates);
 }
 
 INSTANTIATE_TEST_SUITE_P(AllStores, JobStoreContractTest, ::testing::ValuesIn(AllStores()),

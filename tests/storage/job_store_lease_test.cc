@@ -19,7 +19,8 @@ using ::lmtrain::testing::ScratchDir;
 using ::lmtrain::testing::StoreFactory;
 
 LeaseRequest Request(const std::string& holder) {
-  return LeaseRequest{"lm-server", holder, holder + ".example:50051", 60000};
+  return LeaseRequest{"lm-server", holder, holder + ".example:50051", 60000,
+                      "http://" + holder + ".example:8080"};
 }
 
 NewJob Job(const std::string& name) {
@@ -46,6 +47,7 @@ TEST_P(JobStoreLeaseTest, FirstAcquireIsHeldAndRenewalKeepsTheToken) {
   EXPECT_TRUE(first.held);
   EXPECT_EQ(first.holder, "a");
   EXPECT_EQ(first.holder_address, "a.example:50051");
+  EXPECT_EQ(first.holder_http_url, "http://a.example:8080");
   EXPECT_GE(first.token, 1);
   ASSERT_OK_AND_ASSIGN(LeaseState renewed, store_->AcquireLease(Request("a")));
   EXPECT_TRUE(renewed.held);

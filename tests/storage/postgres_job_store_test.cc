@@ -131,7 +131,7 @@ TEST_F(PostgresJobStoreTest, MigratesAnEmptyDatabaseOnceAndRecordsItsVersion) {
   EXPECT_THAT(server_->Query(Database(),
                              "SELECT string_agg(version::text, ',') FROM "
                              "schema_version"),
-              ::testing::Property(&absl::StatusOr<std::string>::value, "3"));
+              ::testing::Property(&absl::StatusOr<std::string>::value, "4"));
 }
 
 TEST_F(PostgresJobStoreTest, UpgradesAVersionOneDatabaseWithLeasesKeepingItsJobs) {
@@ -148,10 +148,52 @@ TEST_F(PostgresJobStoreTest, UpgradesAVersionOneDatabaseWithLeasesKeepingItsJobs
   EXPECT_EQ(job.name, "from v1");
   ASSERT_OK_AND_ASSIGN(std::string version,
                        server_->Query(Database(), "SELECT version FROM schema_version"));
-  EXPECT_EQ(version, "3");
+  EXPECT_EQ(version, "4");
   ASSERT_OK_AND_ASSIGN(LeaseState lease,
                        store->AcquireLease({"lm-server", "a", "a:50051", 60000}));
   EXPECT_TRUE(lease.held);
+}
+
+TEST_F(PostgresJobStoreTest, UpgradesAVersionTwoLeaseRowWithAnEmptyHttpUrl) {
+  std::unique_ptr<PostgresJobStore> store = Open();
+  ASSERT_TRUE(store);
+  ASSERT_OK_AND_ASSIGN(LeaseState held, store->AcquireLease({"lm-server", "a", "a:50051", 60000}));
+  ASSERT_TRUE(held.held);
+  store.reset();
+  ASSERT_OK(server_->Query(Database(), "ALTER TABLE leases DROP COLUMN holder_http_url; "
+                                       "DROP INDEX jobs_by_user, jobs_by_user_state; "
+                                       "UPDATE schema_version SET version = 2"));
+  store = Open();
+  ASSERT_TRUE(store);
+  ASSERT_OK_AND_ASSIGN(LeaseState seen, store->AcquireLease({"lm-server", "b", "b:50051", 60000}));
+  EXPECT_FALSE(seen.held);
+  EXPECT_EQ(seen.holder_address, "a:50051");
+  EXPECT_EQ(seen.holder_http_url, "");
+  ASSERT_OK_AND_ASSIGN(LeaseState renewed, store->AcquireLease(
+                                               {"lm-server", "a", "a:50051", 60000, "http://a:80"}));
+  EXPECT_EQ(renewed.token, held.token);
+  ASSERT_OK_AND_ASSIGN(seen, store->AcquireLease({"lm-server", "b", "b:50051", 60000}));
+  EXPECT_EQ(seen.holder_http_url, "http://a:80");
+}
+
+TEST_F(PostgresJobStoreTest, UpgradesAVersionThreeDatabaseWithTheUserIndexes) {
+  std::unique_ptr<PostgresJobStore> store = Open();
+  ASSERT_TRUE(store);
+  ASSERT_OK_AND_ASSIGN(std::string id, store->CreateJob(MakeJob("from v3")));
+  store.reset();
+  ASSERT_OK(server_->Query(Database(), "DROP INDEX jobs_by_user, jobs_by_user_state; "
+                                       "UPDATE schema_version SET version = 3"));
+  store = Open();
+  ASSERT_TRUE(store);
+  EXPECT_THAT(server_->Query(Database(),
+                             "SELECT count(*) FROM pg_indexes WHERE indexname IN "
+                             "('jobs_by_user', 'jobs_by_user_state')"),
+              ::testing::Property(&absl::StatusOr<std::string>::value, "2"));
+  JobFilter mine;
+  mine.user = MakeJob("x").user;
+  ASSERT_OK_AND_ASSIGN(std::vector<JobRecord> jobs, store->ListJobs(mine));
+  ASSERT_EQ(jobs.size(), 1u);
+  EXPECT_EQ(jobs[0].id, id);
 }
 
 TEST_F(PostgresJobStoreTest, RefusesADatabaseWithANewerSchema) {
@@ -160,7 +202,7 @@ TEST_F(PostgresJobStoreTest, RefusesADatabaseWithANewerSchema) {
   absl::StatusOr<std::unique_ptr<PostgresJobStore>> store = PostgresJobStore::Open({uri_});
   ASSERT_EQ(store.status().code(), absl::StatusCode::kFailedPrecondition) << store.status();
   EXPECT_THAT(std::string(store.status().message()),
-              HasSubstr("schema version 99 is newer than this build knows (3)"));
+              HasSubstr("schema version 99 is newer than this build knows (4)"));
   EXPECT_THAT(std::string(store.status().message()), HasSubstr(Database()));
   ASSERT_OK_AND_ASSIGN(std::string version,
                        server_->Query(Database(), "SELECT version FROM schema_version"));

@@ -20,7 +20,7 @@ using ::testing::HasSubstr;
 constexpr char kLease[] = "lm-server";
 
 LeaseRequest Request(const std::string& holder, int64_t ttl_ms = 60000) {
-  return LeaseRequest{kLease, holder, holder + ":50051", ttl_ms};
+  return LeaseRequest{kLease, holder, holder + ":50051", ttl_ms, "https://" + holder + ":8443"};
 }
 
 // A minimal job (name, task, spec).
@@ -55,6 +55,7 @@ TEST_F(PostgresLeaseTest, OnlyOneHolderUntilTheLeaseExpires) {
   EXPECT_FALSE(b.held);
   EXPECT_EQ(b.holder, "a");
   EXPECT_EQ(b.holder_address, "a:50051");
+  EXPECT_EQ(b.holder_http_url, "https://a:8443");
   EXPECT_EQ(b.token, a.token);
   Expire();
   ASSERT_OK_AND_ASSIGN(b, b_->AcquireLease(Request("b")));

@@ -14,6 +14,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "storage/internal/sqlite_schema.h"
+#include "tests/storage/concurrent_creates.h"
 #include "tests/storage/storage_test_util.h"
 
 namespace lmtrain {
@@ -111,47 +112,13 @@ TEST(SqliteJobStoreTest, DataSurvivesCloseAndReopen) {
 TEST(SqliteJobStoreTest, ConcurrentCreatesEachGetTheirJobAndSurviveReopen) {
   ScratchDir dir;
   const std::string path = dir.File("lm.db");
-  constexpr int kThreads = 16;
-  constexpr int kPerThread = 40;
-  std::vector<std::vector<std::string>> ids(kThreads);
-  std::vector<std::string> shared_ids(kThreads);
+  testing::ConcurrentCreates creates;
   {
     ASSERT_OK_AND_ASSIGN(std::unique_ptr<SqliteJobStore> store, OpenStore(path));
-    std::vector<std::thread> threads;
-    for (int t = 0; t < kThreads; ++t) {
-      threads.emplace_back([&, t] {
-        for (int k = 0; k < kPerThread; ++k) {
-          NewJob job = MakeJob(absl::StrCat("job-", t, "-", k));
-          job.request_id = absl::StrCat("req-", t, "-", k);
-          auto id = store->CreateJob(job);
-          ASSERT_TRUE(id.ok()) << id.status();
-          ids[t].push_back(*id);
-          if (k == kPerThread / 2) {
-            NewJob shared = MakeJob("shared");
-            shared.request_id = "shared";
-            shared_ids[t] = store->CreateJob(shared).value_or("error");
-          }
-        }
-      });
-    }
-    for (std::thread& th : threads) th.join();
+    creates = testing::CreateConcurrently(*store, /*threads=*/16, /*per_thread=*/40);
   }
   ASSERT_OK_AND_ASSIGN(std::unique_ptr<SqliteJobStore> store, OpenStore(path));
-  std::set<std::string> distinct;
-  for (int t = 0; t < kThreads; ++t) {
-    EXPECT_EQ(shared_ids[t], shared_ids[0]);
-    for (int k = 0; k < kPerThread; ++k) {
-      distinct.insert(ids[t][k]);
-      ASSERT_OK_AND_ASSIGN(JobRecord job, store->GetJob(ids[t][k]));
-      EXPECT_EQ(job.request_id, absl::StrCat("req-", t, "-", k));
-      ASSERT_OK_AND_ASSIGN(std::vector<EventRecord> events, store->ListEvents(job.id, 0, 10));
-      EXPECT_EQ(events.size(), 1u);
-    }
-  }
-  EXPECT_EQ(distinct.size(), static_cast<size_t>(kThreads * kPerThread));
-  EXPECT_EQ(distinct.count(shared_ids[0]), 0u);
-  ASSERT_OK_AND_ASSIGN(std::vector<JobRecord> all, store->ListJobs({{}, 10000}));
-  EXPECT_EQ(all.size(), static_cast<size_t>(kThreads * kPerThread + 1));
+  testing::ExpectConcurrentCreates(*store, creates);
 }
 
 TEST(SqliteJobStoreTest, MigratesVersion1FilesKeepingEverything) {

@@ -51,9 +51,9 @@ std::vector<Field> WithEmbeddingSize(std::vector<Field> fields) {
 }
 
 std::vector<Field> AlbertFields() {
-  std::vector<Field> fields = WithEmbeddingSize(BertFields());
-  fields.pop_back();  // AlbertConfig's head dropout is "classifier_dropout_prob".
-  fields.back() = {"embedding_size", &C::embedding_size};
+  std::vector<Field> fields = BertFields();
+  fields.back() = {"classifier_dropout_prob", &C::classifier_dropout};  // AlbertConfig's name.
+  fields.push_back({"embedding_size", &C::embedding_size});
   fields.push_back({"num_hidden_groups", &C::num_hidden_groups});
   fields.push_back({"inner_group_num", &C::inner_group_num});
   return fields;
@@ -70,7 +70,9 @@ std::vector<Field> DistilBertFields() {
           {"attention_dropout", &C::attention_probs_dropout_prob},
           {"max_position_embeddings", &C::max_position_embeddings},
           {"initializer_range", &C::initializer_range},
-          {"pad_token_id", &C::pad_token_id}};
+          {"pad_token_id", &C::pad_token_id},
+          {"seq_classif_dropout", &C::classifier_dropout},
+          {"qa_dropout", &C::qa_dropout}};
 }
 
 const std::vector<Family>& Families() {
@@ -88,7 +90,10 @@ const std::vector<Family>& Families() {
 EncoderConfig Defaults(EncoderFamily family) {
   EncoderConfig config;
   config.family = family;
-  if (family == EncoderFamily::kRoberta) config.pad_token_id = 1;
+  if (family == EncoderFamily::kRoberta) {
+    config.vocab_size = 50265;
+    config.pad_token_id = 1;
+  }
   if (family == EncoderFamily::kAlbert) {
     config.vocab_size = 30000;
     config.embedding_size = 128;
@@ -98,6 +103,7 @@ EncoderConfig Defaults(EncoderFamily family) {
     config.hidden_act = "gelu_new";
     config.hidden_dropout_prob = 0;
     config.attention_probs_dropout_prob = 0;
+    config.classifier_dropout = 0.1;
   }
   if (family == EncoderFamily::kElectra) {
     config.embedding_size = 128;
@@ -108,6 +114,8 @@ EncoderConfig Defaults(EncoderFamily family) {
   if (family == EncoderFamily::kDistilBert) {
     config.num_hidden_layers = 6;
     config.intermediate_size = 3072;
+    config.classifier_dropout = 0.2;
+    config.qa_dropout = 0.1;
   }
   return config;
 }
@@ -219,6 +227,10 @@ absl::Status ReadGeneric(const nlohmann::json& json, C& config) {
     return TypeError("position_embedding_type",
                      "\"absolute\" (relative positions are not "
                      "implemented)",
+                     *it);
+  }
+  if (auto it = json.find("sinusoidal_pos_embds"); it != json.end() && *it != false) {
+    return TypeError("sinusoidal_pos_embds", "false (fixed sinusoidal positions are not implemented)",
                      *it);
   }
   if (auto it = json.find("problem_type"); it != json.end() && !it->is_null()) {

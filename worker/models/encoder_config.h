@@ -1,6 +1,6 @@
-// Configuration of the BERT-family encoders (transformers 4.31 BertConfig, RobertaConfig,
+// Configuration of the BERT-family encoders (transformers' BertConfig, RobertaConfig,
 // DistilBertConfig, AlbertConfig, ElectraConfig): one struct, parsed per family with each
-// family's key names and defaults.
+// family's key names and defaults (checked against HF's: tests/data/hf_default_configs).
 //
 // Value type; thread-compatible. No LibTorch here.
 #pragma once
@@ -18,7 +18,7 @@ enum class EncoderFamily { kBert, kRoberta, kDistilBert, kAlbert, kElectra };
 
 struct EncoderConfig {
   EncoderFamily family = EncoderFamily::kBert;
-  int64_t vocab_size = 30522;        // > 0
+  int64_t vocab_size = 30522;        // > 0; RoBERTa 50265, ALBERT 30000.
   int64_t hidden_size = 768;         // > 0, divisible by num_attention_heads. DistilBERT "dim".
   int64_t embedding_size = 768;      // ALBERT/ELECTRA "embedding_size"; others = hidden_size.
   int64_t num_hidden_layers = 12;    // > 0. DistilBERT "n_layers".
@@ -34,7 +34,10 @@ struct EncoderConfig {
   int64_t pad_token_id = 0;                   // RoBERTa 1.
   int64_t num_hidden_groups = 1;  // ALBERT: shared layer groups, divides num_hidden_layers.
   int64_t inner_group_num = 1;    // ALBERT: layers per group.
-  std::optional<double> classifier_dropout;  // Heads; null => hidden_dropout_prob.
+  // Classification heads' dropout; null => hidden_dropout_prob. ALBERT "classifier_dropout_prob"
+  // (0.1), DistilBERT "seq_classif_dropout" (0.2); the others "classifier_dropout" (null).
+  std::optional<double> classifier_dropout;
+  double qa_dropout = 0;  // DistilBERT "qa_dropout" (0.1) before its QA head; the others none.
   bool tie_word_embeddings = true;           // MLM decoder weight is the word embedding matrix.
   // Heads: num_labels = len(id2label) (2 when absent); problem_type null, "regression",
   // "single_label_classification" or "multi_label_classification".
@@ -52,7 +55,7 @@ struct EncoderConfig {
   //   "hidden_size (30) must be divisible by num_attention_heads (4)",
   //   "model_type 'gpt9' is not an encoder (supported: bert, roberta, distilbert, albert,
   //   electra)", "vocab_size must be an integer (got \"x\")". position_embedding_type other than
-  //   "absolute" is InvalidArgument (not implemented).
+  //   "absolute", and sinusoidal_pos_embds: true, are InvalidArgument (not implemented).
   static absl::StatusOr<EncoderConfig> FromJson(const nlohmann::json& json);
 
   // `source` with every parsed field under the family's key names, "model_type" and

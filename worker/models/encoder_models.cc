@@ -174,7 +174,9 @@ EncoderForQuestionAnswering::EncoderForQuestionAnswering(EncoderConfig config)
 }
 
 SpanLogits EncoderForQuestionAnswering::Spans(const torch::Tensor& hidden) {
-  torch::Tensor logits = qa_outputs_->forward(hidden);
+  // DistilBERT's head drops out first (qa_dropout); the others' heads have no dropout.
+  torch::Tensor logits =
+      qa_outputs_->forward(internal::Dropout(hidden, config_.qa_dropout, is_training()));
   return {logits.select(-1, 0).contiguous(), logits.select(-1, 1).contiguous()};
 }
 

@@ -38,17 +38,32 @@
     constructor(status, message) { super(message); this.status = status; }
   }
 
-  async function api(path, options = {}) {
-    const headers = Object.assign({}, options.headers);
+  function authHeaders(extra) {
+    const headers = Object.assign({}, extra);
     const token = localStorage.getItem("lmtrain.token");
     if (token) headers["Authorization"] = "Bearer " + token;
+    return headers;
+  }
+
+  // A standby replica redirects writes (and the workers list) to the active one. The dashboard
+  // does not follow: the active replica is another origin (the page's CSP allows only its
+  // own, and the token is stored per origin), so it shows where the active replica is instead.
+  async function api(path, options = {}) {
+    const headers = authHeaders(options.headers);
     let res;
     try {
-      res = await fetch(path, Object.assign({}, options, { headers }));
+      res = await fetch(path, Object.assign({}, options, { headers, redirect: "manual" }));
     } catch (e) {
       setConn(false, "lm-server unreachable");
       throw new ApiError(0, "lm-server unreachable");
     }
+    if (res.type === "opaqueredirect") {
+      const active = await activeReplica();
+      setConn(true, "connected");
+      throw new ApiError(307, "this lm-server is a standby replica; do this on the active one" +
+        (active ? " at " + active : " (none is active right now; try again shortly)"));
+    }
+    showStandby(res.headers.get("X-Lmtrain-Active-Replica"));
     let body = null;
     try { body = await res.json(); } catch (e) { /* not JSON */ }
     if (res.status === 401) showTokenForm();
@@ -58,6 +73,33 @@
     }
     setConn(true, "connected");
     return body;
+  }
+
+  // The active replica's URL as this standby knows it ("" when none), or null when this
+  // lm-server is the active one.
+  async function activeReplica() {
+    try {
+      const res = await fetch("/api/v1/replica", { headers: authHeaders() });
+      const body = await res.json();
+      showStandby(body.role === "standby" ? (body.active || "unknown") : null);
+      return body.role === "standby" ? body.active : null;
+    } catch (e) {
+      return "";
+    }
+  }
+
+  function showStandby(active) {
+    const bar = document.getElementById("standby");
+    if (!active) {
+      bar.classList.add("hidden");
+      return;
+    }
+    bar.replaceChildren(!/^https?:\/\//.test(active)
+      ? "This lm-server is a standby replica: jobs are shown read-only, and no replica is active " +
+        "right now."
+      : h("span", {}, "This lm-server is a standby replica: jobs are shown read-only. Cancel and " +
+        "workers are on the active one: ", h("a", { href: active + "/" + location.hash }, active)));
+    bar.classList.remove("hidden");
   }
 
   function setConn(ok, text) {

@@ -7,8 +7,11 @@ context is the repository root, as deploy/README.md's `docker build -f ... .` co
 
 Checked: every COPY/ADD source taken from the build context exists in the repository and is
 not excluded by .dockerignore's simple patterns; every --from names an earlier stage; the final
-stage sets a USER that is not root; ENTRYPOINT/CMD are JSON arrays. The flags ENTRYPOINT + CMD
-pass to lm-server / lm-worker are returned for the flag check.
+stage sets a USER that is not root; ENTRYPOINT/CMD are JSON arrays; an image whose program is
+lm-server or lm-worker copies lm-train into the same folder in one `cp` of the build stage
+(both start lm-train from next to their own executable: lm-worker for jobs, lm-server for
+Predict). The flags ENTRYPOINT + CMD pass to lm-server / lm-worker are returned for the flag
+check.
 """
 import json
 import os
@@ -108,6 +111,24 @@ def _normalize(src):
     return norm
 
 
+# Programs that run lm-train found next to their own executable (common/trainer_path.h).
+_STARTS_TRAINER = ("lm-server", "lm-worker")
+
+
+def _copies_trainer_beside(steps, program):
+    """The line of the RUN whose `cp` copies build/bin/PROGRAM, and whether that cp copies
+    build/bin/lm-train too (None, False when no RUN copies the program)."""
+    for s in steps:
+        if s.instruction != "RUN":
+            continue
+        for command in re.split(r"&&|;|\|\|", s.args):
+            words = command.split()
+            if not words or words[0] != "cp" or f"build/bin/{program}" not in words:
+                continue
+            return s.line, "build/bin/lm-train" in words
+    return None, False
+
+
 def dockerfile_errors(file, repo):
     rel = os.path.relpath(file, repo)
     errors = []
@@ -164,5 +185,10 @@ def dockerfile_errors(file, repo):
         fail(1, f"the final stage runs as {user}")
     argv = (entrypoint or []) + (cmd or [])
     program = argv[0].split("/")[-1] if argv else None
+    if program in _STARTS_TRAINER:
+        line, beside = _copies_trainer_beside(steps, program)
+        if not beside:
+            fail(line or 1, f"lm-train must be copied next to {program} (one `cp build/bin/{program} "
+                            f"build/bin/lm-train ... DIR`): {program} starts it from its own folder")
     flags = [a[2:].split("=")[0] for a in argv[1:] if a.startswith("--")]
     return errors, program, flags
