@@ -20,7 +20,10 @@
 // submit-to-running.
 //   submit             SubmitJob of a tiny valid clm job, a unique request id per call.
 //   get                GetJob of finished jobs seeded first (--seed-jobs, submitted+cancelled).
-//   list               ListJobs(limit --list-limit) over the seeded jobs.
+//   list               ListJobs(page_size --list-limit, states --list-states) following
+//                      next_page_token for --list-pages pages, then from the first page again.
+//   prefill            No load: fills the store of --data-dir (or --store URI) with --prefill
+//                      jobs (bench/job_prefill.h: 10% active) for an lm-server to start on.
 //   watch              WatchJob(after_seq=0) of a finished seeded job: the whole replay.
 //   submit-to-running  Submit, then WatchJob until the job's RUNNING event arrives (the
 //                      latency recorded); then cancel it (in case it still runs) and watch
@@ -48,6 +51,7 @@
 #include "absl/strings/str_split.h"
 #include "bench/api_load.h"
 #include "bench/fake_worker.h"
+#include "bench/job_prefill.h"
 #include "bench/null_job_service.h"
 #include "bench/watch_fanout_bench.h"
 #include "common/command_line.h"
@@ -77,6 +81,11 @@ struct Flags {
   int64_t events = 20;
   int64_t interval_ms = 100;
   int64_t watch_channels = 8;
+  int64_t list_pages = 1;
+  std::string list_states;  // Comma-separated JobState names; "": all.
+  int64_t prefill = 100000;
+  std::string data_dir;
+  std::string store;
 };
 
 // A folder holding train.txt and the text of a tiny valid job file that reads it.
@@ -157,21 +166,33 @@ class GetOp : public Operation {
   size_t next_;
 };
 
+// Each call is one page; a client follows next_page_token for f.list_pages pages, then starts
+// over from the first page.
 class ListOp : public Operation {
  public:
-  ListOp(const Flags& f, int client) : stub_(NewStub(f.server, client)), limit_(f.list_limit) {}
+  ListOp(const Flags& f, int client) : stub_(NewStub(f.server, client)), pages_(f.list_pages) {
+    req_.set_page_size(static_cast<int>(f.list_limit));
+    for (absl::string_view name : absl::StrSplit(f.list_states, ',', absl::SkipEmpty())) {
+      v1::JobState state = v1::JOB_STATE_UNSPECIFIED;
+      if (v1::JobState_Parse(std::string(name), &state)) req_.add_states(state);
+    }
+  }
   absl::Status Call(double*) override {
-    v1::ListJobsRequest req;
-    req.set_limit(static_cast<int>(limit_));
+    if (page_++ % pages_ == 0) req_.clear_page_token();
     v1::ListJobsResponse resp;
     grpc::ClientContext ctx;
     SetDeadlineMs(&ctx, kRpcTimeoutMs);
-    return FromGrpcStatus(stub_->ListJobs(&ctx, req, &resp), "list");
+    grpc::Status s = stub_->ListJobs(&ctx, req_, &resp);
+    req_.set_page_token(resp.next_page_token());
+    if (resp.next_page_token().empty()) page_ = 0;  // The last page: start over.
+    return FromGrpcStatus(s, "list");
   }
 
  private:
   std::unique_ptr<v1::JobService::Stub> stub_;
-  int64_t limit_;
+  int64_t pages_;
+  int64_t page_ = 0;
+  v1::ListJobsRequest req_;
 };
 
 // Reads a WatchJob stream from after_seq=0. Stops at the end of the stream, or, when
@@ -402,15 +423,49 @@ int RunWithOwnServer(Flags f, const std::string& mode) {
   return rc;
 }
 
+// --op prefill: fills the store and prints {"op", "jobs", "queued", "running", "finished",
+// "seconds"}.
+int RunPrefill(const Flags& f) {
+  if ((f.data_dir.empty() && f.store.empty()) || f.prefill < 1) {
+    std::cerr << "lm-bench-api: --op prefill needs --prefill N >= 1 and --data-dir or --store\n";
+    return 2;
+  }
+  PrefillOptions options;
+  options.jobs = f.prefill;
+  const JobFiles files = MakeJobFiles();
+  options.spec_yaml = files.yaml;
+  auto counts = PrefillStore(f.data_dir, f.store, options);
+  fs::remove_all(files.dir);
+  if (!counts.ok()) {
+    std::cerr << "lm-bench-api: prefill: " << counts.status().message() << "\n";
+    return 1;
+  }
+  std::cout << nlohmann::json{{"op", "prefill"},
+                              {"jobs", f.prefill},
+                              {"queued", counts->queued},
+                              {"running", counts->running},
+                              {"finished", counts->finished},
+                              {"seconds", counts->seconds}}
+                   .dump()
+            << std::endl;
+  return 0;
+}
+
 int Main(int argc, char** argv) {
   Flags f;
   CommandLine cl("lm-bench-api", "load generator for lm-server's JobService");
   cl.AddString("server", &f.server, "lm-server address HOST:PORT");
-  cl.AddString("op", &f.op, "submit | get | list | watch | submit-to-running | watch-fanout");
+  cl.AddString("op", &f.op,
+               "submit | get | list | watch | submit-to-running | watch-fanout | prefill");
   cl.AddInt("clients", &f.clients, "concurrent clients (threads, one channel each)");
   cl.AddDouble("seconds", &f.seconds, "timed duration");
   cl.AddInt("seed-jobs", &f.seed_jobs, "get/watch: finished jobs to create first");
-  cl.AddInt("list-limit", &f.list_limit, "list: ListJobsRequest.limit");
+  cl.AddInt("list-limit", &f.list_limit, "list: ListJobsRequest.page_size");
+  cl.AddInt("list-pages", &f.list_pages, "list: pages each client follows before starting over");
+  cl.AddString("list-states", &f.list_states, "list: states to filter on, e.g. QUEUED,RUNNING");
+  cl.AddInt("prefill", &f.prefill, "prefill: jobs to create (10% active)");
+  cl.AddString("data-dir", &f.data_dir, "prefill: the lm-server data dir to fill (SQLite)");
+  cl.AddString("store", &f.store, "prefill: a postgres:// URI to fill instead");
   cl.AddString("sync", &f.sync,
                "normal,full: run against an in-process lm-server per --sync mode instead");
   cl.AddBool("fake-worker", &f.fake_worker,
@@ -426,7 +481,8 @@ int Main(int argc, char** argv) {
     std::cerr << positional.status().message() << "\n";
     return IsHelpRequest(positional.status()) ? 0 : 2;
   }
-  if (f.clients < 1 || f.seconds <= 0) {
+  if (f.op == "prefill") return RunPrefill(f);
+  if (f.clients < 1 || f.seconds <= 0 || f.list_pages < 1) {
     std::cerr << "lm-bench-api: --clients must be >= 1 and --seconds > 0\n";
     return 2;
   }

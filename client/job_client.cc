@@ -107,13 +107,20 @@ absl::StatusOr<v1::Job> JobClient::Get(const std::string& id) {
 }
 
 absl::StatusOr<std::vector<v1::Job>> JobClient::List(int limit) {
+  ASSIGN_OR_RETURN(v1::ListJobsResponse page, ListPage(limit, ""));
+  return std::vector<v1::Job>(page.jobs().begin(), page.jobs().end());
+}
+
+absl::StatusOr<v1::ListJobsResponse> JobClient::ListPage(int page_size,
+                                                         const std::string& page_token) {
   v1::ListJobsRequest req;
-  req.set_limit(limit);
+  req.set_page_size(page_size);
+  req.set_page_token(page_token);
   v1::ListJobsResponse resp;
   RETURN_IF_ERROR(Unary("", rpc_timeout_ms_, [&](Stub& stub, grpc::ClientContext* ctx) {
     return stub.ListJobs(ctx, req, &resp);
   }));
-  return std::vector<v1::Job>(resp.jobs().begin(), resp.jobs().end());
+  return resp;
 }
 
 absl::StatusOr<v1::JobState> JobClient::Cancel(const std::string& id) {

@@ -37,7 +37,11 @@ class JobClient {
                                          const std::string& base_dir,
                                          const std::string& request_id);
   absl::StatusOr<v1::Job> Get(const std::string& id);
+  // The newest `limit` jobs (the first page of ListPage).
   absl::StatusOr<std::vector<v1::Job>> List(int limit);
+  // One page of jobs, newest first (ListJobs): `page_token` "" for the first page, else the
+  // next_page_token of the previous one.
+  absl::StatusOr<v1::ListJobsResponse> ListPage(int page_size, const std::string& page_token);
   absl::StatusOr<v1::JobState> Cancel(const std::string& id);
   // Resubmits a FAILED/CANCELLED job as a new one; returns the new job's id.
   absl::StatusOr<std::string> Retry(const std::string& id);

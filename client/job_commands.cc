@@ -1,6 +1,9 @@
 // lmctl's one-shot job commands: submit, list, get, cancel, retry, checkpoints.
 #include <iostream>
+#include <string>
+#include <vector>
 
+#include "absl/strings/str_cat.h"
 #include "client/job_format.h"
 #include "client/lmctl_command.h"
 #include "client/spec_uploader.h"
@@ -26,15 +29,27 @@ int Submit(CommandContext& c) {
   return 0;
 }
 
+// One page (or with --all every page); then, when more follow, the command for the next page:
+// on stdout after a table, on stderr after JSON/YAML (which stay one array).
 int List(CommandContext& c) {
-  auto jobs = c.client->List(static_cast<int>(c.limit));
-  if (!jobs.ok()) return FailWith(jobs.status());
+  std::vector<v1::Job> jobs;
+  std::string token = c.page_token;
+  do {
+    auto page = c.client->ListPage(static_cast<int>(c.limit), token);
+    if (!page.ok()) return FailWith(page.status());
+    jobs.insert(jobs.end(), page->jobs().begin(), page->jobs().end());
+    token = page->next_page_token();
+  } while (c.all && !token.empty());
+  const std::string next = token.empty() ? ""
+                                         : absl::StrCat("more: lmctl list --limit ", c.limit,
+                                                        " --page-token ", token, "\n");
   if (Structured(c)) {
     nlohmann::json all = nlohmann::json::array();
-    for (const auto& job : *jobs) all.push_back(JobToJson(job, /*with_spec=*/false));
+    for (const auto& job : jobs) all.push_back(JobToJson(job, /*with_spec=*/false));
     std::cout << RenderDocument(all, c.output);
+    std::cerr << next;
   } else {
-    std::cout << JobsToTable(*jobs);
+    std::cout << JobsToTable(jobs) << next;
   }
   return 0;
 }
@@ -86,7 +101,7 @@ std::vector<Command> JobCommands() {
   return {
       {"submit", 1, 1, "FILE [--request-id K]", "validate and submit a job file; prints the job id",
        Submit},
-      {"list", 0, 0, "[--limit N]", "jobs, newest first", List},
+      {"list", 0, 0, "[--limit N] [--page-token T | --all]", "jobs, newest first", List},
       {"get", 1, 1, "ID", "one job", Get},
       {"cancel", 1, 1, "ID", "cancel a queued or running job", Cancel},
       {"retry", 1, 1, "ID", "resubmit a FAILED or CANCELLED job as a new job; prints its id",

@@ -30,7 +30,9 @@ struct CommandContext {
   std::string request_id;
   bool logs = false;
   bool follow = false;
-  int64_t limit = 100;
+  int64_t limit = 100;     // list: the page size.
+  std::string page_token;  // list: the page to show ("" the first).
+  bool all = false;        // list: follow page tokens to the last page.
   bool stdout_is_tty = false;  // watch: a live progress bar instead of lines.
   // Server address, TLS and token, for clients besides `client` (uploads, downloads).
   const ClientChannelFactory* channels = nullptr;

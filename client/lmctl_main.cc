@@ -94,7 +94,9 @@ int main(int argc, char** argv) {
   cl.AddString("request-id", &c.request_id, "submit: idempotency key");
   cl.AddBool("logs", &c.logs, "watch: also print the trainer's log lines");
   cl.AddBool("follow", &c.follow, "events, logs: follow live until the job ends (also -f)");
-  cl.AddInt("limit", &c.limit, "list: at most this many jobs");
+  cl.AddInt("limit", &c.limit, "list: jobs per page (100)");
+  cl.AddString("page-token", &c.page_token, "list: the page a previous list pointed to");
+  cl.AddBool("all", &c.all, "list: every page, not just one");
   cl.AddString("upload", &c.upload,
                "submit: upload the files a job names: auto (unless the server is loopback), "
                "always, never");

@@ -136,10 +136,9 @@ absl::StatusOr<std::string> JobManager::Admit(const NewJob& job, const JobSpec& 
 absl::Status JobManager::CheckModelSize(const JobSpec& spec) {
   const int64_t vocab = spec.tokenizer.train.has_value() ? spec.tokenizer.train->vocab_size : 0;
   const bool on_gpu = spec.resources.gpus_per_worker > 0 && spec.training.device != "cpu";
-  double bytes = options_.machine_memory_bytes > 0 ? options_.machine_memory_bytes
-                                                   : PhysicalMemoryBytes();
-  absl::Status fits =
-      CheckConfigModelFits(spec, vocab, on_gpu, bytes, "the server's machine");
+  double bytes =
+      options_.machine_memory_bytes > 0 ? options_.machine_memory_bytes : PhysicalMemoryBytes();
+  absl::Status fits = CheckConfigModelFits(spec, vocab, on_gpu, bytes, "the server's machine");
   if (fits.ok()) return fits;  // The usual case: no worker list is needed.
   std::string machine;
   for (const WorkerStatus& w : dispatcher_->ListWorkers()) {
@@ -167,13 +166,18 @@ absl::StatusOr<std::vector<JobRecord>> JobManager::List(const JobFilter& filter)
   return store_->ListJobs(filter);
 }
 
-absl::StatusOr<std::vector<JobRecord>> JobManager::ListFor(const Principal& caller,
-                                                           JobFilter filter) {
+absl::StatusOr<JobPage> JobManager::ListPageFor(const Principal& caller, JobFilter filter,
+                                                absl::string_view page_token) {
   if (!caller.is_admin()) {
-    if (caller.role != Role::kUser || caller.user.empty()) return std::vector<JobRecord>{};
+    if (caller.role != Role::kUser || caller.user.empty()) return JobPage{};
     filter.user = caller.user;
   }
-  return store_->ListJobs(filter);
+  return ListJobPage(*store_, std::move(filter), page_token);
+}
+
+absl::StatusOr<JobPage> JobManager::ListPage(const JobFilter& filter,
+                                             absl::string_view page_token) {
+  return ListJobPage(*store_, filter, page_token);
 }
 
 absl::StatusOr<JobState> JobManager::Cancel(const std::string& id, const std::string& reason) {

@@ -21,6 +21,7 @@
 #include "server/auth/principal.h"
 #include "server/dispatcher.h"
 #include "server/event_hub.h"
+#include "server/job_page.h"
 #include "storage/job_store.h"
 
 namespace lmtrain {
@@ -77,9 +78,13 @@ class JobManager {
   // May `caller` see and cancel job `id` (CanAccessJob)? NotFound when there is no such job,
   // PermissionDenied ("job 12 belongs to another user") when not.
   absl::Status CheckAccess(const Principal& caller, const std::string& id);
-  // List as `caller` sees it: non-admins only their own jobs.
-  absl::StatusOr<std::vector<JobRecord>> ListFor(const Principal& caller, JobFilter filter);
   absl::StatusOr<std::vector<JobRecord>> List(const JobFilter& filter);
+  // One page of the list (server/job_page.h; filter.limit is the page size): ListPageFor as
+  // `caller` sees it (non-admins only their own jobs; workers and anonymous callers none),
+  // ListPage unrestricted. InvalidArgument: a bad token.
+  absl::StatusOr<JobPage> ListPageFor(const Principal& caller, JobFilter filter,
+                                      absl::string_view page_token);
+  absl::StatusOr<JobPage> ListPage(const JobFilter& filter, absl::string_view page_token);
   // Dispatcher::Cancel: at once when nothing runs, else after the ranks stopped (the state
   // stays SCHEDULED/RUNNING until then). Returns the state after the call.
   // FailedPrecondition if terminal.

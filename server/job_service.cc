@@ -7,10 +7,19 @@
 namespace lmtrain {
 namespace {
 
+constexpr int kDefaultListPageSize = 100;
+constexpr int kMaxListPageSize = 10000;
+
 void CheckpointToProto(const CheckpointRecord& c, v1::Checkpoint* out) {
   out->set_step(c.step);
   out->set_path(c.path);
   ToProtoTime(c.created_at_ms, out->mutable_created_at());
+}
+
+// page_size, else the deprecated limit, else 100; at most kMaxListPageSize.
+int ListPageSize(const v1::ListJobsRequest& req) {
+  const int asked = req.page_size() > 0 ? req.page_size() : req.limit();
+  return asked > 0 ? std::min(asked, kMaxListPageSize) : kDefaultListPageSize;
 }
 
 }  // namespace
@@ -128,10 +137,11 @@ grpc::Status JobServiceImpl::ListJobs(grpc::ServerContext* ctx, const v1::ListJo
   if (!caller.ok()) return ToGrpcStatus(caller.status());
   JobFilter filter;
   for (int s : req->states()) filter.states.push_back(FromProto(static_cast<v1::JobState>(s)));
-  filter.limit = req->limit() > 0 ? std::min(req->limit(), 10000) : 100;
-  auto jobs = manager_->ListFor(*caller, filter);
-  if (!jobs.ok()) return ToGrpcStatus(jobs.status());
-  for (const JobRecord& job : *jobs) {
+  filter.limit = ListPageSize(*req);
+  auto page = manager_->ListPageFor(*caller, filter, req->page_token());
+  if (!page.ok()) return ToGrpcStatus(page.status());
+  resp->set_next_page_token(page->next_page_token);
+  for (const JobRecord& job : page->jobs) {
     v1::Job* out = resp->add_jobs();
     JobToProto(job, out);
     if (job.state == JobState::kQueued) out->set_waiting_reason(manager_->WaitingReason(job.id));
@@ -178,7 +188,7 @@ grpc::Status JobServiceImpl::ListWorkers(grpc::ServerContext* ctx, const v1::Lis
 }
 
 grpc::Status JobServiceImpl::Predict(grpc::ServerContext* ctx, const v1::PredictRequest* req,
-                                    v1::PredictResponse* resp) {
+                                     v1::PredictResponse* resp) {
   if (auto caller = Authorize(ctx, req->job_id()); !caller.ok()) {
     return ToGrpcStatus(caller.status());
   }

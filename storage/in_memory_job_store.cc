@@ -1,6 +1,7 @@
 #include "storage/in_memory_job_store.h"
 
 #include <algorithm>
+#include <iterator>
 #include <optional>
 #include <utility>
 #include <variant>
@@ -75,7 +76,9 @@ absl::StatusOr<std::vector<JobRecord>> InMemoryJobStore::ListJobs(const JobFilte
   RETURN_IF_ERROR(storage_internal::CheckLimit(filter.limit, "JobFilter.limit"));
   absl::MutexLock lock(&mu_);
   std::vector<JobRecord> jobs;
-  for (auto it = jobs_.rbegin(); it != jobs_.rend(); ++it) {  // Newest first.
+  // Newest first, from the highest id below the bound.
+  auto below = std::make_reverse_iterator(jobs_.lower_bound(storage_internal::IdBound(filter)));
+  for (auto it = below; it != jobs_.rend(); ++it) {
     if (static_cast<int>(jobs.size()) == filter.limit) break;
     if (Matches(filter, it->second.record)) jobs.push_back(it->second.record);
   }

@@ -140,10 +140,14 @@ struct EventRecord {
   EventPayload payload;
 };
 
+// Which jobs ListJobs returns: those matching every set field, newest (highest id) first.
+// Each combination of fields is answered from an index in O(limit) rows read, however many
+// jobs the store holds (keyset paging: the next page passes the last id seen as before_id).
 struct JobFilter {
   std::vector<JobState> states;  // Empty: any state.
-  int limit = 100;               // Newest first.
+  int limit = 100;               // At most this many; <= 0 is InvalidArgument.
   std::string user;              // Empty: any user; else only jobs submitted by this user.
+  int64_t before_id = 0;         // > 0: only jobs whose numeric id is below it.
 };
 
 // A named lease: at most one holder at a time, until expires (on the store's clock).
@@ -182,6 +186,8 @@ class JobStore {
   virtual absl::StatusOr<std::optional<std::string>> FindJobByRequestId(
       const std::string& request_id) = 0;
 
+  // Jobs matching `filter` (see JobFilter), newest first. Jobs created or changing state while
+  // a caller pages with before_id never make a later page repeat an id already returned.
   virtual absl::StatusOr<std::vector<JobRecord>> ListJobs(const JobFilter& filter) = 0;
 
   // Moves the job to t.to if CanTransition(current, t.to), setting the given fields and

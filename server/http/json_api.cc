@@ -148,34 +148,38 @@ absl::StatusOr<JobRecord> JsonApi::AccessibleJob(const Principal& caller, const 
 }
 
 ApiResponse JsonApi::ListJobs(const Principal& caller, const QueryParams& query) {
-  if (absl::Status s = CheckParams(query, {"state", "user", "limit"}); !s.ok()) {
+  if (absl::Status s = CheckParams(query, {"state", "user", "limit", "page_size", "page_token"});
+      !s.ok()) {
     return ErrorResponse(s);
   }
   auto states = StatesParam(query);
   if (!states.ok()) return ErrorResponse(states.status());
+  // limit is the older name of page_size; page_size wins when both are given.
   auto limit = IntParam(query, "limit", kDefaultLimit, 1, kMaxLimit);
   if (!limit.ok()) return ErrorResponse(limit.status());
+  auto page_size = IntParam(query, "page_size", *limit, 1, kMaxLimit);
+  if (!page_size.ok()) return ErrorResponse(page_size.status());
   auto user = query.find("user");
+  auto token = query.find("page_token");
   JobFilter filter;
   filter.states = *states;
-  filter.limit = static_cast<int>(*limit);
+  filter.limit = static_cast<int>(*page_size);
   if (user != query.end()) filter.user = user->second;
   if (!caller.is_admin()) {
     // Non-admins list only their own jobs (workers and anonymous callers: none).
     const bool own = caller.role == Role::kUser && !caller.user.empty() &&
                      (filter.user.empty() || filter.user == caller.user);
-    if (!own) return {200, json{{"jobs", json::array()}}};
+    if (!own) return {200, json{{"jobs", json::array()}, {"next_page_token", ""}}};
     filter.user = caller.user;
   }
-  auto jobs = jobs_->List(filter);
-  if (!jobs.ok()) return ErrorResponse(jobs.status());
+  auto page = jobs_->ListPage(filter, token == query.end() ? "" : token->second);
+  if (!page.ok()) return ErrorResponse(page.status());
   json out = json::array();
-  for (const JobRecord& job : *jobs) {
-    if (static_cast<int64_t>(out.size()) >= *limit) break;
+  for (const JobRecord& job : page->jobs) {
     if (!CanAccessJob(caller, job.user)) continue;  // The store filtered already; belt and braces.
     out.push_back(JobJson(*jobs_, job, /*with_spec=*/false));
   }
-  return {200, json{{"jobs", std::move(out)}}};
+  return {200, json{{"jobs", std::move(out)}, {"next_page_token", page->next_page_token}}};
 }
 
 ApiResponse JsonApi::GetJob(const Principal& caller, const std::string& id) {

@@ -2,7 +2,8 @@
 // (caller, path arguments, query parameters) -> (HTTP status, JSON body). A thin adapter over
 // JobManager and Dispatcher; http_server.h maps routes onto it, and tests call it directly.
 //
-//   GET  /api/v1/jobs?state=RUNNING,QUEUED&user=NAME&limit=N   -> {"jobs": [job...]}
+//   GET  /api/v1/jobs?state=RUNNING,QUEUED&user=NAME&page_size=N&page_token=T
+//                                                  -> {"jobs": [job...], "next_page_token"}
 //   GET  /api/v1/jobs/ID                                        -> job (with spec_yaml)
 //   GET  /api/v1/jobs/ID/metrics?after=SEQ                      -> {"points", "next_after", "more"}
 //   GET  /api/v1/jobs/ID/events?after=SEQ&limit=N               -> {"events", "next_after"}

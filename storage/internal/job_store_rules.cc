@@ -1,9 +1,12 @@
 #include "storage/internal/job_store_rules.h"
 
 #include <algorithm>
+#include <functional>
+#include <limits>
 
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
 #include "common/job_state.h"
 
 namespace lmtrain::storage_internal {
@@ -52,6 +55,31 @@ absl::Status CheckAppendable(const std::vector<EventPayload>& events) {
 absl::Status CheckLimit(int limit, absl::string_view what) {
   if (limit > 0) return absl::OkStatus();
   return absl::InvalidArgumentError(absl::StrCat(what, " must be > 0 (got ", limit, ")"));
+}
+
+int64_t IdBound(const JobFilter& filter) {
+  return filter.before_id > 0 ? filter.before_id : std::numeric_limits<int64_t>::max();
+}
+
+std::vector<JobState> DistinctStates(const std::vector<JobState>& states) {
+  std::vector<JobState> distinct;
+  for (JobState state : states) {
+    if (std::find(distinct.begin(), distinct.end(), state) == distinct.end()) {
+      distinct.push_back(state);
+    }
+  }
+  return distinct;
+}
+
+std::vector<int64_t> NewestIds(std::vector<int64_t> ids, int limit) {
+  std::sort(ids.begin(), ids.end(), std::greater<int64_t>());
+  ids.erase(std::unique(ids.begin(), ids.end()), ids.end());
+  if (limit >= 0 && ids.size() > static_cast<size_t>(limit)) ids.resize(limit);
+  return ids;
+}
+
+std::string IdsJson(const std::vector<int64_t>& ids) {
+  return absl::StrCat("[", absl::StrJoin(ids, ","), "]");
 }
 
 void AddCheckpoint(const CheckpointRecord& checkpoint, std::vector<CheckpointRecord>& checkpoints) {

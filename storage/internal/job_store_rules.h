@@ -5,6 +5,7 @@
 
 #include <cstdint>
 #include <optional>
+#include <string>
 #include <vector>
 
 #include "absl/status/status.h"
@@ -34,6 +35,19 @@ absl::Status CheckAppendable(const std::vector<EventPayload>& events);
 
 // InvalidArgument unless limit > 0. `what` names the argument in the message.
 absl::Status CheckLimit(int limit, absl::string_view what);
+
+// The exclusive upper id bound of a keyset query: filter.before_id, or INT64_MAX when unset.
+int64_t IdBound(const JobFilter& filter);
+
+// `states` without repeats, in the order first given.
+std::vector<JobState> DistinctStates(const std::vector<JobState>& states);
+
+// The `limit` highest of `ids` (distinct), highest first: merges the per-state id lists that
+// SQL stores read from their (state, id) indexes.
+std::vector<int64_t> NewestIds(std::vector<int64_t> ids, int limit);
+
+// [3,2,1]: `ids` as a JSON array, for queries that take a set of ids in one parameter.
+std::string IdsJson(const std::vector<int64_t>& ids);
 
 // Adds `checkpoint` to `checkpoints` (ascending by step). A checkpoint for a step that is
 // already there replaces it: a step names one checkpoint directory.

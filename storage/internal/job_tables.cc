@@ -1,6 +1,7 @@
 #include "storage/internal/job_tables.h"
 
 #include <string>
+#include <unordered_map>
 #include <utility>
 
 #include "absl/strings/str_cat.h"
@@ -23,15 +24,22 @@ constexpr char kInsertJob[] =
     "INSERT INTO jobs (name, task, state, spec_yaml, priority, request_id, created_at_ms, "
     "user, resources_json) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9) RETURNING id";
 constexpr char kSelectJob[] = "SELECT " LMTRAIN_JOB_COLUMNS " FROM jobs WHERE id = ?1";
-// ?2 (?3 below) is the user to match, '' for any.
-constexpr char kSelectAllJobs[] = "SELECT " LMTRAIN_JOB_COLUMNS
-                                  " FROM jobs WHERE (?2 = '' OR user = ?2) "
-                                  "ORDER BY id DESC LIMIT ?1";
-// ?1 is a JSON array of state names, so one cached statement serves any set of states.
-constexpr char kSelectJobsInStates[] =
+// Keyset pages, newest first: ?1 is the exclusive id bound, ?2 the limit, ?3 the state, ?4
+// (?3 in the second) the user. Each is a range scan of the primary key or of one index
+// (jobs_by_state, jobs_by_user, jobs_by_user_state) that stops after ?2 rows.
+constexpr char kSelectJobsPage[] =
+    "SELECT " LMTRAIN_JOB_COLUMNS " FROM jobs WHERE id < ?1 ORDER BY id DESC LIMIT ?2";
+constexpr char kSelectUserJobsPage[] =
     "SELECT " LMTRAIN_JOB_COLUMNS
-    " FROM jobs WHERE state IN (SELECT value FROM json_each(?1)) AND (?3 = '' OR user = ?3) "
-    "ORDER BY id DESC LIMIT ?2";
+    " FROM jobs WHERE user = ?3 AND id < ?1 ORDER BY id DESC LIMIT ?2";
+constexpr char kSelectStateIdsPage[] =
+    "SELECT id FROM jobs WHERE state = ?3 AND id < ?1 ORDER BY id DESC LIMIT ?2";
+constexpr char kSelectUserStateIdsPage[] =
+    "SELECT id FROM jobs WHERE user = ?4 AND state = ?3 AND id < ?1 ORDER BY id DESC LIMIT ?2";
+// ?1 is a JSON array of ids.
+constexpr char kSelectJobsByIds[] =
+    "SELECT " LMTRAIN_JOB_COLUMNS
+    " FROM jobs WHERE id IN (SELECT value FROM json_each(?1)) ORDER BY id DESC";
 constexpr char kJobExists[] = "SELECT 1 FROM jobs WHERE id = ?1";
 constexpr char kUpdateLifecycle[] =
     "UPDATE jobs SET state = ?2, started_at_ms = ?3, finished_at_ms = ?4, worker_id = ?5, "
@@ -51,9 +59,12 @@ constexpr char kUpsertCheckpoint[] =
     "created_at_ms = excluded.created_at_ms";
 constexpr char kSelectCheckpoints[] =
     "SELECT step, path, created_at_ms FROM checkpoints WHERE job_id = ?1 ORDER BY step";
+// ?1 is a JSON array of job ids: one query for a whole page of jobs.
+constexpr char kSelectCheckpointsOfJobs[] =
+    "SELECT job_id, step, path, created_at_ms FROM checkpoints "
+    "WHERE job_id IN (SELECT value FROM json_each(?1)) ORDER BY job_id, step";
 
 #undef LMTRAIN_JOB_COLUMNS
-
 
 absl::StatusOr<JobRecord> JobFromRow(const Statement& row) {
   JobRecord job;
@@ -91,7 +102,22 @@ absl::StatusOr<std::vector<CheckpointRecord>> SelectCheckpoints(Connection& db, 
   }
 }
 
-// Reads every row of a prepared, bound jobs query, then attaches each job's checkpoints
+// Attaches the checkpoints of every job in `jobs` (whose numeric ids are `ids`) with one query.
+absl::Status AttachCheckpoints(Connection& db, const std::vector<int64_t>& ids,
+                               std::vector<JobRecord>& jobs) {
+  std::unordered_map<int64_t, JobRecord*> by_id;
+  for (size_t i = 0; i < jobs.size(); ++i) by_id[ids[i]] = &jobs[i];
+  ASSIGN_OR_RETURN(CachedStatement stmt, db.Prepare(kSelectCheckpointsOfJobs));
+  RETURN_IF_ERROR(stmt->BindAll(IdsJson(ids)));
+  for (;;) {
+    ASSIGN_OR_RETURN(bool has_row, stmt->Step());
+    if (!has_row) return absl::OkStatus();
+    by_id[stmt->ColumnInt64(0)]->checkpoints.push_back(
+        {stmt->ColumnInt64(1), stmt->ColumnText(2), stmt->ColumnInt64(3)});
+  }
+}
+
+// Reads every row of a prepared, bound jobs query, then attaches the jobs' checkpoints
 // (after the jobs query has finished, so that only one cursor is open at a time).
 absl::StatusOr<std::vector<JobRecord>> ReadJobs(Connection& db, CachedStatement stmt) {
   std::vector<JobRecord> jobs;
@@ -103,10 +129,35 @@ absl::StatusOr<std::vector<JobRecord>> ReadJobs(Connection& db, CachedStatement 
     ASSIGN_OR_RETURN(jobs.emplace_back(), JobFromRow(*stmt));
   }
   stmt->Reset();
-  for (size_t i = 0; i < jobs.size(); ++i) {
-    ASSIGN_OR_RETURN(jobs[i].checkpoints, SelectCheckpoints(db, ids[i]));
+  if (jobs.size() == 1) {
+    ASSIGN_OR_RETURN(jobs[0].checkpoints, SelectCheckpoints(db, ids[0]));
+  } else if (!jobs.empty()) {
+    RETURN_IF_ERROR(AttachCheckpoints(db, ids, jobs));
   }
   return jobs;
+}
+
+// The ids of the newest `filter.limit` jobs in `state` (and of filter.user, if set) below
+// `bound`, highest first.
+absl::StatusOr<std::vector<int64_t>> SelectStateIds(Connection& db, const JobFilter& filter,
+                                                    JobState state, int64_t bound) {
+  const bool by_user = !filter.user.empty();
+  ASSIGN_OR_RETURN(CachedStatement stmt,
+                   db.Prepare(by_user ? kSelectUserStateIdsPage : kSelectStateIdsPage));
+  const std::string name(JobStateName(state));
+  if (by_user) {
+    RETURN_IF_ERROR(stmt->BindAll(bound, filter.limit, name, filter.user));
+  } else {
+    RETURN_IF_ERROR(stmt->BindAll(bound, filter.limit, name));
+  }
+  std::vector<int64_t> ids;
+  for (;;) {
+    ASSIGN_OR_RETURN(bool has_row, stmt->Step());
+    if (!has_row) break;
+    ids.push_back(stmt->ColumnInt64(0));
+  }
+  stmt->Reset();
+  return ids;
 }
 
 }  // namespace
@@ -142,13 +193,29 @@ absl::StatusOr<std::optional<JobRecord>> SelectJob(Connection& db, int64_t id) {
 }
 
 absl::StatusOr<std::vector<JobRecord>> SelectJobs(Connection& db, const JobFilter& filter) {
+  const int64_t bound = IdBound(filter);
   if (filter.states.empty()) {
-    ASSIGN_OR_RETURN(CachedStatement stmt, db.Prepare(kSelectAllJobs));
-    RETURN_IF_ERROR(stmt->BindAll(filter.limit, filter.user));
+    const bool by_user = !filter.user.empty();
+    ASSIGN_OR_RETURN(CachedStatement stmt,
+                     db.Prepare(by_user ? kSelectUserJobsPage : kSelectJobsPage));
+    if (by_user) {
+      RETURN_IF_ERROR(stmt->BindAll(bound, filter.limit, filter.user));
+    } else {
+      RETURN_IF_ERROR(stmt->BindAll(bound, filter.limit));
+    }
     return ReadJobs(db, std::move(stmt));
   }
-  ASSIGN_OR_RETURN(CachedStatement stmt, db.Prepare(kSelectJobsInStates));
-  RETURN_IF_ERROR(stmt->BindAll(StateNamesJson(filter.states), filter.limit, filter.user));
+  // One index range per state, merged here: a single `state IN (...)` query would have to
+  // sort every matching row, or scan the primary key past all the jobs in other states.
+  std::vector<int64_t> ids;
+  for (JobState state : DistinctStates(filter.states)) {
+    ASSIGN_OR_RETURN(std::vector<int64_t> state_ids, SelectStateIds(db, filter, state, bound));
+    ids.insert(ids.end(), state_ids.begin(), state_ids.end());
+  }
+  ids = NewestIds(std::move(ids), filter.limit);
+  if (ids.empty()) return std::vector<JobRecord>{};
+  ASSIGN_OR_RETURN(CachedStatement stmt, db.Prepare(kSelectJobsByIds));
+  RETURN_IF_ERROR(stmt->BindAll(IdsJson(ids)));
   return ReadJobs(db, std::move(stmt));
 }
 

@@ -1,6 +1,7 @@
 #include "storage/internal/pg_job_tables.h"
 
 #include <string>
+#include <unordered_map>
 #include <utility>
 
 #include "absl/strings/str_cat.h"
@@ -26,17 +27,29 @@ constexpr PgStatement kFindByRequestId = {"find_by_request_id",
                                           "SELECT id FROM jobs WHERE request_id = $1"};
 constexpr PgStatement kSelectJob = {"select_job",
                                     "SELECT " LMTRAIN_PG_JOB_COLUMNS " FROM jobs WHERE id = $1"};
-// $2 ($3 below) is the user to match, '' for any.
-constexpr PgStatement kSelectAllJobs = {"select_all_jobs",
-                                        "SELECT " LMTRAIN_PG_JOB_COLUMNS
-                                        " FROM jobs WHERE ($2::text = '' OR username = $2) "
-                                        "ORDER BY id DESC LIMIT $1"};
-// $1 is a JSON array of state names, so one prepared statement serves any set of states.
-constexpr PgStatement kSelectJobsInStates = {
-    "select_jobs_in_states",
+// Keyset pages, newest first: $1 is the exclusive id bound, $2 the limit, $3 the state, $4
+// ($3 in the second) the user. Each is a range scan of the primary key or of one index
+// (jobs_by_state, jobs_by_user, jobs_by_user_state) that stops after $2 rows.
+constexpr PgStatement kSelectJobsPage = {"select_jobs_page",
+                                         "SELECT " LMTRAIN_PG_JOB_COLUMNS
+                                         " FROM jobs WHERE id < $1 ORDER BY id DESC LIMIT $2"};
+constexpr PgStatement kSelectUserJobsPage = {"select_user_jobs_page",
+                                             "SELECT " LMTRAIN_PG_JOB_COLUMNS
+                                             " FROM jobs WHERE username = $3 AND id < $1 "
+                                             "ORDER BY id DESC LIMIT $2"};
+constexpr PgStatement kSelectStateIdsPage = {
+    "select_state_ids_page",
+    "SELECT id FROM jobs WHERE state = $3 AND id < $1 ORDER BY id DESC LIMIT $2"};
+constexpr PgStatement kSelectUserStateIdsPage = {
+    "select_user_state_ids_page",
+    "SELECT id FROM jobs WHERE username = $4 AND state = $3 AND id < $1 "
+    "ORDER BY id DESC LIMIT $2"};
+// $1 is a JSON array of ids.
+constexpr PgStatement kSelectJobsByIds = {
+    "select_jobs_by_ids",
     "SELECT " LMTRAIN_PG_JOB_COLUMNS
-    " FROM jobs WHERE state IN (SELECT jsonb_array_elements_text($1::jsonb)) "
-    "AND ($3::text = '' OR username = $3) ORDER BY id DESC LIMIT $2"};
+    " FROM jobs WHERE id = ANY (SELECT jsonb_array_elements_text($1::jsonb)::bigint) "
+    "ORDER BY id DESC"};
 constexpr PgStatement kLockJob = {"lock_job", "SELECT 1 FROM jobs WHERE id = $1 FOR UPDATE"};
 constexpr PgStatement kJobExists = {"job_exists", "SELECT 1 FROM jobs WHERE id = $1"};
 constexpr PgStatement kUpdateLifecycle = {
@@ -66,8 +79,14 @@ constexpr PgStatement kSelectCheckpoints = {
     "select_checkpoints",
     "SELECT step, path, created_at_ms FROM checkpoints WHERE job_id = $1 ORDER BY step"};
 
-#undef LMTRAIN_PG_JOB_COLUMNS
+// $1 is a JSON array of job ids: one query for a whole page of jobs.
+constexpr PgStatement kSelectCheckpointsOfJobs = {
+    "select_checkpoints_of_jobs",
+    "SELECT job_id, step, path, created_at_ms FROM checkpoints "
+    "WHERE job_id = ANY (SELECT jsonb_array_elements_text($1::jsonb)::bigint) "
+    "ORDER BY job_id, step"};
 
+#undef LMTRAIN_PG_JOB_COLUMNS
 
 absl::StatusOr<JobRecord> JobFromRow(const PgResult& rows, int r) {
   JobRecord job;
@@ -103,13 +122,25 @@ absl::StatusOr<std::vector<CheckpointRecord>> SelectCheckpoints(PgConnection& db
   return checkpoints;
 }
 
-// Decodes every row of a jobs query and attaches each job's checkpoints.
+// Decodes every row of a jobs query and attaches the jobs' checkpoints (one query for all).
 absl::StatusOr<std::vector<JobRecord>> ReadJobs(PgConnection& db, const PgResult& rows) {
   std::vector<JobRecord> jobs;
+  std::vector<int64_t> ids;
+  std::unordered_map<int64_t, size_t> index;
   for (int r = 0; r < rows.rows(); ++r) {
     ASSIGN_OR_RETURN(JobRecord job, JobFromRow(rows, r));
-    ASSIGN_OR_RETURN(job.checkpoints, SelectCheckpoints(db, rows.Int64(r, kId)));
+    ids.push_back(rows.Int64(r, kId));
+    index[ids.back()] = jobs.size();
     jobs.push_back(std::move(job));
+  }
+  if (jobs.size() == 1) {
+    ASSIGN_OR_RETURN(jobs[0].checkpoints, SelectCheckpoints(db, ids[0]));
+  } else if (!jobs.empty()) {
+    ASSIGN_OR_RETURN(PgResult found, db.Run(kSelectCheckpointsOfJobs, PgParams(IdsJson(ids))));
+    for (int r = 0; r < found.rows(); ++r) {
+      jobs[index[found.Int64(r, 0)]].checkpoints.push_back(
+          {found.Int64(r, 1), found.Text(r, 2), found.Int64(r, 3)});
+    }
   }
   return jobs;
 }
@@ -144,13 +175,28 @@ absl::StatusOr<std::optional<JobRecord>> PgSelectJob(PgConnection& db, int64_t i
 }
 
 absl::StatusOr<std::vector<JobRecord>> PgSelectJobs(PgConnection& db, const JobFilter& filter) {
+  const int64_t bound = IdBound(filter);
   if (filter.states.empty()) {
-    ASSIGN_OR_RETURN(PgResult rows, db.Run(kSelectAllJobs, PgParams(filter.limit, filter.user)));
+    ASSIGN_OR_RETURN(PgResult rows,
+                     filter.user.empty()
+                         ? db.Run(kSelectJobsPage, PgParams(bound, filter.limit))
+                         : db.Run(kSelectUserJobsPage, PgParams(bound, filter.limit, filter.user)));
     return ReadJobs(db, rows);
   }
-  ASSIGN_OR_RETURN(PgResult rows,
-                   db.Run(kSelectJobsInStates,
-                          PgParams(StateNamesJson(filter.states), filter.limit, filter.user)));
+  // One index range per state, merged here (as in the SQLite store, job_tables.cc).
+  std::vector<int64_t> ids;
+  for (JobState state : DistinctStates(filter.states)) {
+    const std::string name(JobStateName(state));
+    ASSIGN_OR_RETURN(
+        PgResult rows,
+        filter.user.empty()
+            ? db.Run(kSelectStateIdsPage, PgParams(bound, filter.limit, name))
+            : db.Run(kSelectUserStateIdsPage, PgParams(bound, filter.limit, name, filter.user)));
+    for (int r = 0; r < rows.rows(); ++r) ids.push_back(rows.Int64(r, 0));
+  }
+  ids = NewestIds(std::move(ids), filter.limit);
+  if (ids.empty()) return std::vector<JobRecord>{};
+  ASSIGN_OR_RETURN(PgResult rows, db.Run(kSelectJobsByIds, PgParams(IdsJson(ids))));
   return ReadJobs(db, rows);
 }
 

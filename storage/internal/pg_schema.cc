@@ -72,10 +72,18 @@ constexpr char kSchemaV3[] = R"sql(
 ALTER TABLE leases ADD COLUMN holder_http_url TEXT NOT NULL DEFAULT '';
 )sql";
 
+// Version 4: indexes that answer ListJobs filtered by user (and state) in O(page), newest first
+// (storage/job_store.h JobFilter); jobs_by_state serves the state-only filter.
+constexpr char kSchemaV4[] = R"sql(
+CREATE INDEX jobs_by_user ON jobs (username, id);
+CREATE INDEX jobs_by_user_state ON jobs (username, state, id);
+)sql";
+
 constexpr PgMigration kMigrations[] = {
     {1, kSchemaV1},
     {2, kSchemaV2},
     {3, kSchemaV3},
+    {4, kSchemaV4},
 };
 
 // Any constant shared by every lmtrain server: the key of the migration advisory lock.

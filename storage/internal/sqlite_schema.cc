@@ -91,9 +91,17 @@ ALTER TABLE jobs_v2 RENAME TO jobs;
 CREATE INDEX jobs_by_state ON jobs (state, id);
 )sql";
 
+// Version 3: indexes that answer ListJobs filtered by user (and state) in O(page), newest first
+// (storage/job_store.h JobFilter); jobs_by_state serves the state-only filter.
+constexpr char kSchemaV3[] = R"sql(
+CREATE INDEX jobs_by_user ON jobs (user, id);
+CREATE INDEX jobs_by_user_state ON jobs (user, state, id);
+)sql";
+
 constexpr Migration kMigrations[] = {
     {1, kSchemaV1},
     {2, kSchemaV2},
+    {3, kSchemaV3},
 };
 
 absl::Status CheckMigrationList(absl::Span<const Migration> migrations) {

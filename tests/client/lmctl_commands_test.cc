@@ -88,6 +88,28 @@ TEST_F(LmctlCommandsTest, GetAndListAsYaml) {
   EXPECT_FALSE(nlohmann::json::parse(out_)["job_id"].get<std::string>().empty());
 }
 
+TEST_F(LmctlCommandsTest, ListPagesWithPageTokenOrAll) {
+  std::vector<std::string> ids;
+  for (int i = 0; i < 5; ++i) ids.push_back(Submit("paged" + std::to_string(i)));
+  ASSERT_EQ(Run({"list", "--limit", "2"}), 0) << err_;
+  const std::string hint = "more: lmctl list --limit 2 --page-token ";
+  const size_t at = out_.find(hint);
+  ASSERT_NE(at, std::string::npos) << out_;
+  const std::string token = out_.substr(at + hint.size(), out_.find('\n', at) - at - hint.size());
+  ASSERT_EQ(Run({"list", "--limit", "2", "--page-token", token, "-o", "json"}), 0) << err_;
+  nlohmann::json page = nlohmann::json::parse(out_);
+  ASSERT_EQ(page.size(), 2u);
+  EXPECT_EQ(page[0]["id"], ids[2]);
+  EXPECT_TRUE(Has(err_, "more: lmctl list --limit 2 --page-token ")) << err_;
+  ASSERT_EQ(Run({"list", "--limit", "2", "--all", "-o", "json"}), 0) << err_;
+  page = nlohmann::json::parse(out_);
+  ASSERT_EQ(page.size(), 5u);
+  EXPECT_EQ(page[4]["id"], ids[0]);
+  EXPECT_FALSE(Has(err_, "more:")) << err_;
+  EXPECT_EQ(Run({"list", "--page-token", "bogus"}), 1);
+  EXPECT_TRUE(Has(err_, "page_token")) << err_;
+}
+
 TEST_F(LmctlCommandsTest, RetryACancelledJobRecordsTheLink) {
   const std::string id = Submit("flaky");
   ASSERT_TRUE(client_->Cancel(id).ok());

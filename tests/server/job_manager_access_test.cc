@@ -1,5 +1,5 @@
 // JobManager's part of the security model, without gRPC: who may touch a job (CheckAccess),
-// what a caller lists (ListFor), the per-user quota of unfinished jobs and the spec size limit.
+// what a caller lists (ListPageFor), the per-user quota of unfinished jobs and the spec size limit.
 #include <gtest/gtest.h>
 
 #include "server/job_manager.h"
@@ -40,10 +40,10 @@ TEST_F(JobManagerAccessTest, OwnersAndAdminsOnly) {
   EXPECT_EQ(manager_.CheckAccess(bob, "424242").code(), absl::StatusCode::kNotFound);
 
   const std::string bobs = SubmitAs("bob").value();
-  EXPECT_EQ(manager_.ListFor(alice, {}).value().size(), 1u);
-  EXPECT_EQ(manager_.ListFor(bob, {}).value()[0].id, bobs);
-  EXPECT_EQ(manager_.ListFor(admin, {}).value().size(), 2u);
-  EXPECT_TRUE(manager_.ListFor(worker, {}).value().empty());
+  EXPECT_EQ(manager_.ListPageFor(alice, {}, "").value().jobs.size(), 1u);
+  EXPECT_EQ(manager_.ListPageFor(bob, {}, "").value().jobs[0].id, bobs);
+  EXPECT_EQ(manager_.ListPageFor(admin, {}, "").value().jobs.size(), 2u);
+  EXPECT_TRUE(manager_.ListPageFor(worker, {}, "").value().jobs.empty());
 }
 
 TEST_F(JobManagerAccessTest, QuotaCountsUnfinishedJobsPerUser) {

@@ -131,7 +131,7 @@ TEST_F(PostgresJobStoreTest, MigratesAnEmptyDatabaseOnceAndRecordsItsVersion) {
   EXPECT_THAT(server_->Query(Database(),
                              "SELECT string_agg(version::text, ',') FROM "
                              "schema_version"),
-              ::testing::Property(&absl::StatusOr<std::string>::value, "3"));
+              ::testing::Property(&absl::StatusOr<std::string>::value, "4"));
 }
 
 TEST_F(PostgresJobStoreTest, UpgradesAVersionOneDatabaseWithLeasesKeepingItsJobs) {
@@ -140,14 +140,15 @@ TEST_F(PostgresJobStoreTest, UpgradesAVersionOneDatabaseWithLeasesKeepingItsJobs
   ASSERT_OK_AND_ASSIGN(std::string id, store->CreateJob(MakeJob("from v1")));
   store.reset();
   ASSERT_OK(server_->Query(Database(),
-                           "DROP TABLE leases; UPDATE schema_version SET version = 1"));
+                           "DROP TABLE leases; DROP INDEX jobs_by_user, jobs_by_user_state; "
+                           "UPDATE schema_version SET version = 1"));
   store = Open();
   ASSERT_TRUE(store);
   ASSERT_OK_AND_ASSIGN(JobRecord job, store->GetJob(id));
   EXPECT_EQ(job.name, "from v1");
   ASSERT_OK_AND_ASSIGN(std::string version,
                        server_->Query(Database(), "SELECT version FROM schema_version"));
-  EXPECT_EQ(version, "3");
+  EXPECT_EQ(version, "4");
   ASSERT_OK_AND_ASSIGN(LeaseState lease,
                        store->AcquireLease({"lm-server", "a", "a:50051", 60000}));
   EXPECT_TRUE(lease.held);
@@ -160,6 +161,7 @@ TEST_F(PostgresJobStoreTest, UpgradesAVersionTwoLeaseRowWithAnEmptyHttpUrl) {
   ASSERT_TRUE(held.held);
   store.reset();
   ASSERT_OK(server_->Query(Database(), "ALTER TABLE leases DROP COLUMN holder_http_url; "
+                                       "DROP INDEX jobs_by_user, jobs_by_user_state; "
                                        "UPDATE schema_version SET version = 2"));
   store = Open();
   ASSERT_TRUE(store);
@@ -174,13 +176,33 @@ TEST_F(PostgresJobStoreTest, UpgradesAVersionTwoLeaseRowWithAnEmptyHttpUrl) {
   EXPECT_EQ(seen.holder_http_url, "http://a:80");
 }
 
+TEST_F(PostgresJobStoreTest, UpgradesAVersionThreeDatabaseWithTheUserIndexes) {
+  std::unique_ptr<PostgresJobStore> store = Open();
+  ASSERT_TRUE(store);
+  ASSERT_OK_AND_ASSIGN(std::string id, store->CreateJob(MakeJob("from v3")));
+  store.reset();
+  ASSERT_OK(server_->Query(Database(), "DROP INDEX jobs_by_user, jobs_by_user_state; "
+                                       "UPDATE schema_version SET version = 3"));
+  store = Open();
+  ASSERT_TRUE(store);
+  EXPECT_THAT(server_->Query(Database(),
+                             "SELECT count(*) FROM pg_indexes WHERE indexname IN "
+                             "('jobs_by_user', 'jobs_by_user_state')"),
+              ::testing::Property(&absl::StatusOr<std::string>::value, "2"));
+  JobFilter mine;
+  mine.user = MakeJob("x").user;
+  ASSERT_OK_AND_ASSIGN(std::vector<JobRecord> jobs, store->ListJobs(mine));
+  ASSERT_EQ(jobs.size(), 1u);
+  EXPECT_EQ(jobs[0].id, id);
+}
+
 TEST_F(PostgresJobStoreTest, RefusesADatabaseWithANewerSchema) {
   ASSERT_TRUE(Open());
   ASSERT_OK(server_->Query(Database(), "UPDATE schema_version SET version = 99"));
   absl::StatusOr<std::unique_ptr<PostgresJobStore>> store = PostgresJobStore::Open({uri_});
   ASSERT_EQ(store.status().code(), absl::StatusCode::kFailedPrecondition) << store.status();
   EXPECT_THAT(std::string(store.status().message()),
-              HasSubstr("schema version 99 is newer than this build knows (3)"));
+              HasSubstr("schema version 99 is newer than this build knows (4)"));
   EXPECT_THAT(std::string(store.status().message()), HasSubstr(Database()));
   ASSERT_OK_AND_ASSIGN(std::string version,
                        server_->Query(Database(), "SELECT version FROM schema_version"));

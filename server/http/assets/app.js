@@ -219,24 +219,39 @@
         "Tokens/s", "ETA", "Submitted"].map((c, i) =>
         h("th", { class: [3, 6, 7].includes(i) ? "num" : "" }, c)))),
       tbody);
+    // Each poll reloads the first page and the `pages - 1` pages "More" asked for after it,
+    // following next_page_token, so rows already shown stay live.
+    let pages = 1;
+    const more = h("a", { id: "jobs-more", href: "#/jobs", class: "hidden",
+                          onclick: (e) => { e.preventDefault(); pages += 1; poller.refresh(); } },
+      "More");
     view.replaceChildren(
       h("div", { class: "page-head" }, h("h1", {}, "Jobs"), count),
       h("div", { class: "filters" }, h("label", { for: "filter-state" }, "State"), stateSel,
         h("label", { for: "filter-user" }, "User"), userIn),
-      msg, h("div", { class: "panel flush" }, table));
+      msg, h("div", { class: "panel flush" }, table), h("div", { class: "filters" }, more));
 
     const poller = new Poller(async () => {
-      const q = new URLSearchParams({ limit: "200" });
-      if (filters.state) q.set("state", filters.state);
-      if (filters.user) q.set("user", filters.user);
-      const data = await api("/api/v1/jobs?" + q);
+      const jobs = [];
+      let token = "";
+      for (let i = 0; i < pages && (i === 0 || token); ++i) {
+        const q = new URLSearchParams({ page_size: "200" });
+        if (filters.state) q.set("state", filters.state);
+        if (filters.user) q.set("user", filters.user);
+        if (token) q.set("page_token", token);
+        const data = await api("/api/v1/jobs?" + q);
+        jobs.push(...data.jobs);
+        token = data.next_page_token || "";
+      }
       msg.replaceChildren();
-      count.textContent = `${data.jobs.length} shown`;
-      tbody.replaceChildren(...(data.jobs.length ? data.jobs.map(jobRow)
+      count.textContent = `${jobs.length} shown`;
+      more.classList.toggle("hidden", !token);
+      tbody.replaceChildren(...(jobs.length ? jobs.map(jobRow)
         : [h("tr", {}, h("td", { class: "empty", colspan: 10 }, "No jobs match."))]));
     });
     poller.onError = (e) => msg.replaceChildren(notice(e.message, "error"));
     const refilter = () => {
+      pages = 1;
       filters.state = stateSel.value;
       filters.user = userIn.value.trim();
       poller.refresh();

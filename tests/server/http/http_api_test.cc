@@ -108,6 +108,31 @@ TEST_F(HttpApiTest, ListsJobsNewestFirstWithStateUserAndLimitFilters) {
   EXPECT_EQ(body["jobs"][0]["id"], b);
 }
 
+TEST_F(HttpApiTest, PagesFollowNextPageTokenAndRefuseATokenForOtherStates) {
+  std::vector<std::string> ids;
+  for (int i = 0; i < 5; ++i) ids.push_back(Submit("p" + std::to_string(i)));
+  json body;
+  std::vector<std::string> seen;
+  std::string token;
+  for (int page = 0; page < 5; ++page) {
+    const std::string url =
+        "/api/v1/jobs?state=QUEUED&page_size=2" + (token.empty() ? "" : "&page_token=" + token);
+    ASSERT_EQ(Get(url, &body), 200) << body;
+    for (const json& job : body["jobs"]) seen.push_back(job["id"]);
+    token = body["next_page_token"].get<std::string>();
+    if (token.empty()) break;
+  }
+  EXPECT_EQ(seen, std::vector<std::string>(ids.rbegin(), ids.rend()));
+  ASSERT_EQ(Get("/api/v1/jobs?page_size=2&limit=1", &body), 200);  // page_size wins.
+  ASSERT_EQ(body["jobs"].size(), 2u);
+  token = body["next_page_token"].get<std::string>();
+  ASSERT_FALSE(token.empty());
+  EXPECT_EQ(Get("/api/v1/jobs?state=RUNNING&page_token=" + token, &body), 400);
+  EXPECT_THAT(body["error"].get<std::string>(), HasSubstr("different filter"));
+  EXPECT_EQ(Get("/api/v1/jobs?page_token=nonsense", &body), 400);
+  EXPECT_EQ(Get("/api/v1/jobs?page_size=0", &body), 400);
+}
+
 TEST_F(HttpApiTest, BadQueryParametersAre400WithTheReason) {
   json body;
   EXPECT_EQ(Get("/api/v1/jobs?state=DONE", &body), 400);

@@ -1,0 +1,217 @@
+// Keyset paging of JobStore::ListJobs (JobFilter::before_id), run against every implementation:
+// pages cover each matching job exactly once, newest first, whatever else changes meanwhile.
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <functional>
+#include <memory>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "absl/strings/numbers.h"
+#include "storage/job_store.h"
+#include "tests/storage/all_job_stores.h"
+#include "tests/storage/storage_test_util.h"
+
+namespace lmtrain {
+namespace {
+
+using ::lmtrain::testing::AllStores;
+using ::lmtrain::testing::ScratchDir;
+using ::lmtrain::testing::StoreFactory;
+using ::testing::ElementsAreArray;
+using ::testing::IsEmpty;
+
+constexpr int kJobs = 250;
+constexpr int kPageSize = 100;
+
+int64_t Num(const std::string& id) {
+  int64_t n = 0;
+  EXPECT_TRUE(absl::SimpleAtoi(id, &n)) << id;
+  return n;
+}
+
+JobTransition To(JobState state, int64_t time_ms) {
+  JobTransition t;
+  t.to = state;
+  t.time_ms = time_ms;
+  return t;
+}
+
+class JobStorePagingTest : public ::testing::TestWithParam<StoreFactory> {
+ protected:
+  void SetUp() override {
+    if (const std::string why = GetParam().unavailable(); !why.empty()) GTEST_SKIP() << why;
+    ASSERT_OK_AND_ASSIGN(store_, GetParam().open(dir_));
+  }
+
+  // Job i (0-based) belongs to alice when i is even, else bob; every third job runs, every
+  // fifth (not running) is cancelled, the rest stay queued. Returns ids in creation order.
+  std::vector<std::string> CreateMixedJobs() {
+    std::vector<std::string> ids;
+    for (int i = 0; i < kJobs; ++i) {
+      NewJob job;
+      job.name = "j";
+      job.task = "clm";
+      job.spec_yaml = "model: tiny-gpt2\n";
+      job.user = i % 2 == 0 ? "alice" : "bob";
+      job.created_at_ms = 1000 + i;
+      absl::StatusOr<std::string> id = store_->CreateJob(job);
+      EXPECT_TRUE(id.ok()) << id.status();
+      if (!id.ok()) return ids;
+      ids.push_back(*id);
+      if (i % 3 == 0) {
+        EXPECT_TRUE(store_->TransitionJob(*id, To(JobState::kScheduled, 2000)).ok());
+        EXPECT_TRUE(store_->TransitionJob(*id, To(JobState::kRunning, 2001)).ok());
+      } else if (i % 5 == 0) {
+        EXPECT_TRUE(store_->TransitionJob(*id, To(JobState::kCancelled, 2000)).ok());
+      }
+    }
+    return ids;
+  }
+
+  // Follows pages of kPageSize from the newest job; `between` runs after each page.
+  std::vector<std::string> PageThrough(JobFilter filter, const std::function<void()>& between) {
+    std::vector<std::string> seen;
+    filter.limit = kPageSize;
+    for (int page = 0; page < kJobs; ++page) {
+      absl::StatusOr<std::vector<JobRecord>> jobs = store_->ListJobs(filter);
+      EXPECT_TRUE(jobs.ok()) << jobs.status();
+      if (!jobs.ok() || jobs->empty()) break;
+      EXPECT_LE(jobs->size(), static_cast<size_t>(kPageSize));
+      for (const JobRecord& job : *jobs) seen.push_back(job.id);
+      filter.before_id = Num(jobs->back().id);
+      between();
+    }
+    return seen;
+  }
+
+  // The ids of `ids` that `keep` accepts (by index), newest first.
+  static std::vector<std::string> NewestFirst(const std::vector<std::string>& ids,
+                                              const std::function<bool(int)>& keep) {
+    std::vector<std::string> out;
+    for (int i = static_cast<int>(ids.size()) - 1; i >= 0; --i) {
+      if (keep(i)) out.push_back(ids[i]);
+    }
+    return out;
+  }
+
+  ScratchDir dir_;
+  std::unique_ptr<JobStore> store_;
+};
+
+bool Running(int i) { return i % 3 == 0; }
+bool Cancelled(int i) { return !Running(i) && i % 5 == 0; }
+bool Queued(int i) { return !Running(i) && !Cancelled(i); }
+
+TEST_P(JobStorePagingTest, PagesCoverEveryJobOnceNewestFirst) {
+  const std::vector<std::string> ids = CreateMixedJobs();
+  ASSERT_EQ(ids.size(), static_cast<size_t>(kJobs));
+  EXPECT_THAT(PageThrough({}, [] {}), ElementsAreArray(NewestFirst(ids, [](int) { return true; })));
+}
+
+TEST_P(JobStorePagingTest, PagesWithStateFiltersCoverEachMatchOnce) {
+  const std::vector<std::string> ids = CreateMixedJobs();
+  JobFilter running;
+  running.states = {JobState::kRunning};
+  EXPECT_THAT(PageThrough(running, [] {}), ElementsAreArray(NewestFirst(ids, Running)));
+  JobFilter two;
+  two.states = {JobState::kQueued, JobState::kCancelled, JobState::kQueued};  // Repeat ignored.
+  const std::vector<std::string> want =
+      NewestFirst(ids, [](int i) { return Queued(i) || Cancelled(i); });
+  ASSERT_GT(want.size(), static_cast<size_t>(kPageSize));  // Really more than one page.
+  EXPECT_THAT(PageThrough(two, [] {}), ElementsAreArray(want));
+}
+
+TEST_P(JobStorePagingTest, PagesWithUserFiltersCoverEachMatchOnce) {
+  const std::vector<std::string> ids = CreateMixedJobs();
+  JobFilter alice;
+  alice.user = "alice";
+  EXPECT_THAT(PageThrough(alice, [] {}),
+              ElementsAreArray(NewestFirst(ids, [](int i) { return i % 2 == 0; })));
+  JobFilter bob_queued;
+  bob_queued.user = "bob";
+  bob_queued.states = {JobState::kQueued, JobState::kRunning};
+  EXPECT_THAT(
+      PageThrough(bob_queued, [] {}),
+      ElementsAreArray(NewestFirst(ids, [](int i) { return i % 2 == 1 && !Cancelled(i); })));
+}
+
+TEST_P(JobStorePagingTest, BeforeIdBoundsThePageExclusively) {
+  const std::vector<std::string> ids = CreateMixedJobs();
+  JobFilter filter;
+  filter.limit = 3;
+  filter.before_id = Num(ids[10]);
+  ASSERT_OK_AND_ASSIGN(std::vector<JobRecord> page, store_->ListJobs(filter));
+  ASSERT_EQ(page.size(), 3u);
+  EXPECT_EQ(page[0].id, ids[9]);
+  EXPECT_EQ(page[2].id, ids[7]);
+  filter.before_id = Num(ids[0]);  // Nothing is older than the first job.
+  EXPECT_THAT(store_->ListJobs(filter).value(), IsEmpty());
+}
+
+TEST_P(JobStorePagingTest, JobsCreatedOrChangingStateWhilePagingCauseNoDuplicates) {
+  const std::vector<std::string> ids = CreateMixedJobs();
+  int round = 0;
+  auto churn = [&] {
+    ++round;
+    for (int i = 0; i < 30; ++i) {  // Newer than every page: never listed by later pages.
+      NewJob job;
+      job.name = "late";
+      job.task = "clm";
+      job.user = "alice";
+      ASSERT_OK(store_->CreateJob(job).status());
+    }
+    // Some queued jobs, on pages listed and still to come, are cancelled (still matching).
+    for (int i = 0; i < kJobs; ++i) {
+      if (Queued(i) && i % 7 == round) {
+        ASSERT_OK(store_->TransitionJob(ids[i], To(JobState::kCancelled, 3000)).status());
+      }
+    }
+  };
+  JobFilter filter;
+  filter.states = {JobState::kQueued, JobState::kCancelled};
+  const std::vector<std::string> seen = PageThrough(filter, churn);
+  EXPECT_EQ(std::set<std::string>(seen.begin(), seen.end()).size(), seen.size());
+  EXPECT_TRUE(
+      std::is_sorted(seen.begin(), seen.end(),
+                     [](const std::string& a, const std::string& b) { return Num(a) > Num(b); }));
+  // Every job that matched throughout (queued or cancelled from the start) was listed.
+  for (const std::string& id : NewestFirst(ids, [](int i) { return !Running(i); })) {
+    EXPECT_NE(std::find(seen.begin(), seen.end(), id), seen.end()) << "job " << id;
+  }
+}
+
+TEST_P(JobStorePagingTest, PagesCarryEachJobsOwnCheckpoints) {
+  const std::vector<std::string> ids = CreateMixedJobs();
+  for (int i : {3, 6}) {  // Job 4 (a log line only) and the rest have none; steps unordered.
+    for (int64_t step : {20, 10}) {
+      CheckpointRecord c{step * (i + 1), "/out/" + ids[i] + "/" + std::to_string(step), 1500};
+      ASSERT_OK(store_->AppendEvents(ids[i], 1500, {c}).status());
+    }
+  }
+  ASSERT_OK(store_->AppendEvents(ids[4], 1500, {LogEvent{"stdout", "x"}}).status());
+  JobFilter filter;
+  filter.limit = 10;
+  filter.before_id = Num(ids[8]);
+  for (JobFilter f : {filter, JobFilter{{JobState::kRunning, JobState::kQueued}, 10, "", 0}}) {
+    if (f.states.size() > 0) f.before_id = Num(ids[8]);
+    ASSERT_OK_AND_ASSIGN(std::vector<JobRecord> page, store_->ListJobs(f));
+    for (const JobRecord& job : page) {
+      ASSERT_OK_AND_ASSIGN(JobRecord alone, store_->GetJob(job.id));
+      EXPECT_EQ(job.checkpoints, alone.checkpoints) << "job " << job.id;
+      const bool has = job.id == ids[3] || job.id == ids[6];
+      EXPECT_EQ(job.checkpoints.size(), has ? 2u : 0u) << "job " << job.id;
+    }
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(AllStores, JobStorePagingTest, ::testing::ValuesIn(AllStores()),
+                         [](const ::testing::TestParamInfo<StoreFactory>& param) {
+                           return param.param.name;
+                         });
+
+}  // namespace
+}  // namespace lmtrain
