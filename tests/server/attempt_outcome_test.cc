@@ -65,6 +65,27 @@ TEST(AttemptOutcomeTest, TransientExitsRetryWhileRetriesLast) {
   }
 }
 
+// lm-train exits 4 when a checkpoint save fills the disk: the checkpoint before it stays
+// published, so the job retries from it while retries last, then fails with the message.
+TEST(AttemptOutcomeTest, OutOfDiskSpaceRetriesWhileRetriesLastThenFailsWithTheMessage) {
+  RankExit full = Code(4);
+  full.error = "no space left on device writing optimizer.pt of /out/checkpoint-20 (...)";
+  AttemptFacts f = Facts({full}, 0);
+  f.retries_used = 0;
+  f.max_retries = 1;
+  AttemptOutcome o = DecideAttemptOutcome(f);
+  EXPECT_EQ(o.state, JobState::kRetrying);
+  EXPECT_TRUE(o.counts_as_retry);
+  EXPECT_THAT(o.reason, HasSubstr("out of disk space"));
+  EXPECT_THAT(o.reason, HasSubstr("retry 1 of 1 from the latest checkpoint"));
+  f.retries_used = 1;
+  o = DecideAttemptOutcome(f);
+  EXPECT_EQ(o.state, JobState::kFailed);
+  EXPECT_EQ(o.exit_code, 4);
+  EXPECT_EQ(o.error, full.error);
+  EXPECT_THAT(o.reason, HasSubstr("giving up after 1 retries"));
+}
+
 TEST(AttemptOutcomeTest, LostBeforeStartIsFreeRetry) {
   AttemptFacts f = Facts({Lost()}, 0);
   f.ever_started = false;
@@ -94,6 +115,7 @@ TEST(AttemptOutcomeTest, PreemptionRequeuesWithoutCountingARetry) {
 
 TEST(AttemptOutcomeTest, DescribesExits) {
   EXPECT_EQ(DescribeRankExit(Code(3)), "lm-train exited with code 3");
+  EXPECT_EQ(DescribeRankExit(Code(4)), "lm-train exited with code 4 (out of disk space)");
   RankExit killed = Code(-1);
   killed.signal = 9;
   EXPECT_EQ(DescribeRankExit(killed), "lm-train killed by signal 9");
