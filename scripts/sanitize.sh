@@ -17,7 +17,7 @@ case "$PRESET" in
   # and the worker agent: the code that parses outside input or shares state between threads.
   asan) DEFAULT=(server_core_test scheduler_test sqlite_job_store_test job_store_contract_test
                  job_spec_test tokenizers_test job_runner_test worker_agent_test
-                 artifact_cache_test postgres_test_fixture) ;;
+                 artifact_cache_test) ;;
   # The threads of the dispatcher, the job manager and the worker agent.
   tsan) DEFAULT=(server_core_test job_runner_test worker_agent_test) ;;
   *)
@@ -26,6 +26,8 @@ case "$PRESET" in
 esac
 TARGETS=("$@")
 if [ ${#TARGETS[@]} -eq 0 ]; then TARGETS=("${DEFAULT[@]}"); fi
+# The ctest fixture that serves PostgreSQL to the store tests is a unit test of its own.
+TARGETS+=(postgres_test_fixture)
 for tool in clang-14 clang++-14; do
   if ! command -v "$tool" >/dev/null; then
     echo "sanitize: $tool not found (Debian: apt-get install clang-14 libclang-rt-14-dev)" >&2
