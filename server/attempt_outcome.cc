@@ -7,7 +7,7 @@
 namespace lmtrain {
 namespace {
 
-constexpr int kTrainerJobError = 1;     // lm-train: the job itself is bad.
+constexpr int kTrainerJobError = 1;        // lm-train: the job itself is bad.
 constexpr int kTrainerOutOfDiskSpace = 4;  // lm-train: a checkpoint save filled the disk.
 
 bool AllSucceeded(const AttemptFacts& facts) {

@@ -81,8 +81,8 @@ void Mutex::ReaderUnlock() {
 }
 
 void Mutex::LockWhen(const Condition& cond) {
-  static const auto real = Real<void (*)(Mutex*, const Condition&)>(
-      "5Mutex8LockWhenERKNS0_9ConditionE");
+  static const auto real =
+      Real<void (*)(Mutex*, const Condition&)>("5Mutex8LockWhenERKNS0_9ConditionE");
   real(this, cond);
   __tsan_acquire(this);
 }
@@ -104,8 +104,8 @@ bool Mutex::LockWhenWithDeadline(const Condition& cond, Time deadline) {
 }
 
 void Mutex::Await(const Condition& cond) {
-  static const auto real = Real<void (*)(Mutex*, const Condition&)>(
-      "5Mutex5AwaitERKNS0_9ConditionE");
+  static const auto real =
+      Real<void (*)(Mutex*, const Condition&)>("5Mutex5AwaitERKNS0_9ConditionE");
   __tsan_release(this);
   real(this, cond);
   __tsan_acquire(this);
@@ -146,8 +146,8 @@ bool CondVar::WaitWithTimeout(Mutex* mu, Duration timeout) {
 }
 
 bool CondVar::WaitWithDeadline(Mutex* mu, Time deadline) {
-  static const auto real = Real<bool (*)(CondVar*, Mutex*, Time)>(
-      "7CondVar16WaitWithDeadlineEPNS0_5MutexENS0_4TimeE");
+  static const auto real =
+      Real<bool (*)(CondVar*, Mutex*, Time)>("7CondVar16WaitWithDeadlineEPNS0_5MutexENS0_4TimeE");
   __tsan_release(mu);
   const bool timed_out = real(this, mu, deadline);
   __tsan_acquire(mu);
