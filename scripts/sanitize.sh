@@ -18,8 +18,10 @@ case "$PRESET" in
   asan) DEFAULT=(server_core_test scheduler_test sqlite_job_store_test job_store_contract_test
                  job_spec_test tokenizers_test job_runner_test worker_agent_test
                  artifact_cache_test) ;;
-  # The threads of the dispatcher, the job manager and the worker agent.
-  tsan) DEFAULT=(server_core_test job_runner_test worker_agent_test) ;;
+  # The threads of the dispatcher, the job manager and the worker agent; concurrent writers
+  # of the job stores (group commit) and of the artifact cache.
+  tsan) DEFAULT=(server_core_test job_runner_test worker_agent_test sqlite_sync_test
+                 sqlite_job_store_test job_store_contract_test artifact_cache_test) ;;
   *)
     echo "usage: scripts/sanitize.sh asan|tsan [TARGET...]" >&2
     exit 2 ;;
