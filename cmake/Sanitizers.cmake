@@ -21,6 +21,14 @@ if(LMTRAIN_SANITIZE)
   add_link_options(-fsanitize=${LMTRAIN_SANITIZE} -fno-sanitize-recover=all)
 endif()
 
+# TSan cannot see Debian's uninstrumented absl::Mutex: test executables (lmtrain_add_test) link
+# these annotations of it (cmake/tsan/absl_mutex_annotations.cc).
+if(LMTRAIN_SANITIZE STREQUAL "thread")
+  add_library(lmtrain_tsan_absl_mutex OBJECT
+    ${CMAKE_CURRENT_LIST_DIR}/tsan/absl_mutex_annotations.cc)
+  target_link_libraries(lmtrain_tsan_absl_mutex PUBLIC ${CMAKE_DL_LIBS})
+endif()
+
 if(LMTRAIN_BUILD_FUZZERS)
   if(NOT CMAKE_CXX_COMPILER_ID STREQUAL "Clang")
     message(FATAL_ERROR "LMTRAIN_BUILD_FUZZERS needs clang (libFuzzer): CXX=clang++-14 "

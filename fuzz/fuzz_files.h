@@ -1,9 +1,10 @@
 // Files and multi-part inputs for fuzz targets whose parser reads paths or several files.
 //
-// Every process gets one private folder under $TMPDIR (removed at exit); FuzzFile writes a
-// file in it, replacing what an earlier input left. A target that needs several files takes
-// them from one input split at kFuzzPartSeparator lines, so that seed inputs stay readable
-// text.
+// Every process gets one private folder (removed at exit) under $TMPDIR when set, else under
+// /dev/shm when writable (a memory file system: rewriting a file per input stays cheap), else
+// /tmp; FuzzFile writes a file in it, replacing what an earlier input left. A target that needs
+// several files takes them from one input split at kFuzzPartSeparator lines, so that seed
+// inputs stay readable text.
 // Not thread-safe: libFuzzer runs inputs one at a time.
 #pragma once
 

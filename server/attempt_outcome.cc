@@ -7,7 +7,8 @@
 namespace lmtrain {
 namespace {
 
-constexpr int kTrainerJobError = 1;  // lm-train: the job itself is bad.
+constexpr int kTrainerJobError = 1;        // lm-train: the job itself is bad.
+constexpr int kTrainerOutOfDiskSpace = 4;  // lm-train: a checkpoint save filled the disk.
 
 bool AllSucceeded(const AttemptFacts& facts) {
   return !facts.ranks.empty() &&
@@ -57,7 +58,8 @@ AttemptOutcome Retry(const AttemptFacts& facts, const RankExit& exit, int rank) 
 std::string DescribeRankExit(const RankExit& exit) {
   if (exit.lost) return exit.error.empty() ? "worker lost" : exit.error;
   if (exit.signal != 0) return absl::StrCat("lm-train killed by signal ", exit.signal);
-  return absl::StrCat("lm-train exited with code ", exit.exit_code);
+  return absl::StrCat("lm-train exited with code ", exit.exit_code,
+                      exit.exit_code == kTrainerOutOfDiskSpace ? " (out of disk space)" : "");
 }
 
 bool IsRetryableExit(const RankExit& exit) {

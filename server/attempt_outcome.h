@@ -3,7 +3,9 @@
 //
 // lm-train's exit codes (worker/trainer/trainer_main.cc): 0 done; 1 the job itself is bad
 // (bad data or config, NaN/inf loss) — deterministic, never retried; 3 transient (a peer rank
-// or the rendezvous was lost) — retried; 128+N or a signal: stopped from outside — retried.
+// or the rendezvous was lost) — retried; 4 the disk filled up while saving a checkpoint (the
+// previous one stays published, so a retry resumes from it once space is freed) — retried;
+// 128+N or a signal: stopped from outside — retried.
 // A rank whose worker vanished counts as lost (retried).
 #pragma once
 
@@ -50,7 +52,8 @@ struct AttemptOutcome {
 // left); else preemption. An attempt that never started and was lost is retried for free.
 AttemptOutcome DecideAttemptOutcome(const AttemptFacts& facts);
 
-// "lm-train exited with code 3", "lm-train killed by signal 9", "worker w2 lost".
+// "lm-train exited with code 3", "lm-train exited with code 4 (out of disk space)",
+// "lm-train killed by signal 9", "worker w2 lost".
 std::string DescribeRankExit(const RankExit& exit);
 
 // True for exits worth another attempt (everything but a clean 0 and the trainer's own 1).

@@ -1,5 +1,6 @@
 // lm-server: the lmtrain control plane (gRPC API, scheduler, SQLite or PostgreSQL store).
 //   lm-server --listen HOST:PORT --data-dir DIR [--artifacts DIR] [--local-worker N]
+//             [--artifact-cache-max-bytes N]   (the embedded worker's artifact cache)
 //             [--sync normal|full]   (store durability; docs/operations.md)
 //             [--store postgres://USER@HOST:PORT/DB] (default $LMTRAIN_STORE, else SQLite)
 //             [--scheduler-config FILE] (see server/scheduler_config.h)
@@ -47,6 +48,7 @@ int main(int argc, char** argv) {
   Server::Options o;
   o.http_listen = "127.0.0.1:8080";
   int64_t local_workers = 0, lease_ms = o.lease_timeout_ms;
+  int64_t local_cache_max_bytes = ArtifactCache::kDefaultMaxBytes;
   int64_t max_request_bytes = o.max_receive_message_bytes;
   std::string scheduler_config, data_roots, sync = "normal";
   CommandLine cl("lm-server", "the lmtrain control plane");
@@ -61,6 +63,9 @@ int main(int argc, char** argv) {
                "in --data-dir)");
   cl.AddString("artifacts", &o.artifacts_dir, "artifacts folder (default DATA_DIR/artifacts)");
   cl.AddInt("local-worker", &local_workers, "run an embedded worker with N slots");
+  cl.AddInt("artifact-cache-max-bytes", &local_cache_max_bytes,
+            "embedded worker: most bytes of fetched artifacts kept in DATA_DIR/worker/"
+            "artifact-cache, least recently used evicted first (default 50 GiB; 0: no limit)");
   cl.AddString("trainer", &o.trainer_path,
                "lm-train path for the embedded worker and predictions (default: next to us)");
   cl.AddInt("lease-timeout-ms", &lease_ms, "worker heartbeat timeout");
@@ -159,6 +164,7 @@ int main(int argc, char** argv) {
     w.slots = static_cast<int>(local_workers);
     w.work_dir = s->options().data_dir + "/worker";
     w.trainer_path = o.trainer_path;
+    w.artifact_cache_max_bytes = local_cache_max_bytes;
     auto started = LocalWorker::Start(s->WorkerChannels(), w);
     if (!started.ok()) {
       std::cerr << "lm-server: " << started.status().message() << "\n";

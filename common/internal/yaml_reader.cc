@@ -17,21 +17,24 @@
 namespace lmtrain::internal {
 namespace {
 
-// Optimal-string-alignment distance: Levenshtein plus adjacent transpositions.
+// Optimal-string-alignment distance: Levenshtein plus adjacent transpositions. Keeps three
+// rows of the table (a transposition looks two rows back), not all of them.
 size_t EditDistance(std::string_view a, std::string_view b) {
-  std::vector<std::vector<size_t>> d(a.size() + 1, std::vector<size_t>(b.size() + 1));
-  for (size_t i = 0; i <= a.size(); ++i) d[i][0] = i;
-  for (size_t j = 0; j <= b.size(); ++j) d[0][j] = j;
+  std::vector<size_t> before(b.size() + 1), previous(b.size() + 1), row(b.size() + 1);
+  for (size_t j = 0; j <= b.size(); ++j) previous[j] = j;
   for (size_t i = 1; i <= a.size(); ++i) {
+    row[0] = i;
     for (size_t j = 1; j <= b.size(); ++j) {
       size_t cost = a[i - 1] == b[j - 1] ? 0 : 1;
-      d[i][j] = std::min({d[i - 1][j] + 1, d[i][j - 1] + 1, d[i - 1][j - 1] + cost});
+      row[j] = std::min({previous[j] + 1, row[j - 1] + 1, previous[j - 1] + cost});
       if (i > 1 && j > 1 && a[i - 1] == b[j - 2] && a[i - 2] == b[j - 1]) {
-        d[i][j] = std::min(d[i][j], d[i - 2][j - 2] + 1);
+        row[j] = std::min(row[j], before[j - 2] + 1);
       }
     }
+    std::swap(before, previous);
+    std::swap(previous, row);
   }
-  return d[a.size()][b.size()];
+  return previous[b.size()];
 }
 
 // Quoted scalars (tag "!") and explicit !!str are strings, never numbers or booleans.
@@ -95,6 +98,9 @@ std::string ClosestMatch(std::string_view word, const std::vector<std::string_vi
   std::string best;
   size_t best_distance = std::max<size_t>(1, word.size() / 3) + 1;
   for (std::string_view c : candidates) {
+    // The lengths' difference is a lower bound of the distance: a long key costs no table.
+    const size_t gap = lower.size() > c.size() ? lower.size() - c.size() : c.size() - lower.size();
+    if (gap >= best_distance) continue;
     size_t d = EditDistance(lower, c);
     if (d < best_distance) best_distance = d, best = std::string(c);
   }

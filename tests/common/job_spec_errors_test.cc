@@ -95,6 +95,18 @@ TEST_F(JobSpecErrorsTest, UnknownTopLevelKeySuggestsTheClosest) {
                        "resources)"));
 }
 
+// The suggestion's distance counts a swap of two neighbours as one edit; a key far longer
+// than every known name gets the list of names instead of a suggestion.
+TEST_F(JobSpecErrorsTest, SuggestionsCountSwapsAndSkipKeysFarLongerThanAnyName) {
+  EXPECT_TRUE(HasError(Parse(std::string(kGood) + "trainnig:\n  seed: 1\n"), 8,
+                       "unknown key 'trainnig' (did you mean 'training'?)"));
+  EXPECT_TRUE(HasError(Parse(std::string(kGood) + "rtaining:\n  seed: 1\n"), 8,
+                       "unknown key 'rtaining' (did you mean 'training'?)"));
+  const std::string long_key = "training" + std::string(900, 'x');  // YAML allows 1024.
+  EXPECT_TRUE(HasError(Parse(std::string(kGood) + long_key + ": 1\n"), 8,
+                       "unknown key '" + long_key + "' (known: name, task,"));
+}
+
 TEST_F(JobSpecErrorsTest, UnknownNestedKeys) {
   auto result = Parse(std::string(kGood) + "training:\n  seed: 1\n  lerning_rate: 0.1\n");
   EXPECT_TRUE(HasError(result, 10,

@@ -49,7 +49,7 @@ TEST(AttemptOutcomeTest, ExitOneIsDeterministicFailure) {
 }
 
 TEST(AttemptOutcomeTest, TransientExitsRetryWhileRetriesLast) {
-  for (RankExit e : {Code(3), Code(137), Lost()}) {
+  for (RankExit e : {Code(3), Code(4), Code(137), Lost()}) {
     AttemptFacts f = Facts({StoppedByUs(), e}, 1);
     f.retries_used = 2;
     f.max_retries = 3;
@@ -63,6 +63,23 @@ TEST(AttemptOutcomeTest, TransientExitsRetryWhileRetriesLast) {
     EXPECT_EQ(o.state, JobState::kFailed);
     EXPECT_THAT(o.reason, HasSubstr("giving up after 3 retries"));
   }
+}
+
+// lm-train exits 4 when a checkpoint save fills the disk (retried like the exits above): the
+// checkpoint before it stays published, so the retry resumes from it; the last failure
+// carries the trainer's message.
+TEST(AttemptOutcomeTest, OutOfDiskSpaceRetriesFromTheLatestCheckpointThenFailsWithTheMessage) {
+  RankExit full = Code(4);
+  full.error = "no space left on device writing optimizer.pt of /out/checkpoint-20 (...)";
+  AttemptFacts f = Facts({full}, 0);
+  f.max_retries = 1;
+  EXPECT_THAT(DecideAttemptOutcome(f).reason,
+              HasSubstr("lm-train exited with code 4 (out of disk space); retry 1 of 1 from the "
+                        "latest checkpoint"));
+  f.retries_used = 1;
+  const AttemptOutcome o = DecideAttemptOutcome(f);
+  EXPECT_EQ(o.state, JobState::kFailed);
+  EXPECT_EQ(o.error, full.error);
 }
 
 TEST(AttemptOutcomeTest, LostBeforeStartIsFreeRetry) {
@@ -94,6 +111,7 @@ TEST(AttemptOutcomeTest, PreemptionRequeuesWithoutCountingARetry) {
 
 TEST(AttemptOutcomeTest, DescribesExits) {
   EXPECT_EQ(DescribeRankExit(Code(3)), "lm-train exited with code 3");
+  EXPECT_EQ(DescribeRankExit(Code(4)), "lm-train exited with code 4 (out of disk space)");
   RankExit killed = Code(-1);
   killed.signal = 9;
   EXPECT_EQ(DescribeRankExit(killed), "lm-train killed by signal 9");

@@ -6,6 +6,15 @@
 #include "common/trainer_path.h"
 
 namespace lmtrain {
+namespace {
+
+ArtifactCache::Options CacheOptions(const LocalWorker::Options& options) {
+  ArtifactCache::Options cache;
+  cache.max_bytes = options.artifact_cache_max_bytes;
+  return cache;
+}
+
+}  // namespace
 
 absl::StatusOr<std::unique_ptr<LocalWorker>> LocalWorker::Start(ChannelMaker channels,
                                                                 Options options) {
@@ -15,6 +24,11 @@ absl::StatusOr<std::unique_ptr<LocalWorker>> LocalWorker::Start(ChannelMaker cha
   }
   if (options.work_dir.empty()) {
     return absl::InvalidArgumentError("local worker: a work folder is required");
+  }
+  if (options.artifact_cache_max_bytes < 0) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("local worker: the artifact cache limit must be >= 0 (0: no limit), got ",
+                     options.artifact_cache_max_bytes));
   }
   std::error_code ec;
   std::filesystem::create_directories(options.work_dir, ec);
@@ -32,7 +46,8 @@ absl::StatusOr<std::unique_ptr<LocalWorker>> LocalWorker::Start(ChannelMaker cha
 LocalWorker::LocalWorker(ChannelMaker channels, const Options& options)
     : client_(channels),
       artifact_client_(channels(), ArtifactClient::Options{}),
-      artifact_cache_(&artifact_client_, options.work_dir + "/artifact-cache") {
+      artifact_cache_(&artifact_client_, options.work_dir + "/artifact-cache",
+                      CacheOptions(options)) {
   WorkerAgent::Options o;
   o.name = "local";
   o.slots = options.slots;

@@ -13,6 +13,7 @@
 
 #include <grpcpp/grpcpp.h>
 
+#include <cstdint>
 #include <functional>
 #include <memory>
 #include <string>
@@ -37,13 +38,16 @@ class LocalWorker {
     std::string work_dir;      // Required: scratch space and WORK_DIR/artifact-cache.
     std::string trainer_path;  // lm-train; "" = DefaultTrainerPath().
     absl::Duration kill_grace = absl::Seconds(10);  // SIGTERM -> SIGKILL on cancel.
+    // Most blob bytes kept in WORK_DIR/artifact-cache, least recently used evicted first
+    // (ArtifactCache::Options::max_bytes); 0: no limit; must be >= 0.
+    int64_t artifact_cache_max_bytes = ArtifactCache::kDefaultMaxBytes;
   };
   // Makes a fresh channel to the server on each call, from any thread.
   using ChannelMaker = GrpcServerClient::ChannelMaker;
 
   // Creates work_dir and starts the agent (named "local", advertised as 127.0.0.1) against the
-  // server `channels` reach. InvalidArgument for slots <= 0 or no work_dir; Internal when
-  // work_dir cannot be created.
+  // server `channels` reach. InvalidArgument for slots <= 0, no work_dir or a negative
+  // artifact_cache_max_bytes; Internal when work_dir cannot be created.
   static absl::StatusOr<std::unique_ptr<LocalWorker>> Start(ChannelMaker channels, Options options);
   ~LocalWorker();  // Stop().
   LocalWorker(const LocalWorker&) = delete;

@@ -9,7 +9,8 @@
 //
 // Exit codes: 0 done; 1 error (message on stderr and as an `error` event): the job itself is
 // bad (config, data, non-finite loss); 3 the data-parallel group failed (a peer lost or hung,
-// rendezvous timeout): retryable; 128 + signal when SIGTERM / SIGINT stopped it at an update
+// rendezvous timeout): retryable; 4 the disk filled up while saving a checkpoint or the
+// model (IsOutOfDiskSpace; earlier checkpoints stay published): retryable; 128 + signal when SIGTERM / SIGINT stopped it at an update
 // boundary (143 for SIGTERM; a stop on any rank stops all ranks, which exit 143 too), after
 // rank 0 saved a checkpoint at that step unless save_strategy is "no", or at once on a
 // second signal.
@@ -34,6 +35,7 @@
 #include "common/status_macros.h"
 #include "worker/trainer/predict.h"
 #include "worker/trainer/run_job.h"
+#include "worker/trainer_base/checkpoint_writer.h"
 #include "worker/trainer_base/event_sink.h"
 #include "worker/trainer_base/trainer_flags.h"
 
@@ -81,6 +83,7 @@ const char* SignalName(int signal_number) { return signal_number == SIGINT ? "SI
 
 constexpr int kExitJobError = 1;
 constexpr int kExitRetryable = 3;
+constexpr int kExitOutOfDiskSpace = 4;
 
 int Fail(EventSink& events, const absl::Status& status) {
   std::cerr << "lm-train: error: " << status.message() << std::endl;
@@ -89,7 +92,8 @@ int Fail(EventSink& events, const absl::Status& status) {
   event.message = std::string(status.message());
   events.Emit(event).IgnoreError();
   // Only the data-parallel group reports Unavailable (run_job.h).
-  return absl::IsUnavailable(status) ? kExitRetryable : kExitJobError;
+  if (absl::IsUnavailable(status)) return kExitRetryable;
+  return IsOutOfDiskSpace(status) ? kExitOutOfDiskSpace : kExitJobError;
 }
 
 int Run(const TrainerFlags& flags, EventSink& events) {

@@ -9,6 +9,7 @@
 #include <filesystem>
 #include <system_error>
 
+#include "absl/strings/cord.h"
 #include "absl/strings/match.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
@@ -17,6 +18,9 @@
 
 namespace lmtrain {
 namespace {
+
+// Marks DescribeNoSpace's status (IsOutOfDiskSpace).
+constexpr char kOutOfDiskSpaceUrl[] = "type.lmtrain.dev/checkpoint.OutOfDiskSpace";
 
 namespace fs = std::filesystem;
 
@@ -74,11 +78,13 @@ absl::Status DescribeNoSpace(const absl::Status& status, const std::string& temp
                              const std::string& published_as) {
   if (status.ok() || !OutOfSpace(status, temp)) return status;
   const std::string file = FileBeingWritten(status, temp);
-  return absl::ResourceExhaustedError(absl::StrCat(
+  absl::Status no_space = absl::ResourceExhaustedError(absl::StrCat(
       "no space left on device writing ", file.empty() ? "" : file + " of ", published_as,
       " (", status.message(), "); nothing was published and what was published before (earlier "
       "checkpoints included) is intact: free space in ", fs::path(temp).parent_path().string(),
       ", or keep fewer checkpoints (save_total_limit)"));
+  no_space.SetPayload(kOutOfDiskSpaceUrl, absl::Cord("ENOSPC"));
+  return no_space;
 }
 
 // Fills `temp` and fsyncs it; removes it on failure.
@@ -224,6 +230,10 @@ std::vector<std::pair<int64_t, std::string>> CheckpointWriter::List(const std::s
   }
   std::sort(found.begin(), found.end());
   return found;
+}
+
+bool IsOutOfDiskSpace(const absl::Status& status) {
+  return absl::IsResourceExhausted(status) && status.GetPayload(kOutOfDiskSpaceUrl).has_value();
 }
 
 absl::Status PublishFilesInto(const std::string& dir, const FillFolderFn& fill) {

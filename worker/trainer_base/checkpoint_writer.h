@@ -91,6 +91,11 @@ class CheckpointWriter {
   std::string protected_path_;
 };
 
+// True for the ResourceExhausted that Save() and PublishFilesInto() return when the disk
+// fills up (it carries a status payload, so it is recognized wherever the status is passed
+// on unchanged); false for every other status, out-of-memory ResourceExhausted included.
+bool IsOutOfDiskSpace(const absl::Status& status);
+
 // Writes the files `fill` produces directly into `dir` (which must exist), each one
 // replacing any old file of the same name by rename: they are written and fsync'ed in a
 // temp folder inside `dir` first. Folders that `fill` creates are not supported. A full disk

@@ -1,9 +1,29 @@
 #include "worker/trainer_base/trainer_state.h"
 
+#include <cmath>
 #include <fstream>
 #include <sstream>
+#include <utility>
+
+#include "absl/strings/str_cat.h"
+#include "common/status_macros.h"
 
 namespace lmtrain {
+namespace {
+
+// A whole-number field. nlohmann::json converts a float to int64_t with a plain cast, which is
+// undefined beyond int64_t's range: a float is taken only when it is whole and in range.
+absl::StatusOr<int64_t> IntField(const nlohmann::json& j, const char* key,
+                                 const std::string& path) {
+  const nlohmann::json& value = j.at(key);
+  if (value.is_number_integer()) return value.get<int64_t>();
+  const double d = value.is_number_float() ? value.get<double>() : 0.5;
+  if (d >= -0x1p63 && d < 0x1p63 && d == std::trunc(d)) return static_cast<int64_t>(d);
+  return absl::DataLossError(
+      absl::StrCat(path, ": ", key, " must be a whole number (got ", value.dump(), ")"));
+}
+
+}  // namespace
 
 nlohmann::json TrainerState::ToJson() const {
   nlohmann::json j;  // std::map-backed: keys come out sorted, as HF's sort_keys=True.
@@ -41,14 +61,17 @@ absl::StatusOr<TrainerState> TrainerState::ReadFile(const std::string& path) {
   if (j.is_discarded() || !j.is_object()) return absl::DataLossError(path + " is not JSON");
   TrainerState s;
   try {
-    s.global_step = j.at("global_step").get<int64_t>();
-    s.max_steps = j.at("max_steps").get<int64_t>();
+    const std::pair<const char*, int64_t*> ints[] = {{"global_step", &s.global_step},
+                                                     {"max_steps", &s.max_steps},
+                                                     {"num_train_epochs", &s.num_train_epochs},
+                                                     {"logging_steps", &s.logging_steps},
+                                                     {"eval_steps", &s.eval_steps},
+                                                     {"save_steps", &s.save_steps},
+                                                     {"train_batch_size", &s.train_batch_size}};
+    for (const auto& [key, field] : ints) {
+      ASSIGN_OR_RETURN(*field, IntField(j, key, path));
+    }
     s.epoch = j.at("epoch").get<double>();
-    s.num_train_epochs = j.at("num_train_epochs").get<int64_t>();
-    s.logging_steps = j.at("logging_steps").get<int64_t>();
-    s.eval_steps = j.at("eval_steps").get<int64_t>();
-    s.save_steps = j.at("save_steps").get<int64_t>();
-    s.train_batch_size = j.at("train_batch_size").get<int64_t>();
     if (j.at("best_metric").is_number()) s.best_metric = j["best_metric"].get<double>();
     if (j.at("best_model_checkpoint").is_string()) {
       s.best_model_checkpoint = j["best_model_checkpoint"].get<std::string>();

@@ -1,8 +1,8 @@
 // lm-train writing its checkpoints onto a disk that fills up (a private tmpfs with room for
 // a run that saves once and half a checkpoint more; tests/small_tmpfs.h, skipped where
-// mounting is not permitted): it exits 1 saying which file of which checkpoint it could not
-// write, that checkpoint does not appear, and the one before stays published and verifiable,
-// so the job fails with that reason and can resume from it.
+// mounting is not permitted): it exits 4 (a retried exit: server/attempt_outcome.h) saying
+// which file of which checkpoint it could not write, that checkpoint does not appear, and the
+// one before stays published and verifiable, so the retry resumes from it.
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
@@ -48,7 +48,7 @@ TEST_F(LmTrainTest, ACheckpointThatRunsOutOfSpaceFailsTheRunAndKeepsTheLastOne) 
                                     one_run + one_checkpoint / 2 + (64 << 10));
   Child child(dir_, TinyJob("job.yaml", "  max_steps: 6\n" + training), {}, {}, disk->path());
   ASSERT_TRUE(child.WaitForEof(std::chrono::seconds(120)));
-  EXPECT_EQ(child.Wait(), 1);
+  EXPECT_EQ(child.Wait(), 4);
   const std::string err = ReadFile(dir_ / "stderr.txt");
   EXPECT_THAT(err, HasSubstr("no space left on device writing "));
   // The save that failed names its checkpoint; it was not published, an earlier one was.

@@ -54,6 +54,7 @@ TEST_P(CheckpointDiskFullTest, FailsNamingTheFileAndKeepsThePreviousCheckpoint) 
   EXPECT_THAT(too_big.status().message(), HasSubstr("no space left on device writing optimizer"))
       << too_big.status();
   EXPECT_THAT(too_big.status().message(), HasSubstr("checkpoint-20"));
+  EXPECT_TRUE(IsOutOfDiskSpace(too_big.status()));  // lm-train's retried exit code 4.
 
   // The previous checkpoint is still the published one, intact; no temp folder remains.
   EXPECT_THAT(CheckpointWriter::List(disk->path()),

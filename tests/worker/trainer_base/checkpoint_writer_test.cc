@@ -77,6 +77,19 @@ TEST_F(CheckpointWriterTest, FailedFillLeavesNothing) {
   EXPECT_TRUE(Entries().empty());
 }
 
+// Only a full disk makes a save's failure IsOutOfDiskSpace (lm-train exits 4 for it, a retried
+// exit): an out-of-memory ResourceExhausted from `fill`, with space left, is passed on as is.
+TEST_F(CheckpointWriterTest, AFillThatRunsOutOfMemoryIsNotOutOfDiskSpace) {
+  CheckpointWriter writer({dir_.string(), 0});
+  auto path = writer.Save(5, [&](const std::string&) {
+    return absl::ResourceExhaustedError("saving the model: CUDA out of memory");
+  });
+  EXPECT_EQ(path.status().message(), "saving the model: CUDA out of memory");
+  EXPECT_FALSE(IsOutOfDiskSpace(path.status()));
+  EXPECT_FALSE(IsOutOfDiskSpace(absl::ResourceExhaustedError("no space left on device")));
+  EXPECT_FALSE(IsOutOfDiskSpace(absl::OkStatus()));
+}
+
 TEST_F(CheckpointWriterTest, RetentionDeletesOldestOnlyAfterTheNewOneIsInPlace) {
   CheckpointWriter writer({dir_.string(), 2});
   auto fill = [](const std::string& temp) { return WriteFile(fs::path(temp) / "f", "x"); };

@@ -4,6 +4,7 @@
 #include <unistd.h>
 
 #include <cstdlib>
+#include <memory>
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
@@ -66,7 +67,7 @@ std::string BindAll(void* handle, SpmLibrary* lib) {
 }
 
 // Opens one candidate; on failure returns nullptr and sets `why`.
-const SpmLibrary* TryOpen(const std::string& path, std::string* why) {
+std::unique_ptr<const SpmLibrary> TryOpen(const std::string& path, std::string* why) {
   void* handle = dlopen(path.c_str(), kDlopenFlags);
   if (handle == nullptr) {
     const char* error = dlerror();
@@ -83,11 +84,10 @@ const SpmLibrary* TryOpen(const std::string& path, std::string* why) {
     dlclose(handle);
     return nullptr;
   }
-  auto* lib = new SpmLibrary;
-  missing = BindAll(handle, lib);
+  auto lib = std::make_unique<SpmLibrary>();
+  missing = BindAll(handle, lib.get());
   if (!missing.empty()) {
     *why = absl::StrCat("missing symbol ", missing);
-    delete lib;
     dlclose(handle);
     return nullptr;
   }
@@ -113,11 +113,12 @@ std::vector<std::string> SpmLibraryCandidates() {
   return candidates;
 }
 
-absl::StatusOr<const SpmLibrary*> LoadSpmLibrary(const std::vector<std::string>& candidates) {
+absl::StatusOr<std::unique_ptr<const SpmLibrary>> LoadSpmLibrary(
+    const std::vector<std::string>& candidates) {
   std::vector<std::string> failures;
   for (const std::string& path : candidates) {
     std::string why;
-    if (const SpmLibrary* lib = TryOpen(path, &why)) return lib;
+    if (std::unique_ptr<const SpmLibrary> lib = TryOpen(path, &why)) return lib;
     failures.push_back(absl::StrCat(path, " (", why, ")"));
   }
   return absl::FailedPreconditionError(
@@ -127,8 +128,12 @@ absl::StatusOr<const SpmLibrary*> LoadSpmLibrary(const std::vector<std::string>&
 }
 
 absl::StatusOr<const SpmLibrary*> GetSpmLibrary() {
-  static const auto* const library =
-      new absl::StatusOr<const SpmLibrary*>(LoadSpmLibrary(SpmLibraryCandidates()));
+  // Loaded once and kept for the life of the process.
+  static const auto* const library = [] {
+    auto loaded = LoadSpmLibrary(SpmLibraryCandidates());
+    return loaded.ok() ? new absl::StatusOr<const SpmLibrary*>(loaded->release())
+                       : new absl::StatusOr<const SpmLibrary*>(loaded.status());
+  }();
   return *library;
 }
 

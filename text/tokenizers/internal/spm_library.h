@@ -9,6 +9,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -24,8 +25,8 @@ inline constexpr char kSpmLibraryEnv[] = "LMTRAIN_SPM_LIBRARY";
 inline constexpr char kSpmLibraryName[] = "liblmtrain_spm.so";
 
 // The shim's entry points (see spm_shim.h for their contracts). Immutable once
-// loaded; shared by all threads; lives until the process exits (never
-// dlclose()d).
+// loaded; shared by all threads. The library they point into stays loaded until
+// the process exits (never dlclose()d).
 struct SpmLibrary {
   // Status for a shim return code `rc` != 0: the code, then "`context`: <last
   // error>".
@@ -55,8 +56,10 @@ std::vector<std::string> SpmLibraryCandidates();
 
 // Loads the first candidate that opens and checks its LMTRAIN_SPM_ABI_VERSION.
 // On failure, FailedPrecondition listing every path tried with dlopen's reason.
-// Each call dlopen()s afresh.
-absl::StatusOr<const SpmLibrary*> LoadSpmLibrary(const std::vector<std::string>& candidates);
+// Each call dlopen()s afresh; the caller owns the entry points (the library itself
+// stays loaded).
+absl::StatusOr<std::unique_ptr<const SpmLibrary>> LoadSpmLibrary(
+    const std::vector<std::string>& candidates);
 
 // The process's shim: LoadSpmLibrary(SpmLibraryCandidates()) on the first call,
 // that result (success or error) afterwards. Thread-safe.

@@ -1,0 +1,46 @@
+#!/usr/bin/env bash
+# Builds torch-free test executables with a sanitizer preset of CMakePresets.json (asan: ASan +
+# UBSan in build-asan/; tsan: TSan in build-tsan/, with scripts/tsan.supp) and runs every
+# `unit` test built in that folder with the preset's ctest settings. Exits non-zero when a
+# test fails or a sanitizer reports (each stops at its first report).
+# docs/reliability.md#sanitizer-builds.
+#
+#   scripts/sanitize.sh asan|tsan [TARGET...]     default TARGETs: the fast set below
+# LMTRAIN_SANITIZE_JOBS: parallel build and test jobs (default: the number of cores).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+PRESET=${1:-}
+shift || true
+case "$PRESET" in
+  # The control plane's core, its stores, the scheduler, the job-file parser, the tokenizers
+  # and the worker agent: the code that parses outside input or shares state between threads.
+  asan) DEFAULT=(server_core_test scheduler_test sqlite_job_store_test job_store_contract_test
+                 job_spec_test tokenizers_test job_runner_test worker_agent_test
+                 artifact_cache_test) ;;
+  # The threads of the dispatcher, the job manager and the worker agent; concurrent writers
+  # of the job stores (group commit) and of the artifact cache.
+  tsan) DEFAULT=(server_core_test job_runner_test worker_agent_test sqlite_sync_test
+                 sqlite_job_store_test job_store_contract_test artifact_cache_test) ;;
+  *)
+    echo "usage: scripts/sanitize.sh asan|tsan [TARGET...]" >&2
+    exit 2 ;;
+esac
+TARGETS=("$@")
+if [ ${#TARGETS[@]} -eq 0 ]; then TARGETS=("${DEFAULT[@]}"); fi
+# The ctest fixture that serves PostgreSQL to the store tests is a unit test of its own.
+TARGETS+=(postgres_test_fixture)
+for tool in clang-14 clang++-14; do
+  if ! command -v "$tool" >/dev/null; then
+    echo "sanitize: $tool not found (Debian: apt-get install clang-14 libclang-rt-14-dev)" >&2
+    exit 2
+  fi
+done
+
+JOBS=${LMTRAIN_SANITIZE_JOBS:-$(nproc)}
+cmake --preset "$PRESET" >/dev/null
+nice cmake --build "build-$PRESET" -j"$JOBS" --target "${TARGETS[@]}"
+# The unit label: the fast tests (Python and deploy checks gain nothing from a sanitizer).
+# Executables that were not built leave a *_NOT_BUILT placeholder test: not ours to run.
+ctest --preset "$PRESET" -j"$JOBS" -L unit -E '_NOT_BUILT$'
+echo "sanitize: $PRESET: ${TARGETS[*]} ran clean"

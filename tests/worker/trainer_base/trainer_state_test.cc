@@ -1,0 +1,59 @@
+// TrainerState::ReadFile on what a checkpoint folder may hold: a round trip, and step counts
+// that are not whole numbers within int64_t (found by checkpoint_fuzz: a float beyond int64_t's
+// range was converted with undefined behaviour) refused as DataLoss naming the field.
+#include "worker/trainer_base/trainer_state.h"
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <fstream>
+#include <string>
+
+namespace lmtrain {
+namespace {
+
+using ::testing::HasSubstr;
+
+std::string WriteState(const std::string& name, const std::string& text) {
+  const std::string path = (std::filesystem::path(::testing::TempDir()) / name).string();
+  std::ofstream(path) << text;
+  return path;
+}
+
+nlohmann::json Sample() {
+  TrainerState state;
+  state.global_step = 10;
+  state.max_steps = 20;
+  state.save_steps = 10;
+  return state.ToJson();
+}
+
+TEST(TrainerStateTest, ReadsWhatItWrote) {
+  auto read = TrainerState::ReadFile(WriteState("state-ok.json", Sample().dump()));
+  ASSERT_TRUE(read.ok()) << read.status();
+  EXPECT_EQ(read->global_step, 10);
+  EXPECT_EQ(read->max_steps, 20);
+}
+
+TEST(TrainerStateTest, AWholeFloatIsTakenAsItsInteger) {
+  nlohmann::json j = Sample();
+  j["global_step"] = 10.0;
+  auto read = TrainerState::ReadFile(WriteState("state-float.json", j.dump()));
+  ASSERT_TRUE(read.ok()) << read.status();
+  EXPECT_EQ(read->global_step, 10);
+}
+
+TEST(TrainerStateTest, StepsBeyondInt64OrNotWholeAreDataLoss) {
+  for (const char* value : {"1000000000000000000000", "-1e300", "2.5", "\"ten\""}) {
+    nlohmann::json j = Sample();
+    j["eval_steps"] = nlohmann::json::parse(value);
+    auto read = TrainerState::ReadFile(WriteState("state-bad.json", j.dump()));
+    ASSERT_FALSE(read.ok()) << value;
+    EXPECT_EQ(read.status().code(), absl::StatusCode::kDataLoss) << value;
+    EXPECT_THAT(read.status().message(), HasSubstr("eval_steps must be a whole number")) << value;
+  }
+}
+
+}  // namespace
+}  // namespace lmtrain
