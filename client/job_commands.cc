@@ -53,6 +53,7 @@ int List(CommandContext& c) {
   } while (c.all && !token.empty());
   const std::string next = token.empty() ? ""
                                          : absl::StrCat("more: lmctl list --limit ", c.limit,
+                                                        c.view.empty() ? "" : " --view ", c.view,
                                                         " --page-token ", token, "\n");
   if (Structured(c)) {
     nlohmann::json all = nlohmann::json::array();

@@ -168,6 +168,9 @@ TEST_F(LmctlCommandsTest, ListViewsBasicAndFull) {
   listed[0].erase("checkpoints");
   ASSERT_EQ(Run({"list", "-o", "json", "--view", "basic"}), 0) << err_;
   EXPECT_EQ(nlohmann::json::parse(out_), listed);
+  Submit("second");
+  ASSERT_EQ(Run({"list", "--limit", "1", "--view", "basic", "-o", "json"}), 0) << err_;
+  EXPECT_TRUE(Has(err_, "more: lmctl list --limit 1 --view basic --page-token ")) << err_;
   EXPECT_EQ(Run({"list", "--view", "short"}), 1);
   EXPECT_TRUE(Has(err_, "--view must be basic or full")) << err_;
 }
