@@ -83,7 +83,7 @@ struct Flags {
   int64_t interval_ms = 100;
   int64_t watch_channels = 8;
   int64_t list_pages = 1;
-  std::string list_states;  // Comma-separated JobState names; "": all.
+  std::string list_states;         // Comma-separated JobState names; "": all.
   std::string list_view = "full";  // basic | full
   int64_t prefill = 100000;
   std::string data_dir;

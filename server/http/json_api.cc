@@ -86,8 +86,8 @@ absl::StatusOr<JobView> ViewParam(const QueryParams& query) {
   const std::string view = absl::AsciiStrToLower(it->second);
   if (view == "full") return JobView::kFull;
   if (view == "basic") return JobView::kBasic;
-  return absl::InvalidArgumentError(absl::StrCat("query parameter 'view' must be basic or full (got '",
-                                                 it->second.substr(0, 64), "')"));
+  return absl::InvalidArgumentError(absl::StrCat(
+      "query parameter 'view' must be basic or full (got '", it->second.substr(0, 64), "')"));
 }
 
 absl::Status CheckJobId(const std::string& id) {

@@ -16,9 +16,10 @@ namespace {
 // String-literal concatenation keeps each query one constant (the statement cache key).
 // The basic view (JobView::kBasic) reads constants in place of the heavy columns, so that the
 // column indexes stay the same and SQLite never touches spec_yaml's or attempts_json's pages.
-#define LMTRAIN_JOB_COLUMNS_WITH(spec_yaml, attempts_json)                              \
-  "id, name, task, state, " spec_yaml ", priority, request_id, output_dir, "            \
-  "created_at_ms, started_at_ms, finished_at_ms, error, worker_id, exit_code, "         \
+#define LMTRAIN_JOB_COLUMNS_WITH(spec_yaml, attempts_json)                      \
+  "id, name, task, state, " spec_yaml                                           \
+  ", priority, request_id, output_dir, "                                        \
+  "created_at_ms, started_at_ms, finished_at_ms, error, worker_id, exit_code, " \
   "metrics_json, user, resources_json, retries, " attempts_json
 #define LMTRAIN_JOB_COLUMNS LMTRAIN_JOB_COLUMNS_WITH("spec_yaml", "attempts_json")
 #define LMTRAIN_BASIC_JOB_COLUMNS \
@@ -218,8 +219,7 @@ absl::StatusOr<std::vector<JobRecord>> SelectJobs(Connection& db, const JobFilte
   const PageQueries& queries = filter.view == JobView::kBasic ? kBasicPages : kFullPages;
   if (filter.states.empty()) {
     const bool by_user = !filter.user.empty();
-    ASSIGN_OR_RETURN(CachedStatement stmt,
-                     db.Prepare(by_user ? queries.user_jobs : queries.jobs));
+    ASSIGN_OR_RETURN(CachedStatement stmt, db.Prepare(by_user ? queries.user_jobs : queries.jobs));
     if (by_user) {
       RETURN_IF_ERROR(stmt->BindAll(bound, filter.limit, filter.user));
     } else {

@@ -17,7 +17,8 @@ namespace {
 // column indexes stay the same and the server never detoasts or sends spec_yaml and
 // attempts_json.
 #define LMTRAIN_PG_JOB_COLUMNS_WITH(spec_yaml, attempts_json)                   \
-  "id, name, task, state, " spec_yaml ", priority, request_id, output_dir, "    \
+  "id, name, task, state, " spec_yaml                                           \
+  ", priority, request_id, output_dir, "                                        \
   "created_at_ms, started_at_ms, finished_at_ms, error, worker_id, exit_code, " \
   "metrics_json, username, resources_json, retries, " attempts_json
 #define LMTRAIN_PG_JOB_COLUMNS LMTRAIN_PG_JOB_COLUMNS_WITH("spec_yaml", "attempts_json")
@@ -40,7 +41,7 @@ constexpr PgStatement kSelectJob = {"select_job",
 #define LMTRAIN_PG_JOBS_PAGE " FROM jobs WHERE id < $1 ORDER BY id DESC LIMIT $2"
 #define LMTRAIN_PG_USER_JOBS_PAGE \
   " FROM jobs WHERE username = $3 AND id < $1 ORDER BY id DESC LIMIT $2"
-#define LMTRAIN_PG_JOBS_BY_IDS                                                          \
+#define LMTRAIN_PG_JOBS_BY_IDS                                                       \
   " FROM jobs WHERE id = ANY (SELECT jsonb_array_elements_text($1::jsonb)::bigint) " \
   "ORDER BY id DESC"
 constexpr PgStatement kSelectStateIdsPage = {
@@ -202,11 +203,10 @@ absl::StatusOr<std::vector<JobRecord>> PgSelectJobs(PgConnection& db, const JobF
   const int64_t bound = IdBound(filter);
   const PgPageQueries& queries = filter.view == JobView::kBasic ? kBasicPages : kFullPages;
   if (filter.states.empty()) {
-    ASSIGN_OR_RETURN(
-        PgResult rows,
-        filter.user.empty()
-            ? db.Run(queries.jobs, PgParams(bound, filter.limit))
-            : db.Run(queries.user_jobs, PgParams(bound, filter.limit, filter.user)));
+    ASSIGN_OR_RETURN(PgResult rows,
+                     filter.user.empty()
+                         ? db.Run(queries.jobs, PgParams(bound, filter.limit))
+                         : db.Run(queries.user_jobs, PgParams(bound, filter.limit, filter.user)));
     return ReadJobs(db, rows, filter.view);
   }
   // One index range per state, merged here (as in the SQLite store, job_tables.cc).

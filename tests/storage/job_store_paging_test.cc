@@ -224,8 +224,8 @@ TEST_P(JobStorePagingTest, BasicViewIsTheFullRecordWithoutHeavyFields) {
   TrainingMetrics m;
   m.step = 7;
   m.loss = 1.5;
-  ASSERT_OK(store_->AppendEvents(ids[kJobs - 4], 2600, {m, CheckpointRecord{7, "/c7", 2600}})
-                .status());
+  ASSERT_OK(
+      store_->AppendEvents(ids[kJobs - 4], 2600, {m, CheckpointRecord{7, "/c7", 2600}}).status());
   for (JobFilter filter : {JobFilter{}, JobFilter{{}, 100, "alice", 0},
                            JobFilter{{JobState::kRunning, JobState::kScheduled}, 100, "", 0},
                            JobFilter{{JobState::kFailed, JobState::kQueued}, 100, "bob", 0}}) {
