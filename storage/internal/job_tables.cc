@@ -15,7 +15,7 @@ namespace {
 
 // String-literal concatenation keeps each query one constant (the statement cache key).
 // The basic view (JobView::kBasic) reads constants in place of the heavy columns, so that the
-// column indexes stay the same and SQLite never touches spec_yaml's or attempts_json's pages.
+// column indexes stay the same and SQLite copies neither spec_yaml nor attempts_json out.
 #define LMTRAIN_JOB_COLUMNS_WITH(spec_yaml, attempts_json)                      \
   "id, name, task, state, " spec_yaml                                           \
   ", priority, request_id, output_dir, "                                        \
