@@ -20,8 +20,9 @@
 // submit-to-running.
 //   submit             SubmitJob of a tiny valid clm job, a unique request id per call.
 //   get                GetJob of finished jobs seeded first (--seed-jobs, submitted+cancelled).
-//   list               ListJobs(page_size --list-limit, states --list-states) following
-//                      next_page_token for --list-pages pages, then from the first page again.
+//   list               ListJobs(page_size --list-limit, states --list-states, view
+//                      --list-view) following next_page_token for --list-pages pages, then
+//                      from the first page again.
 //   prefill            No load: fills the store of --data-dir (or --store URI) with --prefill
 //                      jobs (bench/job_prefill.h: 10% active) for an lm-server to start on.
 //   watch              WatchJob(after_seq=0) of a finished seeded job: the whole replay.
@@ -82,7 +83,8 @@ struct Flags {
   int64_t interval_ms = 100;
   int64_t watch_channels = 8;
   int64_t list_pages = 1;
-  std::string list_states;  // Comma-separated JobState names; "": all.
+  std::string list_states;         // Comma-separated JobState names; "": all.
+  std::string list_view = "full";  // basic | full
   int64_t prefill = 100000;
   std::string data_dir;
   std::string store;
@@ -172,6 +174,7 @@ class ListOp : public Operation {
  public:
   ListOp(const Flags& f, int client) : stub_(NewStub(f.server, client)), pages_(f.list_pages) {
     req_.set_page_size(static_cast<int>(f.list_limit));
+    req_.set_view(f.list_view == "basic" ? v1::JOB_VIEW_BASIC : v1::JOB_VIEW_FULL);
     for (absl::string_view name : absl::StrSplit(f.list_states, ',', absl::SkipEmpty())) {
       v1::JobState state = v1::JOB_STATE_UNSPECIFIED;
       if (v1::JobState_Parse(std::string(name), &state)) req_.add_states(state);
@@ -463,6 +466,7 @@ int Main(int argc, char** argv) {
   cl.AddInt("list-limit", &f.list_limit, "list: ListJobsRequest.page_size");
   cl.AddInt("list-pages", &f.list_pages, "list: pages each client follows before starting over");
   cl.AddString("list-states", &f.list_states, "list: states to filter on, e.g. QUEUED,RUNNING");
+  cl.AddString("list-view", &f.list_view, "list: basic | full (ListJobsRequest.view)");
   cl.AddInt("prefill", &f.prefill, "prefill: jobs to create (10% active)");
   cl.AddString("data-dir", &f.data_dir, "prefill: the lm-server data dir to fill (SQLite)");
   cl.AddString("store", &f.store, "prefill: a postgres:// URI to fill instead");
@@ -484,6 +488,10 @@ int Main(int argc, char** argv) {
   if (f.op == "prefill") return RunPrefill(f);
   if (f.clients < 1 || f.seconds <= 0 || f.list_pages < 1) {
     std::cerr << "lm-bench-api: --clients must be >= 1 and --seconds > 0\n";
+    return 2;
+  }
+  if (f.list_view != "basic" && f.list_view != "full") {
+    std::cerr << "lm-bench-api: --list-view must be basic or full\n";
     return 2;
   }
   if (f.ceiling && f.op == "submit-to-running") {

@@ -1,13 +1,15 @@
 #!/usr/bin/env bash
 # ListJobs paging and lm-server memory on a large store: 100k jobs, 10k of them active.
 #   bench/run_rss_bench.sh [BUILD_DIR]      (default: build)
-# env: JOBS (100000), CLIENTS (32), SECONDS_PER_RUN (10), STORES ("sqlite postgres").
+# env: JOBS (100000), CLIENTS (32), SECONDS_PER_RUN (10), STORES ("sqlite postgres"),
+# LIST_VIEWS ("full basic").
 # Per store: `lm-bench-api --op prefill` fills a fresh store (bench/job_prefill.h: 5% QUEUED,
 # 5% RUNNING, the rest finished); an lm-server (no worker) starts on it; its VmRSS/VmHWM
 # (/proc/PID/status) are printed; lm-bench-api --op list runs at CLIENTS clients with
 # page_size 100: first pages only, pages followed 10 deep by next_page_token, and
 # state=QUEUED,RUNNING pages followed 10 deep; then once more at 1 client (the service time
-# without queueing); then VmRSS/VmHWM again. The server runs with --lease-timeout-ms
+# without queueing); each run once per view in LIST_VIEWS ("full basic": --list-view, side by
+# side); then VmRSS/VmHWM again. The server runs with --lease-timeout-ms
 # LEASE_TIMEOUT_MS (600000): the prefilled RUNNING jobs have no worker, and lm-server requeues
 # such orphans 2 lease timeouts after its start (30 s by default), which would land inside the
 # measurement (5k requeues, during which list calls wait). PostgreSQL runs on a
@@ -20,6 +22,7 @@ clients="${CLIENTS:-32}"
 secs="${SECONDS_PER_RUN:-10}"
 lease_ms="${LEASE_TIMEOUT_MS:-600000}"
 stores="${STORES:-sqlite postgres}"
+views="${LIST_VIEWS:-full basic}"
 work="$(mktemp -d /tmp/lm-rss-bench.XXXXXX)"
 server_pid=""
 pg_started=""
@@ -51,13 +54,16 @@ bench_store() {  # bench_store NAME [--store URI]
   [ -n "$addr" ] || { echo "lm-server did not start:" >&2; cat "$work/$name.log" >&2; exit 1; }
   memory "after start ($name)"
   echo "uptime: $(uptime)"
-  local n run
+  local n run view
   for n_run in "$clients:--list-pages 1" "$clients:--list-pages 10" \
                "$clients:--list-pages 10 --list-states QUEUED,RUNNING" "1:--list-pages 10"; do
     n="${n_run%%:*}"; run="${n_run#*:}"
-    # shellcheck disable=SC2086
-    "$bin/lm-bench-api" --server "$addr" --op list --clients "$n" --seconds "$secs" \
-      --list-limit 100 $run | tail -n 1 | sed "s/^{/{\"store\":\"$name\",\"args\":\"$run\",/"
+    for view in $views; do
+      # shellcheck disable=SC2086
+      "$bin/lm-bench-api" --server "$addr" --op list --clients "$n" --seconds "$secs" \
+        --list-limit 100 --list-view "$view" $run | tail -n 1 |
+        sed "s/^{/{\"store\":\"$name\",\"view\":\"$view\",\"args\":\"$run\",/"
+    done
   done
   echo "uptime: $(uptime)"
   memory "after the list runs ($name)"

@@ -112,10 +112,12 @@ absl::StatusOr<std::vector<v1::Job>> JobClient::List(int limit) {
 }
 
 absl::StatusOr<v1::ListJobsResponse> JobClient::ListPage(int page_size,
-                                                         const std::string& page_token) {
+                                                         const std::string& page_token,
+                                                         v1::JobView view) {
   v1::ListJobsRequest req;
   req.set_page_size(page_size);
   req.set_page_token(page_token);
+  req.set_view(view);
   v1::ListJobsResponse resp;
   RETURN_IF_ERROR(Unary("", rpc_timeout_ms_, [&](Stub& stub, grpc::ClientContext* ctx) {
     return stub.ListJobs(ctx, req, &resp);

@@ -40,8 +40,9 @@ class JobClient {
   // The newest `limit` jobs (the first page of ListPage).
   absl::StatusOr<std::vector<v1::Job>> List(int limit);
   // One page of jobs, newest first (ListJobs): `page_token` "" for the first page, else the
-  // next_page_token of the previous one.
-  absl::StatusOr<v1::ListJobsResponse> ListPage(int page_size, const std::string& page_token);
+  // next_page_token of the previous one; `view` picks the fields of each job.
+  absl::StatusOr<v1::ListJobsResponse> ListPage(int page_size, const std::string& page_token,
+                                                v1::JobView view = v1::JOB_VIEW_FULL);
   absl::StatusOr<v1::JobState> Cancel(const std::string& id);
   // Resubmits a FAILED/CANCELLED job as a new one; returns the new job's id.
   absl::StatusOr<std::string> Retry(const std::string& id);

@@ -29,23 +29,37 @@ int Submit(CommandContext& c) {
   return 0;
 }
 
+// --view, else basic for the table (which shows no heavy field) and full for JSON/YAML.
+absl::StatusOr<v1::JobView> ListView(const CommandContext& c) {
+  if (c.view.empty()) return Structured(c) ? v1::JOB_VIEW_FULL : v1::JOB_VIEW_BASIC;
+  if (c.view == "basic") return v1::JOB_VIEW_BASIC;
+  if (c.view == "full") return v1::JOB_VIEW_FULL;
+  return absl::InvalidArgumentError(
+      absl::StrCat("--view must be basic or full (got '", c.view, "')"));
+}
+
 // One page (or with --all every page); then, when more follow, the command for the next page:
 // on stdout after a table, on stderr after JSON/YAML (which stay one array).
 int List(CommandContext& c) {
+  auto view = ListView(c);
+  if (!view.ok()) return FailWith(view.status());
   std::vector<v1::Job> jobs;
   std::string token = c.page_token;
   do {
-    auto page = c.client->ListPage(static_cast<int>(c.limit), token);
+    auto page = c.client->ListPage(static_cast<int>(c.limit), token, *view);
     if (!page.ok()) return FailWith(page.status());
     jobs.insert(jobs.end(), page->jobs().begin(), page->jobs().end());
     token = page->next_page_token();
   } while (c.all && !token.empty());
   const std::string next = token.empty() ? ""
                                          : absl::StrCat("more: lmctl list --limit ", c.limit,
+                                                        c.view.empty() ? "" : " --view ", c.view,
                                                         " --page-token ", token, "\n");
   if (Structured(c)) {
     nlohmann::json all = nlohmann::json::array();
-    for (const auto& job : jobs) all.push_back(JobToJson(job, /*with_spec=*/false));
+    for (const auto& job : jobs) {
+      all.push_back(*view == v1::JOB_VIEW_BASIC ? BasicJobToJson(job) : JobToJson(job));
+    }
     std::cout << RenderDocument(all, c.output);
     std::cerr << next;
   } else {
@@ -101,7 +115,8 @@ std::vector<Command> JobCommands() {
   return {
       {"submit", 1, 1, "FILE [--request-id K]", "validate and submit a job file; prints the job id",
        Submit},
-      {"list", 0, 0, "[--limit N] [--page-token T | --all]", "jobs, newest first", List},
+      {"list", 0, 0, "[--limit N] [--page-token T | --all] [--view basic|full]",
+       "jobs, newest first", List},
       {"get", 1, 1, "ID", "one job", Get},
       {"cancel", 1, 1, "ID", "cancel a queued or running job", Cancel},
       {"retry", 1, 1, "ID", "resubmit a FAILED or CANCELLED job as a new job; prints its id",

@@ -33,6 +33,8 @@ struct CommandContext {
   int64_t limit = 100;     // list: the page size.
   std::string page_token;  // list: the page to show ("" the first).
   bool all = false;        // list: follow page tokens to the last page.
+  // list: "basic" | "full" | "" (basic for the table, full for -o json|yaml).
+  std::string view;
   bool stdout_is_tty = false;  // watch: a live progress bar instead of lines.
   // Server address, TLS and token, for clients besides `client` (uploads, downloads).
   const ClientChannelFactory* channels = nullptr;

@@ -97,6 +97,9 @@ int main(int argc, char** argv) {
   cl.AddInt("limit", &c.limit, "list: jobs per page (100)");
   cl.AddString("page-token", &c.page_token, "list: the page a previous list pointed to");
   cl.AddBool("all", &c.all, "list: every page, not just one");
+  cl.AddString("view", &c.view,
+               "list: basic (no attempts or checkpoints) | full; default basic for the table, "
+               "full for -o json|yaml");
   cl.AddString("upload", &c.upload,
                "submit: upload the files a job names: auto (unless the server is loopback), "
                "always, never");

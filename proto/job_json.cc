@@ -80,4 +80,11 @@ nlohmann::json JobToJson(const v1::Job& job, bool with_spec) {
   return j;
 }
 
+nlohmann::json BasicJobToJson(const v1::Job& job) {
+  nlohmann::json j = JobToJson(job, /*with_spec=*/false);
+  j.erase("checkpoints");
+  j.erase("attempts");
+  return j;
+}
+
 }  // namespace lmtrain

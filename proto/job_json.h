@@ -37,4 +37,8 @@ nlohmann::json MetricsJson(const v1::Metrics& metrics);
 // The job in the shape above; spec_yaml only when `with_spec` (lists leave it out).
 nlohmann::json JobToJson(const v1::Job& job, bool with_spec = false);
 
+// The basic view of a job (a list with view JOB_VIEW_BASIC): the shape above without
+// "checkpoints", "attempts" and "spec_yaml", which that view does not fetch.
+nlohmann::json BasicJobToJson(const v1::Job& job);
+
 }  // namespace lmtrain

@@ -138,6 +138,7 @@ grpc::Status JobServiceImpl::ListJobs(grpc::ServerContext* ctx, const v1::ListJo
   JobFilter filter;
   for (int s : req->states()) filter.states.push_back(FromProto(static_cast<v1::JobState>(s)));
   filter.limit = ListPageSize(*req);
+  filter.view = req->view() == v1::JOB_VIEW_BASIC ? JobView::kBasic : JobView::kFull;
   auto page = manager_->ListPageFor(*caller, filter, req->page_token());
   if (!page.ok()) return ToGrpcStatus(page.status());
   resp->set_next_page_token(page->next_page_token);

@@ -13,6 +13,30 @@
 namespace lmtrain {
 namespace {
 
+// The job as `view` shows it; the basic view copies none of the heavy fields.
+JobRecord Viewed(const JobRecord& job, JobView view) {
+  if (view == JobView::kFull) return job;
+  JobRecord basic;
+  basic.id = job.id;
+  basic.name = job.name;
+  basic.task = job.task;
+  basic.state = job.state;
+  basic.priority = job.priority;
+  basic.request_id = job.request_id;
+  basic.user = job.user;
+  basic.resources = job.resources;
+  basic.retries = job.retries;
+  basic.output_dir = job.output_dir;
+  basic.created_at_ms = job.created_at_ms;
+  basic.started_at_ms = job.started_at_ms;
+  basic.finished_at_ms = job.finished_at_ms;
+  basic.error = job.error;
+  basic.worker_id = job.worker_id;
+  basic.exit_code = job.exit_code;
+  basic.metrics = job.metrics;
+  return basic;
+}
+
 bool Matches(const JobFilter& filter, const JobRecord& job) {
   if (!filter.user.empty() && job.user != filter.user) return false;
   return filter.states.empty() ||
@@ -80,7 +104,7 @@ absl::StatusOr<std::vector<JobRecord>> InMemoryJobStore::ListJobs(const JobFilte
   auto below = std::make_reverse_iterator(jobs_.lower_bound(storage_internal::IdBound(filter)));
   for (auto it = below; it != jobs_.rend(); ++it) {
     if (static_cast<int>(jobs.size()) == filter.limit) break;
-    if (Matches(filter, it->second.record)) jobs.push_back(it->second.record);
+    if (Matches(filter, it->second.record)) jobs.push_back(Viewed(it->second.record, filter.view));
   }
   return jobs;
 }

@@ -140,14 +140,23 @@ struct EventRecord {
   EventPayload payload;
 };
 
+// How much of each job ListJobs returns.
+enum class JobView {
+  kFull,  // Every field of JobRecord.
+  // Every field except spec_yaml, attempts and checkpoints, which are left empty: the store
+  // neither reads nor decodes them (what a job list shows, for a fraction of the cost).
+  kBasic,
+};
+
 // Which jobs ListJobs returns: those matching every set field, newest (highest id) first.
 // Each combination of fields is answered from an index in O(limit) rows read, however many
 // jobs the store holds (keyset paging: the next page passes the last id seen as before_id).
 struct JobFilter {
-  std::vector<JobState> states;  // Empty: any state.
-  int limit = 100;               // At most this many; <= 0 is InvalidArgument.
-  std::string user;              // Empty: any user; else only jobs submitted by this user.
-  int64_t before_id = 0;         // > 0: only jobs whose numeric id is below it.
+  std::vector<JobState> states;   // Empty: any state.
+  int limit = 100;                // At most this many; <= 0 is InvalidArgument.
+  std::string user;               // Empty: any user; else only jobs submitted by this user.
+  int64_t before_id = 0;          // > 0: only jobs whose numeric id is below it.
+  JobView view = JobView::kFull;  // Which fields of each job (not which jobs).
 };
 
 // A named lease: at most one holder at a time, until expires (on the store's clock).

@@ -21,13 +21,17 @@ constexpr int kDefaultEventLimit = 500;
 constexpr size_t kMaxIdLength = 40;
 constexpr int kEventPage = 1000;
 
-// The job in the one JSON shape lmctl prints too (proto/job_json.h): through the same v1::Job
-// the gRPC API returns, with the waiting reason of a queued job.
-json JobJson(JobManager& jobs, const JobRecord& job, bool with_spec) {
+// The job as the gRPC API returns it, with the waiting reason of a queued job.
+v1::Job JobProto(JobManager& jobs, const JobRecord& job) {
   v1::Job proto;
   JobToProto(job, &proto);
   if (job.state == JobState::kQueued) proto.set_waiting_reason(jobs.WaitingReason(job.id));
-  return JobToJson(proto, with_spec);
+  return proto;
+}
+
+// The job in the one JSON shape lmctl prints too (proto/job_json.h).
+json JobJson(JobManager& jobs, const JobRecord& job, bool with_spec) {
+  return JobToJson(JobProto(jobs, job), with_spec);
 }
 
 absl::Status CheckParams(const QueryParams& query, const std::set<std::string>& allowed) {
@@ -73,6 +77,17 @@ absl::StatusOr<std::vector<JobState>> StatesParam(const QueryParams& query) {
     }
   }
   return states;
+}
+
+// The "view" parameter: "full" (the default) or "basic" (any case).
+absl::StatusOr<JobView> ViewParam(const QueryParams& query) {
+  auto it = query.find("view");
+  if (it == query.end()) return JobView::kFull;
+  const std::string view = absl::AsciiStrToLower(it->second);
+  if (view == "full") return JobView::kFull;
+  if (view == "basic") return JobView::kBasic;
+  return absl::InvalidArgumentError(absl::StrCat(
+      "query parameter 'view' must be basic or full (got '", it->second.substr(0, 64), "')"));
 }
 
 absl::Status CheckJobId(const std::string& id) {
@@ -148,10 +163,13 @@ absl::StatusOr<JobRecord> JsonApi::AccessibleJob(const Principal& caller, const 
 }
 
 ApiResponse JsonApi::ListJobs(const Principal& caller, const QueryParams& query) {
-  if (absl::Status s = CheckParams(query, {"state", "user", "limit", "page_size", "page_token"});
+  if (absl::Status s =
+          CheckParams(query, {"state", "user", "limit", "page_size", "page_token", "view"});
       !s.ok()) {
     return ErrorResponse(s);
   }
+  auto view = ViewParam(query);
+  if (!view.ok()) return ErrorResponse(view.status());
   auto states = StatesParam(query);
   if (!states.ok()) return ErrorResponse(states.status());
   // limit is the older name of page_size; page_size wins when both are given.
@@ -164,6 +182,7 @@ ApiResponse JsonApi::ListJobs(const Principal& caller, const QueryParams& query)
   JobFilter filter;
   filter.states = *states;
   filter.limit = static_cast<int>(*page_size);
+  filter.view = *view;
   if (user != query.end()) filter.user = user->second;
   if (!caller.is_admin()) {
     // Non-admins list only their own jobs (workers and anonymous callers: none).
@@ -177,7 +196,8 @@ ApiResponse JsonApi::ListJobs(const Principal& caller, const QueryParams& query)
   json out = json::array();
   for (const JobRecord& job : page->jobs) {
     if (!CanAccessJob(caller, job.user)) continue;  // The store filtered already; belt and braces.
-    out.push_back(JobJson(*jobs_, job, /*with_spec=*/false));
+    out.push_back(*view == JobView::kBasic ? BasicJobToJson(JobProto(*jobs_, job))
+                                           : JobJson(*jobs_, job, /*with_spec=*/false));
   }
   return {200, json{{"jobs", std::move(out)}, {"next_page_token", page->next_page_token}}};
 }

@@ -2,8 +2,9 @@
 // (caller, path arguments, query parameters) -> (HTTP status, JSON body). A thin adapter over
 // JobManager and Dispatcher; http_server.h maps routes onto it, and tests call it directly.
 //
-//   GET  /api/v1/jobs?state=RUNNING,QUEUED&user=NAME&page_size=N&page_token=T
+//   GET  /api/v1/jobs?state=RUNNING,QUEUED&user=NAME&page_size=N&page_token=T&view=basic|full
 //                                                  -> {"jobs": [job...], "next_page_token"}
+//        (view=basic: jobs without checkpoints and attempts, which the store then skips)
 //   GET  /api/v1/jobs/ID                                        -> job (with spec_yaml)
 //   GET  /api/v1/jobs/ID/metrics?after=SEQ                      -> {"points", "next_after", "more"}
 //   GET  /api/v1/jobs/ID/events?after=SEQ&limit=N               -> {"events", "next_after"}

@@ -14,10 +14,16 @@ namespace lmtrain::storage_internal {
 namespace {
 
 // String-literal concatenation keeps each query one constant (the statement cache key).
-#define LMTRAIN_JOB_COLUMNS                                                             \
-  "id, name, task, state, spec_yaml, priority, request_id, output_dir, created_at_ms, " \
-  "started_at_ms, finished_at_ms, error, worker_id, exit_code, metrics_json, user, "    \
-  "resources_json, retries, attempts_json"
+// The basic view (JobView::kBasic) reads constants in place of the heavy columns, so that the
+// column indexes stay the same and SQLite copies neither spec_yaml nor attempts_json out.
+#define LMTRAIN_JOB_COLUMNS_WITH(spec_yaml, attempts_json)                      \
+  "id, name, task, state, " spec_yaml                                           \
+  ", priority, request_id, output_dir, "                                        \
+  "created_at_ms, started_at_ms, finished_at_ms, error, worker_id, exit_code, " \
+  "metrics_json, user, resources_json, retries, " attempts_json
+#define LMTRAIN_JOB_COLUMNS LMTRAIN_JOB_COLUMNS_WITH("spec_yaml", "attempts_json")
+#define LMTRAIN_BASIC_JOB_COLUMNS \
+  LMTRAIN_JOB_COLUMNS_WITH("'' AS spec_yaml", "NULL AS attempts_json")
 
 constexpr char kFindByRequestId[] = "SELECT id FROM jobs WHERE request_id = ?1";
 constexpr char kInsertJob[] =
@@ -26,20 +32,28 @@ constexpr char kInsertJob[] =
 constexpr char kSelectJob[] = "SELECT " LMTRAIN_JOB_COLUMNS " FROM jobs WHERE id = ?1";
 // Keyset pages, newest first: ?1 is the exclusive id bound, ?2 the limit, ?3 the state, ?4
 // (?3 in the second) the user. Each is a range scan of the primary key or of one index
-// (jobs_by_state, jobs_by_user, jobs_by_user_state) that stops after ?2 rows.
-constexpr char kSelectJobsPage[] =
-    "SELECT " LMTRAIN_JOB_COLUMNS " FROM jobs WHERE id < ?1 ORDER BY id DESC LIMIT ?2";
-constexpr char kSelectUserJobsPage[] =
-    "SELECT " LMTRAIN_JOB_COLUMNS
-    " FROM jobs WHERE user = ?3 AND id < ?1 ORDER BY id DESC LIMIT ?2";
+// (jobs_by_state, jobs_by_user, jobs_by_user_state) that stops after ?2 rows. In the last,
+// ?1 is a JSON array of ids.
+#define LMTRAIN_JOBS_PAGE " FROM jobs WHERE id < ?1 ORDER BY id DESC LIMIT ?2"
+#define LMTRAIN_USER_JOBS_PAGE " FROM jobs WHERE user = ?3 AND id < ?1 ORDER BY id DESC LIMIT ?2"
+#define LMTRAIN_JOBS_BY_IDS \
+  " FROM jobs WHERE id IN (SELECT value FROM json_each(?1)) ORDER BY id DESC"
 constexpr char kSelectStateIdsPage[] =
     "SELECT id FROM jobs WHERE state = ?3 AND id < ?1 ORDER BY id DESC LIMIT ?2";
 constexpr char kSelectUserStateIdsPage[] =
     "SELECT id FROM jobs WHERE user = ?4 AND state = ?3 AND id < ?1 ORDER BY id DESC LIMIT ?2";
-// ?1 is a JSON array of ids.
-constexpr char kSelectJobsByIds[] =
-    "SELECT " LMTRAIN_JOB_COLUMNS
-    " FROM jobs WHERE id IN (SELECT value FROM json_each(?1)) ORDER BY id DESC";
+// The page queries of one view: all jobs, one user's jobs, the jobs with the given ids.
+struct PageQueries {
+  const char* jobs;
+  const char* user_jobs;
+  const char* by_ids;
+};
+constexpr PageQueries kFullPages = {"SELECT " LMTRAIN_JOB_COLUMNS LMTRAIN_JOBS_PAGE,
+                                    "SELECT " LMTRAIN_JOB_COLUMNS LMTRAIN_USER_JOBS_PAGE,
+                                    "SELECT " LMTRAIN_JOB_COLUMNS LMTRAIN_JOBS_BY_IDS};
+constexpr PageQueries kBasicPages = {"SELECT " LMTRAIN_BASIC_JOB_COLUMNS LMTRAIN_JOBS_PAGE,
+                                     "SELECT " LMTRAIN_BASIC_JOB_COLUMNS LMTRAIN_USER_JOBS_PAGE,
+                                     "SELECT " LMTRAIN_BASIC_JOB_COLUMNS LMTRAIN_JOBS_BY_IDS};
 constexpr char kJobExists[] = "SELECT 1 FROM jobs WHERE id = ?1";
 constexpr char kUpdateLifecycle[] =
     "UPDATE jobs SET state = ?2, started_at_ms = ?3, finished_at_ms = ?4, worker_id = ?5, "
@@ -64,9 +78,14 @@ constexpr char kSelectCheckpointsOfJobs[] =
     "SELECT job_id, step, path, created_at_ms FROM checkpoints "
     "WHERE job_id IN (SELECT value FROM json_each(?1)) ORDER BY job_id, step";
 
+#undef LMTRAIN_JOBS_BY_IDS
+#undef LMTRAIN_USER_JOBS_PAGE
+#undef LMTRAIN_JOBS_PAGE
+#undef LMTRAIN_BASIC_JOB_COLUMNS
 #undef LMTRAIN_JOB_COLUMNS
+#undef LMTRAIN_JOB_COLUMNS_WITH
 
-absl::StatusOr<JobRecord> JobFromRow(const Statement& row) {
+absl::StatusOr<JobRecord> JobFromRow(const Statement& row, JobView view) {
   JobRecord job;
   const int64_t id = row.ColumnInt64(kId);
   job.id = absl::StrCat(id);
@@ -87,6 +106,7 @@ absl::StatusOr<JobRecord> JobFromRow(const Statement& row) {
   job.user = row.ColumnText(kUser);
   ASSIGN_OR_RETURN(job.resources, ResourcesFromJson(id, row.ColumnText(kResourcesJson)));
   job.retries = static_cast<int>(row.ColumnInt64(kRetries));
+  if (view == JobView::kBasic) return job;
   ASSIGN_OR_RETURN(job.attempts, AttemptsFromJson(id, row.ColumnText(kAttemptsJson)));
   return job;
 }
@@ -117,18 +137,20 @@ absl::Status AttachCheckpoints(Connection& db, const std::vector<int64_t>& ids,
   }
 }
 
-// Reads every row of a prepared, bound jobs query, then attaches the jobs' checkpoints
-// (after the jobs query has finished, so that only one cursor is open at a time).
-absl::StatusOr<std::vector<JobRecord>> ReadJobs(Connection& db, CachedStatement stmt) {
+// Reads every row of a prepared, bound jobs query, then (full view) attaches the jobs'
+// checkpoints (after the jobs query has finished, so that only one cursor is open at a time).
+absl::StatusOr<std::vector<JobRecord>> ReadJobs(Connection& db, CachedStatement stmt,
+                                                JobView view = JobView::kFull) {
   std::vector<JobRecord> jobs;
   std::vector<int64_t> ids;
   for (;;) {
     ASSIGN_OR_RETURN(bool has_row, stmt->Step());
     if (!has_row) break;
     ids.push_back(stmt->ColumnInt64(kId));
-    ASSIGN_OR_RETURN(jobs.emplace_back(), JobFromRow(*stmt));
+    ASSIGN_OR_RETURN(jobs.emplace_back(), JobFromRow(*stmt, view));
   }
   stmt->Reset();
+  if (view == JobView::kBasic) return jobs;
   if (jobs.size() == 1) {
     ASSIGN_OR_RETURN(jobs[0].checkpoints, SelectCheckpoints(db, ids[0]));
   } else if (!jobs.empty()) {
@@ -194,16 +216,16 @@ absl::StatusOr<std::optional<JobRecord>> SelectJob(Connection& db, int64_t id) {
 
 absl::StatusOr<std::vector<JobRecord>> SelectJobs(Connection& db, const JobFilter& filter) {
   const int64_t bound = IdBound(filter);
+  const PageQueries& queries = filter.view == JobView::kBasic ? kBasicPages : kFullPages;
   if (filter.states.empty()) {
     const bool by_user = !filter.user.empty();
-    ASSIGN_OR_RETURN(CachedStatement stmt,
-                     db.Prepare(by_user ? kSelectUserJobsPage : kSelectJobsPage));
+    ASSIGN_OR_RETURN(CachedStatement stmt, db.Prepare(by_user ? queries.user_jobs : queries.jobs));
     if (by_user) {
       RETURN_IF_ERROR(stmt->BindAll(bound, filter.limit, filter.user));
     } else {
       RETURN_IF_ERROR(stmt->BindAll(bound, filter.limit));
     }
-    return ReadJobs(db, std::move(stmt));
+    return ReadJobs(db, std::move(stmt), filter.view);
   }
   // One index range per state, merged here: a single `state IN (...)` query would have to
   // sort every matching row, or scan the primary key past all the jobs in other states.
@@ -214,9 +236,9 @@ absl::StatusOr<std::vector<JobRecord>> SelectJobs(Connection& db, const JobFilte
   }
   ids = NewestIds(std::move(ids), filter.limit);
   if (ids.empty()) return std::vector<JobRecord>{};
-  ASSIGN_OR_RETURN(CachedStatement stmt, db.Prepare(kSelectJobsByIds));
+  ASSIGN_OR_RETURN(CachedStatement stmt, db.Prepare(queries.by_ids));
   RETURN_IF_ERROR(stmt->BindAll(IdsJson(ids)));
-  return ReadJobs(db, std::move(stmt));
+  return ReadJobs(db, std::move(stmt), filter.view);
 }
 
 absl::StatusOr<bool> JobExists(Connection& db, int64_t id) {

@@ -13,10 +13,17 @@
 namespace lmtrain::storage_internal {
 namespace {
 
-#define LMTRAIN_PG_JOB_COLUMNS                                                           \
-  "id, name, task, state, spec_yaml, priority, request_id, output_dir, created_at_ms, "  \
-  "started_at_ms, finished_at_ms, error, worker_id, exit_code, metrics_json, username, " \
-  "resources_json, retries, attempts_json"
+// The basic view (JobView::kBasic) reads constants in place of the heavy columns, so that the
+// column indexes stay the same and the server never detoasts or sends spec_yaml and
+// attempts_json.
+#define LMTRAIN_PG_JOB_COLUMNS_WITH(spec_yaml, attempts_json)                   \
+  "id, name, task, state, " spec_yaml                                           \
+  ", priority, request_id, output_dir, "                                        \
+  "created_at_ms, started_at_ms, finished_at_ms, error, worker_id, exit_code, " \
+  "metrics_json, username, resources_json, retries, " attempts_json
+#define LMTRAIN_PG_JOB_COLUMNS LMTRAIN_PG_JOB_COLUMNS_WITH("spec_yaml", "attempts_json")
+#define LMTRAIN_PG_BASIC_JOB_COLUMNS \
+  LMTRAIN_PG_JOB_COLUMNS_WITH("'' AS spec_yaml", "NULL AS attempts_json")
 
 constexpr PgStatement kInsertJob = {
     "insert_job",
@@ -30,13 +37,13 @@ constexpr PgStatement kSelectJob = {"select_job",
 // Keyset pages, newest first: $1 is the exclusive id bound, $2 the limit, $3 the state, $4
 // ($3 in the second) the user. Each is a range scan of the primary key or of one index
 // (jobs_by_state, jobs_by_user, jobs_by_user_state) that stops after $2 rows.
-constexpr PgStatement kSelectJobsPage = {"select_jobs_page",
-                                         "SELECT " LMTRAIN_PG_JOB_COLUMNS
-                                         " FROM jobs WHERE id < $1 ORDER BY id DESC LIMIT $2"};
-constexpr PgStatement kSelectUserJobsPage = {"select_user_jobs_page",
-                                             "SELECT " LMTRAIN_PG_JOB_COLUMNS
-                                             " FROM jobs WHERE username = $3 AND id < $1 "
-                                             "ORDER BY id DESC LIMIT $2"};
+// In the last, $1 is a JSON array of ids.
+#define LMTRAIN_PG_JOBS_PAGE " FROM jobs WHERE id < $1 ORDER BY id DESC LIMIT $2"
+#define LMTRAIN_PG_USER_JOBS_PAGE \
+  " FROM jobs WHERE username = $3 AND id < $1 ORDER BY id DESC LIMIT $2"
+#define LMTRAIN_PG_JOBS_BY_IDS                                                       \
+  " FROM jobs WHERE id = ANY (SELECT jsonb_array_elements_text($1::jsonb)::bigint) " \
+  "ORDER BY id DESC"
 constexpr PgStatement kSelectStateIdsPage = {
     "select_state_ids_page",
     "SELECT id FROM jobs WHERE state = $3 AND id < $1 ORDER BY id DESC LIMIT $2"};
@@ -44,12 +51,21 @@ constexpr PgStatement kSelectUserStateIdsPage = {
     "select_user_state_ids_page",
     "SELECT id FROM jobs WHERE username = $4 AND state = $3 AND id < $1 "
     "ORDER BY id DESC LIMIT $2"};
-// $1 is a JSON array of ids.
-constexpr PgStatement kSelectJobsByIds = {
-    "select_jobs_by_ids",
-    "SELECT " LMTRAIN_PG_JOB_COLUMNS
-    " FROM jobs WHERE id = ANY (SELECT jsonb_array_elements_text($1::jsonb)::bigint) "
-    "ORDER BY id DESC"};
+// The page queries of one view: all jobs, one user's jobs, the jobs with the given ids.
+struct PgPageQueries {
+  PgStatement jobs;
+  PgStatement user_jobs;
+  PgStatement by_ids;
+};
+constexpr PgPageQueries kFullPages = {
+    {"select_jobs_page", "SELECT " LMTRAIN_PG_JOB_COLUMNS LMTRAIN_PG_JOBS_PAGE},
+    {"select_user_jobs_page", "SELECT " LMTRAIN_PG_JOB_COLUMNS LMTRAIN_PG_USER_JOBS_PAGE},
+    {"select_jobs_by_ids", "SELECT " LMTRAIN_PG_JOB_COLUMNS LMTRAIN_PG_JOBS_BY_IDS}};
+constexpr PgPageQueries kBasicPages = {
+    {"select_basic_jobs_page", "SELECT " LMTRAIN_PG_BASIC_JOB_COLUMNS LMTRAIN_PG_JOBS_PAGE},
+    {"select_basic_user_jobs_page",
+     "SELECT " LMTRAIN_PG_BASIC_JOB_COLUMNS LMTRAIN_PG_USER_JOBS_PAGE},
+    {"select_basic_jobs_by_ids", "SELECT " LMTRAIN_PG_BASIC_JOB_COLUMNS LMTRAIN_PG_JOBS_BY_IDS}};
 constexpr PgStatement kLockJob = {"lock_job", "SELECT 1 FROM jobs WHERE id = $1 FOR UPDATE"};
 constexpr PgStatement kJobExists = {"job_exists", "SELECT 1 FROM jobs WHERE id = $1"};
 constexpr PgStatement kUpdateLifecycle = {
@@ -86,9 +102,14 @@ constexpr PgStatement kSelectCheckpointsOfJobs = {
     "WHERE job_id = ANY (SELECT jsonb_array_elements_text($1::jsonb)::bigint) "
     "ORDER BY job_id, step"};
 
+#undef LMTRAIN_PG_JOBS_BY_IDS
+#undef LMTRAIN_PG_USER_JOBS_PAGE
+#undef LMTRAIN_PG_JOBS_PAGE
+#undef LMTRAIN_PG_BASIC_JOB_COLUMNS
 #undef LMTRAIN_PG_JOB_COLUMNS
+#undef LMTRAIN_PG_JOB_COLUMNS_WITH
 
-absl::StatusOr<JobRecord> JobFromRow(const PgResult& rows, int r) {
+absl::StatusOr<JobRecord> JobFromRow(const PgResult& rows, int r, JobView view) {
   JobRecord job;
   const int64_t id = rows.Int64(r, kId);
   job.id = absl::StrCat(id);
@@ -109,6 +130,7 @@ absl::StatusOr<JobRecord> JobFromRow(const PgResult& rows, int r) {
   job.user = rows.Text(r, kUser);
   ASSIGN_OR_RETURN(job.resources, ResourcesFromJson(id, rows.Text(r, kResourcesJson)));
   job.retries = static_cast<int>(rows.Int64(r, kRetries));
+  if (view == JobView::kBasic) return job;
   ASSIGN_OR_RETURN(job.attempts, AttemptsFromJson(id, rows.Text(r, kAttemptsJson)));
   return job;
 }
@@ -122,17 +144,20 @@ absl::StatusOr<std::vector<CheckpointRecord>> SelectCheckpoints(PgConnection& db
   return checkpoints;
 }
 
-// Decodes every row of a jobs query and attaches the jobs' checkpoints (one query for all).
-absl::StatusOr<std::vector<JobRecord>> ReadJobs(PgConnection& db, const PgResult& rows) {
+// Decodes every row of a jobs query and (full view) attaches the jobs' checkpoints (one query
+// for all).
+absl::StatusOr<std::vector<JobRecord>> ReadJobs(PgConnection& db, const PgResult& rows,
+                                                JobView view = JobView::kFull) {
   std::vector<JobRecord> jobs;
   std::vector<int64_t> ids;
   std::unordered_map<int64_t, size_t> index;
   for (int r = 0; r < rows.rows(); ++r) {
-    ASSIGN_OR_RETURN(JobRecord job, JobFromRow(rows, r));
+    ASSIGN_OR_RETURN(JobRecord job, JobFromRow(rows, r, view));
     ids.push_back(rows.Int64(r, kId));
     index[ids.back()] = jobs.size();
     jobs.push_back(std::move(job));
   }
+  if (view == JobView::kBasic) return jobs;
   if (jobs.size() == 1) {
     ASSIGN_OR_RETURN(jobs[0].checkpoints, SelectCheckpoints(db, ids[0]));
   } else if (!jobs.empty()) {
@@ -176,12 +201,13 @@ absl::StatusOr<std::optional<JobRecord>> PgSelectJob(PgConnection& db, int64_t i
 
 absl::StatusOr<std::vector<JobRecord>> PgSelectJobs(PgConnection& db, const JobFilter& filter) {
   const int64_t bound = IdBound(filter);
+  const PgPageQueries& queries = filter.view == JobView::kBasic ? kBasicPages : kFullPages;
   if (filter.states.empty()) {
     ASSIGN_OR_RETURN(PgResult rows,
                      filter.user.empty()
-                         ? db.Run(kSelectJobsPage, PgParams(bound, filter.limit))
-                         : db.Run(kSelectUserJobsPage, PgParams(bound, filter.limit, filter.user)));
-    return ReadJobs(db, rows);
+                         ? db.Run(queries.jobs, PgParams(bound, filter.limit))
+                         : db.Run(queries.user_jobs, PgParams(bound, filter.limit, filter.user)));
+    return ReadJobs(db, rows, filter.view);
   }
   // One index range per state, merged here (as in the SQLite store, job_tables.cc).
   std::vector<int64_t> ids;
@@ -196,8 +222,8 @@ absl::StatusOr<std::vector<JobRecord>> PgSelectJobs(PgConnection& db, const JobF
   }
   ids = NewestIds(std::move(ids), filter.limit);
   if (ids.empty()) return std::vector<JobRecord>{};
-  ASSIGN_OR_RETURN(PgResult rows, db.Run(kSelectJobsByIds, PgParams(IdsJson(ids))));
-  return ReadJobs(db, rows);
+  ASSIGN_OR_RETURN(PgResult rows, db.Run(queries.by_ids, PgParams(IdsJson(ids))));
+  return ReadJobs(db, rows, filter.view);
 }
 
 absl::StatusOr<bool> PgLockJob(PgConnection& db, int64_t id) {

@@ -135,6 +135,46 @@ TEST_F(LmctlCommandsTest, RetryACancelledJobRecordsTheLink) {
   EXPECT_TRUE(Has(err_, "999")) << err_;
 }
 
+// ListJobs view BASIC over gRPC: the FULL job less spec, attempts and checkpoints. lmctl's
+// table (basic by default) still shows progress; JSON is full unless --view basic.
+TEST_F(LmctlCommandsTest, ListViewsBasicAndFull) {
+  ScriptedWorker worker(cluster_->address(), "scripted", 1, {{"pool", "test"}});
+  const std::string id = FailedJob(worker);
+  auto full = client_->ListPage(10, "", v1::JOB_VIEW_FULL);
+  ASSERT_TRUE(full.ok()) << full.status();
+  auto basic = client_->ListPage(10, "", v1::JOB_VIEW_BASIC);
+  ASSERT_TRUE(basic.ok()) << basic.status();
+  ASSERT_EQ(full->jobs_size(), 1);
+  ASSERT_EQ(basic->jobs_size(), 1);
+  v1::Job expected = full->jobs(0);
+  EXPECT_FALSE(expected.spec_yaml().empty());
+  EXPECT_EQ(expected.attempts_size(), 1);
+  EXPECT_EQ(expected.checkpoints_size(), 1);
+  expected.clear_spec_yaml();
+  expected.clear_attempts();
+  expected.clear_checkpoints();
+  EXPECT_EQ(basic->jobs(0).ShortDebugString(), expected.ShortDebugString());
+  EXPECT_EQ(basic->jobs(0).metrics().step(), 5);
+
+  ASSERT_EQ(Run({"list"}), 0) << err_;
+  EXPECT_TRUE(Has(out_, "FAILED")) << out_;
+  EXPECT_TRUE(Has(out_, "2.5000")) << out_;
+  ASSERT_EQ(Run({"list", "-o", "json"}), 0) << err_;
+  nlohmann::json listed = nlohmann::json::parse(out_);
+  ASSERT_EQ(listed.size(), 1u);
+  EXPECT_EQ(listed[0]["attempts"].size(), 1u);
+  EXPECT_EQ(listed[0]["checkpoints"].size(), 1u);
+  listed[0].erase("attempts");
+  listed[0].erase("checkpoints");
+  ASSERT_EQ(Run({"list", "-o", "json", "--view", "basic"}), 0) << err_;
+  EXPECT_EQ(nlohmann::json::parse(out_), listed);
+  Submit("second");
+  ASSERT_EQ(Run({"list", "--limit", "1", "--view", "basic", "-o", "json"}), 0) << err_;
+  EXPECT_TRUE(Has(err_, "more: lmctl list --limit 1 --view basic --page-token ")) << err_;
+  EXPECT_EQ(Run({"list", "--view", "short"}), 1);
+  EXPECT_TRUE(Has(err_, "--view must be basic or full")) << err_;
+}
+
 TEST_F(LmctlCommandsTest, FailedJobCheckpointsLogsExplainWatchAndRetry) {
   ScriptedWorker worker(cluster_->address(), "scripted", 1, {{"pool", "test"}});
   const std::string id = FailedJob(worker);

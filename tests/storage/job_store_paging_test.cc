@@ -208,6 +208,51 @@ TEST_P(JobStorePagingTest, PagesCarryEachJobsOwnCheckpoints) {
   }
 }
 
+// JobView::kBasic: the same jobs as the full view, each equal to its full record on every
+// basic field, with spec_yaml, attempts and checkpoints left empty.
+TEST_P(JobStorePagingTest, BasicViewIsTheFullRecordWithoutHeavyFields) {
+  const std::vector<std::string> ids = CreateMixedJobs();
+  ASSERT_EQ(ids.size(), static_cast<size_t>(kJobs));
+  JobTransition failed = To(JobState::kFailed, 3000);
+  failed.error = "trainer exited with code 3";
+  failed.exit_code = 3;
+  ASSERT_OK(store_->TransitionJob(ids[kJobs - 1], failed).status());  // Job 249 ran.
+  AttemptRecord attempt{1, {"w1", "w2"}, 2000, 0, "", {{0}, {1}}};
+  JobTransition scheduled = To(JobState::kScheduled, 2500);
+  scheduled.attempts = std::vector<AttemptRecord>{attempt};
+  ASSERT_OK(store_->TransitionJob(ids[kJobs - 2], scheduled).status());
+  TrainingMetrics m;
+  m.step = 7;
+  m.loss = 1.5;
+  ASSERT_OK(
+      store_->AppendEvents(ids[kJobs - 4], 2600, {m, CheckpointRecord{7, "/c7", 2600}}).status());
+  for (JobFilter filter : {JobFilter{}, JobFilter{{}, 100, "alice", 0},
+                           JobFilter{{JobState::kRunning, JobState::kScheduled}, 100, "", 0},
+                           JobFilter{{JobState::kFailed, JobState::kQueued}, 100, "bob", 0}}) {
+    ASSERT_OK_AND_ASSIGN(std::vector<JobRecord> full, store_->ListJobs(filter));
+    filter.view = JobView::kBasic;
+    ASSERT_OK_AND_ASSIGN(std::vector<JobRecord> basic, store_->ListJobs(filter));
+    ASSERT_EQ(basic.size(), full.size());
+    for (size_t i = 0; i < full.size(); ++i) {
+      EXPECT_EQ(full[i].spec_yaml, "model: tiny-gpt2\n");
+      EXPECT_TRUE(basic[i].spec_yaml.empty()) << basic[i].id;
+      EXPECT_THAT(basic[i].attempts, IsEmpty()) << basic[i].id;
+      EXPECT_THAT(basic[i].checkpoints, IsEmpty()) << basic[i].id;
+      JobRecord expected = full[i];
+      expected.spec_yaml.clear();
+      expected.attempts.clear();
+      expected.checkpoints.clear();
+      EXPECT_EQ(testing::Describe(basic[i]), testing::Describe(expected));
+    }
+  }
+  // The jobs with heavy fields were listed (so the loop above compared them).
+  ASSERT_OK_AND_ASSIGN(std::vector<JobRecord> newest, store_->ListJobs(JobFilter{{}, 4}));
+  EXPECT_EQ(newest[0].error, "trainer exited with code 3");
+  EXPECT_THAT(newest[1].attempts, ElementsAreArray({attempt}));
+  EXPECT_EQ(newest[3].checkpoints.size(), 1u);
+  EXPECT_EQ(newest[3].metrics.step, 7);
+}
+
 INSTANTIATE_TEST_SUITE_P(AllStores, JobStorePagingTest, ::testing::ValuesIn(AllStores()),
                          [](const ::testing::TestParamInfo<StoreFactory>& param) {
                            return param.param.name;

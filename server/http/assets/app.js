@@ -235,7 +235,7 @@
       const jobs = [];
       let token = "";
       for (let i = 0; i < pages && (i === 0 || token); ++i) {
-        const q = new URLSearchParams({ page_size: "200" });
+        const q = new URLSearchParams({ page_size: "200", view: "basic" });
         if (filters.state) q.set("state", filters.state);
         if (filters.user) q.set("user", filters.user);
         if (token) q.set("page_token", token);

@@ -133,6 +133,42 @@ TEST_F(HttpApiTest, PagesFollowNextPageTokenAndRefuseATokenForOtherStates) {
   EXPECT_EQ(Get("/api/v1/jobs?page_size=0", &body), 400);
 }
 
+// view=basic: each job as the full list shows it, less checkpoints and attempts (not fetched).
+TEST_F(HttpApiTest, BasicViewListsJobsWithoutCheckpointsOrAttempts) {
+  const std::string id = Submit("runs", 0, "", "bob");
+  JobAssignment a;
+  const std::string w = RunOnWorker(id, &a);
+  TrainingMetrics m;
+  m.step = 5;
+  m.max_steps = 100;
+  Report(w, a, {m, CheckpointRecord{5, "/artifacts/jobs/1/checkpoint-5", 0}});
+  const std::string queued = Submit("waits", 0, "", "alice");
+  json full, basic;
+  ASSERT_EQ(Get("/api/v1/jobs", &full), 200) << full;
+  ASSERT_EQ(Get("/api/v1/jobs?view=BASIC", &basic), 200) << basic;
+  ASSERT_EQ(full["jobs"].size(), 2u);
+  ASSERT_EQ(full["jobs"][1]["id"], id);
+  EXPECT_EQ(full["jobs"][1]["attempts"][0]["worker_ids"][0], w);
+  EXPECT_EQ(full["jobs"][1]["checkpoints"].size(), 1u);
+  EXPECT_EQ(basic["jobs"][1]["metrics"]["step"], 5);
+  EXPECT_EQ(basic["jobs"][0]["id"], queued);
+  for (json& job : full["jobs"]) {
+    job.erase("checkpoints");
+    job.erase("attempts");
+  }
+  EXPECT_EQ(basic, full);
+  ASSERT_EQ(Get("/api/v1/jobs?view=full&page_size=1", &full), 200) << full;
+  EXPECT_TRUE(full["jobs"][0].contains("attempts"));
+  ASSERT_EQ(Get("/api/v1/jobs?view=basic&page_size=1&page_token=" +
+                    full["next_page_token"].get<std::string>(),
+                &basic),
+            200);
+  ASSERT_EQ(basic["jobs"].size(), 1u);  // Tokens work across views.
+  EXPECT_EQ(basic["jobs"][0]["id"], id);
+  EXPECT_EQ(Get("/api/v1/jobs?view=short", &basic), 400);
+  EXPECT_THAT(basic["error"].get<std::string>(), HasSubstr("'view' must be basic or full"));
+}
+
 TEST_F(HttpApiTest, BadQueryParametersAre400WithTheReason) {
   json body;
   EXPECT_EQ(Get("/api/v1/jobs?state=DONE", &body), 400);
