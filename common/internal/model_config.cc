@@ -118,8 +118,11 @@ std::vector<ConfigKey> EncoderKeys(std::string_view model_type) {
 }
 
 // Cross-key rule of the BERT-style configs: heads divide the hidden size.
-void CheckEncoder(YamlReader& reader, const nlohmann::json& config, const std::string& path) {
-  const bool distil = config.value("model_type", "") == "distilbert";
+// model_type is the one ModelType read: the config's own entry may be another value when the
+// mapping repeats the key.
+void CheckEncoder(YamlReader& reader, const nlohmann::json& config, std::string_view model_type,
+                  const std::string& path) {
+  const bool distil = model_type == "distilbert";
   const char* size_key = distil ? "dim" : "hidden_size";
   const char* heads_key = distil ? "n_heads" : "num_attention_heads";
   const int64_t size = IntOr(config, size_key, 768);
@@ -278,7 +281,7 @@ nlohmann::json ReadModelConfig(YamlReader& reader, const YAML::Node& node,
   if (gpt2) {
     CheckGpt2(reader, config, path);
   } else {
-    CheckEncoder(reader, config, path);
+    CheckEncoder(reader, config, model_type, path);
   }
   return config;
 }

@@ -382,6 +382,16 @@ TEST_F(JobSpecErrorsTest, ModelConfigProblems) {
                        "model.config must be a mapping of HF config keys (got a sequence)"));
 }
 
+// A repeated model_type whose second value is not a string: the checks use the first value
+// and report the second, instead of throwing from the JSON copy that kept the second.
+TEST_F(JobSpecErrorsTest, ARepeatedModelTypeIsReportedNotThrown) {
+  auto result = Parse(GoodWithLine(
+      3, "model: {config: {model_type: bert, hidden_size: 64, num_attention_heads: 4, "
+         "model_type: }}"));
+  EXPECT_FALSE(result.ok());
+  EXPECT_TRUE(HasError(result, 3, "model.config.model_type")) << result.status();
+}
+
 TEST_F(JobSpecErrorsTest, PretrainedConfigJsonProblems) {
   WriteFile("t5/config.json", R"({"model_type": "t5"})");
   WriteFile("broken/config.json", "{not json");
