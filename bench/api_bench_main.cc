@@ -38,291 +38,30 @@
 #include <unistd.h>
 
 #include <algorithm>
-#include <atomic>
-#include <chrono>
 #include <cmath>
 #include <filesystem>
-#include <fstream>
 #include <iostream>
-#include <map>
 #include <nlohmann/json.hpp>
 #include <optional>
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
 #include "bench/api_load.h"
+#include "bench/api_ops.h"
 #include "bench/fake_worker.h"
 #include "bench/job_prefill.h"
 #include "bench/null_job_service.h"
 #include "bench/watch_fanout_bench.h"
 #include "common/command_line.h"
-#include "lmtrain/v1/jobs.grpc.pb.h"
-#include "proto/grpc_status.h"
 #include "server/server.h"
 #include "storage/sqlite_job_store.h"
 
 namespace lmtrain::bench {
 namespace {
 namespace fs = std::filesystem;
-using SteadyClock = std::chrono::steady_clock;
-
-constexpr int kRpcTimeoutMs = 30000;
-
-struct Flags {
-  std::string server = "127.0.0.1:50051";
-  std::string op = "get";
-  int64_t clients = 1;
-  double seconds = 5;
-  int64_t seed_jobs = 100;
-  int64_t list_limit = 20;
-  std::string sync;  // "": use --server.
-  bool fake_worker = false;
-  bool ceiling = false;
-  int64_t watchers = 1000;  // watch-fanout.
-  int64_t events = 20;
-  int64_t interval_ms = 100;
-  int64_t watch_channels = 8;
-  int64_t list_pages = 1;
-  std::string list_states;         // Comma-separated JobState names; "": all.
-  std::string list_view = "full";  // basic | full
-  int64_t prefill = 100000;
-  std::string data_dir;
-  std::string store;
-};
-
-// A folder holding train.txt and the text of a tiny valid job file that reads it.
-struct JobFiles {
-  fs::path dir;
-  std::string yaml;
-};
-
-JobFiles MakeJobFiles() {
-  JobFiles f;
-  f.dir = fs::temp_directory_path() / absl::StrCat("lm-bench-api-", ::getpid());
-  fs::create_directories(f.dir);
-  std::ofstream(f.dir / "train.txt") << "hello world\nthe quick brown fox\n";
-  f.yaml =
-      "name: bench\ntask: clm\nmodel:\n  config: {model_type: gpt2, n_layer: 1, n_head: 2, "
-      "n_embd: 8, n_positions: 32}\ntokenizer:\n  train: {type: bpe, vocab_size: 50}\n"
-      "data:\n  train_file: train.txt\n  block_size: 8\ntraining: {max_steps: 1}\n";
-  return f;
-}
-
-// Its own channel per client: distinct channel args keep gRPC from sharing one connection.
-std::unique_ptr<v1::JobService::Stub> NewStub(const std::string& server, int client) {
-  grpc::ChannelArguments args;
-  args.SetInt("lmtrain.bench.client", client);
-  return v1::JobService::NewStub(
-      grpc::CreateCustomChannel(server, grpc::InsecureChannelCredentials(), args));
-}
-
-absl::StatusOr<std::string> Submit(v1::JobService::Stub& stub, const JobFiles& files,
-                                   const std::string& request_id) {
-  v1::SubmitJobRequest req;
-  req.set_spec_yaml(files.yaml);
-  req.set_source_name("bench.yaml");
-  req.set_base_dir(files.dir.string());
-  req.set_request_id(request_id);
-  v1::SubmitJobResponse resp;
-  grpc::ClientContext ctx;
-  SetDeadlineMs(&ctx, kRpcTimeoutMs);
-  grpc::Status s = stub.SubmitJob(&ctx, req, &resp);
-  if (!s.ok()) return FromGrpcStatus(s, "submit");
-  return resp.job_id();
-}
-
-class SubmitOp : public Operation {
- public:
-  SubmitOp(const Flags& f, const JobFiles* files, int client)
-      : stub_(NewStub(f.server, client)),
-        files_(files),
-        prefix_(absl::StrCat("bench-", ::getpid(), "-",
-                             SteadyClock::now().time_since_epoch().count(), "-", client, "-")) {}
-  absl::Status Call(double*) override {
-    return Submit(*stub_, *files_, absl::StrCat(prefix_, next_++)).status();
-  }
-
- private:
-  std::unique_ptr<v1::JobService::Stub> stub_;
-  const JobFiles* files_;
-  std::string prefix_;
-  int64_t next_ = 0;
-};
-
-class GetOp : public Operation {
- public:
-  GetOp(const Flags& f, const std::vector<std::string>* ids, int client)
-      : stub_(NewStub(f.server, client)), ids_(ids), next_(client) {}
-  absl::Status Call(double*) override {
-    v1::GetJobRequest req;
-    req.set_job_id((*ids_)[next_++ % ids_->size()]);
-    v1::Job job;
-    grpc::ClientContext ctx;
-    SetDeadlineMs(&ctx, kRpcTimeoutMs);
-    return FromGrpcStatus(stub_->GetJob(&ctx, req, &job), "get");
-  }
-
- private:
-  std::unique_ptr<v1::JobService::Stub> stub_;
-  const std::vector<std::string>* ids_;
-  size_t next_;
-};
-
-// Each call is one page; a client follows next_page_token for f.list_pages pages, then starts
-// over from the first page.
-class ListOp : public Operation {
- public:
-  ListOp(const Flags& f, int client) : stub_(NewStub(f.server, client)), pages_(f.list_pages) {
-    req_.set_page_size(static_cast<int>(f.list_limit));
-    req_.set_view(f.list_view == "basic" ? v1::JOB_VIEW_BASIC : v1::JOB_VIEW_FULL);
-    for (absl::string_view name : absl::StrSplit(f.list_states, ',', absl::SkipEmpty())) {
-      v1::JobState state = v1::JOB_STATE_UNSPECIFIED;
-      if (v1::JobState_Parse(std::string(name), &state)) req_.add_states(state);
-    }
-  }
-  absl::Status Call(double*) override {
-    if (page_++ % pages_ == 0) req_.clear_page_token();
-    v1::ListJobsResponse resp;
-    grpc::ClientContext ctx;
-    SetDeadlineMs(&ctx, kRpcTimeoutMs);
-    grpc::Status s = stub_->ListJobs(&ctx, req_, &resp);
-    req_.set_page_token(resp.next_page_token());
-    if (resp.next_page_token().empty()) page_ = 0;  // The last page: start over.
-    return FromGrpcStatus(s, "list");
-  }
-
- private:
-  std::unique_ptr<v1::JobService::Stub> stub_;
-  int64_t pages_;
-  int64_t page_ = 0;
-  v1::ListJobsRequest req_;
-};
-
-// Reads a WatchJob stream from after_seq=0. Stops at the end of the stream, or, when
-// stop_at_running, after the RUNNING event (then *running_at is set).
-absl::Status Watch(v1::JobService::Stub& stub, const std::string& id, bool stop_at_running,
-                   SteadyClock::time_point* running_at) {
-  grpc::ClientContext ctx;
-  SetDeadlineMs(&ctx, kRpcTimeoutMs);
-  v1::WatchJobRequest req;
-  req.set_job_id(id);
-  auto reader = stub.WatchJob(&ctx, req);
-  v1::JobEvent event;
-  while (reader->Read(&event)) {
-    if (event.has_state_changed() && event.state_changed().state() == v1::RUNNING &&
-        stop_at_running) {
-      *running_at = SteadyClock::now();
-      ctx.TryCancel();
-      reader->Finish();
-      return absl::OkStatus();
-    }
-  }
-  grpc::Status s = reader->Finish();
-  if (!s.ok()) return FromGrpcStatus(s, "watch");
-  if (stop_at_running) return absl::InternalError(absl::StrCat("job ", id, " ended unstarted"));
-  return absl::OkStatus();
-}
-
-class WatchOp : public Operation {
- public:
-  WatchOp(const Flags& f, const std::vector<std::string>* ids, int client)
-      : stub_(NewStub(f.server, client)), ids_(ids), next_(client) {}
-  absl::Status Call(double*) override {
-    return Watch(*stub_, (*ids_)[next_++ % ids_->size()], false, nullptr);
-  }
-
- private:
-  std::unique_ptr<v1::JobService::Stub> stub_;
-  const std::vector<std::string>* ids_;
-  size_t next_;
-};
-
-// Records submit -> RUNNING event; then cancels the job and waits for it to end (untimed, but
-// inside the call, so the next call finds the worker idle).
-class SubmitToRunningOp : public Operation {
- public:
-  SubmitToRunningOp(const Flags& f, const JobFiles* files, int client)
-      : stub_(NewStub(f.server, client)), files_(files), client_(client) {}
-  absl::Status Call(double* latency_ms) override {
-    const SteadyClock::time_point start = SteadyClock::now();
-    auto id = Submit(*stub_, *files_,
-                     absl::StrCat("bench-s2r-", ::getpid(), "-", client_, "-", next_++, "-",
-                                  start.time_since_epoch().count()));
-    if (!id.ok()) return id.status();
-    SteadyClock::time_point running_at;
-    absl::Status s = Watch(*stub_, *id, true, &running_at);
-    if (!s.ok()) return s;
-    *latency_ms = std::chrono::duration<double, std::milli>(running_at - start).count();
-    v1::CancelJobRequest req;
-    req.set_job_id(*id);
-    req.set_reason("lm-bench-api: measured");
-    v1::CancelJobResponse resp;
-    grpc::ClientContext ctx;
-    SetDeadlineMs(&ctx, kRpcTimeoutMs);
-    grpc::Status cancelled = stub_->CancelJob(&ctx, req, &resp);
-    // FAILED_PRECONDITION: it had ended already.
-    if (!cancelled.ok() && cancelled.error_code() != grpc::StatusCode::FAILED_PRECONDITION) {
-      return FromGrpcStatus(cancelled, "cancel");
-    }
-    return Watch(*stub_, *id, false, nullptr);
-  }
-
- private:
-  std::unique_ptr<v1::JobService::Stub> stub_;
-  const JobFiles* files_;
-  int client_;
-  int64_t next_ = 0;
-};
-
-// Submits n jobs and cancels each (a queued job is cancelled at once): finished jobs with a
-// short event log, for get/list/watch.
-absl::StatusOr<std::vector<std::string>> SeedJobs(const Flags& f, const JobFiles& files) {
-  auto stub = NewStub(f.server, -1);
-  std::vector<std::string> ids;
-  for (int64_t i = 0; i < f.seed_jobs; ++i) {
-    auto id = Submit(*stub, files, "");
-    if (!id.ok()) return id.status();
-    v1::CancelJobRequest req;
-    req.set_job_id(*id);
-    req.set_reason("lm-bench-api seed");
-    v1::CancelJobResponse resp;
-    grpc::ClientContext ctx;
-    SetDeadlineMs(&ctx, kRpcTimeoutMs);
-    grpc::Status s = stub->CancelJob(&ctx, req, &resp);
-    if (!s.ok()) return FromGrpcStatus(s, "seed cancel");
-    ids.push_back(*id);
-  }
-  return ids;
-}
-
-absl::StatusOr<OperationFactory> MakeFactory(const Flags& f, const JobFiles* files,
-                                             std::vector<std::string>* ids) {
-  if (f.op == "submit") {
-    return OperationFactory([&f, files](int c) { return std::make_unique<SubmitOp>(f, files, c); });
-  }
-  if (f.op == "submit-to-running") {
-    return OperationFactory(
-        [&f, files](int c) { return std::make_unique<SubmitToRunningOp>(f, files, c); });
-  }
-  if (f.op == "list") {
-    return OperationFactory([&f](int c) { return std::make_unique<ListOp>(f, c); });
-  }
-  if (f.op != "get" && f.op != "watch") {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "--op must be submit, get, list, watch or submit-to-running (got '", f.op, "')"));
-  }
-  if (f.seed_jobs < 1) return absl::InvalidArgumentError("--seed-jobs must be >= 1 for get/watch");
-  auto seeded = SeedJobs(f, *files);
-  if (!seeded.ok()) return seeded.status();
-  *ids = *std::move(seeded);
-  if (f.op == "get") {
-    return OperationFactory([&f, ids](int c) { return std::make_unique<GetOp>(f, ids, c); });
-  }
-  return OperationFactory([&f, ids](int c) { return std::make_unique<WatchOp>(f, ids, c); });
-}
 
 // The op against a do-nothing JobService that answers with f.server's messages about ids[0].
-absl::StatusOr<LoadResult> RunCeiling(Flags f, const JobFiles& files,
+absl::StatusOr<LoadResult> RunCeiling(ApiBenchFlags f, const JobFiles& files,
                                       const std::vector<std::string>& ids) {
   auto canned = CaptureReplies(*NewStub(f.server, -2), ids.empty() ? "" : ids.front(),
                                static_cast<int>(f.list_limit));
@@ -336,7 +75,7 @@ absl::StatusOr<LoadResult> RunCeiling(Flags f, const JobFiles& files,
   return RunClosedLoop(static_cast<int>(f.clients), f.seconds, *factory);
 }
 
-int RunFanout(const Flags& f, const JobFiles& files, const std::string& sync_mode) {
+int RunFanout(const ApiBenchFlags& f, const JobFiles& files, const std::string& sync_mode) {
   WatchFanoutOptions o;
   o.server = f.server;
   o.watchers = static_cast<int>(f.watchers);
@@ -354,7 +93,7 @@ int RunFanout(const Flags& f, const JobFiles& files, const std::string& sync_mod
 }
 
 // Runs the op against f.server; prints its JSON line (with "sync": sync_mode unless empty).
-int RunOnce(const Flags& f, const std::string& sync_mode) {
+int RunOnce(const ApiBenchFlags& f, const std::string& sync_mode) {
   const JobFiles files = MakeJobFiles();
   if (f.op == "watch-fanout") return RunFanout(f, files, sync_mode);
   std::vector<std::string> ids;
@@ -391,7 +130,7 @@ int RunOnce(const Flags& f, const std::string& sync_mode) {
 
 // Starts an in-process lm-server with --sync `mode` on a temporary data dir, runs the op
 // against it, and removes the data dir.
-int RunWithOwnServer(Flags f, const std::string& mode) {
+int RunWithOwnServer(ApiBenchFlags f, const std::string& mode) {
   auto sync = SqliteJobStore::ParseSync(mode);
   if (!sync.ok()) {
     std::cerr << "lm-bench-api: " << sync.status().message() << "\n";
@@ -428,7 +167,7 @@ int RunWithOwnServer(Flags f, const std::string& mode) {
 
 // --op prefill: fills the store and prints {"op", "jobs", "queued", "running", "finished",
 // "seconds"}.
-int RunPrefill(const Flags& f) {
+int RunPrefill(const ApiBenchFlags& f) {
   if ((f.data_dir.empty() && f.store.empty()) || f.prefill < 1) {
     std::cerr << "lm-bench-api: --op prefill needs --prefill N >= 1 and --data-dir or --store\n";
     return 2;
@@ -455,7 +194,7 @@ int RunPrefill(const Flags& f) {
 }
 
 int Main(int argc, char** argv) {
-  Flags f;
+  ApiBenchFlags f;
   CommandLine cl("lm-bench-api", "load generator for lm-server's JobService");
   cl.AddString("server", &f.server, "lm-server address HOST:PORT");
   cl.AddString("op", &f.op,
