@@ -97,6 +97,10 @@ class Server {
 
   int port() const { return port_; }
   int http_port() const { return http_server_ ? http_server_->port() : 0; }  // 0: no HTTP.
+  // The HTTP front end's routes (empty without HTTP).
+  std::vector<HttpRoute> http_routes() const {
+    return http_server_ ? http_server_->routes() : std::vector<HttpRoute>{};
+  }
   ServerMetrics& metrics() { return metrics_; }
   // WatchJob streams open now (from the call until gRPC is done with the stream).
   int watch_streams() const { return watch_fanout_->watchers(); }

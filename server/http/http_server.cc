@@ -65,16 +65,17 @@ class HttpServer::Routes {
       MarkStandby(req, res);
       return httplib::Server::HandlerResponse::Unhandled;
     });
-    s.Get("/",
-          [](const httplib::Request&, httplib::Response& res) { ServeAsset("index.html", res); });
-    s.Get(R"(/assets/(.+))", [](const httplib::Request& req, httplib::Response& res) {
+    Public(s, "/",
+           [](const httplib::Request&, httplib::Response& res) { ServeAsset("index.html", res); });
+    Public(s, R"(/assets/(.+))", [](const httplib::Request& req, httplib::Response& res) {
       ServeAsset(req.matches[1], res);
     });
-    s.Get("/healthz", [](const httplib::Request&, httplib::Response& res) {
+    Public(s, "/healthz", [](const httplib::Request&, httplib::Response& res) {
       res.set_content("ok\n", "text/plain");
     });
-    s.Get("/readyz", [this](const httplib::Request&, httplib::Response& res) { Ready(res); });
-    s.Get("/metrics", [this](const httplib::Request&, httplib::Response& res) { Metrics(res); });
+    Public(s, "/readyz", [this](const httplib::Request&, httplib::Response& res) { Ready(res); });
+    Public(s, "/metrics",
+           [this](const httplib::Request&, httplib::Response& res) { Metrics(res); });
     Api(s, "/api/v1/jobs", [this](const Principal& p, const httplib::Request& req) {
       return api_.ListJobs(p, req.params);
     });
@@ -129,8 +130,16 @@ class HttpServer::Routes {
         });
   }
 
+  const std::vector<HttpRoute>& table() const { return table_; }
+
  private:
   using Handler = std::function<ApiResponse(const Principal&, const httplib::Request&)>;
+
+  // GET route without authentication.
+  void Public(httplib::Server& s, const std::string& pattern, httplib::Server::Handler handler) {
+    table_.push_back({"GET", pattern, false});
+    s.Get(pattern, std::move(handler));
+  }
 
   static void ServeAsset(const std::string& name, httplib::Response& res) {
     const DashboardAsset* asset = FindDashboardAsset(name);
@@ -153,6 +162,7 @@ class HttpServer::Routes {
   // workers), redirected there by a standby.
   void Api(httplib::Server& s, const std::string& pattern, Handler handler,
            bool active_only = false) {
+    table_.push_back({"GET", pattern, true});
     s.Get(pattern, [this, handler, active_only](const httplib::Request& req,
                                                 httplib::Response& res) {
       absl::StatusOr<Principal> p = Authenticate(req);
@@ -209,6 +219,7 @@ class HttpServer::Routes {
 
   // POST route (a write): authentication, then a standby's redirect, then the JSON check.
   void ApiPost(httplib::Server& s, const std::string& pattern, Handler handler) {
+    table_.push_back({"POST", pattern, true});
     s.Post(pattern, [this, handler](const httplib::Request& req, httplib::Response& res) {
       absl::StatusOr<Principal> p = Authenticate(req);
       if (!p.ok()) return Unauthorized(res, p.status());
@@ -238,6 +249,7 @@ class HttpServer::Routes {
   JobManager* const jobs_;
   Dispatcher* const dispatcher_;
   ServerMetrics* const metrics_;
+  std::vector<HttpRoute> table_;  // Filled by Register().
 };
 
 absl::Status ParseHostPort(const std::string& text, const std::string& flag, std::string* host,
@@ -313,5 +325,7 @@ void HttpServer::Stop() {
 }
 
 HttpServer::~HttpServer() { Stop(); }
+
+const std::vector<HttpRoute>& HttpServer::routes() const { return routes_->table(); }
 
 }  // namespace lmtrain

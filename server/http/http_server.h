@@ -34,6 +34,7 @@
 #include <optional>
 #include <string>
 #include <thread>
+#include <vector>
 
 #include "absl/status/statusor.h"
 #include "server/auth/principal.h"
@@ -52,6 +53,13 @@ namespace lmtrain {
 // (Unauthenticated or PermissionDenied) that becomes 401.
 using HttpAuthenticator =
     std::function<absl::StatusOr<Principal>(const std::string& authorization_header)>;
+
+// One route of the HTTP front end, as registered (for the authorization tests and docs).
+struct HttpRoute {
+  std::string method;   // "GET" or "POST".
+  std::string pattern;  // httplib's regex, e.g. "/api/v1/jobs/([^/]+)/cancel".
+  bool authenticated;   // Passes Options::authenticate first (every /api/ route); else public.
+};
 
 class HttpServer {
  public:
@@ -82,6 +90,8 @@ class HttpServer {
   HttpServer& operator=(const HttpServer&) = delete;
 
   int port() const { return port_; }
+  // Every route served, in registration order (fixed after Start()).
+  const std::vector<HttpRoute>& routes() const;
   // Stops accepting, finishes requests in flight, joins the threads.
   void Stop();
 
