@@ -28,18 +28,9 @@ using google::protobuf::DescriptorPool;
 using google::protobuf::MethodDescriptor;
 using testing::TempDir;
 
-enum class Who { kAnonymous, kOtherUser, kOwner, kWorker, kAdmin };
-
-struct CallerCase {
-  Who who;
-  const char* name;
-  const char* token;
-};
-const CallerCase kCallers[] = {{Who::kAnonymous, "anonymous", ""},
-                               {Who::kOtherUser, "other user", testing::kBobToken},
-                               {Who::kOwner, "owner", testing::kAliceToken},
-                               {Who::kWorker, "worker", testing::kWorkerToken},
-                               {Who::kAdmin, "admin", testing::kAdminToken}};
+using testing::CallerCase;
+using testing::kCallers;
+using testing::Who;
 
 Role RoleOf(Who who) {
   switch (who) {

@@ -28,18 +28,9 @@ namespace {
 
 using testing::TempDir;
 
-enum class Who { kAnonymous, kOtherUser, kOwner, kWorker, kAdmin };
-
-struct Caller {
-  Who who;
-  const char* name;
-  const char* token;
-};
-const Caller kCallers[] = {{Who::kAnonymous, "anonymous", ""},
-                           {Who::kOtherUser, "other user", testing::kBobToken},
-                           {Who::kOwner, "owner", testing::kAliceToken},
-                           {Who::kWorker, "worker", testing::kWorkerToken},
-                           {Who::kAdmin, "admin", testing::kAdminToken}};
+using testing::CallerCase;
+using testing::kCallers;
+using testing::Who;
 
 constexpr char kJobCapture[] = "/api/v1/jobs/([^/]+)";
 
@@ -126,7 +117,7 @@ class HttpAuthzMatrixTest : public ::testing::Test {
   }
 
   // The route's status for `caller`; POSTs send an empty JSON object.
-  int Call(const HttpRoute& route, const Caller& caller) {
+  int Call(const HttpRoute& route, const CallerCase& caller) {
     httplib::Client client("127.0.0.1", server_->http_port());
     httplib::Headers headers;
     if (caller.token[0] != '\0') headers.emplace("Authorization", std::string("Bearer ") +
@@ -152,7 +143,7 @@ TEST_F(HttpAuthzMatrixTest, EveryRouteAnswersEveryCallerByTheRules) {
   std::stable_partition(ordered.begin(), ordered.end(),
                         [](const HttpRoute& r) { return r.method != "POST"; });
   for (const HttpRoute& route : ordered) {
-    for (const Caller& caller : kCallers) {
+    for (const CallerCase& caller : kCallers) {
       bool known = true;
       const Outcome want = Expected(route, caller.who, &known);
       ASSERT_TRUE(known) << route.method << " " << route.pattern

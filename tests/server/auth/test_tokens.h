@@ -18,6 +18,19 @@ inline constexpr char kWorkerToken[] = "worker-token-0123456789";    // worker
 inline constexpr char kWorker2Token[] = "worker2-token-0123456789";  // another worker
 inline constexpr char kAdminToken[] = "admin-token-0123456789";      // admin
 
+// The five kinds of caller the authorization matrices try, relative to alice's job.
+enum class Who { kAnonymous, kOtherUser, kOwner, kWorker, kAdmin };
+struct CallerCase {
+  Who who;
+  const char* name;
+  const char* token;  // "" for anonymous.
+};
+inline constexpr CallerCase kCallers[] = {{Who::kAnonymous, "anonymous", ""},
+                                          {Who::kOtherUser, "other user", kBobToken},
+                                          {Who::kOwner, "owner", kAliceToken},
+                                          {Who::kWorker, "worker", kWorkerToken},
+                                          {Who::kAdmin, "admin", kAdminToken}};
+
 // A temp folder, removed on destruction.
 class TempDir {
  public:
