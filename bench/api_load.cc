@@ -12,6 +12,7 @@
 #include "absl/synchronization/blocking_counter.h"
 #include "absl/synchronization/mutex.h"
 #include "absl/synchronization/notification.h"
+#include "absl/time/clock.h"
 #include "absl/time/time.h"
 
 namespace lmtrain::bench {
@@ -27,17 +28,11 @@ struct ClientTally {
   std::vector<SlowCall> slow;
 };
 
-int64_t UnixMicros() {
-  return std::chrono::duration_cast<std::chrono::microseconds>(
-             std::chrono::system_clock::now().time_since_epoch())
-      .count();
-}
-
 // One client's timed loop: calls until `end`, recording each latency (and the slow ones).
 void RunClient(Operation& op, Clock::time_point end, int client, double slow_ms,
                ClientTally* tally) {
   while (Clock::now() < end) {
-    const int64_t start_us = slow_ms > 0 ? UnixMicros() : 0;
+    const int64_t start_us = slow_ms > 0 ? absl::ToUnixMicros(absl::Now()) : 0;
     const Clock::time_point start = Clock::now();
     double ms = -1;
     absl::Status s = op.Call(&ms);

@@ -35,7 +35,7 @@ class Operation {
 using OperationFactory = std::function<std::unique_ptr<Operation>(int client_index)>;
 
 struct SlowCall {
-  int64_t start_unix_us = 0;  // Wall-clock start of the call (system_clock).
+  int64_t start_unix_us = 0;  // Wall-clock start of the call.
   int client = 0;
   double ms = 0;
 };
