@@ -18,6 +18,9 @@
 // (bench/null_job_service.h); prints its JSON line ("service": "do-nothing"), then the real
 // one with "ceiling_qps" and "ratio_to_ceiling" (real qps / do-nothing qps). Not with
 // submit-to-running.
+// --slow-log-ms MS: after the run, one stderr line per call slower than MS with its wall-clock
+// start time and client index (bench/api_load.h SlowCall), to tell a periodic stall from
+// queueing.
 //   submit             SubmitJob of a tiny valid clm job, a unique request id per call.
 //   get                GetJob of finished jobs seeded first (--seed-jobs, submitted+cancelled).
 //   list               ListJobs(page_size --list-limit, states --list-states, view
@@ -72,7 +75,7 @@ absl::StatusOr<LoadResult> RunCeiling(ApiBenchFlags f, const JobFiles& files,
   std::vector<std::string> ceiling_ids;
   auto factory = MakeFactory(f, &files, &ceiling_ids);
   if (!factory.ok()) return factory.status();
-  return RunClosedLoop(static_cast<int>(f.clients), f.seconds, *factory);
+  return RunClosedLoop(static_cast<int>(f.clients), f.seconds, *factory, f.slow_log_ms);
 }
 
 int RunFanout(const ApiBenchFlags& f, const JobFiles& files, const std::string& sync_mode) {
@@ -103,7 +106,9 @@ int RunOnce(const ApiBenchFlags& f, const std::string& sync_mode) {
     fs::remove_all(files.dir);
     return 2;
   }
-  LoadResult result = RunClosedLoop(static_cast<int>(f.clients), f.seconds, *factory);
+  LoadResult result =
+      RunClosedLoop(static_cast<int>(f.clients), f.seconds, *factory, f.slow_log_ms);
+  std::cerr << SlowCallLines(result);
   std::optional<absl::StatusOr<LoadResult>> ceiling;
   if (f.ceiling) ceiling = RunCeiling(f, files, ids);
   fs::remove_all(files.dir);
@@ -114,6 +119,7 @@ int RunOnce(const ApiBenchFlags& f, const std::string& sync_mode) {
     return 1;
   }
   if (ceiling.has_value()) {
+    if (!(*ceiling)->slow.empty()) std::cerr << "do-nothing service:\n" << SlowCallLines(**ceiling);
     nlohmann::json c = nlohmann::json::parse(ResultJson(f.op, **ceiling));
     c["service"] = "do-nothing";
     std::cout << c.dump() << std::endl;
@@ -219,6 +225,8 @@ int Main(int argc, char** argv) {
   cl.AddInt("events", &f.events, "watch-fanout: metric events to deliver");
   cl.AddInt("interval-ms", &f.interval_ms, "watch-fanout: time between events");
   cl.AddInt("watch-channels", &f.watch_channels, "watch-fanout: connections the streams share");
+  cl.AddDouble("slow-log-ms", &f.slow_log_ms,
+               "print to stderr the start time and client of each call slower than this");
   auto positional = cl.Parse(argc - 1, argv + 1);
   if (!positional.ok()) {
     std::cerr << positional.status().message() << "\n";

@@ -7,9 +7,13 @@
 #include <nlohmann/json.hpp>
 #include <thread>
 
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
 #include "absl/synchronization/blocking_counter.h"
 #include "absl/synchronization/mutex.h"
 #include "absl/synchronization/notification.h"
+#include "absl/time/clock.h"
+#include "absl/time/time.h"
 
 namespace lmtrain::bench {
 namespace {
@@ -21,15 +25,19 @@ struct ClientTally {
   int64_t errors = 0;
   std::string first_error;
   std::vector<double> latency_ms;
+  std::vector<SlowCall> slow;
 };
 
-// One client's timed loop: calls until `end`, recording each latency.
-void RunClient(Operation& op, Clock::time_point end, ClientTally* tally) {
+// One client's timed loop: calls until `end`, recording each latency (and the slow ones).
+void RunClient(Operation& op, Clock::time_point end, int client, double slow_ms,
+               ClientTally* tally) {
   while (Clock::now() < end) {
+    const int64_t start_us = slow_ms > 0 ? absl::ToUnixMicros(absl::Now()) : 0;
     const Clock::time_point start = Clock::now();
     double ms = -1;
     absl::Status s = op.Call(&ms);
     if (ms < 0) ms = std::chrono::duration<double, std::milli>(Clock::now() - start).count();
+    if (slow_ms > 0 && ms > slow_ms) tally->slow.push_back({start_us, client, ms});
     ++tally->calls;
     if (s.ok()) {
       tally->latency_ms.push_back(ms);
@@ -49,7 +57,8 @@ double LoadResult::PercentileMs(double q) const {
   return latency_ms[std::min(i, latency_ms.size() - 1)];
 }
 
-LoadResult RunClosedLoop(int clients, double seconds, const OperationFactory& factory) {
+LoadResult RunClosedLoop(int clients, double seconds, const OperationFactory& factory,
+                         double slow_ms) {
   std::vector<std::unique_ptr<Operation>> ops;
   for (int i = 0; i < clients; ++i) ops.push_back(factory(i));
   std::vector<ClientTally> tallies(clients);
@@ -63,7 +72,8 @@ LoadResult RunClosedLoop(int clients, double seconds, const OperationFactory& fa
       (void)ops[i]->Call(&ignored);
       warmed_up.DecrementCount();
       go.WaitForNotification();
-      RunClient(*ops[i], Clock::time_point(Clock::duration(end_ns.load())), &tallies[i]);
+      RunClient(*ops[i], Clock::time_point(Clock::duration(end_ns.load())), i, slow_ms,
+                &tallies[i]);
     });
   }
   warmed_up.Wait();
@@ -82,9 +92,23 @@ LoadResult RunClosedLoop(int clients, double seconds, const OperationFactory& fa
     result.errors += t.errors;
     if (result.first_error.empty()) result.first_error = t.first_error;
     result.latency_ms.insert(result.latency_ms.end(), t.latency_ms.begin(), t.latency_ms.end());
+    result.slow.insert(result.slow.end(), t.slow.begin(), t.slow.end());
   }
   std::sort(result.latency_ms.begin(), result.latency_ms.end());
+  std::sort(result.slow.begin(), result.slow.end(),
+            [](const SlowCall& a, const SlowCall& b) { return a.start_unix_us < b.start_unix_us; });
   return result;
+}
+
+std::string SlowCallLines(const LoadResult& result) {
+  std::string out;
+  for (const SlowCall& c : result.slow) {
+    const absl::Time t = absl::FromUnixMicros(c.start_unix_us);
+    absl::StrAppend(&out,
+                    "slow call: ", absl::FormatTime("%Y-%m-%dT%H:%M:%E6SZ", t, absl::UTCTimeZone()),
+                    " client ", c.client, " ", absl::StrFormat("%.1f", c.ms), " ms\n");
+  }
+  return out;
 }
 
 std::string ResultJson(const std::string& op, const LoadResult& r) {

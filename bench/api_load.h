@@ -7,6 +7,10 @@
 //
 // Thread model: Run() blocks; it starts `clients` threads and joins them. Operations are never
 // shared between threads.
+//
+// Slow calls: with slow_ms > 0, every call slower than that is also kept with its client and
+// the wall-clock time it started (to tell a periodic stall from queueing, and which clients it
+// hits at once); printing them happens after the run, never inside the timed loop.
 #pragma once
 
 #include <cstdint>
@@ -30,6 +34,12 @@ class Operation {
 
 using OperationFactory = std::function<std::unique_ptr<Operation>(int client_index)>;
 
+struct SlowCall {
+  int64_t start_unix_us = 0;  // Wall-clock start of the call.
+  int client = 0;
+  double ms = 0;
+};
+
 struct LoadResult {
   int clients = 0;
   double seconds = 0;  // Measured wall time of the timed loop.
@@ -37,14 +47,19 @@ struct LoadResult {
   int64_t errors = 0;
   std::string first_error;         // Message of the first failed call, "" if none.
   std::vector<double> latency_ms;  // Successful calls, sorted ascending.
+  std::vector<SlowCall> slow;      // Calls over slow_ms (errors included), by start time.
 
   double Qps() const { return seconds > 0 ? (calls - errors) / seconds : 0; }
   // q in [0, 1]; 0 when there were no successful calls.
   double PercentileMs(double q) const;
 };
 
-// Runs the closed loop for `seconds` with `clients` threads.
-LoadResult RunClosedLoop(int clients, double seconds, const OperationFactory& factory);
+// Runs the closed loop for `seconds` with `clients` threads; slow_ms > 0 fills result.slow.
+LoadResult RunClosedLoop(int clients, double seconds, const OperationFactory& factory,
+                         double slow_ms = 0);
+
+// One line per slow call: "slow call: 2026-11-26T15:43:01.123456Z client 3 91.2 ms".
+std::string SlowCallLines(const LoadResult& result);
 
 // {"op", "clients", "seconds", "calls", "qps", "p50_ms", "p90_ms", "p99_ms", "max_ms",
 //  "errors"} on one line.

@@ -35,6 +35,7 @@ struct ApiBenchFlags {
   int64_t prefill = 100000;
   std::string data_dir;
   std::string store;
+  double slow_log_ms = 0;  // > 0: print each call slower than this (api_load.h SlowCall).
 };
 
 // A folder holding train.txt and the text of a tiny valid job file that reads it.

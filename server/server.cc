@@ -173,10 +173,13 @@ absl::Status Server::StartGrpc() {
   // gRPC sets SO_REUSEPORT by default, so a second lm-server on the same address would start
   // and silently share the port (and split the workers) with the first: refuse instead.
   builder.AddChannelArgument(GRPC_ARG_ALLOW_REUSEPORT, 0);
+  // WatchJob's callback method next to the synchronous ones leaves no steady poller otherwise.
+  grpc_poller_ = std::make_unique<GrpcPoller>(&builder);
   grpc_server_ = builder.BuildAndStart();
   if (grpc_server_ == nullptr || port_ == 0) {
     return absl::UnavailableError(absl::StrCat("cannot listen on ", options_.listen));
   }
+  grpc_poller_->Start();
   return absl::OkStatus();
 }
 
@@ -252,6 +255,7 @@ void Server::Shutdown() {
   watch_fanout_->Shutdown();  // Ends every WatchJob stream UNAVAILABLE (clients fail over).
   dispatcher_->Shutdown();  // Wakes the workers' long-polls.
   grpc_server_->Shutdown(std::chrono::system_clock::now() + std::chrono::seconds(2));
+  grpc_poller_->Stop();  // Its queue outlives the server.
   expiry_thread_.join();
   stopped_.Notify();
 }

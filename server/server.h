@@ -3,7 +3,8 @@
 // PostgreSQL store: server/server_role.h), the job manager, authentication and authorization
 // (when a tokens file is given; docs/security.md), the WatchJob fan-out
 // (server/watch_fanout.h), the gRPC services (JobService, WorkerService, ArtifactService, the
-// standard health service), a lease-expiry thread,
+// standard health service) with a thread that keeps polling their sockets (server/grpc_poller.h),
+// a lease-expiry thread,
 // and optionally the HTTP front end (server/http: dashboard, JSON API, Prometheus /metrics).
 // It runs no worker itself: lm-server's main adds a LocalWorker (worker/agent/local_worker.h)
 // that reaches it through WorkerChannels().
@@ -33,6 +34,7 @@
 #include "server/checkpoint_predictor.h"
 #include "server/dispatcher.h"
 #include "server/event_hub.h"
+#include "server/grpc_poller.h"
 #include "server/http/http_server.h"
 #include "server/job_manager.h"
 #include "server/job_service.h"
@@ -145,6 +147,7 @@ class Server {
   std::unique_ptr<ArtifactServiceImpl> artifact_service_;
   std::unique_ptr<WorkerServiceImpl> worker_service_;
   std::unique_ptr<HttpServer> http_server_;
+  std::unique_ptr<GrpcPoller> grpc_poller_;  // Declared before grpc_server_: outlives it.
   std::unique_ptr<grpc::Server> grpc_server_;
   int port_ = 0;
   absl::Notification serving_;

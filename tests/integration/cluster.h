@@ -29,6 +29,7 @@ class Cluster {
   // lm-server's HTTP front end (dashboard, JSON API), on its own ephemeral port.
   int http_port() const { return http_port_; }
   const std::filesystem::path& dir() const { return dir_; }
+  int server_pid() const { return server_->pid(); }  // lm-server's process id.
   // Starts an lm-worker (work dir dir()/worker) when the cluster has none yet.
   absl::Status AddWorker(int slots, double kill_grace_s = 2.0);
   // Runs lmctl with args against this cluster; returns exit code, fills stdout/stderr.
