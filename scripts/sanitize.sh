@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # Builds torch-free test executables with a sanitizer preset of CMakePresets.json (asan: ASan +
 # UBSan in build-asan/; tsan: TSan in build-tsan/, with scripts/tsan.supp) and runs every
-# `unit` test built in that folder with the preset's ctest settings. Exits non-zero when a
-# test fails or a sanitizer reports (each stops at its first report).
+# `unit` test built in that folder with the preset's ctest settings (tsan: but the ones it
+# excludes below). Exits non-zero when a test fails or a sanitizer reports (each stops at its
+# first report).
 # docs/reliability.md#sanitizer-builds.
 #
 #   scripts/sanitize.sh asan|tsan [TARGET...]     default TARGETs: the fast set below
