@@ -1,11 +1,13 @@
 #!/usr/bin/env bash
 # The README's test command: set up, build, run every test with ctest, then, when clang-14 is
-# installed (setup installs it), a few seconds of every fuzz target (scripts/fuzz.sh 3) and the
+# installed (setup installs it), a few seconds of every fuzz target (scripts/fuzz.sh 3), the
 # fast unit tests built with ASan + UBSan (scripts/sanitize.sh asan; after the fuzz build,
-# whose objects it shares through ccache).
+# whose objects it shares through ccache) and the server's, dispatcher's and worker agent's
+# threads built with TSan (scripts/sanitize.sh tsan). Exits non-zero at the first step that
+# fails, a sanitizer report included.
 # Set LMTRAIN_CTEST_ARGS to pass extra ctest arguments (e.g. "-L unit"); LMTRAIN_FUZZ_SECONDS
-# the seconds per fuzz target (0 skips fuzzing); LMTRAIN_SANITIZE_TESTS=0 skips the sanitizer
-# tests.
+# the seconds per fuzz target (0 skips fuzzing); LMTRAIN_SANITIZE_TESTS the sanitizer steps
+# (default "asan tsan"; "asan" or "tsan" runs that one; 0 skips both).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 scripts/setup.sh --tests
@@ -19,10 +21,14 @@ elif command -v clang++-14 >/dev/null; then
 else
   echo "test: clang++-14 not found: fuzz targets skipped (scripts/setup.sh --tests installs it)"
 fi
-if [ "${LMTRAIN_SANITIZE_TESTS:-1}" = 0 ]; then
+SANITIZE=${LMTRAIN_SANITIZE_TESTS:-asan tsan}
+if [ "$SANITIZE" = 1 ]; then SANITIZE="asan tsan"; fi
+if [ "$SANITIZE" = 0 ]; then
   echo "test: sanitizer tests skipped (LMTRAIN_SANITIZE_TESTS=0)"
 elif command -v clang++-14 >/dev/null; then
-  LMTRAIN_SANITIZE_JOBS="$(nproc)" scripts/sanitize.sh asan
+  for preset in $SANITIZE; do
+    LMTRAIN_SANITIZE_JOBS="$(nproc)" scripts/sanitize.sh "$preset"
+  done
 else
   echo "test: clang++-14 not found: sanitizer tests skipped (scripts/setup.sh --tests installs it)"
 fi
