@@ -134,10 +134,13 @@ class YamlTree {
   std::vector<Data> nodes_;
 };
 
-// The first document of `text` read by yaml-cpp's parser into `tree` (cleared first), and
-// where a second, non-empty document starts (0: none); what ReadFirstYamlDocument
-// (common/yaml_document.h) reads, with the same bounds. Throws YAML::Exception on a syntax
-// error, as YAML::Load does; `root` is a null node when there is no document.
+// The first document of `text` read by yaml-cpp's parser into `tree` (cleared first): what
+// YAML::Load reads; and where a second, non-empty document starts (0: none), found without
+// yaml-cpp's LoadAll: Debian's yaml-cpp 0.7 parser hands out empty documents forever on some
+// malformed inputs and LoadAll keeps them all until memory runs out (a 607-byte job file took
+// more than 2 GB), so this looks at most one document past the first and its cost is bounded
+// by the input's length. Throws YAML::Exception on a syntax error, as YAML::Load does; `root`
+// is a null node when there is no document.
 struct FirstYamlTree {
   YamlNode root;
   int second_document_line = 0;

@@ -5,6 +5,7 @@
 #include "common/internal/simple_yaml.h"
 
 #include <gtest/gtest.h>
+#include <yaml-cpp/eventhandler.h>
 #include <yaml-cpp/yaml.h>
 
 #include <filesystem>
@@ -16,7 +17,6 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
-#include "common/yaml_document.h"
 #include "tests/common/simple_yaml_check.h"
 #include "tests/test_paths.h"
 
@@ -46,13 +46,74 @@ void DumpYamlCpp(const YAML::Node& node, int depth, std::string* out) {
   }
 }
 
-// The event-built tree is the YAML::Node graph ReadFirstYamlDocument reads (YAML::Load's),
-// with the same second document; both throw on the same texts.
+// The job file parser's reading before YamlTree, kept as the reference: YAML::Load's first
+// document, and the first line of a second, non-empty one (0: none).
+struct ReferenceDocument {
+  YAML::Node root;
+  int second_document_line = 0;
+};
+
+// Records where a document's first node starts, and ignores everything else.
+class FirstNode : public YAML::EventHandler {
+ public:
+  int line() const { return line_; }  // 1-based; 0: the document had no node.
+
+  void OnDocumentStart(const YAML::Mark&) override {}
+  void OnDocumentEnd() override {}
+  void OnNull(const YAML::Mark&, YAML::anchor_t) override {}
+  void OnAlias(const YAML::Mark& mark, YAML::anchor_t) override { Seen(mark); }
+  void OnScalar(const YAML::Mark& mark, const std::string&, YAML::anchor_t,
+                const std::string&) override {
+    Seen(mark);
+  }
+  void OnSequenceStart(const YAML::Mark& mark, const std::string&, YAML::anchor_t,
+                       YAML::EmitterStyle::value) override {
+    Seen(mark);
+  }
+  void OnSequenceEnd() override {}
+  void OnMapStart(const YAML::Mark& mark, const std::string&, YAML::anchor_t,
+                  YAML::EmitterStyle::value) override {
+    Seen(mark);
+  }
+  void OnMapEnd() override {}
+
+ private:
+  void Seen(const YAML::Mark& mark) {
+    if (line_ == 0) line_ = mark.line + 1;
+  }
+  int line_ = 0;
+};
+
+// True when nothing can follow `root` in `text` but the end of the stream: a block mapping that
+// starts in column 0 ends only at a document marker ('---' or '...') or at the end, and every
+// other token in column 0 is either its next key or a syntax error YAML::Load has thrown.
+bool OnlyDocument(const std::string& text, const YAML::Node& root) {
+  if (!root.IsMap() || root.Style() != YAML::EmitterStyle::Block || root.Mark().column != 0) {
+    return false;
+  }
+  return text.find("---") == std::string::npos && text.find("...") == std::string::npos;
+}
+
+ReferenceDocument ReadReference(const std::string& text) {
+  ReferenceDocument document;
+  document.root = YAML::Load(text);  // The first document only.
+  if (OnlyDocument(text, document.root)) return document;
+  std::stringstream in(text);
+  YAML::Parser parser(in);
+  FirstNode first, second;
+  if (parser.HandleNextDocument(first) && parser.HandleNextDocument(second)) {
+    document.second_document_line = second.line();
+  }
+  return document;
+}
+
+// The event-built tree is the reference's YAML::Node graph, with the same second document;
+// both throw on the same texts.
 std::string TreeMismatch(const std::string& text) {
   std::string want;
-  FirstYamlDocument document;
+  ReferenceDocument document;
   try {
-    document = ReadFirstYamlDocument(text);
+    document = ReadReference(text);
   } catch (const YAML::Exception&) {
     YamlTree tree;
     EXPECT_THROW(ReadFirstYamlDocumentTree(text, &tree), YAML::Exception) << text;
