@@ -75,9 +75,7 @@ class Reader {
     while (!AtLineEnd() && At() == ' ') ++pos_;
   }
   // Nothing but a comment is left (the spaces before it are skipped already).
-  bool AtEnd() const {
-    return AtLineEnd() || (At() == '#' && pos_ > 0 && text()[pos_ - 1] == ' ');
-  }
+  bool AtEnd() const { return AtLineEnd() || (At() == '#' && pos_ > 0 && text()[pos_ - 1] == ' '); }
 
   // The lines at `indent` from next_ as one block mapping.
   int32_t BlockMap(int indent) {
@@ -232,7 +230,7 @@ class Reader {
       const bool ok = key ? stop == ':' : (flow && (stop == ',' || stop == ']' || stop == '}'));
       if (!ok) return -1;
     }
-    if (key && end != i) return -1;  // "key :" is left to yaml-cpp.
+    if (key && end != i) return -1;        // "key :" is left to yaml-cpp.
     if (flow && i == s.size()) return -1;  // A flow scalar that may go on at the next line.
     const std::string_view word = s.substr(start, end - start);
     const int column = Column();

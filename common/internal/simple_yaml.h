@@ -11,8 +11,8 @@
 //   - blank lines, comment lines, and comments after a value ("  # ...").
 // Anything else (tabs, CR, bytes above 0x7F, document markers '---' / '...', anchors, aliases,
 // tags, block scalars, '?' keys, quoted keys, empty values, multi-line scalars, comments
-// inside flow collections, ':' or '#' inside a scalar, ...) is left to yaml-cpp, including every syntax
-// error, so messages stay yaml-cpp's.
+// inside flow collections, ':' or '#' inside a scalar, ...) is left to yaml-cpp, including every
+// syntax error, so messages stay yaml-cpp's.
 // Thread-safe: no state.
 #pragma once
 

@@ -38,8 +38,8 @@ class TreeBuilder : public YAML::EventHandler {
   }
   void OnSequenceStart(const YAML::Mark& mark, const std::string& tag, YAML::anchor_t anchor,
                        YAML::EmitterStyle::value style) override {
-    open_.push_back(Push(YamlNode::Kind::kSequence, mark, anchor, tag, "",
-                         style == YAML::EmitterStyle::Flow));
+    open_.push_back(
+        Push(YamlNode::Kind::kSequence, mark, anchor, tag, "", style == YAML::EmitterStyle::Flow));
   }
   void OnSequenceEnd() override { Close(); }
   void OnMapStart(const YAML::Mark& mark, const std::string& tag, YAML::anchor_t anchor,
@@ -132,8 +132,8 @@ YamlNode YamlNode::value(size_t i) const {
   return YamlNode(tree_, tree_->nodes_[index_].children[2 * i + 1]);
 }
 
-int32_t YamlTree::Add(YamlNode::Kind kind, int line, int column, std::string tag,
-                      std::string text, bool flow) {
+int32_t YamlTree::Add(YamlNode::Kind kind, int line, int column, std::string tag, std::string text,
+                      bool flow) {
   nodes_.push_back(Data{kind, flow, line, column, std::move(tag), std::move(text), {}});
   return static_cast<int32_t>(nodes_.size() - 1);
 }

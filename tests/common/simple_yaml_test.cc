@@ -226,6 +226,7 @@ class RandomDocument {
   }
 
  private:
+  // clang-format off
   static inline const std::vector<std::string> kKeys = {
       "name", "task", "model", "a", "b_c", "x.y", "a b", "null", "~", "-k", "k:", "#k",
       "'q'",  "\"d\"", "k ",  "1",  "true", "[a]", "{a: b}", "? k", "&a k", "",  "k\t"};
@@ -244,10 +245,11 @@ class RandomDocument {
       "{model_type: gpt2, n_layer: 1,\n     n_head: 2}"};
   static inline const std::vector<std::string> kComments = {"", "", "", " # c", "  # c: 'x'",
                                                             "#c", " #", "   "};
-  static inline const std::vector<std::string> kPrefixes = {"---\n", "# head\n", "\n", "%YAML 1.2\n---\n",
-                                                            " \n"};
+  static inline const std::vector<std::string> kPrefixes = {
+      "---\n", "# head\n", "\n", "%YAML 1.2\n---\n", " \n"};
   static inline const std::vector<std::string> kSuffixes = {"...\n", "---\nb: 1\n", "\n\n",
                                                              "# tail", "x"};
+  // clang-format on
 
   int Pick(int n) { return std::uniform_int_distribution<int>(0, n - 1)(rng_); }
   const std::string& Choose(const std::vector<std::string>& v) { return v[Pick(v.size())]; }
@@ -268,7 +270,8 @@ class RandomDocument {
       *out += Indent(indent) + (Pick(8) == 0 ? Choose(kKeys) : "k" + std::to_string(Pick(5)));
       const int shape = depth >= 3 ? 0 : Pick(6);
       if (shape <= 2) {
-        *out += ": " + (Pick(2) == 0 ? Choose(kScalars) : Choose(kWords)) + Choose(kComments) + "\n";
+        *out +=
+            ": " + (Pick(2) == 0 ? Choose(kScalars) : Choose(kWords)) + Choose(kComments) + "\n";
         if (Pick(30) == 0) *out += Indent(indent + 2) + Choose(kScalars) + "\n";
       } else if (shape == 3) {
         *out += ":" + Choose(kComments) + "\n";
