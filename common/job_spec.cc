@@ -446,7 +446,8 @@ absl::StatusOr<JobSpec> ParseJobSpec(std::string_view yaml, const ParseOptions& 
                                      std::vector<std::string>* warnings) {
   YamlReader reader(options.source_name);
   JobSpec spec;
-  YAML::Node root = internal::ReadJobFileRoot(reader, yaml);
+  internal::YamlTree tree;
+  internal::YamlNode root = internal::ReadJobFileRoot(reader, yaml, &tree);
   if (!reader.ok()) return reader.Finish();
   const bool read = internal::ReadTable(reader, root, "", TopLevelFields(), spec);
   warnings->insert(warnings->end(), reader.warnings().begin(), reader.warnings().end());

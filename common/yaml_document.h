@@ -15,18 +15,6 @@ namespace lmtrain {
 // it does not parse.
 absl::StatusOr<YAML::Node> ParseYamlDocument(const std::string& text, const std::string& source);
 
-// The first document of `text` and where a second, non-empty one starts (0: none), read
-// without yaml-cpp's LoadAll: Debian's yaml-cpp 0.7 parser hands out empty documents forever on
-// some malformed inputs and LoadAll keeps them all until memory runs out (a 607-byte job file
-// took more than 2 GB). This looks at most one document past the first, so its cost is bounded
-// by the input's length. Throws YAML::Exception (with its mark) on a syntax error, as
-// YAML::Load does; `root` is a null node when there is no document.
-struct FirstYamlDocument {
-  YAML::Node root;
-  int second_document_line = 0;
-};
-FirstYamlDocument ReadFirstYamlDocument(const std::string& text);
-
 // 1-based line of `node`, or 0 where yaml-cpp knows none (e.g. an empty document).
 int YamlLine(const YAML::Node& node);
 

@@ -51,7 +51,7 @@ const ChoiceKwarg kChoiceKwargs[] = {
     {"threshold_mode", &K::threshold_mode, {"rel", "abs"}},
 };
 
-void ReadKwarg(YamlReader& r, const std::string& key, const YAML::Node& value,
+void ReadKwarg(YamlReader& r, const std::string& key, const YamlNode& value,
                const std::string& path, LrSchedulerKwargs& k) {
   for (const DoubleKwarg& kwarg : kDoubleKwargs) {
     if (key != kwarg.key) continue;
@@ -76,13 +76,13 @@ void ReadKwarg(YamlReader& r, const std::string& key, const YAML::Node& value,
 
 // training.lr_scheduler_kwargs: a mapping of the keys that are set; written back the same way.
 Field<TrainingSpec> LrSchedulerKwargsField() {
-  auto read = [](YamlReader& r, const YAML::Node& v, const std::string& path, TrainingSpec& out) {
+  auto read = [](YamlReader& r, const YamlNode& v, const std::string& path, TrainingSpec& out) {
     std::vector<std::string_view> keys;
     for (const auto& kwarg : kDoubleKwargs) keys.push_back(kwarg.key);
     for (const auto& kwarg : kIntKwargs) keys.push_back(kwarg.key);
     for (const auto& kwarg : kChoiceKwargs) keys.push_back(kwarg.key);
     r.VisitMapping(v, path, keys,
-                   [&](const std::string& key, const YAML::Node& value, const std::string& child) {
+                   [&](const std::string& key, const YamlNode& value, const std::string& child) {
                      ReadKwarg(r, key, value, child, out.lr_scheduler_kwargs);
                    });
   };
@@ -114,7 +114,7 @@ Field<S> ReadOnly(Field<S> field) {
 }
 
 // HF's adafactor: true, replaced by optim: adafactor (false leaves optim as it is).
-void ReadAdafactorFlag(YamlReader& r, const YAML::Node& v, const std::string& path,
+void ReadAdafactorFlag(YamlReader& r, const YamlNode& v, const std::string& path,
                        TrainingSpec& out) {
   if (auto x = r.ReadBool(v, path); x && *x) out.optim = "adafactor";
 }
@@ -265,7 +265,7 @@ namespace {
 template <typename S, typename M>
 Field<S> SectionField(std::string_view key, M S::*member, const FieldTable<M>& table) {
   return {key,
-          [member, &table](YamlReader& r, const YAML::Node& v, const std::string& path, S& out) {
+          [member, &table](YamlReader& r, const YamlNode& v, const std::string& path, S& out) {
             ReadTable(r, v, path, table, out.*member);
           },
           [member, &table](YamlOut& e, const S& s) {
@@ -277,9 +277,9 @@ Field<S> SectionField(std::string_view key, M S::*member, const FieldTable<M>& t
 
 // model: name_or_path or config. Which one is set is checked later, from the keys seen.
 Field<JobSpec> ModelField() {
-  auto read = [](YamlReader& r, const YAML::Node& v, const std::string& path, JobSpec& out) {
+  auto read = [](YamlReader& r, const YamlNode& v, const std::string& path, JobSpec& out) {
     r.VisitMapping(v, path, ModelKeys(),
-                   [&](const std::string& key, const YAML::Node& value, const std::string& child) {
+                   [&](const std::string& key, const YamlNode& value, const std::string& child) {
                      if (key == "config") {
                        out.model.config = ReadModelConfig(r, value, child);
                      } else if (auto s = r.ReadString(value, child)) {
@@ -303,9 +303,9 @@ Field<JobSpec> ModelField() {
 
 // tokenizer: path or train. A null `train:` trains with the defaults.
 Field<JobSpec> TokenizerField() {
-  auto read = [](YamlReader& r, const YAML::Node& v, const std::string& path, JobSpec& out) {
+  auto read = [](YamlReader& r, const YamlNode& v, const std::string& path, JobSpec& out) {
     r.VisitMapping(v, path, TokenizerKeys(),
-                   [&](const std::string& key, const YAML::Node& value, const std::string& child) {
+                   [&](const std::string& key, const YamlNode& value, const std::string& child) {
                      if (key == "train") {
                        ReadTable(r, value, child, TokenizerTrainFields(),
                                            out.tokenizer.train.emplace());

@@ -150,7 +150,7 @@ bool IsSupported(std::string_view model_type) {
 std::string SupportedList() { return JoinNames(kSupportedModelTypes); }
 
 // A scalar's JSON value by how it looks (see ReadModelConfig).
-nlohmann::json ScalarToJson(const YAML::Node& node) {
+nlohmann::json ScalarToJson(const YamlNode& node) {
   if (node.IsNull()) return nullptr;
   const std::string& text = node.Scalar();
   if (node.Tag() != "?") return text;  // quoted or explicitly tagged: keep the text
@@ -172,11 +172,11 @@ constexpr int64_t kMaxConfigValues = 100000;
 constexpr int kMaxConfigDepth = 32;
 
 // The node as JSON; false when it has more than *budget values or kMaxConfigDepth levels.
-bool NodeToJson(const YAML::Node& node, int depth, int64_t* budget, nlohmann::json* out) {
+bool NodeToJson(const YamlNode& node, int depth, int64_t* budget, nlohmann::json* out) {
   if (--*budget < 0 || depth > kMaxConfigDepth) return false;
   if (node.IsSequence()) {
     *out = nlohmann::json::array();
-    for (const YAML::Node& item : node) {
+    for (const YamlNode item : node.Items()) {
       nlohmann::json value;
       if (!NodeToJson(item, depth + 1, budget, &value)) return false;
       out->push_back(std::move(value));
@@ -185,10 +185,10 @@ bool NodeToJson(const YAML::Node& node, int depth, int64_t* budget, nlohmann::js
   }
   if (node.IsMap()) {
     *out = nlohmann::json::object();
-    for (const auto& entry : node) {
+    for (const auto& [key, item] : node.Entries()) {
       nlohmann::json value;
-      if (!NodeToJson(entry.second, depth + 1, budget, &value)) return false;
-      (*out)[entry.first.Scalar()] = std::move(value);
+      if (!NodeToJson(item, depth + 1, budget, &value)) return false;
+      (*out)[key.Scalar()] = std::move(value);
     }
     return true;
   }
@@ -197,7 +197,7 @@ bool NodeToJson(const YAML::Node& node, int depth, int64_t* budget, nlohmann::js
 }
 
 // Type- and range-checks one known key's value; reports through `reader`.
-void CheckValue(YamlReader& reader, const ConfigKey& key, const YAML::Node& node,
+void CheckValue(YamlReader& reader, const ConfigKey& key, const YamlNode& node,
                 const std::string& path) {
   if (key.nullable && node.IsNull()) return;
   switch (key.kind) {
@@ -231,9 +231,9 @@ void CheckGpt2(YamlReader& reader, const nlohmann::json& config, const std::stri
 }
 
 // The model_type scalar of the mapping, or "" after reporting it missing or invalid.
-std::string ModelType(YamlReader& reader, const YAML::Node& node, const std::string& path) {
+std::string ModelType(YamlReader& reader, const YamlNode& node, const std::string& path) {
   std::string key = JoinPath(path, "model_type");
-  for (const auto& entry : node) {
+  for (const auto& entry : node.Entries()) {
     if (!entry.first.IsScalar() || entry.first.Scalar() != "model_type") continue;
     std::optional<std::string> type = reader.ReadString(entry.second, key);
     if (!type) return "";
@@ -251,7 +251,7 @@ std::string ModelType(YamlReader& reader, const YAML::Node& node, const std::str
 
 }  // namespace
 
-nlohmann::json ReadModelConfig(YamlReader& reader, const YAML::Node& node,
+nlohmann::json ReadModelConfig(YamlReader& reader, const YamlNode& node,
                                const std::string& path) {
   if (!node.IsMap() && !node.IsNull()) {
     reader.ReportAt(path, absl::StrCat(path, " must be a mapping of HF config keys (got ",
@@ -273,7 +273,7 @@ nlohmann::json ReadModelConfig(YamlReader& reader, const YAML::Node& node,
   for (const ConfigKey& k : schema) known.push_back(k.key);
   reader.VisitMapping(
       node, path, known,
-      [&](const std::string& key, const YAML::Node& value, const std::string& child) {
+      [&](const std::string& key, const YamlNode& value, const std::string& child) {
         for (const ConfigKey& k : schema) {
           if (k.key == key) CheckValue(reader, k, value, child);
         }

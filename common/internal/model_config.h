@@ -26,7 +26,7 @@ inline constexpr std::string_view kSupportedModelTypes[] = {"gpt2",       "bert"
 // the model_type's HF config class does not have, values of the wrong type or out of range, and
 // n_embd not divisible by n_head. The JSON is returned even when problems were reported; it is
 // null when the YAML was neither a mapping nor null (null reads as an empty mapping).
-nlohmann::json ReadModelConfig(YamlReader& reader, const YAML::Node& node, const std::string& path);
+nlohmann::json ReadModelConfig(YamlReader& reader, const YamlNode& node, const std::string& path);
 
 // Reads `dir`/config.json of a pretrained model for its context length (n_positions, else
 // max_position_embeddings, else the model_type's default). A config.json that does not exist

@@ -13,12 +13,12 @@ namespace {
 constexpr char kPath[] = "data.train_test_split";
 
 // A plain scalar that YAML reads as an integer ([+-]digits): a Python int, so a row count.
-bool IsIntegerScalar(const YAML::Node& node) {
+bool IsIntegerScalar(const YamlNode& node) {
   return node.IsScalar() && node.Tag() != "!" && LooksLikeInt(node.Scalar());
 }
 
 // train_size / test_size: null, a row count or a fraction.
-bool ReadSplitSize(YamlReader& r, const YAML::Node& v, const std::string& path, SplitSize& out) {
+bool ReadSplitSize(YamlReader& r, const YamlNode& v, const std::string& path, SplitSize& out) {
   if (v.IsNull()) {
     out.reset();
     return true;
@@ -39,7 +39,7 @@ bool ReadSplitSize(YamlReader& r, const YAML::Node& v, const std::string& path, 
   return true;
 }
 
-void ReadSplitKey(YamlReader& r, const std::string& key, const YAML::Node& v,
+void ReadSplitKey(YamlReader& r, const std::string& key, const YamlNode& v,
                   const std::string& path, TrainTestSplitSpec& out) {
   if (key == "train_size") {
     ReadSplitSize(r, v, path, out.train_size);
@@ -79,13 +79,13 @@ const std::vector<std::string_view>& TrainTestSplitKeys() {
 }
 
 Field<DataSpec> TrainTestSplitField() {
-  auto read = [](YamlReader& r, const YAML::Node& v, const std::string& path, DataSpec& out) {
+  auto read = [](YamlReader& r, const YamlNode& v, const std::string& path, DataSpec& out) {
     out.train_test_split.reset();
     if (v.IsNull()) return;
     TrainTestSplitSpec split;
     const bool mapping = r.VisitMapping(
         v, path, TrainTestSplitKeys(),
-        [&](const std::string& key, const YAML::Node& value, const std::string& child) {
+        [&](const std::string& key, const YamlNode& value, const std::string& child) {
           ReadSplitKey(r, key, value, child, split);
         });
     if (mapping) out.train_test_split = split;

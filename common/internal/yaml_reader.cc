@@ -1,5 +1,7 @@
 #include "common/internal/yaml_reader.h"
 
+#include <yaml-cpp/exceptions.h>
+
 #include <algorithm>
 #include <cmath>
 #include <cstdlib>
@@ -12,7 +14,7 @@
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
 #include "absl/strings/strip.h"
-#include "common/yaml_document.h"
+#include "common/internal/simple_yaml.h"
 
 namespace lmtrain::internal {
 namespace {
@@ -38,7 +40,7 @@ size_t EditDistance(std::string_view a, std::string_view b) {
 }
 
 // Quoted scalars (tag "!") and explicit !!str are strings, never numbers or booleans.
-bool IsQuoted(const YAML::Node& node) {
+bool IsQuoted(const YamlNode& node) {
   return node.Tag() == "!" || node.Tag() == "tag:yaml.org,2002:str";
 }
 
@@ -69,24 +71,20 @@ bool LooksLikeInt(std::string_view s) {
   return !s.empty() && std::all_of(s.begin(), s.end(), absl::ascii_isdigit);
 }
 
-std::string DescribeNode(const YAML::Node& node) {
-  switch (node.Type()) {
-    case YAML::NodeType::Map:
+std::string DescribeNode(const YamlNode& node) {
+  switch (node.kind()) {
+    case YamlNode::Kind::kMap:
       return "a mapping";
-    case YAML::NodeType::Sequence:
+    case YamlNode::Kind::kSequence:
       return "a sequence";
-    case YAML::NodeType::Scalar:
+    case YamlNode::Kind::kScalar:
       return "'" + node.Scalar() + "'";
     default:
       return "null";
   }
 }
 
-int NodeLine(const YAML::Node& node) {
-  if (!node.IsDefined()) return 0;
-  int line = node.Mark().line;
-  return line >= 0 ? line + 1 : 0;
-}
+int NodeLine(const YamlNode& node) { return node.line(); }
 
 std::string JoinPath(std::string_view parent, std::string_view key) {
   return parent.empty() ? std::string(key)
@@ -175,7 +173,7 @@ int YamlReader::LineOf(std::string_view path) const {
 
 bool YamlReader::Seen(std::string_view path) const { return lines_.count(path) > 0; }
 
-bool YamlReader::VisitMapping(const YAML::Node& node, const std::string& path,
+bool YamlReader::VisitMapping(const YamlNode& node, const std::string& path,
                               const std::vector<std::string_view>& known, const Visitor& visit) {
   if (node.IsNull()) return true;
   if (!node.IsMap()) {
@@ -185,8 +183,7 @@ bool YamlReader::VisitMapping(const YAML::Node& node, const std::string& path,
     return false;
   }
   std::set<std::string> seen;
-  for (const auto& entry : node) {
-    const YAML::Node& key_node = entry.first;
+  for (const auto& [key_node, value] : node.Entries()) {
     int line = NodeLine(key_node);
     if (!key_node.IsScalar()) {
       Report(line, absl::StrCat(path.empty() ? "top level" : path, ": keys must be plain names"));
@@ -211,12 +208,12 @@ bool YamlReader::VisitMapping(const YAML::Node& node, const std::string& path,
       continue;
     }
     SetLine(child, line);
-    visit(key, entry.second, child);
+    visit(key, value, child);
   }
   return true;
 }
 
-std::optional<std::string> YamlReader::PlainScalar(const YAML::Node& node, const std::string& path,
+std::optional<std::string> YamlReader::PlainScalar(const YamlNode& node, const std::string& path,
                                                    std::string_view what) {
   if (node.IsScalar() && !IsQuoted(node)) return node.Scalar();
   std::string got = DescribeNode(node);
@@ -232,14 +229,14 @@ bool YamlReader::CheckRange(double value, const std::string& text, const std::st
   return false;
 }
 
-std::optional<std::string> YamlReader::ReadString(const YAML::Node& node, const std::string& path) {
+std::optional<std::string> YamlReader::ReadString(const YamlNode& node, const std::string& path) {
   if (node.IsNull()) return std::string();
   if (node.IsScalar()) return node.Scalar();
   ReportAt(path, absl::StrCat(path, " must be a string (got ", DescribeNode(node), ")"));
   return std::nullopt;
 }
 
-std::optional<int64_t> YamlReader::ReadInt(const YAML::Node& node, const std::string& path,
+std::optional<int64_t> YamlReader::ReadInt(const YamlNode& node, const std::string& path,
                                            const Range& range) {
   std::optional<std::string> text = PlainScalar(node, path, "an integer");
   if (!text) return std::nullopt;
@@ -252,7 +249,7 @@ std::optional<int64_t> YamlReader::ReadInt(const YAML::Node& node, const std::st
   return value;
 }
 
-std::optional<double> YamlReader::ReadDouble(const YAML::Node& node, const std::string& path,
+std::optional<double> YamlReader::ReadDouble(const YamlNode& node, const std::string& path,
                                              const Range& range) {
   std::optional<std::string> text = PlainScalar(node, path, "a number");
   if (!text) return std::nullopt;
@@ -265,7 +262,7 @@ std::optional<double> YamlReader::ReadDouble(const YAML::Node& node, const std::
   return value;
 }
 
-std::optional<bool> YamlReader::ReadBool(const YAML::Node& node, const std::string& path) {
+std::optional<bool> YamlReader::ReadBool(const YamlNode& node, const std::string& path) {
   constexpr std::string_view kWhat = "true or false (also yes/no, on/off)";
   std::optional<std::string> text = PlainScalar(node, path, kWhat);
   if (!text) return std::nullopt;
@@ -304,15 +301,17 @@ int FirstContentLine(std::string_view yaml) {
 
 }  // namespace
 
-YAML::Node ReadJobFileRoot(YamlReader& r, std::string_view yaml) {
-  FirstYamlDocument document;
-  try {
-    document = ReadFirstYamlDocument(std::string(yaml));
-  } catch (const YAML::Exception& e) {
-    r.Report(e.mark.line + 1, absl::StrCat("invalid YAML: ", e.msg));
-    return YAML::Node();
+YamlNode ReadJobFileRoot(YamlReader& r, std::string_view yaml, YamlTree* tree) {
+  FirstYamlTree document;
+  if (!ReadSimpleYamlDocument(yaml, tree, &document.root)) {
+    try {
+      document = ReadFirstYamlDocumentTree(std::string(yaml), tree);
+    } catch (const YAML::Exception& e) {
+      r.Report(e.mark.line + 1, absl::StrCat("invalid YAML: ", e.msg));
+      return YamlNode();
+    }
   }
-  if (!document.root || document.root.IsNull()) {
+  if (document.root.IsNull()) {
     if (const int line = FirstContentLine(yaml); line > 0) {
       r.Report(line, "invalid YAML: no value could be read from the file from this line on");
     } else {
@@ -320,7 +319,7 @@ YAML::Node ReadJobFileRoot(YamlReader& r, std::string_view yaml) {
                "the job file is empty (expected a mapping with name, task, model, tokenizer, "
                "data)");
     }
-    return YAML::Node();
+    return YamlNode();
   }
   if (document.second_document_line > 0) {
     r.Report(document.second_document_line,

@@ -24,14 +24,15 @@
 
 #include "absl/status/status.h"
 #include "common/internal/yaml_out.h"
+#include "common/internal/yaml_tree.h"
 
 namespace lmtrain::internal {
 
 // 1-based line of `node`, or 0 where yaml-cpp knows none (e.g. an empty document).
-int NodeLine(const YAML::Node& node);
+int NodeLine(const YamlNode& node);
 
 // What a value is, for "(got ...)" in messages: "a mapping", "a sequence", "null" or "'text'".
-std::string DescribeNode(const YAML::Node& node);
+std::string DescribeNode(const YamlNode& node);
 
 // "a, b, c" from any range of names convertible to std::string_view. (Debian's abseil has its
 // own absl::string_view, so absl::StrJoin does not take std::string_view.)
@@ -104,24 +105,24 @@ class YamlReader {
   bool Seen(std::string_view path) const;
 
   using Visitor =
-      std::function<void(const std::string& key, const YAML::Node& value, const std::string& path)>;
+      std::function<void(const std::string& key, const YamlNode& value, const std::string& path)>;
   // Visits each entry of the mapping `node` found at `path` ("" for the document root) in
   // document order, remembering each key's line. A null node is an empty mapping. Reports a node
   // that is not a mapping (and returns false), keys that are not scalars, duplicate keys and keys
   // not in `known` (with a did-you-mean); `visit` sees only the known, first-seen keys.
-  bool VisitMapping(const YAML::Node& node, const std::string& path,
+  bool VisitMapping(const YamlNode& node, const std::string& path,
                     const std::vector<std::string_view>& known, const Visitor& visit);
 
   // Typed scalar readers for the value of key `path`. Each reports a problem and returns nullopt
   // for a value of the wrong type or outside `range`. Numbers and booleans must be plain
   // (unquoted) scalars; booleans are true/false, yes/no or on/off in any common case. A null
   // value reads as the empty string; it is an error for the other types.
-  std::optional<std::string> ReadString(const YAML::Node& node, const std::string& path);
-  std::optional<int64_t> ReadInt(const YAML::Node& node, const std::string& path,
+  std::optional<std::string> ReadString(const YamlNode& node, const std::string& path);
+  std::optional<int64_t> ReadInt(const YamlNode& node, const std::string& path,
                                  const Range& range = Range::Any());
-  std::optional<double> ReadDouble(const YAML::Node& node, const std::string& path,
+  std::optional<double> ReadDouble(const YamlNode& node, const std::string& path,
                                    const Range& range = Range::Any());
-  std::optional<bool> ReadBool(const YAML::Node& node, const std::string& path);
+  std::optional<bool> ReadBool(const YamlNode& node, const std::string& path);
 
   // Reports "path must be <= max" (or ">= min") when `value` does not fit in an N.
   template <typename N>
@@ -147,7 +148,7 @@ class YamlReader {
  private:
   // Reports "path must be <what> (got ...)" and returns nullopt when `node` is not a plain
   // scalar; else returns its text.
-  std::optional<std::string> PlainScalar(const YAML::Node& node, const std::string& path,
+  std::optional<std::string> PlainScalar(const YamlNode& node, const std::string& path,
                                          std::string_view what);
   bool CheckRange(double value, const std::string& text, const std::string& path,
                   const Range& range);
@@ -159,10 +160,11 @@ class YamlReader {
   std::vector<std::string> warnings_;
 };
 
-// The job file's one document (ReadFirstYamlDocument), or a null node after reporting why there
-// is none to `r`: a YAML syntax error at its line, an empty file, a file from which no value
-// could be read, or a second document.
-YAML::Node ReadJobFileRoot(YamlReader& r, std::string_view yaml);
+// The job file's one document, read into `tree` (ReadSimpleYamlDocument where the text is in
+// its subset, else yaml-cpp's parser: the same tree either way), or a null node after reporting
+// why there is none to `r`: a YAML syntax error at its line, an empty file, a file from which no
+// value could be read, or a second document.
+YamlNode ReadJobFileRoot(YamlReader& r, std::string_view yaml, YamlTree* tree);
 
 // Whether a scalar's text is [+-]digits and nothing else (no hex, no spaces, no underscores):
 // what the job file reads as an integer.
@@ -176,7 +178,7 @@ std::optional<bool> ParseYamlBool(std::string_view text);
 template <typename S>
 struct Field {
   std::string_view key;
-  std::function<void(YamlReader&, const YAML::Node& value, const std::string& path, S&)> read;
+  std::function<void(YamlReader&, const YamlNode& value, const std::string& path, S&)> read;
   std::function<void(YamlOut&, const S&)> write;
 };
 
@@ -186,13 +188,13 @@ using FieldTable = std::vector<Field<S>>;
 // Reads the mapping `node` at `path` into `out` through `table`; unknown keys are reported.
 // Returns false when `node` is not a mapping.
 template <typename S>
-bool ReadTable(YamlReader& reader, const YAML::Node& node, const std::string& path,
+bool ReadTable(YamlReader& reader, const YamlNode& node, const std::string& path,
                const FieldTable<S>& table, S& out) {
   std::vector<std::string_view> known;
   for (const Field<S>& f : table) known.push_back(f.key);
   return reader.VisitMapping(
       node, path, known,
-      [&](const std::string& key, const YAML::Node& value, const std::string& child) {
+      [&](const std::string& key, const YamlNode& value, const std::string& child) {
         for (const Field<S>& f : table) {
           if (f.key == key) f.read(reader, value, child, out);
         }
@@ -215,7 +217,7 @@ void WriteTable(YamlOut& out, const FieldTable<S>& table, const S& value) {
 template <typename S, typename N>
 Field<S> NumberField(std::string_view key, N S::*member, Range range = Range::Any()) {
   static_assert(std::is_arithmetic_v<N> && !std::is_same_v<N, bool>);
-  auto read = [member, range](YamlReader& r, const YAML::Node& v, const std::string& path, S& out) {
+  auto read = [member, range](YamlReader& r, const YamlNode& v, const std::string& path, S& out) {
     if constexpr (std::is_integral_v<N>) {
       std::optional<int64_t> x = r.ReadInt(v, path, range);
       if (x && r.FitsIn<N>(*x, path)) out.*member = static_cast<N>(*x);
@@ -238,7 +240,7 @@ Field<S> NumberField(std::string_view key, N S::*member, Range range = Range::An
 template <typename S>
 Field<S> RemovedField(std::string_view key, std::string message) {
   return {key,
-          [message](YamlReader& r, const YAML::Node&, const std::string& path, S&) {
+          [message](YamlReader& r, const YamlNode&, const std::string& path, S&) {
             r.ReportAt(path, message);
           },
           nullptr};
@@ -249,9 +251,9 @@ Field<S> RemovedField(std::string_view key, std::string message) {
 template <typename S>
 Field<S> DeprecatedField(
     std::string_view key, std::string message,
-    std::function<void(YamlReader&, const YAML::Node& value, const std::string& path, S&)> read) {
+    std::function<void(YamlReader&, const YamlNode& value, const std::string& path, S&)> read) {
   return {key,
-          [message, read](YamlReader& r, const YAML::Node& v, const std::string& path, S& out) {
+          [message, read](YamlReader& r, const YamlNode& v, const std::string& path, S& out) {
             r.WarnAt(path, message);
             read(r, v, path, out);
           },
@@ -261,7 +263,7 @@ Field<S> DeprecatedField(
 template <typename S>
 Field<S> BoolField(std::string_view key, bool S::*member) {
   return {key,
-          [member](YamlReader& r, const YAML::Node& v, const std::string& path, S& out) {
+          [member](YamlReader& r, const YamlNode& v, const std::string& path, S& out) {
             if (auto x = r.ReadBool(v, path)) out.*member = *x;
           },
           [member](YamlOut& e, const S& s) { e << (s.*member ? "true" : "false"); }};
@@ -270,7 +272,7 @@ Field<S> BoolField(std::string_view key, bool S::*member) {
 template <typename S>
 Field<S> StringField(std::string_view key, std::string S::*member) {
   return {key,
-          [member](YamlReader& r, const YAML::Node& v, const std::string& path, S& out) {
+          [member](YamlReader& r, const YamlNode& v, const std::string& path, S& out) {
             if (auto x = r.ReadString(v, path)) out.*member = *x;
           },
           [member](YamlOut& e, const S& s) { e << s.*member; }};
@@ -280,7 +282,7 @@ Field<S> StringField(std::string_view key, std::string S::*member) {
 template <typename S>
 Field<S> OptionalBoolField(std::string_view key, std::optional<bool> S::*member) {
   return {key,
-          [member](YamlReader& r, const YAML::Node& v, const std::string& path, S& out) {
+          [member](YamlReader& r, const YamlNode& v, const std::string& path, S& out) {
             if (v.IsNull()) {
               out.*member = std::nullopt;
             } else if (auto x = r.ReadBool(v, path)) {
@@ -302,7 +304,7 @@ template <typename S>
 Field<S> OptionalNumberField(std::string_view key, std::optional<double> S::*member,
                              Range range = Range::Any()) {
   return {key,
-          [member, range](YamlReader& r, const YAML::Node& v, const std::string& path, S& out) {
+          [member, range](YamlReader& r, const YamlNode& v, const std::string& path, S& out) {
             if (v.IsNull()) {
               out.*member = std::nullopt;
             } else if (auto x = r.ReadDouble(v, path, range)) {
@@ -322,7 +324,7 @@ Field<S> OptionalNumberField(std::string_view key, std::optional<double> S::*mem
 template <typename S>
 Field<S> ChoiceField(std::string_view key, std::string S::*member,
                      std::vector<std::string_view> choices) {
-  auto read = [member, choices](YamlReader& r, const YAML::Node& v, const std::string& path,
+  auto read = [member, choices](YamlReader& r, const YamlNode& v, const std::string& path,
                                 S& out) {
     std::optional<std::string> x = r.ReadString(v, path);
     if (!x) return;
@@ -341,14 +343,14 @@ Field<S> ChoiceField(std::string_view key, std::string S::*member,
 // type are taken as text; a nested mapping or sequence is a problem. Written in key order.
 template <typename S>
 Field<S> StringMapField(std::string_view key, std::map<std::string, std::string> S::*member) {
-  auto read = [member](YamlReader& r, const YAML::Node& v, const std::string& path, S& out) {
+  auto read = [member](YamlReader& r, const YamlNode& v, const std::string& path, S& out) {
     if (v.IsNull()) return;
     if (!v.IsMap()) {
       r.ReportAt(path,
                  path + " must be a mapping of names to values (got " + DescribeNode(v) + ")");
       return;
     }
-    for (const auto& kv : v) {
+    for (const auto& kv : v.Entries()) {
       const std::string child = JoinPath(path, kv.first.Scalar());
       r.SetLine(child, NodeLine(kv.first));
       if (!kv.second.IsScalar()) {

@@ -15,6 +15,7 @@
 #include "absl/status/statusor.h"
 #include "absl/strings/str_split.h"
 #include "common/job_spec.h"
+#include "tests/common/simple_yaml_check.h"
 
 namespace lmtrain::test_util {
 
@@ -55,6 +56,8 @@ class JobSpecFixture : public ::testing::Test {
     std::ifstream in(WriteFile("job.yaml", yaml));
     std::stringstream text;
     text << in.rdbuf();
+    // Every job file the tests parse also proves the simple YAML reader right where it applies.
+    EXPECT_EQ(SimpleYamlMismatch(text.str()), "") << text.str();
     ParseOptions options;
     options.base_dir = dir_.string();
     options.check_files = check_files;
