@@ -14,6 +14,7 @@
 #include "storage/internal/sqlite_connection.h"
 #include "storage/internal/sqlite_schema.h"
 #include "storage/internal/sqlite_transaction.h"
+#include "storage/internal/wal_checkpointer.h"
 
 namespace lmtrain {
 namespace {
@@ -118,7 +119,11 @@ absl::StatusOr<std::unique_ptr<SqliteJobStore>> SqliteJobStore::Open(const Optio
   // cascade the drop of the old table into events and checkpoints.
   RETURN_IF_ERROR(storage_internal::Migrate(*db, storage_internal::JobStoreMigrations()));
   RETURN_IF_ERROR(db->Exec("PRAGMA foreign_keys = ON"));
-  return std::unique_ptr<SqliteJobStore>(new SqliteJobStore(std::move(db)));
+  ASSIGN_OR_RETURN(std::unique_ptr<storage_internal::WalCheckpointer> checkpointer,
+                   storage_internal::WalCheckpointer::Start(db.get(), options.vfs,
+                                                            options.busy_timeout_ms));
+  return std::unique_ptr<SqliteJobStore>(
+      new SqliteJobStore(std::move(db), std::move(checkpointer)));
 }
 
 absl::StatusOr<SqliteJobStore::Sync> SqliteJobStore::ParseSync(const std::string& text) {
@@ -128,9 +133,11 @@ absl::StatusOr<SqliteJobStore::Sync> SqliteJobStore::ParseSync(const std::string
       absl::StrCat("--sync must be 'normal' or 'full' (got '", text, "')"));
 }
 
-SqliteJobStore::SqliteJobStore(std::unique_ptr<Connection> db) : db_(std::move(db)) {}
+SqliteJobStore::SqliteJobStore(std::unique_ptr<Connection> db,
+                               std::unique_ptr<storage_internal::WalCheckpointer> checkpointer)
+    : db_(std::move(db)), checkpointer_(std::move(checkpointer)) {}
 
-SqliteJobStore::~SqliteJobStore() = default;
+SqliteJobStore::~SqliteJobStore() { checkpointer_.reset(); }  // Before db_ closes.
 
 absl::StatusOr<std::string> SqliteJobStore::CreateJob(const NewJob& new_job) {
   return creates_.Run(

@@ -16,6 +16,9 @@
 // one transaction; every caller returns only after the commit holding its job (or its error).
 // Same semantics as one transaction per call, fewer WAL writes and checkpoints.
 //
+// WAL checkpoints run on a thread and connection of their own
+// (storage/internal/wal_checkpointer.h), never inside a caller's COMMIT.
+//
 // Durability (Options::sync), WAL mode either way:
 //  kNormal (synchronous=NORMAL, the default): a committed call survives a process crash; an
 //    OS crash or power loss may drop the last few commits but never corrupts the file.
@@ -51,6 +54,7 @@ namespace lmtrain {
 
 namespace storage_internal {
 class Connection;
+class WalCheckpointer;
 }  // namespace storage_internal
 
 class SqliteJobStore : public JobStore {
@@ -108,7 +112,8 @@ class SqliteJobStore : public JobStore {
  private:
   using Creates = storage_internal::GroupCommit<NewJob, std::string>;
 
-  explicit SqliteJobStore(std::unique_ptr<storage_internal::Connection> db);
+  SqliteJobStore(std::unique_ptr<storage_internal::Connection> db,
+                 std::unique_ptr<storage_internal::WalCheckpointer> checkpointer);
   // Inserts and commits `batch` in one transaction; fills each one's result.
   void CommitCreates(const std::vector<Creates::Pending*>& batch);
 
@@ -116,6 +121,8 @@ class SqliteJobStore : public JobStore {
 
   absl::Mutex mu_;
   const std::unique_ptr<storage_internal::Connection> db_ ABSL_PT_GUARDED_BY(mu_);
+  // Runs db_'s WAL checkpoints off the commit path; destroyed before db_ closes.
+  std::unique_ptr<storage_internal::WalCheckpointer> checkpointer_;
 };
 
 }  // namespace lmtrain

@@ -71,6 +71,9 @@ class Connection {
   absl::StatusOr<std::string> QueryText(absl::string_view sql);
 
   const std::string& path() const { return path_; }
+  // The SQLite handle, for the few SQLite APIs this class does not wrap (the WAL hook and
+  // checkpoints: wal_checkpointer.h). Same threading rules as the Connection.
+  sqlite3* raw() const { return db_; }
 
  private:
   Connection(sqlite3* db, std::string path) : db_(db), path_(std::move(path)) {}

@@ -18,6 +18,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/synchronization/mutex.h"
+#include "absl/time/clock.h"
 #include "storage/sqlite_job_store.h"
 #include "tests/storage/storage_test_util.h"
 #include "tests/storage/sync_observing_vfs.h"
@@ -135,6 +136,31 @@ TEST(SqliteSyncTest, ParseSyncNamesTheFlag) {
   auto bad = SqliteJobStore::ParseSync("fast");
   EXPECT_TRUE(absl::IsInvalidArgument(bad.status()));
   EXPECT_NE(bad.status().message().find("--sync"), std::string::npos);
+}
+
+// SQLite's automatic checkpoint runs inside the COMMIT that takes the WAL past 1000 pages, on
+// the committing caller's thread and under the store's lock. The store runs checkpoints on a
+// thread of its own instead: the caller's thread never writes the database file.
+TEST(SqliteSyncTest, CheckpointsRunOffTheCallersThread) {
+  ScratchDir dir;
+  auto store = OpenObserved(dir.File("lm.db"), SqliteJobStore::Sync::kNormal);
+  ASSERT_NE(store, nullptr);
+  SyncObservingVfs::WatchThread(std::this_thread::get_id());
+  NewJob job = MakeJob("big");
+  job.spec_yaml = std::string(16 * 1024, 'x');  // A few overflow pages per job.
+  for (int i = 0; i < 600; ++i) ASSERT_TRUE(store->CreateJob(job).ok());  // > 2,400 pages.
+  const absl::Time deadline = absl::Now() + absl::Seconds(60);
+  while (SyncObservingVfs::db_writes() == 0 && absl::Now() < deadline) {
+    absl::SleepFor(absl::Milliseconds(5));
+  }
+  EXPECT_GT(SyncObservingVfs::db_writes(), 0) << "no checkpoint copied the WAL in 60 s";
+  EXPECT_EQ(SyncObservingVfs::db_writes_on_watched_thread(), 0)
+      << "a commit on the caller's thread ran a checkpoint";
+  JobFilter all;
+  all.limit = 1000;
+  auto listed = store->ListJobs(all);
+  ASSERT_TRUE(listed.ok()) << listed.status();
+  EXPECT_EQ(listed->size(), 600u);
 }
 
 }  // namespace

@@ -15,6 +15,9 @@ std::atomic<int64_t> g_wal_writes{0};
 std::atomic<int64_t> g_wal_syncs{0};
 std::atomic<int64_t> g_wal_writes_synced{0};
 std::atomic<int64_t> g_sync_delay_us{0};
+std::atomic<int64_t> g_db_writes{0};
+std::atomic<int64_t> g_db_writes_watched{0};
+std::atomic<std::thread::id> g_watched{};
 
 sqlite3_vfs g_vfs;
 sqlite3_vfs* g_real = nullptr;
@@ -23,6 +26,7 @@ sqlite3_vfs* g_real = nullptr;
 struct ObservedFile {
   sqlite3_file base;
   bool is_wal;
+  bool is_main_db;
   sqlite3_file* real() { return reinterpret_cast<sqlite3_file*>(this + 1); }
 };
 
@@ -35,6 +39,10 @@ int Read(sqlite3_file* f, void* buf, int n, sqlite3_int64 off) {
 }
 int Write(sqlite3_file* f, const void* buf, int n, sqlite3_int64 off) {
   if (Cast(f)->is_wal) g_wal_writes.fetch_add(1);
+  if (Cast(f)->is_main_db) {
+    g_db_writes.fetch_add(1);
+    if (std::this_thread::get_id() == g_watched.load()) g_db_writes_watched.fetch_add(1);
+  }
   return Real(f)->xWrite(Cast(f)->real(), buf, n, off);
 }
 int Truncate(sqlite3_file* f, sqlite3_int64 size) {
@@ -89,6 +97,7 @@ int Open(sqlite3_vfs*, sqlite3_filename name, sqlite3_file* file, int flags, int
   ObservedFile* f = Cast(file);
   f->base.pMethods = nullptr;
   f->is_wal = (flags & SQLITE_OPEN_WAL) != 0;
+  f->is_main_db = (flags & SQLITE_OPEN_MAIN_DB) != 0;
   const int rc = g_real->xOpen(g_real, name, f->real(), flags, out_flags);
   if (f->real()->pMethods != nullptr) f->base.pMethods = &kMethods;
   return rc;
@@ -140,6 +149,9 @@ void SyncObservingVfs::Reset() {
   g_wal_syncs = 0;
   g_wal_writes_synced = 0;
   g_sync_delay_us = 0;
+  g_db_writes = 0;
+  g_db_writes_watched = 0;
+  g_watched = std::thread::id();
 }
 
 void SyncObservingVfs::SetSyncDelay(absl::Duration delay) {
@@ -149,5 +161,8 @@ void SyncObservingVfs::SetSyncDelay(absl::Duration delay) {
 int64_t SyncObservingVfs::wal_writes() { return g_wal_writes.load(); }
 int64_t SyncObservingVfs::wal_syncs() { return g_wal_syncs.load(); }
 int64_t SyncObservingVfs::wal_writes_synced() { return g_wal_writes_synced.load(); }
+int64_t SyncObservingVfs::db_writes() { return g_db_writes.load(); }
+void SyncObservingVfs::WatchThread(std::thread::id thread) { g_watched = thread; }
+int64_t SyncObservingVfs::db_writes_on_watched_thread() { return g_db_writes_watched.load(); }
 
 }  // namespace lmtrain::testing

@@ -1,5 +1,6 @@
 // SyncObservingVfs: an SQLite VFS for tests that passes every call through to SQLite's default
-// VFS and counts the writes and fsyncs made to write-ahead-log files. Opening a store with
+// VFS and counts the writes and fsyncs made to write-ahead-log files, and the writes made to
+// main database files (which, in WAL mode, only checkpoints make), by thread. Opening a store with
 // SqliteJobStore::Options::vfs = SyncObservingVfs::kName lets a test check, without
 // LD_PRELOAD, that a call returned only after its WAL frames were fsync'ed.
 //
@@ -8,6 +9,7 @@
 #pragma once
 
 #include <cstdint>
+#include <thread>
 
 #include "absl/time/time.h"
 
@@ -31,6 +33,13 @@ class SyncObservingVfs {
   // The value wal_writes() had when the latest WAL fsync began: every WAL write counted up to
   // here has reached the disk once that fsync returned.
   static int64_t wal_writes_synced();
+
+  // Writes to main database files so far, by any thread.
+  static int64_t db_writes();
+  // Writes to main database files made on `thread` since Reset() (one thread at a time is
+  // watched; Reset() stops watching).
+  static void WatchThread(std::thread::id thread);
+  static int64_t db_writes_on_watched_thread();
 };
 
 }  // namespace lmtrain::testing
