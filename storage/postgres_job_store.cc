@@ -252,11 +252,10 @@ absl::StatusOr<std::optional<std::string>> PostgresJobStore::FindJobByRequestId(
 absl::StatusOr<JobRecord> PostgresJobStore::GetJob(const std::string& id) {
   std::optional<int64_t> key = storage_internal::ParseJobId(id);
   if (!key.has_value()) return storage_internal::JobNotFoundError(id);
+  // One statement (the job with its checkpoints): one snapshot without a transaction.
   return Read<JobRecord>("GetJob", [&](PgConnection& db) -> absl::StatusOr<JobRecord> {
-    ASSIGN_OR_RETURN(PgTransaction txn, PgTransaction::Begin(db, kRead));
     ASSIGN_OR_RETURN(std::optional<JobRecord> job, storage_internal::PgSelectJob(db, *key));
     if (!job.has_value()) return storage_internal::JobNotFoundError(id);
-    RETURN_IF_ERROR(txn.Commit());
     return *std::move(job);
   });
 }
@@ -265,6 +264,8 @@ absl::StatusOr<std::vector<JobRecord>> PostgresJobStore::ListJobs(const JobFilte
   RETURN_IF_ERROR(storage_internal::CheckLimit(filter.limit, "JobFilter.limit"));
   using Result = std::vector<JobRecord>;
   return Read<Result>("ListJobs", [&](PgConnection& db) -> absl::StatusOr<Result> {
+    // Without states the page is one statement: one snapshot without a transaction.
+    if (filter.states.empty()) return storage_internal::PgSelectJobs(db, filter);
     ASSIGN_OR_RETURN(PgTransaction txn, PgTransaction::Begin(db, kRead));
     ASSIGN_OR_RETURN(Result jobs, storage_internal::PgSelectJobs(db, filter));
     RETURN_IF_ERROR(txn.Commit());
@@ -319,11 +320,12 @@ absl::StatusOr<std::vector<EventRecord>> PostgresJobStore::ListEvents(const std:
   RETURN_IF_ERROR(storage_internal::CheckLimit(limit, "ListEvents limit"));
   using Result = std::vector<EventRecord>;
   return Read<Result>("ListEvents", [&](PgConnection& db) -> absl::StatusOr<Result> {
-    ASSIGN_OR_RETURN(PgTransaction txn, PgTransaction::Begin(db, kRead));
+    // Events exist only for an existing job (jobs are never deleted), so only an empty answer
+    // needs the second statement.
+    ASSIGN_OR_RETURN(Result events, storage_internal::PgSelectEvents(db, *key, after_seq, limit));
+    if (!events.empty()) return events;
     ASSIGN_OR_RETURN(bool exists, storage_internal::PgJobExists(db, *key));
     if (!exists) return storage_internal::JobNotFoundError(job_id);
-    ASSIGN_OR_RETURN(Result events, storage_internal::PgSelectEvents(db, *key, after_seq, limit));
-    RETURN_IF_ERROR(txn.Commit());
     return events;
   });
 }

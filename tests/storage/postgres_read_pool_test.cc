@@ -150,12 +150,14 @@ TEST_F(PostgresReadPoolTest, EveryReaderSeesEachAcknowledgedWriteAtOnce) {
       ASSERT_EQ(newest.size(), 1u);
       EXPECT_EQ(newest[0].id, id);
     }
-    ASSERT_OK(store->AppendEvents(id, 2, {CheckpointRecord{10, "/ckpt/10", 2}}));
+    // A path that JSON must escape: checkpoints come back inside the job's row as JSON.
+    const CheckpointRecord checkpoint{10, "/ckpt/\"10\" \\ \xC3\xA9\t", 2};
+    ASSERT_OK(store->AppendEvents(id, 2, {checkpoint}));
     ASSERT_OK(store->TransitionJob(id, {JobState::kCancelled, "by test", 3}));
     for (int pass = 0; pass < kReaders; ++pass) {
       ASSERT_OK_AND_ASSIGN(JobRecord job, store->GetJob(id));
       EXPECT_EQ(job.state, JobState::kCancelled);
-      EXPECT_EQ(job.checkpoints.size(), 1u);
+      EXPECT_THAT(job.checkpoints, ::testing::ElementsAre(checkpoint));
     }
   }
 }
