@@ -264,8 +264,10 @@ absl::StatusOr<std::vector<JobRecord>> PostgresJobStore::ListJobs(const JobFilte
   RETURN_IF_ERROR(storage_internal::CheckLimit(filter.limit, "JobFilter.limit"));
   using Result = std::vector<JobRecord>;
   return Read<Result>("ListJobs", [&](PgConnection& db) -> absl::StatusOr<Result> {
-    // Without states the page is one statement: one snapshot without a transaction.
-    if (filter.states.empty()) return storage_internal::PgSelectJobs(db, filter);
+    // A basic page without states is one statement: one snapshot without a transaction.
+    if (filter.states.empty() && filter.view == JobView::kBasic) {
+      return storage_internal::PgSelectJobs(db, filter);
+    }
     ASSIGN_OR_RETURN(PgTransaction txn, PgTransaction::Begin(db, kRead));
     ASSIGN_OR_RETURN(Result jobs, storage_internal::PgSelectJobs(db, filter));
     RETURN_IF_ERROR(txn.Commit());

@@ -17,8 +17,8 @@
 // every acknowledged write: a write returns after its COMMIT, and a read's transaction begins
 // after that, on whichever connection (read-your-writes, also across threads). Every
 // write runs in one READ COMMITTED transaction; every read sees one snapshot: one statement
-// (GetJob, FindJobByRequestId, ListJobs without states, ListEvents), or a REPEATABLE READ
-// transaction (ListJobs with states; storage/internal/pg_transaction.h). Ids may skip numbers (an identity value taken by an
+// (GetJob, FindJobByRequestId, ListEvents, ListJobs in the basic view without states), or a
+// REPEATABLE READ transaction (other ListJobs; storage/internal/pg_transaction.h). Ids may skip numbers (an identity value taken by an
 // insert that rolled back or met an existing request id is not reused). Several stores
 // (processes) may share a database safely: ids come from an identity column, a request id is
 // unique through a partial unique index (concurrent CreateJob calls with one request id return

@@ -1,6 +1,7 @@
 #include "storage/internal/pg_job_tables.h"
 
 #include <string>
+#include <unordered_map>
 #include <utility>
 
 #include <nlohmann/json.hpp>
@@ -16,18 +17,20 @@ namespace {
 
 // The basic view (JobView::kBasic) reads constants in place of the heavy columns, so that the
 // column indexes stay the same and the server never detoasts or sends spec_yaml and
-// attempts_json. The full view reads the job's checkpoints in the same statement, as a JSON
-// array of [step, path, created_at_ms] (NULL: none), so that a job or a page of jobs is one
-// statement: one round trip, on one snapshot without a transaction.
+// attempts_json. One job (select_job) comes with its checkpoints in the same statement, as a
+// JSON array of [step, path, created_at_ms] (NULL: none): one round trip, one snapshot
+// without a transaction. A page of full jobs reads its checkpoints in one more query: a
+// correlated subquery per row costs more than that query for pages of 100.
 #define LMTRAIN_PG_JOB_COLUMNS_WITH(spec_yaml, attempts_json, checkpoints_json) \
   "id, name, task, state, " spec_yaml                                           \
   ", priority, request_id, output_dir, "                                        \
   "created_at_ms, started_at_ms, finished_at_ms, error, worker_id, exit_code, " \
   "metrics_json, username, resources_json, retries, " attempts_json ", " checkpoints_json
-#define LMTRAIN_PG_JOB_COLUMNS                                                                 \
-  LMTRAIN_PG_JOB_COLUMNS_WITH(                                                                 \
-      "spec_yaml", "attempts_json",                                                            \
-      "(SELECT json_agg(json_build_array(c.step, c.path, c.created_at_ms) ORDER BY c.step) "   \
+#define LMTRAIN_PG_JOB_COLUMNS LMTRAIN_PG_JOB_COLUMNS_WITH("spec_yaml", "attempts_json", "NULL")
+#define LMTRAIN_PG_JOB_WITH_CHECKPOINTS_COLUMNS                                              \
+  LMTRAIN_PG_JOB_COLUMNS_WITH(                                                               \
+      "spec_yaml", "attempts_json",                                                          \
+      "(SELECT json_agg(json_build_array(c.step, c.path, c.created_at_ms) ORDER BY c.step) " \
       "FROM checkpoints c WHERE c.job_id = jobs.id)")
 #define LMTRAIN_PG_BASIC_JOB_COLUMNS \
   LMTRAIN_PG_JOB_COLUMNS_WITH("'' AS spec_yaml", "NULL AS attempts_json", "NULL")
@@ -41,8 +44,8 @@ constexpr PgStatement kInsertJob = {
     "ON CONFLICT (request_id) WHERE request_id IS NOT NULL DO NOTHING RETURNING id"};
 constexpr PgStatement kFindByRequestId = {"find_by_request_id",
                                           "SELECT id FROM jobs WHERE request_id = $1"};
-constexpr PgStatement kSelectJob = {"select_job",
-                                    "SELECT " LMTRAIN_PG_JOB_COLUMNS " FROM jobs WHERE id = $1"};
+constexpr PgStatement kSelectJob = {
+    "select_job", "SELECT " LMTRAIN_PG_JOB_WITH_CHECKPOINTS_COLUMNS " FROM jobs WHERE id = $1"};
 // Keyset pages, newest first: $1 is the exclusive id bound, $2 the limit, $3 the state, $4
 // ($3 in the second) the user. Each is a range scan of the primary key or of one index
 // (jobs_by_state, jobs_by_user, jobs_by_user_state) that stops after $2 rows.
@@ -100,6 +103,14 @@ constexpr PgStatement kUpsertCheckpoint = {
     "INSERT INTO checkpoints (job_id, step, path, created_at_ms) VALUES ($1, $2, $3, $4) "
     "ON CONFLICT (job_id, step) DO UPDATE SET path = excluded.path, "
     "created_at_ms = excluded.created_at_ms"};
+// $1 is a JSON array of job ids: one query for a whole page of jobs.
+constexpr PgStatement kSelectCheckpointsOfJobs = {
+    "select_checkpoints_of_jobs",
+    "SELECT job_id, step, path, created_at_ms FROM checkpoints "
+    "WHERE job_id = ANY (SELECT jsonb_array_elements_text($1::jsonb)::bigint) "
+    "ORDER BY job_id, step"};
+
+#undef LMTRAIN_PG_JOB_WITH_CHECKPOINTS_COLUMNS
 #undef LMTRAIN_PG_JOBS_BY_IDS
 #undef LMTRAIN_PG_USER_JOBS_PAGE
 #undef LMTRAIN_PG_JOBS_PAGE
@@ -157,12 +168,30 @@ absl::StatusOr<JobRecord> JobFromRow(const PgResult& rows, int r, JobView view) 
 }
 
 // Decodes every row of a jobs query.
-absl::StatusOr<std::vector<JobRecord>> ReadJobs(const PgResult& rows,
-                                                JobView view = JobView::kFull) {
+absl::StatusOr<std::vector<JobRecord>> ReadJobs(const PgResult& rows, JobView view) {
   std::vector<JobRecord> jobs;
   for (int r = 0; r < rows.rows(); ++r) {
     ASSIGN_OR_RETURN(JobRecord job, JobFromRow(rows, r, view));
     jobs.push_back(std::move(job));
+  }
+  return jobs;
+}
+
+// Decodes a page of jobs and (full view) attaches their checkpoints, one query for all.
+absl::StatusOr<std::vector<JobRecord>> ReadPage(PgConnection& db, const PgResult& rows,
+                                                JobView view) {
+  ASSIGN_OR_RETURN(std::vector<JobRecord> jobs, ReadJobs(rows, view));
+  if (view == JobView::kBasic || jobs.empty()) return jobs;
+  std::vector<int64_t> ids;
+  std::unordered_map<int64_t, size_t> index;
+  for (int r = 0; r < rows.rows(); ++r) {
+    ids.push_back(rows.Int64(r, kId));
+    index[ids.back()] = ids.size() - 1;
+  }
+  ASSIGN_OR_RETURN(PgResult found, db.Run(kSelectCheckpointsOfJobs, PgParams(IdsJson(ids))));
+  for (int r = 0; r < found.rows(); ++r) {
+    jobs[index[found.Int64(r, 0)]].checkpoints.push_back(
+        {found.Int64(r, 1), found.Text(r, 2), found.Int64(r, 3)});
   }
   return jobs;
 }
@@ -191,7 +220,7 @@ absl::StatusOr<std::optional<int64_t>> PgFindJobByRequestId(PgConnection& db,
 
 absl::StatusOr<std::optional<JobRecord>> PgSelectJob(PgConnection& db, int64_t id) {
   ASSIGN_OR_RETURN(PgResult rows, db.Run(kSelectJob, PgParams(id)));
-  ASSIGN_OR_RETURN(std::vector<JobRecord> jobs, ReadJobs(rows));
+  ASSIGN_OR_RETURN(std::vector<JobRecord> jobs, ReadJobs(rows, JobView::kFull));
   if (jobs.empty()) return std::nullopt;
   return std::move(jobs.front());
 }
@@ -204,7 +233,7 @@ absl::StatusOr<std::vector<JobRecord>> PgSelectJobs(PgConnection& db, const JobF
                      filter.user.empty()
                          ? db.Run(queries.jobs, PgParams(bound, filter.limit))
                          : db.Run(queries.user_jobs, PgParams(bound, filter.limit, filter.user)));
-    return ReadJobs(rows, filter.view);
+    return ReadPage(db, rows, filter.view);
   }
   // One index range per state, merged here (as in the SQLite store, job_tables.cc).
   std::vector<int64_t> ids;
@@ -220,7 +249,7 @@ absl::StatusOr<std::vector<JobRecord>> PgSelectJobs(PgConnection& db, const JobF
   ids = NewestIds(std::move(ids), filter.limit);
   if (ids.empty()) return std::vector<JobRecord>{};
   ASSIGN_OR_RETURN(PgResult rows, db.Run(queries.by_ids, PgParams(IdsJson(ids))));
-  return ReadJobs(rows, filter.view);
+  return ReadPage(db, rows, filter.view);
 }
 
 absl::StatusOr<bool> PgLockJob(PgConnection& db, int64_t id) {

@@ -47,9 +47,9 @@ absl::StatusOr<PgPool::Lease> PgPool::Borrow(Group& group) {
   {
     absl::MutexLock lock(&group.mu);
     group.mu.Await(absl::Condition(
-        +[](std::deque<Member*>* idle) { return !idle->empty(); }, &group.idle));
-    member = group.idle.front();
-    group.idle.pop_front();
+        +[](std::vector<Member*>* idle) { return !idle->empty(); }, &group.idle));
+    member = group.idle.back();
+    group.idle.pop_back();
   }
   Lease lease(this, &group, member);  // Gives the member back on every return below.
   const int64_t losses = losses_.load();

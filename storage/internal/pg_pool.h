@@ -10,8 +10,9 @@
 //   call, not one call per connection
 //
 // Thread-safe. Writer() lends the writer, waiting while another caller holds it. Reader()
-// lends the reader connection idle longest (so consecutive calls rotate through all of
-// them), waiting while all are lent; a pool with no readers lends the writer instead. A lease
+// lends the reader connection returned last (so calls one at a time keep to one connection
+// and its warm server process; more open up only as calls overlap), waiting while all are
+// lent; a pool with no readers lends the writer instead. A lease
 // is used by one thread and must end before the pool is destroyed. Reconnecting runs in the
 // borrower's call; when it fails, Writer()/Reader() return Unavailable (the connection goes
 // back and the next borrower tries again).
@@ -23,7 +24,6 @@
 
 #include <atomic>
 #include <cstdint>
-#include <deque>
 #include <memory>
 #include <string>
 #include <vector>
@@ -84,7 +84,7 @@ class PgPool {
   };
   struct Group {
     absl::Mutex mu;
-    std::deque<Member*> idle ABSL_GUARDED_BY(mu);  // Oldest returned first.
+    std::vector<Member*> idle ABSL_GUARDED_BY(mu);  // The last returned at the back.
   };
 
   explicit PgPool(std::vector<std::unique_ptr<PgConnection>> connections);
