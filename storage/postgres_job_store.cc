@@ -7,11 +7,11 @@
 #include <vector>
 
 #include "absl/strings/match.h"
-#include "absl/strings/strip.h"
 #include "absl/strings/numbers.h"
+#include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
-#include "absl/strings/str_cat.h"
+#include "absl/strings/strip.h"
 #include "common/status_macros.h"
 #include "storage/internal/job_store_rules.h"
 #include "storage/internal/pg_connection.h"
@@ -193,12 +193,13 @@ absl::StatusOr<LeaseState> PostgresJobStore::AcquireLease(const LeaseRequest& re
 }
 
 absl::Status PostgresJobStore::ReleaseLease(const std::string& name, const std::string& holder) {
-  return Write<bool>("ReleaseLease", [&](PgConnection& db) -> absl::StatusOr<bool> {
-           ASSIGN_OR_RETURN(PgTransaction txn, PgTransaction::Begin(db, kWrite));
-           RETURN_IF_ERROR(storage_internal::PgReleaseLease(db, name, holder));
-           RETURN_IF_ERROR(txn.Commit());
-           return true;
-         })
+  return Write<bool>("ReleaseLease",
+                     [&](PgConnection& db) -> absl::StatusOr<bool> {
+                       ASSIGN_OR_RETURN(PgTransaction txn, PgTransaction::Begin(db, kWrite));
+                       RETURN_IF_ERROR(storage_internal::PgReleaseLease(db, name, holder));
+                       RETURN_IF_ERROR(txn.Commit());
+                       return true;
+                     })
       .status();
 }
 

@@ -18,12 +18,12 @@
 // after that, on whichever connection (read-your-writes, also across threads). Every
 // write runs in one READ COMMITTED transaction; every read sees one snapshot: one statement
 // (GetJob, FindJobByRequestId, ListEvents, ListJobs in the basic view without states), or a
-// REPEATABLE READ transaction (other ListJobs; storage/internal/pg_transaction.h). Ids may skip numbers (an identity value taken by an
-// insert that rolled back or met an existing request id is not reused). Several stores
-// (processes) may share a database safely: ids come from an identity column, a request id is
-// unique through a partial unique index (concurrent CreateJob calls with one request id return
-// the same id), and writers of one job lock its row (SELECT ... FOR UPDATE) so its event seqs
-// stay gapless.
+// REPEATABLE READ transaction (other ListJobs; storage/internal/pg_transaction.h). Ids may skip
+// numbers (an identity value taken by an insert that rolled back or met an existing request id is
+// not reused). Several stores (processes) may share a database safely: ids come from an identity
+// column, a request id is unique through a partial unique index (concurrent CreateJob calls with
+// one request id return the same id), and writers of one job lock its row (SELECT ... FOR UPDATE)
+// so its event seqs stay gapless.
 //
 // Leases (JobStore::AcquireLease): rows of the `leases` table, taken and renewed with one
 // INSERT ... ON CONFLICT DO UPDATE whose condition reads the database's clock (now()), so

@@ -1,10 +1,9 @@
 #include "storage/internal/pg_job_tables.h"
 
+#include <nlohmann/json.hpp>
 #include <string>
 #include <unordered_map>
 #include <utility>
-
-#include <nlohmann/json.hpp>
 
 #include "absl/strings/str_cat.h"
 #include "common/status_macros.h"

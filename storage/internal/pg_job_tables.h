@@ -4,8 +4,9 @@
 // Every function must run inside a PgTransaction on `db` (PostgresJobStore decides the
 // transaction boundaries); none starts or ends one. Exceptions, each one statement and so one
 // snapshot, which may also run alone: PgFindJobByRequestId, PgSelectJob, PgJobExists,
-// PgSelectEvents, and PgSelectJobs in the basic view without states. Not thread-safe, like PgConnection. Ids are
-// the numeric form (see ParseJobId). Stored data that does not decode is DataLoss.
+// PgSelectEvents, and PgSelectJobs in the basic view without states. Not thread-safe, like
+// PgConnection. Ids are the numeric form (see ParseJobId). Stored data that does not decode is
+// DataLoss.
 #pragma once
 
 #include <cstdint>

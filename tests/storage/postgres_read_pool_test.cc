@@ -27,17 +27,6 @@ using ::testing::HasSubstr;
 using Clock = std::chrono::steady_clock;
 constexpr auto kDeadline = std::chrono::seconds(30);
 
-NewJob MakeJob(const std::string& name, const std::string& request_id = "") {
-  NewJob job;
-  job.name = name;
-  job.task = "clm";
-  job.spec_yaml = "model: tiny-gpt2\n";
-  job.request_id = request_id;
-  job.user = "alice";
-  job.created_at_ms = 1000;
-  return job;
-}
-
 class PostgresReadPoolTest : public ::testing::Test {
  protected:
   void SetUp() override {
@@ -86,7 +75,7 @@ class PostgresReadPoolTest : public ::testing::Test {
 
 TEST_F(PostgresReadPoolTest, ReadsReturnWhileTheWriterWaitsInsideAnOpenTransaction) {
   ASSERT_OK_AND_ASSIGN(std::unique_ptr<PostgresJobStore> store, Open(2));
-  ASSERT_OK_AND_ASSIGN(std::string id, store->CreateJob(MakeJob("held", "req-held")));
+  ASSERT_OK_AND_ASSIGN(std::string id, store->CreateJob(testing::AliceJob("held", "req-held")));
   // Another client locks the job's row, so the store's next write to it waits on the lock
   // inside its transaction, holding the writer connection.
   ASSERT_OK_AND_ASSIGN(std::unique_ptr<storage_internal::PgConnection> locker,
@@ -95,7 +84,8 @@ TEST_F(PostgresReadPoolTest, ReadsReturnWhileTheWriterWaitsInsideAnOpenTransacti
                          "lock the job"));
   std::atomic<bool> appended{false};
   std::thread writer([&] {
-    absl::StatusOr<int64_t> seq = store->AppendEvents(id, 2, {LogEvent{"stdout", "after the lock"}});
+    absl::StatusOr<int64_t> seq =
+        store->AppendEvents(id, 2, {LogEvent{"stdout", "after the lock"}});
     EXPECT_TRUE(seq.ok()) << seq.status();
     appended = true;
   });
@@ -137,7 +127,7 @@ TEST_F(PostgresReadPoolTest, AcknowledgedWritesAreVisibleAtOnceOnOtherConnection
   EXPECT_TRUE(AwaitStoreConnections(1 + kReaders + 2));
   for (int round = 0; round < 10; ++round) {
     const std::string request_id = absl::StrCat("req-", round);
-    ASSERT_OK_AND_ASSIGN(std::string id, store->CreateJob(MakeJob("fresh", request_id)));
+    ASSERT_OK_AND_ASSIGN(std::string id, store->CreateJob(testing::AliceJob("fresh", request_id)));
     for (PostgresJobStore* reader : {store.get(), other.get()}) {
       SCOPED_TRACE(absl::StrCat("round ", round, reader == store.get() ? " this" : " other"));
       ASSERT_OK(reader->GetJob(id));
@@ -172,7 +162,8 @@ TEST_F(PostgresReadPoolTest, ConcurrentCreatorsReadTheirJobsBack) {
   for (int t = 0; t < kThreads; ++t) {
     threads.emplace_back([&, t] {
       for (int j = 0; j < kJobs; ++j) {
-        absl::StatusOr<std::string> id = store->CreateJob(MakeJob(absl::StrCat(t, "/", j)));
+        absl::StatusOr<std::string> id =
+            store->CreateJob(testing::AliceJob(absl::StrCat(t, "/", j)));
         ASSERT_TRUE(id.ok()) << id.status();
         absl::StatusOr<JobRecord> job = store->GetJob(*id);
         ASSERT_TRUE(job.ok()) << "job " << *id << ": " << job.status();
@@ -190,7 +181,7 @@ TEST_F(PostgresReadPoolTest, TheUriSetsReadConnectionsAndPassesItsOtherParameter
   {
     ASSERT_OK_AND_ASSIGN(auto store, PostgresJobStore::Open({uri + "?read_connections=0"}));
     EXPECT_TRUE(AwaitStoreConnections(1));
-    ASSERT_OK_AND_ASSIGN(std::string id, store->CreateJob(MakeJob("shared connection")));
+    ASSERT_OK_AND_ASSIGN(std::string id, store->CreateJob(testing::AliceJob("shared connection")));
     ASSERT_OK(store->GetJob(id));
   }
   {
@@ -219,7 +210,7 @@ TEST_F(PostgresReadPoolTest, TheUriSetsReadConnectionsAndPassesItsOtherParameter
 TEST_F(PostgresReadPoolTest, OneFailedCallThenEveryConnectionReconnects) {
   constexpr int kReaders = 2;
   ASSERT_OK_AND_ASSIGN(std::unique_ptr<PostgresJobStore> store, Open(kReaders));
-  ASSERT_OK_AND_ASSIGN(std::string id, store->CreateJob(MakeJob("survivor")));
+  ASSERT_OK_AND_ASSIGN(std::string id, store->CreateJob(testing::AliceJob("survivor")));
   // pg_terminate_backend with a timeout waits until each backend has exited.
   EXPECT_EQ(Query("SELECT count(*) FILTER (WHERE pg_terminate_backend(pid, 10000)) FROM "
                   "pg_stat_activity WHERE datname = current_database() AND "
