@@ -257,7 +257,8 @@ TEST(PostgresJobStoreRestartTest, ReconnectsAfterTheServerRestartsWithDataIntact
   ASSERT_OK(store->AppendEvents(id, 2, {LogEvent{"stdout", "before"}}));
 
   ASSERT_OK((*server)->Restart());
-  // The call that finds the connection gone fails with Unavailable; the next one reconnects.
+  // The call that finds its connection gone fails with Unavailable; every connection (the
+  // reader's, the writer's) reconnects before its next call.
   absl::StatusOr<JobRecord> first = store->GetJob(id);
   EXPECT_EQ(first.status().code(), absl::StatusCode::kUnavailable) << first.status();
   EXPECT_THAT(std::string(first.status().message()), HasSubstr("PostgresJobStore.GetJob"));

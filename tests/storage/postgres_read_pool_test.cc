@@ -1,6 +1,6 @@
 // PostgresJobStore's reader connections (Options::read_connections): reads that do not wait
-// for an open write transaction, read-your-writes on every connection, the URI parameter,
-// and every connection coming back after the database dropped them. Every test runs against
+// for an open write transaction, read-your-writes on other connections and the URI
+// parameter (a database restart: postgres_job_store_test.cc). Every test runs against
 // a real PostgreSQL server (tests/storage/postgres_test_server.h).
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
@@ -205,26 +205,6 @@ TEST_F(PostgresReadPoolTest, TheUriSetsReadConnectionsAndPassesItsOtherParameter
       PostgresJobStore::Open({uri + "?read_connections=1&no_such_option=1"});
   EXPECT_EQ(unknown.status().code(), absl::StatusCode::kInvalidArgument) << unknown.status();
   EXPECT_TRUE(AwaitStoreConnections(0));
-}
-
-TEST_F(PostgresReadPoolTest, OneFailedCallThenEveryConnectionReconnects) {
-  constexpr int kReaders = 2;
-  ASSERT_OK_AND_ASSIGN(std::unique_ptr<PostgresJobStore> store, Open(kReaders));
-  ASSERT_OK_AND_ASSIGN(std::string id, store->CreateJob(testing::AliceJob("survivor")));
-  // pg_terminate_backend with a timeout waits until each backend has exited.
-  EXPECT_EQ(Query("SELECT count(*) FILTER (WHERE pg_terminate_backend(pid, 10000)) FROM "
-                  "pg_stat_activity WHERE datname = current_database() AND "
-                  "application_name = 'lm-server'"),
-            absl::StrCat(1 + kReaders));
-
-  absl::StatusOr<JobRecord> first = store->GetJob(id);
-  EXPECT_EQ(first.status().code(), absl::StatusCode::kUnavailable) << first.status();
-  EXPECT_THAT(std::string(first.status().message()), HasSubstr("PostgresJobStore.GetJob"));
-  ASSERT_OK_AND_ASSIGN(JobRecord job, store->GetJob(id));
-  EXPECT_EQ(job.name, "survivor");
-  // The writer's connection was dropped too, but it reconnects before its first call.
-  ASSERT_OK_AND_ASSIGN(int64_t seq, store->AppendEvents(id, 3, {LogEvent{"stdout", "after"}}));
-  EXPECT_EQ(seq, 2);
 }
 
 }  // namespace
