@@ -7,12 +7,17 @@
 #include <vector>
 
 #include "absl/strings/match.h"
+#include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "absl/strings/str_split.h"
+#include "absl/strings/strip.h"
 #include "common/status_macros.h"
 #include "storage/internal/job_store_rules.h"
 #include "storage/internal/pg_connection.h"
 #include "storage/internal/pg_job_tables.h"
 #include "storage/internal/pg_lease.h"
+#include "storage/internal/pg_pool.h"
 #include "storage/internal/pg_schema.h"
 #include "storage/internal/pg_transaction.h"
 
@@ -20,6 +25,7 @@ namespace lmtrain {
 namespace {
 
 using storage_internal::PgConnection;
+using storage_internal::PgPool;
 using storage_internal::PgTransaction;
 constexpr PgTransaction::Mode kRead = PgTransaction::Mode::kRead;
 constexpr PgTransaction::Mode kWrite = PgTransaction::Mode::kWrite;
@@ -87,6 +93,32 @@ absl::Status Isolated(PgConnection& db, const NewJob& job, absl::StatusOr<std::s
                  "CreateJob savepoint");
 }
 
+constexpr int kMaxReadConnections = 64;
+
+// Takes read_connections=N out of a postgres:// URI's query (libpq rejects parameters it does
+// not know) into `readers`; other URIs are left alone.
+absl::Status TakeReadConnections(std::string& uri, int& readers) {
+  const size_t query_at = uri.find('?');
+  if (!PostgresJobStore::IsPostgresUri(uri) || query_at == std::string::npos) {
+    return absl::OkStatus();
+  }
+  std::vector<std::string> kept;
+  for (absl::string_view param : absl::StrSplit(uri.substr(query_at + 1), '&')) {
+    if (!absl::ConsumePrefix(&param, "read_connections=")) {
+      kept.emplace_back(param);
+      continue;
+    }
+    if (!absl::SimpleAtoi(param, &readers) || readers < 0 || readers > kMaxReadConnections) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("PostgresJobStore: read_connections in the URI must be 0..",
+                       kMaxReadConnections, " (got '", param, "')"));
+    }
+  }
+  uri.resize(query_at);
+  if (!kept.empty()) absl::StrAppend(&uri, "?", absl::StrJoin(kept, "&"));
+  return absl::OkStatus();
+}
+
 }  // namespace
 
 PostgresJobStore::Fence PostgresJobStore::CurrentFence() {
@@ -99,25 +131,6 @@ void PostgresJobStore::FenceWrites(const std::string& name, int64_t token) {
   fence_ = std::make_pair(name, token);
 }
 
-absl::StatusOr<LeaseState> PostgresJobStore::AcquireLease(const LeaseRequest& request) {
-  return Call<LeaseState>("AcquireLease", [&](PgConnection& db) -> absl::StatusOr<LeaseState> {
-    ASSIGN_OR_RETURN(PgTransaction txn, PgTransaction::Begin(db, kWrite));
-    ASSIGN_OR_RETURN(LeaseState lease, storage_internal::PgAcquireLease(db, request));
-    RETURN_IF_ERROR(txn.Commit());
-    return lease;
-  });
-}
-
-absl::Status PostgresJobStore::ReleaseLease(const std::string& name, const std::string& holder) {
-  return Call<bool>("ReleaseLease", [&](PgConnection& db) -> absl::StatusOr<bool> {
-           ASSIGN_OR_RETURN(PgTransaction txn, PgTransaction::Begin(db, kWrite));
-           RETURN_IF_ERROR(storage_internal::PgReleaseLease(db, name, holder));
-           RETURN_IF_ERROR(txn.Commit());
-           return true;
-         })
-      .status();
-}
-
 bool PostgresJobStore::IsPostgresUri(const std::string& store) {
   return absl::StartsWith(store, "postgres://") || absl::StartsWith(store, "postgresql://");
 }
@@ -127,23 +140,67 @@ absl::StatusOr<std::unique_ptr<PostgresJobStore>> PostgresJobStore::Open(const O
     return absl::InvalidArgumentError(
         "PostgresJobStore: Options.uri must name the database (postgres://USER@HOST:PORT/DB)");
   }
-  ASSIGN_OR_RETURN(std::unique_ptr<PgConnection> db, PgConnection::Open(options.uri));
-  RETURN_IF_ERROR(storage_internal::PgMigrate(*db, storage_internal::PgJobStoreMigrations()));
-  return std::unique_ptr<PostgresJobStore>(new PostgresJobStore(std::move(db)));
+  std::string uri = options.uri;
+  int readers = options.read_connections;
+  RETURN_IF_ERROR(TakeReadConnections(uri, readers));
+  if (readers < 0 || readers > kMaxReadConnections) {
+    return absl::InvalidArgumentError(absl::StrCat("PostgresJobStore: read_connections must be 0..",
+                                                   kMaxReadConnections, " (got ", readers, ")"));
+  }
+  ASSIGN_OR_RETURN(std::unique_ptr<PgPool> pool, PgPool::Open(uri, readers));
+  {
+    ASSIGN_OR_RETURN(PgPool::Lease writer, pool->Writer());
+    RETURN_IF_ERROR(
+        storage_internal::PgMigrate(writer.db(), storage_internal::PgJobStoreMigrations()));
+  }
+  return std::unique_ptr<PostgresJobStore>(new PostgresJobStore(std::move(pool)));
 }
 
-PostgresJobStore::PostgresJobStore(std::unique_ptr<PgConnection> db) : db_(std::move(db)) {}
+PostgresJobStore::PostgresJobStore(std::unique_ptr<PgPool> pool) : pool_(std::move(pool)) {}
 
 PostgresJobStore::~PostgresJobStore() = default;
 
+namespace {
+
+// Runs `body` on the lent connection; errors other than NotFound get the operation in front.
 template <typename T, typename Body>
-absl::StatusOr<T> PostgresJobStore::Call(const char* operation, Body body) {
-  absl::MutexLock lock(&mu_);
-  absl::Status status = db_->EnsureConnected();
-  absl::StatusOr<T> result = status.ok() ? body(*db_) : absl::StatusOr<T>(status);
+absl::StatusOr<T> RunOn(absl::StatusOr<PgPool::Lease> lease, const char* operation, Body& body) {
+  absl::StatusOr<T> result = lease.ok() ? body(lease->db()) : absl::StatusOr<T>(lease.status());
   if (result.ok() || result.status().code() == absl::StatusCode::kNotFound) return result;
   return absl::Status(result.status().code(), absl::StrCat("PostgresJobStore.", operation, ": ",
                                                            result.status().message()));
+}
+
+}  // namespace
+
+template <typename T, typename Body>
+absl::StatusOr<T> PostgresJobStore::Write(const char* operation, Body body) {
+  return RunOn<T>(pool_->Writer(), operation, body);
+}
+
+template <typename T, typename Body>
+absl::StatusOr<T> PostgresJobStore::Read(const char* operation, Body body) {
+  return RunOn<T>(pool_->Reader(), operation, body);
+}
+
+absl::StatusOr<LeaseState> PostgresJobStore::AcquireLease(const LeaseRequest& request) {
+  return Write<LeaseState>("AcquireLease", [&](PgConnection& db) -> absl::StatusOr<LeaseState> {
+    ASSIGN_OR_RETURN(PgTransaction txn, PgTransaction::Begin(db, kWrite));
+    ASSIGN_OR_RETURN(LeaseState lease, storage_internal::PgAcquireLease(db, request));
+    RETURN_IF_ERROR(txn.Commit());
+    return lease;
+  });
+}
+
+absl::Status PostgresJobStore::ReleaseLease(const std::string& name, const std::string& holder) {
+  return Write<bool>("ReleaseLease",
+                     [&](PgConnection& db) -> absl::StatusOr<bool> {
+                       ASSIGN_OR_RETURN(PgTransaction txn, PgTransaction::Begin(db, kWrite));
+                       RETURN_IF_ERROR(storage_internal::PgReleaseLease(db, name, holder));
+                       RETURN_IF_ERROR(txn.Commit());
+                       return true;
+                     })
+      .status();
 }
 
 absl::StatusOr<std::string> PostgresJobStore::CreateJob(const NewJob& new_job) {
@@ -156,7 +213,7 @@ void PostgresJobStore::CommitCreates(const std::vector<Creates::Pending*>& batch
   // A lone job needs no savepoint: its failure rolls the transaction back.
   const bool isolate = batch.size() > 1;
   absl::Status committed =
-      Call<bool>("CreateJob", [&](PgConnection& db) -> absl::StatusOr<bool> {
+      Write<bool>("CreateJob", [&](PgConnection& db) -> absl::StatusOr<bool> {
         ASSIGN_OR_RETURN(PgTransaction txn, PgTransaction::Begin(db, kWrite));
         RETURN_IF_ERROR(CheckFence(db, fence));
         for (Creates::Pending* p : batch) {
@@ -185,7 +242,7 @@ absl::StatusOr<std::optional<std::string>> PostgresJobStore::FindJobByRequestId(
     const std::string& request_id) {
   using Result = std::optional<std::string>;
   if (request_id.empty()) return Result();
-  return Call<Result>("FindJobByRequestId", [&](PgConnection& db) -> absl::StatusOr<Result> {
+  return Read<Result>("FindJobByRequestId", [&](PgConnection& db) -> absl::StatusOr<Result> {
     ASSIGN_OR_RETURN(std::optional<int64_t> id,
                      storage_internal::PgFindJobByRequestId(db, request_id));
     if (!id.has_value()) return Result();
@@ -196,11 +253,10 @@ absl::StatusOr<std::optional<std::string>> PostgresJobStore::FindJobByRequestId(
 absl::StatusOr<JobRecord> PostgresJobStore::GetJob(const std::string& id) {
   std::optional<int64_t> key = storage_internal::ParseJobId(id);
   if (!key.has_value()) return storage_internal::JobNotFoundError(id);
-  return Call<JobRecord>("GetJob", [&](PgConnection& db) -> absl::StatusOr<JobRecord> {
-    ASSIGN_OR_RETURN(PgTransaction txn, PgTransaction::Begin(db, kRead));
+  // One statement (the job with its checkpoints): one snapshot without a transaction.
+  return Read<JobRecord>("GetJob", [&](PgConnection& db) -> absl::StatusOr<JobRecord> {
     ASSIGN_OR_RETURN(std::optional<JobRecord> job, storage_internal::PgSelectJob(db, *key));
     if (!job.has_value()) return storage_internal::JobNotFoundError(id);
-    RETURN_IF_ERROR(txn.Commit());
     return *std::move(job);
   });
 }
@@ -208,7 +264,11 @@ absl::StatusOr<JobRecord> PostgresJobStore::GetJob(const std::string& id) {
 absl::StatusOr<std::vector<JobRecord>> PostgresJobStore::ListJobs(const JobFilter& filter) {
   RETURN_IF_ERROR(storage_internal::CheckLimit(filter.limit, "JobFilter.limit"));
   using Result = std::vector<JobRecord>;
-  return Call<Result>("ListJobs", [&](PgConnection& db) -> absl::StatusOr<Result> {
+  return Read<Result>("ListJobs", [&](PgConnection& db) -> absl::StatusOr<Result> {
+    // A basic page without states is one statement: one snapshot without a transaction.
+    if (filter.states.empty() && filter.view == JobView::kBasic) {
+      return storage_internal::PgSelectJobs(db, filter);
+    }
     ASSIGN_OR_RETURN(PgTransaction txn, PgTransaction::Begin(db, kRead));
     ASSIGN_OR_RETURN(Result jobs, storage_internal::PgSelectJobs(db, filter));
     RETURN_IF_ERROR(txn.Commit());
@@ -221,7 +281,7 @@ absl::StatusOr<JobRecord> PostgresJobStore::TransitionJob(const std::string& id,
   std::optional<int64_t> key = storage_internal::ParseJobId(id);
   if (!key.has_value()) return storage_internal::JobNotFoundError(id);
   const Fence fence = CurrentFence();
-  return Call<JobRecord>("TransitionJob", [&](PgConnection& db) -> absl::StatusOr<JobRecord> {
+  return Write<JobRecord>("TransitionJob", [&](PgConnection& db) -> absl::StatusOr<JobRecord> {
     ASSIGN_OR_RETURN(PgTransaction txn, PgTransaction::Begin(db, kWrite));
     RETURN_IF_ERROR(CheckFence(db, fence));
     ASSIGN_OR_RETURN(bool exists, storage_internal::PgLockJob(db, *key));
@@ -244,7 +304,7 @@ absl::StatusOr<int64_t> PostgresJobStore::AppendEvents(const std::string& job_id
   if (!key.has_value()) return storage_internal::JobNotFoundError(job_id);
   RETURN_IF_ERROR(storage_internal::CheckAppendable(events));
   const Fence fence = CurrentFence();
-  return Call<int64_t>("AppendEvents", [&](PgConnection& db) -> absl::StatusOr<int64_t> {
+  return Write<int64_t>("AppendEvents", [&](PgConnection& db) -> absl::StatusOr<int64_t> {
     ASSIGN_OR_RETURN(PgTransaction txn, PgTransaction::Begin(db, kWrite));
     RETURN_IF_ERROR(CheckFence(db, fence));
     ASSIGN_OR_RETURN(bool exists, storage_internal::PgLockJob(db, *key));
@@ -262,12 +322,13 @@ absl::StatusOr<std::vector<EventRecord>> PostgresJobStore::ListEvents(const std:
   if (!key.has_value()) return storage_internal::JobNotFoundError(job_id);
   RETURN_IF_ERROR(storage_internal::CheckLimit(limit, "ListEvents limit"));
   using Result = std::vector<EventRecord>;
-  return Call<Result>("ListEvents", [&](PgConnection& db) -> absl::StatusOr<Result> {
-    ASSIGN_OR_RETURN(PgTransaction txn, PgTransaction::Begin(db, kRead));
+  return Read<Result>("ListEvents", [&](PgConnection& db) -> absl::StatusOr<Result> {
+    // Events exist only for an existing job (jobs are never deleted), so only an empty answer
+    // needs the second statement.
+    ASSIGN_OR_RETURN(Result events, storage_internal::PgSelectEvents(db, *key, after_seq, limit));
+    if (!events.empty()) return events;
     ASSIGN_OR_RETURN(bool exists, storage_internal::PgJobExists(db, *key));
     if (!exists) return storage_internal::JobNotFoundError(job_id);
-    ASSIGN_OR_RETURN(Result events, storage_internal::PgSelectEvents(db, *key, after_seq, limit));
-    RETURN_IF_ERROR(txn.Commit());
     return events;
   });
 }

@@ -1,21 +1,26 @@
 // PostgresJobStore: the JobStore on a PostgreSQL server (libpq), for running the control plane
 // against a database that outlives the server's machine.
 //
-//   Open(options) --> [connect, migrate schema] --> ready --> destroyed: connection closed
-//        |                                           |  connection lost: that call Unavailable
-//        `--> error: bad URI, unreachable server,     `--> next call reconnects (PQreset)
-//             schema newer than this build
+//   Open(options) --> [connect, migrate schema] --> ready --> destroyed: connections closed
+//        |                                           |  a connection lost: that call Unavailable
+//        `--> error: bad URI, unreachable server,     `--> every connection reconnects (PQreset)
+//             schema newer than this build                before its next call
 //
-// Concurrency model: one libpq connection, used under one absl::Mutex, so calls from any
-// number of threads run one at a time. One connection keeps this simple and matches the
-// SQLite store (its calls are a few indexed statements each, and lm-server's load is a few
-// calls per job per second); a pool can replace it behind the same interface. Concurrent
-// CreateJob calls share transactions (storage/internal/group_commit.h, at most
-// kMaxCreateBatch jobs, each under its own SAVEPOINT so one failing job fails alone), so they
-// share the commit's WAL flush too. Every other method runs in one transaction: writes READ
-// COMMITTED, reads on one REPEATABLE READ snapshot (storage/internal/pg_transaction.h). Ids may
-// skip numbers (an identity value taken by an insert that rolled back or met an existing request id
-// is not reused). Several stores (processes) may share a database safely: ids come from an identity
+// Concurrency model: thread-safe; one writer connection and a few reader connections
+// (storage/internal/pg_pool.h, Options::read_connections). Every write (CreateJob,
+// TransitionJob, AppendEvents, AcquireLease, ReleaseLease) runs on the writer connection, one
+// at a time; concurrent CreateJob calls share transactions (storage/internal/group_commit.h, at
+// most kMaxCreateBatch jobs, each under its own SAVEPOINT so one failing job fails alone), so
+// they share the commit's WAL flush too. Reads (GetJob, ListJobs, ListEvents,
+// FindJobByRequestId) run on the reader connections, as many at once as there are readers,
+// and never wait for the writer: a read proceeds while a write transaction is open. Reads see
+// every acknowledged write: a write returns after its COMMIT, and a read's transaction begins
+// after that, on whichever connection (read-your-writes, also across threads). Every
+// write runs in one READ COMMITTED transaction; every read sees one snapshot: one statement
+// (GetJob, FindJobByRequestId, ListEvents, ListJobs in the basic view without states), or a
+// REPEATABLE READ transaction (other ListJobs; storage/internal/pg_transaction.h). Ids may skip
+// numbers (an identity value taken by an insert that rolled back or met an existing request id is
+// not reused). Several stores (processes) may share a database safely: ids come from an identity
 // column, a request id is unique through a partial unique index (concurrent CreateJob calls with
 // one request id return the same id), and writers of one job lock its row (SELECT ... FOR UPDATE)
 // so its event seqs stay gapless.
@@ -52,7 +57,7 @@
 namespace lmtrain {
 
 namespace storage_internal {
-class PgConnection;
+class PgPool;
 }  // namespace storage_internal
 
 class PostgresJobStore : public JobStore {
@@ -60,12 +65,17 @@ class PostgresJobStore : public JobStore {
   struct Options {
     // A libpq connection string: postgres://USER[:PASSWORD]@HOST[:PORT]/DATABASE[?...],
     // postgresql://..., or "host=... dbname=..." pairs. libpq's environment variables
-    // (PGPASSWORD, PGSSLMODE, ...) and ~/.pgpass apply. Required.
+    // (PGPASSWORD, PGSSLMODE, ...) and ~/.pgpass apply. Required. In the URI forms, the
+    // query parameter read_connections=N (0..64) sets read_connections; it is not passed on.
     std::string uri;
+    // Connections for reads, besides the one writer connection, all opened by Open. 0: reads
+    // share the writer connection (and wait for writes). Default 4.
+    int read_connections = 4;
   };
 
   // Connects and brings the schema up to date. Errors:
-  //  InvalidArgument: options.uri is empty or not a connection string libpq accepts.
+  //  InvalidArgument: options.uri is empty or not a connection string libpq accepts, or
+  //    read_connections is out of range.
   //  Unavailable: the server cannot be reached or refuses the login (libpq's reason).
   //  FailedPrecondition: the database's schema is newer than this build knows.
   static absl::StatusOr<std::unique_ptr<PostgresJobStore>> Open(const Options& options);
@@ -102,16 +112,18 @@ class PostgresJobStore : public JobStore {
   // Inserts and commits `batch` in one transaction; fills each one's result.
   void CommitCreates(const std::vector<Creates::Pending*>& batch);
 
-  explicit PostgresJobStore(std::unique_ptr<storage_internal::PgConnection> db);
+  explicit PostgresJobStore(std::unique_ptr<storage_internal::PgPool> pool);
 
-  // Reconnects if needed, then runs `body` on the connection under mu_. Errors other than
-  // NotFound get "PostgresJobStore.<operation>: " in front.
+  // Runs `body` on the writer connection (Write) or a reader connection (Read), reconnected
+  // first if needed. Errors other than NotFound get "PostgresJobStore.<operation>: " in front.
   template <typename T, typename Body>
-  absl::StatusOr<T> Call(const char* operation, Body body);
+  absl::StatusOr<T> Write(const char* operation, Body body);
+  template <typename T, typename Body>
+  absl::StatusOr<T> Read(const char* operation, Body body);
 
-  Creates creates_{kMaxCreateBatch};  // Its queue's lock is never held while waiting for mu_.
-  absl::Mutex mu_;
-  const std::unique_ptr<storage_internal::PgConnection> db_ ABSL_PT_GUARDED_BY(mu_);
+  // Its queue's lock is never held while waiting for the writer connection.
+  Creates creates_{kMaxCreateBatch};
+  const std::unique_ptr<storage_internal::PgPool> pool_;
   absl::Mutex fence_mu_;
   Fence fence_ ABSL_GUARDED_BY(fence_mu_);
 };

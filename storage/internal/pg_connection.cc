@@ -81,8 +81,9 @@ PgConnection::PgConnection(PGconn* conn, std::string target)
 
 PgConnection::~PgConnection() { PQfinish(conn_); }
 
-absl::Status PgConnection::EnsureConnected() {
-  if (PQstatus(conn_) == CONNECTION_OK) return absl::OkStatus();
+bool PgConnection::connected() const { return PQstatus(conn_) == CONNECTION_OK; }
+
+absl::Status PgConnection::Reconnect() {
   prepared_.clear();  // The new server backend knows none of them.
   PQreset(conn_);
   if (PQstatus(conn_) == CONNECTION_OK) return absl::OkStatus();

@@ -2,10 +2,10 @@
 // statements prepared on it; PgResult: an owned query result.
 //
 //   Open(uri) --> Run (prepares each named statement once) / Exec ... --> destroyed: PQfinish
-//                   |  connection lost: that call fails with Unavailable
-//                   `--> next EnsureConnected(): PQreset, prepared names forgotten
+//                   |  connection lost: that call fails with Unavailable, connected() false
+//                   `--> Reconnect(): PQreset, prepared names forgotten
 //
-// Not thread-safe: the owner serialises every call (PostgresJobStore holds its mutex). Text
+// Not thread-safe: one caller at a time (PgPool hands each connection to one caller). Text
 // parameters are sent as UTF-8 with invalid bytes and NUL bytes replaced by U+FFFD (PostgreSQL
 // rejects invalid UTF-8 in text, and libpq's text parameters end at a NUL); the connection's
 // client_encoding is UTF8.
@@ -92,8 +92,12 @@ class PgConnection {
   PgConnection(const PgConnection&) = delete;
   PgConnection& operator=(const PgConnection&) = delete;
 
-  // Reconnects if the connection was lost; Unavailable if that fails.
-  absl::Status EnsureConnected();
+  // False once a call found the connection lost (until a Reconnect succeeds).
+  bool connected() const;
+
+  // Closes the connection and opens it again with the same parameters (PQreset), whether or
+  // not it was lost; Unavailable if that fails.
+  absl::Status Reconnect();
 
   // Runs parameterless SQL, possibly several statements (DDL, BEGIN/COMMIT). `what` names
   // the operation in errors.

@@ -1,5 +1,6 @@
 #include "storage/internal/pg_job_tables.h"
 
+#include <nlohmann/json.hpp>
 #include <string>
 #include <unordered_map>
 #include <utility>
@@ -15,15 +16,25 @@ namespace {
 
 // The basic view (JobView::kBasic) reads constants in place of the heavy columns, so that the
 // column indexes stay the same and the server never detoasts or sends spec_yaml and
-// attempts_json.
-#define LMTRAIN_PG_JOB_COLUMNS_WITH(spec_yaml, attempts_json)                   \
+// attempts_json. One job (select_job) comes with its checkpoints in the same statement, as a
+// JSON array of [step, path, created_at_ms] (NULL: none): one round trip, one snapshot
+// without a transaction. A page of full jobs reads its checkpoints in one more query: a
+// correlated subquery per row costs more than that query for pages of 100.
+#define LMTRAIN_PG_JOB_COLUMNS_WITH(spec_yaml, attempts_json, checkpoints_json) \
   "id, name, task, state, " spec_yaml                                           \
   ", priority, request_id, output_dir, "                                        \
   "created_at_ms, started_at_ms, finished_at_ms, error, worker_id, exit_code, " \
-  "metrics_json, username, resources_json, retries, " attempts_json
-#define LMTRAIN_PG_JOB_COLUMNS LMTRAIN_PG_JOB_COLUMNS_WITH("spec_yaml", "attempts_json")
+  "metrics_json, username, resources_json, retries, " attempts_json ", " checkpoints_json
+#define LMTRAIN_PG_JOB_COLUMNS LMTRAIN_PG_JOB_COLUMNS_WITH("spec_yaml", "attempts_json", "NULL")
+#define LMTRAIN_PG_JOB_WITH_CHECKPOINTS_COLUMNS                                              \
+  LMTRAIN_PG_JOB_COLUMNS_WITH(                                                               \
+      "spec_yaml", "attempts_json",                                                          \
+      "(SELECT json_agg(json_build_array(c.step, c.path, c.created_at_ms) ORDER BY c.step) " \
+      "FROM checkpoints c WHERE c.job_id = jobs.id)")
 #define LMTRAIN_PG_BASIC_JOB_COLUMNS \
-  LMTRAIN_PG_JOB_COLUMNS_WITH("'' AS spec_yaml", "NULL AS attempts_json")
+  LMTRAIN_PG_JOB_COLUMNS_WITH("'' AS spec_yaml", "NULL AS attempts_json", "NULL")
+// The column after the shared ones (record_json.h's JobColumn).
+constexpr int kCheckpointsJson = kAttemptsJson + 1;
 
 constexpr PgStatement kInsertJob = {
     "insert_job",
@@ -32,8 +43,8 @@ constexpr PgStatement kInsertJob = {
     "ON CONFLICT (request_id) WHERE request_id IS NOT NULL DO NOTHING RETURNING id"};
 constexpr PgStatement kFindByRequestId = {"find_by_request_id",
                                           "SELECT id FROM jobs WHERE request_id = $1"};
-constexpr PgStatement kSelectJob = {"select_job",
-                                    "SELECT " LMTRAIN_PG_JOB_COLUMNS " FROM jobs WHERE id = $1"};
+constexpr PgStatement kSelectJob = {
+    "select_job", "SELECT " LMTRAIN_PG_JOB_WITH_CHECKPOINTS_COLUMNS " FROM jobs WHERE id = $1"};
 // Keyset pages, newest first: $1 is the exclusive id bound, $2 the limit, $3 the state, $4
 // ($3 in the second) the user. Each is a range scan of the primary key or of one index
 // (jobs_by_state, jobs_by_user, jobs_by_user_state) that stops after $2 rows.
@@ -91,10 +102,6 @@ constexpr PgStatement kUpsertCheckpoint = {
     "INSERT INTO checkpoints (job_id, step, path, created_at_ms) VALUES ($1, $2, $3, $4) "
     "ON CONFLICT (job_id, step) DO UPDATE SET path = excluded.path, "
     "created_at_ms = excluded.created_at_ms"};
-constexpr PgStatement kSelectCheckpoints = {
-    "select_checkpoints",
-    "SELECT step, path, created_at_ms FROM checkpoints WHERE job_id = $1 ORDER BY step"};
-
 // $1 is a JSON array of job ids: one query for a whole page of jobs.
 constexpr PgStatement kSelectCheckpointsOfJobs = {
     "select_checkpoints_of_jobs",
@@ -102,12 +109,33 @@ constexpr PgStatement kSelectCheckpointsOfJobs = {
     "WHERE job_id = ANY (SELECT jsonb_array_elements_text($1::jsonb)::bigint) "
     "ORDER BY job_id, step"};
 
+#undef LMTRAIN_PG_JOB_WITH_CHECKPOINTS_COLUMNS
 #undef LMTRAIN_PG_JOBS_BY_IDS
 #undef LMTRAIN_PG_USER_JOBS_PAGE
 #undef LMTRAIN_PG_JOBS_PAGE
 #undef LMTRAIN_PG_BASIC_JOB_COLUMNS
 #undef LMTRAIN_PG_JOB_COLUMNS
 #undef LMTRAIN_PG_JOB_COLUMNS_WITH
+
+// [[step, path, created_at_ms], ...] as LMTRAIN_PG_JOB_COLUMNS selects it.
+absl::StatusOr<std::vector<CheckpointRecord>> CheckpointsFromJson(int64_t id,
+                                                                  const std::string& text) {
+  const nlohmann::json doc = nlohmann::json::parse(text, nullptr, /*allow_exceptions=*/false);
+  const auto bad = [&] {
+    return absl::DataLossError(
+        absl::StrCat("job ", id, ": stored checkpoints do not decode: ", text));
+  };
+  if (!doc.is_array()) return bad();
+  std::vector<CheckpointRecord> checkpoints;
+  for (const nlohmann::json& c : doc) {
+    if (!c.is_array() || c.size() != 3 || !c[0].is_number_integer() || !c[1].is_string() ||
+        !c[2].is_number_integer()) {
+      return bad();
+    }
+    checkpoints.push_back({c[0].get<int64_t>(), c[1].get<std::string>(), c[2].get<int64_t>()});
+  }
+  return checkpoints;
+}
 
 absl::StatusOr<JobRecord> JobFromRow(const PgResult& rows, int r, JobView view) {
   JobRecord job;
@@ -132,40 +160,37 @@ absl::StatusOr<JobRecord> JobFromRow(const PgResult& rows, int r, JobView view) 
   job.retries = static_cast<int>(rows.Int64(r, kRetries));
   if (view == JobView::kBasic) return job;
   ASSIGN_OR_RETURN(job.attempts, AttemptsFromJson(id, rows.Text(r, kAttemptsJson)));
+  if (!rows.IsNull(r, kCheckpointsJson)) {
+    ASSIGN_OR_RETURN(job.checkpoints, CheckpointsFromJson(id, rows.Text(r, kCheckpointsJson)));
+  }
   return job;
 }
 
-absl::StatusOr<std::vector<CheckpointRecord>> SelectCheckpoints(PgConnection& db, int64_t id) {
-  ASSIGN_OR_RETURN(PgResult rows, db.Run(kSelectCheckpoints, PgParams(id)));
-  std::vector<CheckpointRecord> checkpoints;
+// Decodes every row of a jobs query.
+absl::StatusOr<std::vector<JobRecord>> ReadJobs(const PgResult& rows, JobView view) {
+  std::vector<JobRecord> jobs;
   for (int r = 0; r < rows.rows(); ++r) {
-    checkpoints.push_back({rows.Int64(r, 0), rows.Text(r, 1), rows.Int64(r, 2)});
+    ASSIGN_OR_RETURN(JobRecord job, JobFromRow(rows, r, view));
+    jobs.push_back(std::move(job));
   }
-  return checkpoints;
+  return jobs;
 }
 
-// Decodes every row of a jobs query and (full view) attaches the jobs' checkpoints (one query
-// for all).
-absl::StatusOr<std::vector<JobRecord>> ReadJobs(PgConnection& db, const PgResult& rows,
-                                                JobView view = JobView::kFull) {
-  std::vector<JobRecord> jobs;
+// Decodes a page of jobs and (full view) attaches their checkpoints, one query for all.
+absl::StatusOr<std::vector<JobRecord>> ReadPage(PgConnection& db, const PgResult& rows,
+                                                JobView view) {
+  ASSIGN_OR_RETURN(std::vector<JobRecord> jobs, ReadJobs(rows, view));
+  if (view == JobView::kBasic || jobs.empty()) return jobs;
   std::vector<int64_t> ids;
   std::unordered_map<int64_t, size_t> index;
   for (int r = 0; r < rows.rows(); ++r) {
-    ASSIGN_OR_RETURN(JobRecord job, JobFromRow(rows, r, view));
     ids.push_back(rows.Int64(r, kId));
-    index[ids.back()] = jobs.size();
-    jobs.push_back(std::move(job));
+    index[ids.back()] = ids.size() - 1;
   }
-  if (view == JobView::kBasic) return jobs;
-  if (jobs.size() == 1) {
-    ASSIGN_OR_RETURN(jobs[0].checkpoints, SelectCheckpoints(db, ids[0]));
-  } else if (!jobs.empty()) {
-    ASSIGN_OR_RETURN(PgResult found, db.Run(kSelectCheckpointsOfJobs, PgParams(IdsJson(ids))));
-    for (int r = 0; r < found.rows(); ++r) {
-      jobs[index[found.Int64(r, 0)]].checkpoints.push_back(
-          {found.Int64(r, 1), found.Text(r, 2), found.Int64(r, 3)});
-    }
+  ASSIGN_OR_RETURN(PgResult found, db.Run(kSelectCheckpointsOfJobs, PgParams(IdsJson(ids))));
+  for (int r = 0; r < found.rows(); ++r) {
+    jobs[index[found.Int64(r, 0)]].checkpoints.push_back(
+        {found.Int64(r, 1), found.Text(r, 2), found.Int64(r, 3)});
   }
   return jobs;
 }
@@ -194,7 +219,7 @@ absl::StatusOr<std::optional<int64_t>> PgFindJobByRequestId(PgConnection& db,
 
 absl::StatusOr<std::optional<JobRecord>> PgSelectJob(PgConnection& db, int64_t id) {
   ASSIGN_OR_RETURN(PgResult rows, db.Run(kSelectJob, PgParams(id)));
-  ASSIGN_OR_RETURN(std::vector<JobRecord> jobs, ReadJobs(db, rows));
+  ASSIGN_OR_RETURN(std::vector<JobRecord> jobs, ReadJobs(rows, JobView::kFull));
   if (jobs.empty()) return std::nullopt;
   return std::move(jobs.front());
 }
@@ -207,7 +232,7 @@ absl::StatusOr<std::vector<JobRecord>> PgSelectJobs(PgConnection& db, const JobF
                      filter.user.empty()
                          ? db.Run(queries.jobs, PgParams(bound, filter.limit))
                          : db.Run(queries.user_jobs, PgParams(bound, filter.limit, filter.user)));
-    return ReadJobs(db, rows, filter.view);
+    return ReadPage(db, rows, filter.view);
   }
   // One index range per state, merged here (as in the SQLite store, job_tables.cc).
   std::vector<int64_t> ids;
@@ -223,7 +248,7 @@ absl::StatusOr<std::vector<JobRecord>> PgSelectJobs(PgConnection& db, const JobF
   ids = NewestIds(std::move(ids), filter.limit);
   if (ids.empty()) return std::vector<JobRecord>{};
   ASSIGN_OR_RETURN(PgResult rows, db.Run(queries.by_ids, PgParams(IdsJson(ids))));
-  return ReadJobs(db, rows, filter.view);
+  return ReadPage(db, rows, filter.view);
 }
 
 absl::StatusOr<bool> PgLockJob(PgConnection& db, int64_t id) {

@@ -2,8 +2,11 @@
 // per query, each a named prepared statement with bound parameters.
 //
 // Every function must run inside a PgTransaction on `db` (PostgresJobStore decides the
-// transaction boundaries); none starts or ends one. Not thread-safe, like PgConnection. Ids are
-// the numeric form (see ParseJobId). Stored data that does not decode is DataLoss.
+// transaction boundaries); none starts or ends one. Exceptions, each one statement and so one
+// snapshot, which may also run alone: PgFindJobByRequestId, PgSelectJob, PgJobExists,
+// PgSelectEvents, and PgSelectJobs in the basic view without states. Not thread-safe, like
+// PgConnection. Ids are the numeric form (see ParseJobId). Stored data that does not decode is
+// DataLoss.
 #pragma once
 
 #include <cstdint>
@@ -26,7 +29,8 @@ absl::StatusOr<std::optional<int64_t>> PgFindJobByRequestId(PgConnection& db,
                                                             const std::string& request_id);
 // The full record (with checkpoints), or nullopt.
 absl::StatusOr<std::optional<JobRecord>> PgSelectJob(PgConnection& db, int64_t id);
-// Full records matching `filter`, newest (highest id) first, at most filter.limit.
+// Records matching `filter`, newest (highest id) first, at most filter.limit: one statement
+// (basic view, no states), plus one per state, plus one for the full view's checkpoints.
 absl::StatusOr<std::vector<JobRecord>> PgSelectJobs(PgConnection& db, const JobFilter& filter);
 // Locks the job's row until the transaction ends (SELECT ... FOR UPDATE), so writers of its
 // events and fields take turns; false if there is no such job.

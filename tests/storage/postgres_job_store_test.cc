@@ -23,17 +23,6 @@ namespace {
 using ::lmtrain::testing::PostgresTestServer;
 using ::testing::HasSubstr;
 
-NewJob MakeJob(const std::string& name, const std::string& request_id = "") {
-  NewJob job;
-  job.name = name;
-  job.task = "clm";
-  job.spec_yaml = "model: tiny-gpt2\n";
-  job.request_id = request_id;
-  job.user = "alice";
-  job.created_at_ms = 1000;
-  return job;
-}
-
 class PostgresJobStoreTest : public ::testing::Test {
  protected:
   void SetUp() override {
@@ -66,7 +55,8 @@ TEST_F(PostgresJobStoreTest, ConcurrentCreatesWithOneRequestIdFromTwoConnections
     std::vector<std::thread> threads;
     for (int t = 0; t < 2 * kThreadsPerStore; ++t) {
       threads.emplace_back([&, t] {
-        ids[t] = stores[t % 2]->CreateJob(MakeJob(absl::StrCat("job", round), request_id));
+        ids[t] =
+            stores[t % 2]->CreateJob(testing::AliceJob(absl::StrCat("job", round), request_id));
       });
     }
     for (std::thread& thread : threads) thread.join();
@@ -84,7 +74,7 @@ TEST_F(PostgresJobStoreTest, ConcurrentCreatesWithOneRequestIdFromTwoConnections
 TEST_F(PostgresJobStoreTest, ConcurrentAppendsFromTwoConnectionsAreGapless) {
   std::unique_ptr<PostgresJobStore> stores[] = {Open(), Open()};
   ASSERT_TRUE(stores[0] && stores[1]);
-  ASSERT_OK_AND_ASSIGN(std::string id, stores[0]->CreateJob(MakeJob("busy")));
+  ASSERT_OK_AND_ASSIGN(std::string id, stores[0]->CreateJob(testing::AliceJob("busy")));
   constexpr int kThreads = 6, kBatches = 10;
   std::vector<std::thread> threads;
   for (int t = 0; t < kThreads; ++t) {
@@ -122,7 +112,7 @@ TEST_F(PostgresJobStoreTest, MigratesAnEmptyDatabaseOnceAndRecordsItsVersion) {
   EXPECT_EQ(before, "t");
   std::unique_ptr<PostgresJobStore> store = Open();
   ASSERT_TRUE(store);
-  ASSERT_OK_AND_ASSIGN(std::string id, store->CreateJob(MakeJob("kept")));
+  ASSERT_OK_AND_ASSIGN(std::string id, store->CreateJob(testing::AliceJob("kept")));
   store.reset();
   store = Open();  // Already current: nothing to do, data kept.
   ASSERT_TRUE(store);
@@ -137,7 +127,7 @@ TEST_F(PostgresJobStoreTest, MigratesAnEmptyDatabaseOnceAndRecordsItsVersion) {
 TEST_F(PostgresJobStoreTest, UpgradesAVersionOneDatabaseWithLeasesKeepingItsJobs) {
   std::unique_ptr<PostgresJobStore> store = Open();
   ASSERT_TRUE(store);
-  ASSERT_OK_AND_ASSIGN(std::string id, store->CreateJob(MakeJob("from v1")));
+  ASSERT_OK_AND_ASSIGN(std::string id, store->CreateJob(testing::AliceJob("from v1")));
   store.reset();
   ASSERT_OK(server_->Query(Database(),
                            "DROP TABLE leases; DROP INDEX jobs_by_user, jobs_by_user_state; "
@@ -149,8 +139,7 @@ TEST_F(PostgresJobStoreTest, UpgradesAVersionOneDatabaseWithLeasesKeepingItsJobs
   ASSERT_OK_AND_ASSIGN(std::string version,
                        server_->Query(Database(), "SELECT version FROM schema_version"));
   EXPECT_EQ(version, "4");
-  ASSERT_OK_AND_ASSIGN(LeaseState lease,
-                       store->AcquireLease({"lm-server", "a", "a:50051", 60000}));
+  ASSERT_OK_AND_ASSIGN(LeaseState lease, store->AcquireLease({"lm-server", "a", "a:50051", 60000}));
   EXPECT_TRUE(lease.held);
 }
 
@@ -160,17 +149,18 @@ TEST_F(PostgresJobStoreTest, UpgradesAVersionTwoLeaseRowWithAnEmptyHttpUrl) {
   ASSERT_OK_AND_ASSIGN(LeaseState held, store->AcquireLease({"lm-server", "a", "a:50051", 60000}));
   ASSERT_TRUE(held.held);
   store.reset();
-  ASSERT_OK(server_->Query(Database(), "ALTER TABLE leases DROP COLUMN holder_http_url; "
-                                       "DROP INDEX jobs_by_user, jobs_by_user_state; "
-                                       "UPDATE schema_version SET version = 2"));
+  ASSERT_OK(server_->Query(Database(),
+                           "ALTER TABLE leases DROP COLUMN holder_http_url; "
+                           "DROP INDEX jobs_by_user, jobs_by_user_state; "
+                           "UPDATE schema_version SET version = 2"));
   store = Open();
   ASSERT_TRUE(store);
   ASSERT_OK_AND_ASSIGN(LeaseState seen, store->AcquireLease({"lm-server", "b", "b:50051", 60000}));
   EXPECT_FALSE(seen.held);
   EXPECT_EQ(seen.holder_address, "a:50051");
   EXPECT_EQ(seen.holder_http_url, "");
-  ASSERT_OK_AND_ASSIGN(LeaseState renewed, store->AcquireLease(
-                                               {"lm-server", "a", "a:50051", 60000, "http://a:80"}));
+  ASSERT_OK_AND_ASSIGN(LeaseState renewed,
+                       store->AcquireLease({"lm-server", "a", "a:50051", 60000, "http://a:80"}));
   EXPECT_EQ(renewed.token, held.token);
   ASSERT_OK_AND_ASSIGN(seen, store->AcquireLease({"lm-server", "b", "b:50051", 60000}));
   EXPECT_EQ(seen.holder_http_url, "http://a:80");
@@ -179,10 +169,11 @@ TEST_F(PostgresJobStoreTest, UpgradesAVersionTwoLeaseRowWithAnEmptyHttpUrl) {
 TEST_F(PostgresJobStoreTest, UpgradesAVersionThreeDatabaseWithTheUserIndexes) {
   std::unique_ptr<PostgresJobStore> store = Open();
   ASSERT_TRUE(store);
-  ASSERT_OK_AND_ASSIGN(std::string id, store->CreateJob(MakeJob("from v3")));
+  ASSERT_OK_AND_ASSIGN(std::string id, store->CreateJob(testing::AliceJob("from v3")));
   store.reset();
-  ASSERT_OK(server_->Query(Database(), "DROP INDEX jobs_by_user, jobs_by_user_state; "
-                                       "UPDATE schema_version SET version = 3"));
+  ASSERT_OK(server_->Query(Database(),
+                           "DROP INDEX jobs_by_user, jobs_by_user_state; "
+                           "UPDATE schema_version SET version = 3"));
   store = Open();
   ASSERT_TRUE(store);
   EXPECT_THAT(server_->Query(Database(),
@@ -190,7 +181,7 @@ TEST_F(PostgresJobStoreTest, UpgradesAVersionThreeDatabaseWithTheUserIndexes) {
                              "('jobs_by_user', 'jobs_by_user_state')"),
               ::testing::Property(&absl::StatusOr<std::string>::value, "2"));
   JobFilter mine;
-  mine.user = MakeJob("x").user;
+  mine.user = testing::AliceJob("x").user;
   ASSERT_OK_AND_ASSIGN(std::vector<JobRecord> jobs, store->ListJobs(mine));
   ASSERT_EQ(jobs.size(), 1u);
   EXPECT_EQ(jobs[0].id, id);
@@ -212,7 +203,7 @@ TEST_F(PostgresJobStoreTest, RefusesADatabaseWithANewerSchema) {
 TEST_F(PostgresJobStoreTest, InvalidUtf8IsStoredWithReplacementCharacters) {
   std::unique_ptr<PostgresJobStore> store = Open();
   ASSERT_TRUE(store);
-  NewJob job = MakeJob("bad\xff name", "req\xfe");
+  NewJob job = testing::AliceJob("bad\xff name", "req\xfe");
   job.spec_yaml = std::string("a\0b", 3);  // Text cannot hold NUL either.
   ASSERT_OK_AND_ASSIGN(std::string id, store->CreateJob(job));
   ASSERT_OK(store->AppendEvents(id, 2, {LogEvent{"stderr", "out\xc3("}}));
@@ -262,11 +253,12 @@ TEST(PostgresJobStoreRestartTest, ReconnectsAfterTheServerRestartsWithDataIntact
   if (!server.ok()) GTEST_SKIP() << server.status().message();
   ASSERT_OK_AND_ASSIGN(std::string uri, (*server)->CreateDatabase());
   ASSERT_OK_AND_ASSIGN(std::unique_ptr<PostgresJobStore> store, PostgresJobStore::Open({uri}));
-  ASSERT_OK_AND_ASSIGN(std::string id, store->CreateJob(MakeJob("survivor")));
+  ASSERT_OK_AND_ASSIGN(std::string id, store->CreateJob(testing::AliceJob("survivor")));
   ASSERT_OK(store->AppendEvents(id, 2, {LogEvent{"stdout", "before"}}));
 
   ASSERT_OK((*server)->Restart());
-  // The call that finds the connection gone fails with Unavailable; the next one reconnects.
+  // The call that finds its connection gone fails with Unavailable; every connection (the
+  // reader's, the writer's) reconnects before its next call.
   absl::StatusOr<JobRecord> first = store->GetJob(id);
   EXPECT_EQ(first.status().code(), absl::StatusCode::kUnavailable) << first.status();
   EXPECT_THAT(std::string(first.status().message()), HasSubstr("PostgresJobStore.GetJob"));

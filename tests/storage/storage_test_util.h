@@ -111,6 +111,18 @@ inline std::vector<std::string> Describe(const std::vector<EventRecord>& events)
   return lines;
 }
 
+// A small clm job by "alice", created at 1000 ms, with an optional request id.
+inline NewJob AliceJob(const std::string& name, const std::string& request_id = "") {
+  NewJob job;
+  job.name = name;
+  job.task = "clm";
+  job.spec_yaml = "model: tiny-gpt2\n";
+  job.request_id = request_id;
+  job.user = "alice";
+  job.created_at_ms = 1000;
+  return job;
+}
+
 inline const absl::Status& ToStatus(const absl::Status& status) { return status; }
 template <typename T>
 const absl::Status& ToStatus(const absl::StatusOr<T>& status_or) {
