@@ -253,7 +253,6 @@ void Server::Shutdown() {
   stop_.Notify();
   role_->Stop();  // A standby takes over at once.
   if (http_server_) http_server_->Stop();  // No HTTP handler touches the core after this.
-  hub_.Shutdown();
   watch_fanout_->Shutdown();  // Ends every WatchJob stream UNAVAILABLE (clients fail over).
   dispatcher_->Shutdown();  // Wakes the workers' long-polls.
   grpc_server_->Shutdown(std::chrono::system_clock::now() + std::chrono::seconds(2));
