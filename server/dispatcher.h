@@ -152,6 +152,7 @@ class Dispatcher {
     int64_t complete_pass_interval_ms = 0;
     // Most orphans (attempts adopted by Recover that no worker re-attached in time) one
     // ExpireLeases call loses, and so requeues; each costs a few store writes under mu_.
+    // Values below 1 count as 1.
     int orphan_batch = 16;
   };
 
