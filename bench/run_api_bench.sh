@@ -5,9 +5,10 @@
 # submit-to-running"), CEILING (1: every get/list/watch/submit run is followed by the same load
 # on lm-bench-api's do-nothing JobService, and its line carries ceiling_qps and
 # ratio_to_ceiling; 0: not), STORE ("sqlite", or "postgres": the servers keep their jobs in a
-# throwaway PostgreSQL cluster started here with initdb + pg_ctl on a free port, with
-# PostgreSQL's durable defaults (fsync, synchronous_commit on); its binaries from
-# $LMTRAIN_PG_BIN or the newest /usr/lib/postgresql/N/bin; as root it runs as the postgres user).
+# throwaway PostgreSQL server that the tests' postgres_test_fixture starts with --durable, i.e.
+# with PostgreSQL's durable defaults (fsync, synchronous_commit on), each server in a database
+# of its own; binaries from $LMTRAIN_PG_BIN or the newest /usr/lib/postgresql/N/bin; as root
+# it runs as the postgres user).
 # submit/get/list/watch run against an lm-server with no worker (submitted jobs stay QUEUED);
 # submit-to-running runs against a second, fresh lm-server with one lm-worker (1 slot) whose
 # trainer is bench/fake_trainer.sh (kept running until the bench cancels the job once RUNNING),
@@ -24,38 +25,29 @@ store="${STORE:-sqlite}"
 ceiling=()
 [ "${CEILING:-1}" = 1 ] && ceiling=(--ceiling)
 pids=()
-pg_stop=()
+pg_started=""
 cleanup() {
   for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; done
   wait 2>/dev/null || true
-  if [ ${#pg_stop[@]} -gt 0 ]; then "${pg_stop[@]}" >/dev/null 2>&1 || true; fi
+  [ -n "$pg_started" ] && "$bin/postgres_test_fixture" stop "$work/pg" >/dev/null 2>&1
   rm -rf "$work"
 }
 trap cleanup EXIT
 
-# start_postgres: initdb + pg_ctl start in $work/pg on a free port; sets $pg_port, $as_pg.
+# start_postgres: the throwaway PostgreSQL server, published in $work/pg.
 start_postgres() {
-  local pgbin="${LMTRAIN_PG_BIN:-$(ls -d /usr/lib/postgresql/*/bin 2>/dev/null | sort -V | tail -n 1)}"
-  [ -x "$pgbin/initdb" ] || { echo "no PostgreSQL binaries (set LMTRAIN_PG_BIN)" >&2; exit 1; }
-  as_pg=()
-  mkdir -p "$work/pg"
-  if [ "$(id -u)" = 0 ]; then as_pg=(runuser -u postgres --); chown postgres "$work" "$work/pg"; fi
-  "${as_pg[@]}" "$pgbin/initdb" -D "$work/pg/data" -U postgres -A trust -E UTF8 --locale=C \
-    >"$work/pg/initdb.log"
-  pg_port="$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')"
-  "${as_pg[@]}" "$pgbin/pg_ctl" -D "$work/pg/data" -l "$work/pg/log" -w -t 60 \
-    -o "-p $pg_port -k $work/pg -c listen_addresses=127.0.0.1" start >/dev/null
-  pg_stop=("${as_pg[@]}" "$pgbin/pg_ctl" -D "$work/pg/data" -w -m fast stop)
-  pg_psql=("${as_pg[@]}" "$pgbin/psql" -h 127.0.0.1 -p "$pg_port" -U postgres -q)
+  "$bin/postgres_test_fixture" start "$work/pg" --durable >/dev/null
+  pg_started=1
+  if [ -f "$work/pg/skip" ]; then echo "no PostgreSQL: $(cat "$work/pg/skip")" >&2; exit 1; fi
 }
 
-# start_server NAME: starts lm-server on a free port (with STORE=postgres, on its own database
-# NAME); sets $addr.
+# start_server NAME: starts lm-server on a free port (with STORE=postgres, on a new database of
+# its own); sets $addr.
 start_server() {
-  local store_flag=()
+  local store_flag=() uri
   if [ "$store" = postgres ]; then
-    "${pg_psql[@]}" -c "CREATE DATABASE $1" postgres
-    store_flag=(--store "postgres://postgres@127.0.0.1:$pg_port/$1")
+    uri="$("$bin/postgres_test_fixture" database "$work/pg")"
+    store_flag=(--store "$uri")
   fi
   "$bin/lm-server" --listen 127.0.0.1:0 --http-listen 127.0.0.1:0 --data-dir "$work/$1" \
     "${store_flag[@]}" >"$work/$1.log" 2>&1 &

@@ -12,7 +12,8 @@
 # side); then VmRSS/VmHWM again. The server runs with --lease-timeout-ms
 # LEASE_TIMEOUT_MS (600000): the prefilled RUNNING jobs have no worker, and lm-server requeues
 # such orphans 2 lease timeouts after its start (30 s by default), which would land inside the
-# measurement (5k requeues, during which list calls wait). PostgreSQL runs on a
+# measurement (5k requeues, which slow list calls down; LEASE_TIMEOUT_MS=3000 with CLIENTS=4
+# SECONDS_PER_RUN=20 puts them inside the first run on purpose). PostgreSQL runs on a
 # throwaway server started by the tests' postgres_test_fixture (skipped where none can run).
 # Prints `uptime`, one JSON line per run, and the memory lines.
 set -euo pipefail

@@ -302,14 +302,20 @@ void Dispatcher::LoseWorkerLocked(const std::string& worker_id, const std::strin
   for (const auto& [job_id, r] : ranks) MaybeFinishAttemptLocked(job_id);
 }
 
-void Dispatcher::LoseOrphansLocked(int64_t now_ms) {
+bool Dispatcher::LoseOrphansLocked(int64_t now_ms, int max) {
   std::vector<std::string> orphans;
+  bool more = false;
   for (const auto& [job_id, a] : attempts_.all()) {
-    if (a.orphan_deadline_ms > 0 && now_ms > a.orphan_deadline_ms) orphans.push_back(job_id);
+    if (a.orphan_deadline_ms <= 0 || now_ms <= a.orphan_deadline_ms) continue;
+    if (static_cast<int>(orphans.size()) == std::max(1, max)) {
+      more = true;
+      break;
+    }
+    orphans.push_back(job_id);
   }
   for (const std::string& job_id : orphans) {
     Attempt& a = *attempts_.Find(job_id);
-    a.orphan_deadline_ms = 0;
+    a.orphan_deadline_ms = 0;  // Never picked again: each orphan is lost once.
     for (size_t r = 0; r < a.ranks.size(); ++r) {
       if (!a.ranks[r].worker_id.empty() || a.ranks[r].exit.has_value()) continue;
       RankExit lost;
@@ -318,16 +324,16 @@ void Dispatcher::LoseOrphansLocked(int64_t now_ms) {
       lost.error = "worker lost: no worker re-attached the job after a server restart";
       RankEndedLocked(a, static_cast<int>(r), std::move(lost));
     }
+    // The mirror follows without a rebuild (which would read the whole queue from the store
+    // per batch): an attempt that ended left it and its requeued job joined the queue
+    // (MaybeFinishAttemptLocked, RequeueLocked); one still stopping was preempting there.
     MaybeFinishAttemptLocked(job_id);
   }
-  if (!orphans.empty()) {
-    mirrored_ = false;  // Orphans were preempting in the mirror: rebuild it.
-    dirty_ = true;
-    hub_->Bump(EventHub::kWorkKey);
-  }
+  if (!orphans.empty()) hub_->Bump(EventHub::kWorkKey);
+  return more;
 }
 
-void Dispatcher::ExpireLeases() {
+bool Dispatcher::ExpireLeases() {
   absl::MutexLock lock(&mu_);
   const int64_t now = clock_->NowMs();
   const std::vector<std::string> dead = workers_.Expired(now, options_.lease_timeout_ms);
@@ -339,10 +345,11 @@ void Dispatcher::ExpireLeases() {
     touched_.erase(id);
     dirty_ = true;
   }
-  LoseOrphansLocked(now);
+  const bool more = LoseOrphansLocked(now, options_.orphan_batch);
   ScheduleIfDirtyLocked();
-  CompletePassLocked();
+  if (!more) CompletePassLocked();  // Once, after the last batch.
   if (!dead.empty()) hub_->Bump(EventHub::kWorkKey);
+  return more;
 }
 
 std::vector<WorkerStatus> Dispatcher::ListWorkers() {

@@ -55,7 +55,8 @@
 // Server restart: Recover() requeues PREEMPTED/RETRYING jobs and adopts SCHEDULED/RUNNING
 // ones as orphans; workers re-register listing the ranks they still run, which re-attaches
 // them, with the GPU indices they were started with. Ranks nobody claims within two lease
-// timeouts are lost (the attempt is retried).
+// timeouts are lost (the attempt is retried), at most Options::orphan_batch orphans per
+// ExpireLeases call, so that thousands of them never hold mu_ for long (see ExpireLeases).
 // A worker reporting a rank of an attempt that is not current is told to stop it.
 //
 // Dispatching on and off: SetDispatching(false) stops the passes (nothing is placed or
@@ -149,6 +150,10 @@ class Dispatcher {
     // last one); the lease tick runs one regardless. See WaitingReason. (lm-server: 1000,
     // --scheduler-config complete_pass_interval_ms.)
     int64_t complete_pass_interval_ms = 0;
+    // Most orphans (attempts adopted by Recover that no worker re-attached in time) one
+    // ExpireLeases call loses, and so requeues; each costs a few store writes under mu_.
+    // Values below 1 count as 1.
+    int orphan_batch = 16;
   };
 
   // `policy` gives the scheduler (Scheduler::NewIncremental); it is not kept.
@@ -191,9 +196,13 @@ class Dispatcher {
   // have stopped. Returns the state after the call. FailedPrecondition if already terminal.
   absl::StatusOr<JobState> Cancel(const std::string& job_id, const std::string& reason);
 
-  // Drops workers (and orphaned ranks) whose lease ran out; their attempts end and the queue
-  // is scheduled again.
-  void ExpireLeases();
+  // Drops workers whose lease ran out and loses at most options.orphan_batch orphans whose
+  // deadline passed: their attempts end (a job with retries left is requeued) and a bounded
+  // pass runs; the complete pass runs once no expired orphan is left. Returns true when
+  // expired orphans remain: call again. mu_ is released between calls, so Syncs, reports
+  // and WaitingReason (ListJobs) are served between batches; a worker that re-attaches a
+  // rank meanwhile keeps it, as it would have before the deadline.
+  bool ExpireLeases();
 
   std::vector<WorkerStatus> ListWorkers();
 
@@ -231,7 +240,8 @@ class Dispatcher {
   void RankEndedLocked(Attempt& a, int rank, RankExit exit) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   void LoseWorkerLocked(const std::string& worker_id, const std::string& why)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
-  void LoseOrphansLocked(int64_t now_ms) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // Loses at most `max` expired orphans; true when more are expired.
+  bool LoseOrphansLocked(int64_t now_ms, int max) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
 
   // dispatcher_schedule.cc: the scheduler's mirror and the passes.
   // Runs a pass when an event changed something since the last one. An event's pass examines

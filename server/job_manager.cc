@@ -234,10 +234,4 @@ absl::StatusOr<std::vector<EventRecord>> JobManager::EventsAfter(const std::stri
   return store_->ListEvents(id, after_seq, limit);
 }
 
-uint64_t JobManager::EventVersion(const std::string& id) { return hub_->Version(id); }
-
-bool JobManager::WaitForEvents(const std::string& id, uint64_t seen, absl::Duration timeout) {
-  return hub_->WaitForChange(id, seen, timeout);
-}
-
 }  // namespace lmtrain

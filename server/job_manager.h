@@ -14,7 +14,6 @@
 
 #include "absl/status/statusor.h"
 #include "absl/synchronization/mutex.h"
-#include "absl/time/time.h"
 #include "common/clock.h"
 #include "common/job_spec.h"
 #include "server/artifacts/artifact_store.h"
@@ -104,9 +103,6 @@ class JobManager {
   // Watch support: events after `after_seq` (at most `limit`).
   absl::StatusOr<std::vector<EventRecord>> EventsAfter(const std::string& id, int64_t after_seq,
                                                        int limit);
-  // Snapshot of the job's change version, then wait for a change after it.
-  uint64_t EventVersion(const std::string& id);
-  bool WaitForEvents(const std::string& id, uint64_t seen, absl::Duration timeout);
 
  private:
   int QuotaOf(const std::string& user) const;

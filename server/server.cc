@@ -239,7 +239,16 @@ void Server::ExpiryLoop() {
   const absl::Duration period =
       absl::Milliseconds(std::max<int64_t>(100, options_.lease_timeout_ms / 4));
   while (!stop_.WaitForNotificationWithTimeout(period)) {
-    if (role_->active()) dispatcher_->ExpireLeases();
+    // Thousands of orphans after a restart expire a batch per call. Between batches this thread
+    // pauses as long as the batch took: the callers that queued meanwhile on the dispatcher's
+    // and the store's locks get them (a mutex hands over to a waiter only if the unlocking
+    // thread does not take it straight back), at the cost of a requeue twice as long.
+    for (;;) {
+      const absl::Time start = absl::Now();
+      if (!role_->active() || !dispatcher_->ExpireLeases()) break;
+      const absl::Duration pause = std::max(absl::Milliseconds(1), absl::Now() - start);
+      if (stop_.WaitForNotificationWithTimeout(pause)) return;
+    }
   }
 }
 
@@ -251,7 +260,6 @@ void Server::Shutdown() {
   stop_.Notify();
   role_->Stop();  // A standby takes over at once.
   if (http_server_) http_server_->Stop();  // No HTTP handler touches the core after this.
-  hub_.Shutdown();
   watch_fanout_->Shutdown();  // Ends every WatchJob stream UNAVAILABLE (clients fail over).
   dispatcher_->Shutdown();  // Wakes the workers' long-polls.
   grpc_server_->Shutdown(std::chrono::system_clock::now() + std::chrono::seconds(2));

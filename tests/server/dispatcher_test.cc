@@ -186,10 +186,16 @@ TEST_F(DispatcherTest, CancelOfQueuedJobIsImmediateAndNeverDispatched) {
   EXPECT_EQ(manager_->Cancel(id, "").status().code(), absl::StatusCode::kFailedPrecondition);
 }
 
-TEST_F(DispatcherTest, WorkVersionBumpsOnSubmit) {
-  const uint64_t before = hub_.Version(EventHub::kWorkKey);
-  Submit("a");
-  EXPECT_NE(hub_.Version(EventHub::kWorkKey), before);
+TEST_F(DispatcherTest, SubmitBumpsTheWorkKeyForListenersUntilRemoved) {
+  std::vector<std::string> bumped;
+  const int listener = hub_.AddListener([&](const std::string& key) { bumped.push_back(key); });
+  const std::string id = Submit("a");
+  EXPECT_THAT(bumped, ::testing::Contains(std::string(EventHub::kWorkKey)));
+  EXPECT_THAT(bumped, ::testing::Contains(id));
+  hub_.RemoveListener(listener);
+  bumped.clear();
+  Submit("b");
+  EXPECT_THAT(bumped, IsEmpty());
 }
 
 TEST_F(DispatcherTest, PerUserLimitsAndWeightsComeFromTheOptions) {

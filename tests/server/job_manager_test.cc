@@ -2,7 +2,9 @@
 
 #include <gtest/gtest.h>
 
-#include <thread>
+#include <algorithm>
+#include <string>
+#include <vector>
 
 #include "tests/server/job_manager_fixture.h"
 
@@ -77,13 +79,14 @@ TEST_F(JobManagerTest, UnknownJobIsNotFound) {
   EXPECT_EQ(manager_.Cancel("999", "").status().code(), absl::StatusCode::kNotFound);
 }
 
-TEST_F(JobManagerTest, WaitForEventsWakesOnNewEvent) {
+TEST_F(JobManagerTest, CancelRecordsItsEventAndTellsTheHubsListeners) {
   auto id = manager_.Submit(folder_.Request());
   ASSERT_TRUE(id.ok());
-  const uint64_t v = manager_.EventVersion(*id);
-  std::thread canceller([&] { manager_.Cancel(*id, "bye").IgnoreError(); });
-  EXPECT_TRUE(manager_.WaitForEvents(*id, v, absl::Seconds(10)));
-  canceller.join();
+  std::vector<std::string> bumped;
+  const int listener = hub_.AddListener([&](const std::string& key) { bumped.push_back(key); });
+  ASSERT_EQ(*manager_.Cancel(*id, "bye"), JobState::kCancelled);
+  hub_.RemoveListener(listener);
+  EXPECT_NE(std::find(bumped.begin(), bumped.end(), *id), bumped.end());
   auto events = manager_.EventsAfter(*id, 0, 100);
   ASSERT_TRUE(events.ok());
   ASSERT_EQ(events->size(), 2u);

@@ -96,7 +96,8 @@ std::string ReadFile(const fs::path& path) {
 
 }  // namespace
 
-absl::StatusOr<std::unique_ptr<PostgresTestServer>> PostgresTestServer::Start() {
+absl::StatusOr<std::unique_ptr<PostgresTestServer>> PostgresTestServer::Start(
+    const Options& options) {
   absl::StatusOr<std::string> bin = FindBin();
   if (!bin.ok()) return bin.status();
   absl::StatusOr<std::string> as_user = AsServerUser();
@@ -115,6 +116,9 @@ absl::StatusOr<std::unique_ptr<PostgresTestServer>> PostgresTestServer::Start() 
       server->Pg("initdb", absl::StrCat("-D ", Quote(dir + "/data"),
                                         " -U postgres -A trust -E UTF8 --locale=C --no-sync"));
   if (!init.ok()) return init.status();
+  const char* fast = options.durable
+                         ? ""
+                         : " -c fsync=off -c synchronous_commit=off -c full_page_writes=off";
   absl::Status started = absl::UnknownError("not started");
   for (int attempt = 0; attempt < 3 && !started.ok(); ++attempt) {  // The port may get taken.
     server->port_ = FreePort();
@@ -124,9 +128,7 @@ absl::StatusOr<std::unique_ptr<PostgresTestServer>> PostgresTestServer::Start() 
                  absl::StrCat("-D ", Quote(dir + "/data"), " -l ", Quote(dir + "/log"),
                               " -w -t 60 -o ",
                               Quote(absl::StrCat("-p ", server->port_, " -k ", dir,
-                                                 " -c listen_addresses=127.0.0.1 -c fsync=off "
-                                                 "-c synchronous_commit=off "
-                                                 "-c full_page_writes=off")),
+                                                 " -c listen_addresses=127.0.0.1", fast)),
                               " start"))
             .status();
   }

@@ -1,6 +1,8 @@
-// PostgresTestServer: a real, throwaway PostgreSQL server for tests: initdb + pg_ctl start into
-// a temp folder, listening on 127.0.0.1 on a free port with trust authentication; stopped and
-// removed on destruction.
+// PostgresTestServer: a real, throwaway PostgreSQL server for tests (and the benchmarks, through
+// postgres_test_fixture): initdb + pg_ctl start into a temp folder, listening on 127.0.0.1 on a
+// free port with trust authentication; stopped and removed on destruction. Tests run it with
+// fsync, synchronous_commit and full_page_writes off; Options::durable keeps PostgreSQL's
+// durable defaults instead, for figures that should count the commit's flush.
 //
 //   Start() --> [initdb, pg_ctl start] --> running --> Restart() ... -->
 //   destroyed (owner): pg_ctl stop -m immediate, folder removed
@@ -25,8 +27,14 @@ namespace lmtrain::testing {
 
 class PostgresTestServer {
  public:
+  struct Options {
+    // false (default): fsync, synchronous_commit and full_page_writes off (fast, and enough
+    // for tests: the server is thrown away). true: PostgreSQL's durable defaults.
+    bool durable = false;
+  };
   // A new server in a new temp folder, owned (stopped and removed on destruction).
-  static absl::StatusOr<std::unique_ptr<PostgresTestServer>> Start();
+  static absl::StatusOr<std::unique_ptr<PostgresTestServer>> Start(const Options& options);
+  static absl::StatusOr<std::unique_ptr<PostgresTestServer>> Start() { return Start(Options()); }
   // The server another process published to `state_dir`: not stopped on destruction.
   // FailedPrecondition with the reason when that process could not start one (PublishSkip).
   static absl::StatusOr<std::unique_ptr<PostgresTestServer>> Attach(const std::string& state_dir);

@@ -1,0 +1,144 @@
+// Dispatcher after a server restart with many orphans (attempts Recover adopted that no worker
+// re-attached): ExpireLeases loses them a bounded batch per call, each exactly once, and a
+// worker that comes back between batches keeps its ranks.
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <algorithm>
+
+#include "server/dispatcher.h"
+#include "tests/server/dispatcher_fixture.h"
+
+namespace lmtrain {
+namespace {
+
+using ::testing::ElementsAre;
+using ::testing::HasSubstr;
+using testing::kLeaseMs;
+
+constexpr int kBatch = 4;
+
+class DispatcherRecoveryTest : public testing::DispatcherFixture {
+ protected:
+  // `n` single-rank jobs, each started on one worker; returns their ids.
+  std::vector<std::string> StartJobs(int n) {
+    std::vector<std::string> ids;
+    for (int i = 0; i < n; ++i) ids.push_back(Submit("j" + std::to_string(i)));
+    const std::string w = Worker("w", n);
+    const SyncResult r = Sync(w);
+    EXPECT_EQ(r.assignments.size(), static_cast<size_t>(n));
+    for (const JobAssignment& a : r.assignments) Start(w, a);
+    return ids;
+  }
+  // A server restart with orphan_batch = kBatch, then two lease timeouts: every unclaimed
+  // rank's deadline has passed.
+  void RestartAndWaitOutTheOrphans() {
+    manager_.reset();
+    Dispatcher::Options options{"/artifacts", kLeaseMs};
+    options.orphan_batch = kBatch;
+    dispatcher_ = std::make_unique<Dispatcher>(&store_, &clock_, &hub_, scheduler_.get(), options);
+    ASSERT_TRUE(dispatcher_->Recover().ok());
+    manager_ = std::make_unique<JobManager>(&store_, &clock_, &hub_, dispatcher_.get());
+    clock_.Advance(2 * kLeaseMs + 1);
+  }
+  int CountIn(const std::vector<std::string>& ids, JobState state) {
+    return static_cast<int>(
+        std::count_if(ids.begin(), ids.end(), [&](const std::string& id) {
+          return State(id) == state;
+        }));
+  }
+  int Requeues(const std::string& id) {
+    const std::vector<std::string> h = StateHistory(id);
+    return static_cast<int>(std::count(h.begin(), h.end(), "RETRYING"));
+  }
+};
+
+TEST_F(DispatcherRecoveryTest, OrphansExpireABoundedBatchPerCall) {
+  const std::vector<std::string> ids = StartJobs(10);
+  RestartAndWaitOutTheOrphans();
+  // ceil(10 / 4) calls; the lock is released between them.
+  EXPECT_TRUE(dispatcher_->ExpireLeases());
+  EXPECT_EQ(CountIn(ids, JobState::kQueued), kBatch);
+  EXPECT_EQ(CountIn(ids, JobState::kRunning), 10 - kBatch);
+  EXPECT_TRUE(dispatcher_->ExpireLeases());
+  EXPECT_EQ(CountIn(ids, JobState::kQueued), 2 * kBatch);
+  EXPECT_FALSE(dispatcher_->ExpireLeases());
+  EXPECT_EQ(CountIn(ids, JobState::kQueued), 10);
+  EXPECT_FALSE(dispatcher_->ExpireLeases());  // Nothing left: each was requeued once.
+  for (const std::string& id : ids) {
+    const JobRecord job = Job(id);
+    EXPECT_EQ(Requeues(id), 1) << id;
+    EXPECT_EQ(job.retries, 1) << id;
+    ASSERT_EQ(job.attempts.size(), 1u) << id;
+    EXPECT_GT(job.attempts[0].ended_at_ms, 0) << id;  // The attempt is closed.
+    EXPECT_THAT(job.attempts[0].outcome, HasSubstr("re-attached")) << id;
+    EXPECT_THAT(StateHistory(id), ElementsAre("QUEUED", "SCHEDULED", "RUNNING", "RETRYING",
+                                              "QUEUED"));
+  }
+  // The scheduler's queue holds them all (no rebuild of its mirror ran): a new worker gets
+  // them, attempt 2, resuming.
+  const std::string w2 = Worker("w2", 10);
+  const SyncResult r = Sync(w2);
+  ASSERT_EQ(r.assignments.size(), 10u);
+  for (const JobAssignment& a : r.assignments) {
+    EXPECT_EQ(a.attempt, 2);
+    EXPECT_TRUE(a.resume);
+  }
+}
+
+TEST_F(DispatcherRecoveryTest, AWorkerBackBetweenBatchesKeepsItsRank) {
+  const std::vector<std::string> ids = StartJobs(10);
+  RestartAndWaitOutTheOrphans();
+  ASSERT_TRUE(dispatcher_->ExpireLeases());
+  auto still = std::find_if(ids.begin(), ids.end(),
+                            [&](const std::string& id) { return State(id) == JobState::kRunning; });
+  ASSERT_NE(still, ids.end());
+  WorkerInfo info;
+  info.name = "w";
+  info.hostname = "w.host";
+  info.slots = 10;
+  const std::string w = dispatcher_->RegisterWorker(info, {RankRef{*still, 0, 1}});
+  while (dispatcher_->ExpireLeases()) {
+  }
+  EXPECT_EQ(State(*still), JobState::kRunning);
+  EXPECT_EQ(Requeues(*still), 0);
+  EXPECT_EQ(CountIn(ids, JobState::kRunning), 1);
+  // The other nine were requeued once each and go to the worker's free slots; the kept rank
+  // is not told to stop.
+  const SyncResult r = Sync(w, {RankRef{*still, 0, 1}});
+  EXPECT_TRUE(r.stop.empty());
+  EXPECT_EQ(r.assignments.size(), 9u);
+  for (const std::string& id : ids) EXPECT_EQ(Requeues(id), id == *still ? 0 : 1) << id;
+}
+
+TEST_F(DispatcherRecoveryTest, AHalfClaimedGangStopsBeforeItIsRequeuedOnce) {
+  const std::string id = Submit("ddp", 0, "workers: 2");
+  const std::string a = Worker("a", 1);
+  const std::string b = Worker("b", 1);
+  const JobAssignment ra = Sync(a).assignments.at(0);
+  const JobAssignment rb = Sync(b).assignments.at(0);
+  Start(a, ra);
+  Start(b, rb);
+  RestartAndWaitOutTheOrphans();
+  WorkerInfo info;
+  info.name = "a";
+  info.hostname = "a.host";
+  info.slots = 1;
+  info.rendezvous_port_base = 40000;
+  info.rendezvous_port_count = 2;
+  const std::string a2 = dispatcher_->RegisterWorker(info, {Ref(ra)});  // b never came back.
+  EXPECT_FALSE(dispatcher_->ExpireLeases());
+  // The lost rank fails the attempt; the re-attached one must stop before anything is requeued.
+  EXPECT_EQ(State(id), JobState::kRunning);
+  const SyncResult stop = Sync(a2, {Ref(ra)});
+  EXPECT_THAT(Stops(stop), ElementsAre(id + "/" + std::to_string(ra.rank) + "/1"));
+  EXPECT_TRUE(stop.assignments.empty());
+  ASSERT_TRUE(Exit(a2, ra, -1, /*cancelled=*/true).ok());
+  EXPECT_EQ(State(id), JobState::kQueued);
+  EXPECT_EQ(Requeues(id), 1);
+  EXPECT_FALSE(dispatcher_->ExpireLeases());
+  EXPECT_EQ(Requeues(id), 1);
+}
+
+}  // namespace
+}  // namespace lmtrain
