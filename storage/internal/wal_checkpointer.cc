@@ -40,11 +40,6 @@ WalCheckpointer::~WalCheckpointer() {
   thread_.join();
 }
 
-int64_t WalCheckpointer::checkpoints() const {
-  absl::MutexLock lock(&mu_);
-  return checkpoints_;
-}
-
 int WalCheckpointer::OnWalCommit(void* self, sqlite3*, const char*, int pages) {
   auto* c = static_cast<WalCheckpointer*>(self);
   if (pages >= c->pages_) {
@@ -61,14 +56,11 @@ void WalCheckpointer::Loop() {
     if (stop_) return;
     requested_ = false;
     mu_.Unlock();
-    int wal_frames = 0;
-    int copied = 0;
     // PASSIVE: copies what it can without waiting for, or blocking, any other connection.
     // Its result needs no handling: a checkpoint that did not finish is asked for again.
-    sqlite3_wal_checkpoint_v2(own_->raw(), nullptr, SQLITE_CHECKPOINT_PASSIVE, &wal_frames,
-                              &copied);
+    sqlite3_wal_checkpoint_v2(own_->raw(), nullptr, SQLITE_CHECKPOINT_PASSIVE, nullptr,
+                              nullptr);
     mu_.Lock();
-    ++checkpoints_;
   }
 }
 

@@ -19,7 +19,6 @@
 // destroyed, and the destructor must not run while the writer is in use.
 #pragma once
 
-#include <cstdint>
 #include <memory>
 #include <string>
 #include <thread>
@@ -48,9 +47,6 @@ class WalCheckpointer {
   WalCheckpointer(const WalCheckpointer&) = delete;
   WalCheckpointer& operator=(const WalCheckpointer&) = delete;
 
-  // Checkpoints run so far (each one attempt, whether or not it copied every frame).
-  int64_t checkpoints() const;
-
  private:
   WalCheckpointer(Connection* writer, std::unique_ptr<Connection> own, int pages);
   static int OnWalCommit(void* self, sqlite3* db, const char* name, int pages);
@@ -60,10 +56,9 @@ class WalCheckpointer {
   Connection* const writer_;
   const std::unique_ptr<Connection> own_;
   const int pages_;
-  mutable absl::Mutex mu_;
+  absl::Mutex mu_;
   bool requested_ ABSL_GUARDED_BY(mu_) = false;
   bool stop_ ABSL_GUARDED_BY(mu_) = false;
-  int64_t checkpoints_ ABSL_GUARDED_BY(mu_) = 0;
   std::thread thread_;
 };
 
