@@ -1,8 +1,13 @@
 // lm-bench-api: load generator for lm-server's JobService.
 //   lm-bench-api --server HOST:PORT --op submit|get|list|watch|submit-to-running
-//                --clients N --seconds S [--sync normal,full] [--fake-worker] [--ceiling]
+//                --clients N --seconds S [--rate R] [--sync normal,full] [--fake-worker] [--ceiling]
 // N client threads, each with its own channel (own TCP connection), call one operation back to
 // back for S seconds. The last line of output is JSON (see bench/api_load.h's ResultJson).
+// --rate R: open loop instead (bench/open_loop.h): R calls per second in total at fixed
+// intended start times, spread over the N clients; latency counts from each call's intended
+// start, and the JSON line adds "offered_qps", "late_calls", "behind_ms" and "unsent_calls", so
+// a server that cannot keep up shows as qps < offered_qps, not as a lower rate. With
+// --ceiling, the do-nothing service gets the same rate.
 // --sync MODE[,MODE...]: instead of --server, start an in-process lm-server (no worker, a
 // temporary data dir) per mode with that store durability (lm-server --sync) and run the op
 // against each in turn; one JSON line per mode, with a "sync" field, e.g. submit throughput
@@ -55,6 +60,7 @@
 #include "bench/fake_worker.h"
 #include "bench/job_prefill.h"
 #include "bench/null_job_service.h"
+#include "bench/open_loop.h"
 #include "bench/watch_fanout_bench.h"
 #include "common/command_line.h"
 #include "server/server.h"
@@ -64,9 +70,27 @@ namespace lmtrain::bench {
 namespace {
 namespace fs = std::filesystem;
 
+// One run's JSON line and what it counted.
+struct LoadRun {
+  nlohmann::json line;
+  LoadResult load;
+};
+
+// The op's load on `factory`: closed loop, or open loop at f.rate when that is > 0.
+LoadRun RunLoad(const ApiBenchFlags& f, const OperationFactory& factory) {
+  const int clients = static_cast<int>(f.clients);
+  if (f.rate > 0) {
+    OpenLoopResult r = RunOpenLoop(clients, f.seconds, f.rate, factory, f.slow_log_ms);
+    return {nlohmann::json::parse(OpenLoopJson(f.op, r)), std::move(r.load)};
+  }
+  LoadResult r = RunClosedLoop(clients, f.seconds, factory, f.slow_log_ms);
+  nlohmann::json line = nlohmann::json::parse(ResultJson(f.op, r));
+  return {std::move(line), std::move(r)};
+}
+
 // The op against a do-nothing JobService that answers with f.server's messages about ids[0].
-absl::StatusOr<LoadResult> RunCeiling(ApiBenchFlags f, const JobFiles& files,
-                                      const std::vector<std::string>& ids) {
+absl::StatusOr<LoadRun> RunCeiling(ApiBenchFlags f, const JobFiles& files,
+                                   const std::vector<std::string>& ids) {
   auto canned = CaptureReplies(*NewStub(f.server, -2), ids.empty() ? "" : ids.front(),
                                static_cast<int>(f.list_limit));
   if (!canned.ok()) return canned.status();
@@ -76,7 +100,7 @@ absl::StatusOr<LoadResult> RunCeiling(ApiBenchFlags f, const JobFiles& files,
   std::vector<std::string> ceiling_ids;
   auto factory = MakeFactory(f, &files, &ceiling_ids);
   if (!factory.ok()) return factory.status();
-  return RunClosedLoop(static_cast<int>(f.clients), f.seconds, *factory, f.slow_log_ms);
+  return RunLoad(f, *factory);
 }
 
 int RunFanout(const ApiBenchFlags& f, const JobFiles& files, const std::string& sync_mode) {
@@ -107,25 +131,26 @@ int RunOnce(const ApiBenchFlags& f, const std::string& sync_mode) {
     fs::remove_all(files.dir);
     return 2;
   }
-  LoadResult result =
-      RunClosedLoop(static_cast<int>(f.clients), f.seconds, *factory, f.slow_log_ms);
+  LoadRun run = RunLoad(f, *factory);
+  const LoadResult& result = run.load;
   std::cerr << SlowCallLines(result);
-  std::optional<absl::StatusOr<LoadResult>> ceiling;
+  std::optional<absl::StatusOr<LoadRun>> ceiling;
   if (f.ceiling) ceiling = RunCeiling(f, files, ids);
   fs::remove_all(files.dir);
   if (!result.first_error.empty()) std::cerr << "first error: " << result.first_error << "\n";
-  nlohmann::json line = nlohmann::json::parse(ResultJson(f.op, result));
+  nlohmann::json& line = run.line;
   if (ceiling.has_value() && !ceiling->ok()) {
     std::cerr << "lm-bench-api: ceiling: " << ceiling->status().message() << "\n";
     return 1;
   }
   if (ceiling.has_value()) {
-    if (!(*ceiling)->slow.empty()) std::cerr << "do-nothing service:\n" << SlowCallLines(**ceiling);
-    nlohmann::json c = nlohmann::json::parse(ResultJson(f.op, **ceiling));
+    const LoadResult& c_load = (*ceiling)->load;
+    if (!c_load.slow.empty()) std::cerr << "do-nothing service:\n" << SlowCallLines(c_load);
+    nlohmann::json& c = (*ceiling)->line;
     c["service"] = "do-nothing";
     std::cout << c.dump() << std::endl;
     line["ceiling_qps"] = c["qps"];
-    const double ceiling_qps = (*ceiling)->Qps();
+    const double ceiling_qps = c_load.Qps();
     line["ratio_to_ceiling"] =
         ceiling_qps > 0 ? std::round(result.Qps() / ceiling_qps * 1000) / 1000 : 0;
   }
@@ -211,6 +236,8 @@ int Main(int argc, char** argv) {
                "submit | get | list | watch | submit-to-running | watch-fanout | prefill");
   cl.AddInt("clients", &f.clients, "concurrent clients (threads, one channel each)");
   cl.AddDouble("seconds", &f.seconds, "timed duration");
+  cl.AddDouble("rate", &f.rate,
+               "open loop: calls per second in total at fixed start times (0: closed loop)");
   cl.AddInt("seed-jobs", &f.seed_jobs, "get/watch: finished jobs to create first");
   cl.AddInt("list-limit", &f.list_limit, "list: ListJobsRequest.page_size");
   cl.AddInt("list-pages", &f.list_pages, "list: pages each client follows before starting over");
@@ -243,6 +270,10 @@ int Main(int argc, char** argv) {
   }
   if (f.list_view != "basic" && f.list_view != "full") {
     std::cerr << "lm-bench-api: --list-view must be basic or full\n";
+    return 2;
+  }
+  if (f.rate < 0 || (f.rate > 0 && f.op == "watch-fanout")) {
+    std::cerr << "lm-bench-api: --rate must be >= 0, and does not apply to watch-fanout\n";
     return 2;
   }
   if (f.ceiling && f.op == "submit-to-running") {

@@ -20,6 +20,7 @@ struct ApiBenchFlags {
   std::string op = "get";
   int64_t clients = 1;
   double seconds = 5;
+  double rate = 0;  // > 0: open loop at this many calls per second in total.
   int64_t seed_jobs = 100;
   int64_t list_limit = 20;
   std::string sync;  // "": use --server.
