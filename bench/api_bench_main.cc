@@ -23,6 +23,10 @@
 // (bench/null_job_service.h); prints its JSON line ("service": "do-nothing"), then the real
 // one with "ceiling_qps" and "ratio_to_ceiling" (real qps / do-nothing qps). Not with
 // submit-to-running.
+// CPU per call: every JSON line has "bench_cpu_us_per_call", the user+system CPU of this
+// process over the timed run divided by the calls (the clients; with the do-nothing service,
+// which runs in this process, the clients and the service). --server-pid PID adds
+// "server_cpu_us_per_call", the same for the lm-server process PID (on this machine).
 // --slow-log-ms MS: after the run, one stderr line per call slower than MS with its wall-clock
 // start time and client index (bench/api_load.h SlowCall), to tell a periodic stall from
 // queueing.
@@ -48,7 +52,9 @@
 #include <algorithm>
 #include <cmath>
 #include <filesystem>
+#include <fstream>
 #include <iostream>
+#include <iterator>
 #include <nlohmann/json.hpp>
 #include <optional>
 
@@ -70,6 +76,25 @@ namespace lmtrain::bench {
 namespace {
 namespace fs = std::filesystem;
 
+// User+system CPU seconds process `pid` ("self" for this one) has used (/proc/PID/stat), or -1.
+double ProcessCpuSeconds(const std::string& pid) {
+  std::ifstream in("/proc/" + pid + "/stat");
+  const std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  // The command name (field 2) is in parentheses and may hold spaces: count from its end.
+  const size_t close = text.rfind(')');
+  if (close == std::string::npos || close + 2 >= text.size()) return -1;
+  const std::vector<std::string> fields = absl::StrSplit(text.substr(close + 2), ' ');
+  if (fields.size() < 13) return -1;  // fields[0] is field 3; utime is 14, stime 15.
+  const double ticks = std::stod(fields[11]) + std::stod(fields[12]);
+  return ticks / static_cast<double>(::sysconf(_SC_CLK_TCK));
+}
+
+// CPU microseconds per call between two ProcessCpuSeconds readings; -1 if either failed.
+double CpuMicrosPerCall(double before, double after, int64_t calls) {
+  if (before < 0 || after < 0 || calls <= 0) return -1;
+  return std::round((after - before) * 1e6 / static_cast<double>(calls) * 10) / 10;
+}
+
 // One run's JSON line and what it counted.
 struct LoadRun {
   nlohmann::json line;
@@ -77,7 +102,7 @@ struct LoadRun {
 };
 
 // The op's load on `factory`: closed loop, or open loop at f.rate when that is > 0.
-LoadRun RunLoad(const ApiBenchFlags& f, const OperationFactory& factory) {
+LoadRun RunLoadUnmetered(const ApiBenchFlags& f, const OperationFactory& factory) {
   const int clients = static_cast<int>(f.clients);
   if (f.rate > 0) {
     OpenLoopResult r = RunOpenLoop(clients, f.seconds, f.rate, factory, f.slow_log_ms);
@@ -86,6 +111,22 @@ LoadRun RunLoad(const ApiBenchFlags& f, const OperationFactory& factory) {
   LoadResult r = RunClosedLoop(clients, f.seconds, factory, f.slow_log_ms);
   nlohmann::json line = nlohmann::json::parse(ResultJson(f.op, r));
   return {std::move(line), std::move(r)};
+}
+
+// RunLoadUnmetered, plus the CPU per call of this process and of f.server_pid (when > 0).
+LoadRun RunLoad(const ApiBenchFlags& f, const OperationFactory& factory) {
+  const std::string server_pid = f.server_pid > 0 ? absl::StrCat(f.server_pid) : "";
+  const double self_before = ProcessCpuSeconds("self");
+  const double server_before = server_pid.empty() ? -1 : ProcessCpuSeconds(server_pid);
+  LoadRun run = RunLoadUnmetered(f, factory);
+  const double self_after = ProcessCpuSeconds("self");
+  const double server_after = server_pid.empty() ? -1 : ProcessCpuSeconds(server_pid);
+  run.line["bench_cpu_us_per_call"] = CpuMicrosPerCall(self_before, self_after, run.load.calls);
+  if (!server_pid.empty()) {
+    run.line["server_cpu_us_per_call"] =
+        CpuMicrosPerCall(server_before, server_after, run.load.calls);
+  }
+  return run;
 }
 
 // The op against a do-nothing JobService that answers with f.server's messages about ids[0].
@@ -97,6 +138,7 @@ absl::StatusOr<LoadRun> RunCeiling(ApiBenchFlags f, const JobFiles& files,
   auto ceiling = CeilingServer::Start(*std::move(canned));
   if (!ceiling.ok()) return ceiling.status();
   f.server = absl::StrCat("127.0.0.1:", (*ceiling)->port());
+  f.server_pid = 0;  // The do-nothing service runs in this process.
   std::vector<std::string> ceiling_ids;
   auto factory = MakeFactory(f, &files, &ceiling_ids);
   if (!factory.ok()) return factory.status();
@@ -256,6 +298,8 @@ int Main(int argc, char** argv) {
   cl.AddInt("events", &f.events, "watch-fanout: metric events to deliver");
   cl.AddInt("interval-ms", &f.interval_ms, "watch-fanout: time between events");
   cl.AddInt("watch-channels", &f.watch_channels, "watch-fanout: connections the streams share");
+  cl.AddInt("server-pid", &f.server_pid,
+            "lm-server's process id: report its CPU per call (server_cpu_us_per_call)");
   cl.AddDouble("slow-log-ms", &f.slow_log_ms,
                "print to stderr the start time and client of each call slower than this");
   auto positional = cl.Parse(argc - 1, argv + 1);

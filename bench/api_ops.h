@@ -36,6 +36,7 @@ struct ApiBenchFlags {
   int64_t prefill = 100000;
   std::string data_dir;
   std::string store;
+  int64_t server_pid = 0;  // > 0: report that process's CPU per call.
   double slow_log_ms = 0;  // > 0: print each call slower than this (api_load.h SlowCall).
 };
 
