@@ -133,7 +133,7 @@ absl::StatusOr<std::unique_ptr<SqliteJobStore>> SqliteJobStore::Open(const Optio
                    storage_internal::WalCheckpointer::Start(db.get(), options.vfs,
                                                             options.busy_timeout_ms));
   return std::unique_ptr<SqliteJobStore>(
-      new SqliteJobStore(std::move(db), std::move(checkpointer), options.cached_jobs));
+      new SqliteJobStore(std::move(db), std::move(checkpointer), options.cache_bytes));
 }
 
 absl::StatusOr<SqliteJobStore::Sync> SqliteJobStore::ParseSync(const std::string& text) {
@@ -145,9 +145,9 @@ absl::StatusOr<SqliteJobStore::Sync> SqliteJobStore::ParseSync(const std::string
 
 SqliteJobStore::SqliteJobStore(std::unique_ptr<Connection> db,
                                std::unique_ptr<storage_internal::WalCheckpointer> checkpointer,
-                               size_t cached_jobs)
+                               size_t cache_bytes)
     : db_(std::move(db)),
-      cache_(std::make_unique<storage_internal::JobRecordCache>(cached_jobs)),
+      cache_(std::make_unique<storage_internal::JobRecordCache>(cache_bytes)),
       checkpointer_(std::move(checkpointer)) {}
 
 SqliteJobStore::~SqliteJobStore() { checkpointer_.reset(); }  // Before db_ closes.

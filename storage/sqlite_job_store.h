@@ -20,7 +20,7 @@
 // (storage/internal/wal_checkpointer.h), never inside a caller's COMMIT.
 //
 // Job cache (storage/internal/job_record_cache.h): GetJob keeps the records it reads, up to
-// Options::cached_jobs, and answers later reads of the same job from memory. Every write to a
+// Options::cache_bytes, and answers later reads of the same job from memory. Every write to a
 // job drops its entry first, and each GetJob asks SQLite (`PRAGMA data_version`) whether
 // another connection has committed since, dropping every entry if so: a GetJob always sees
 // the job's latest committed state, this store's writes and other processes' alike.
@@ -85,9 +85,10 @@ class SqliteJobStore : public JobStore {
     // The registered SQLite VFS to open the file through; "" (the default) is SQLite's own.
     // Tests pass a VFS that observes writes and fsyncs.
     std::string vfs;
-    // How many jobs GetJob keeps in memory (see Job cache above); 0 turns the cache off.
-    // Default 1024.
-    size_t cached_jobs = 1024;
+    // How much memory GetJob's cache of job records may hold (see Job cache above), in bytes
+    // as JobRecordCache::ApproximateBytes counts them; 0 turns the cache off. Default 8 MiB
+    // (a few thousand jobs of ordinary size).
+    size_t cache_bytes = 8 << 20;
   };
 
   // Opens or creates the store and brings its schema up to date. Errors, each naming the path:
@@ -124,7 +125,7 @@ class SqliteJobStore : public JobStore {
 
   SqliteJobStore(std::unique_ptr<storage_internal::Connection> db,
                  std::unique_ptr<storage_internal::WalCheckpointer> checkpointer,
-                 size_t cached_jobs);
+                 size_t cache_bytes);
   // Inserts and commits `batch` in one transaction; fills each one's result.
   void CommitCreates(const std::vector<Creates::Pending*>& batch);
 
