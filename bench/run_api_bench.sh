@@ -25,7 +25,7 @@ server_bin="${SERVER:-$bin/lm-server}"
 secs="${SECONDS_PER_RUN:-5}"
 clients_list="${CLIENTS:-1 4 16 32 64}"
 ops=" ${OPS:-get list watch submit submit-to-running} "
-work="$(mktemp -d /tmp/lm-api-bench.XXXXXX)"
+work="$(mktemp -d "${TMPDIR:-/tmp}/lm-api-bench.XXXXXX")"
 store="${STORE:-sqlite}"
 ceiling=()
 [ "${CEILING:-1}" = 1 ] && ceiling=(--ceiling)
