@@ -1,6 +1,7 @@
 // lm-bench-api: load generator for lm-server's JobService.
 //   lm-bench-api --server HOST:PORT --op submit|get|list|watch|submit-to-running
-//                --clients N --seconds S [--rate R] [--sync normal,full] [--fake-worker] [--ceiling]
+//                --clients N --seconds S [--rate R] [--sync normal,full] [--fake-worker]
+//                [--ceiling]
 // N client threads, each with its own channel (own TCP connection), call one operation back to
 // back for S seconds. The last line of output is JSON (see bench/api_load.h's ResultJson).
 // --rate R: open loop instead (bench/open_loop.h): R calls per second in total at fixed

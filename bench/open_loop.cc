@@ -25,8 +25,8 @@ class SteadyLoadClock : public LoadClock {
     return std::chrono::duration<double>(SteadyClock::now() - start_).count();
   }
   void SleepUntilS(double s) override {
-    std::this_thread::sleep_until(
-        start_ + std::chrono::duration_cast<SteadyClock::duration>(std::chrono::duration<double>(s)));
+    std::this_thread::sleep_until(start_ + std::chrono::duration_cast<SteadyClock::duration>(
+                                               std::chrono::duration<double>(s)));
   }
   int64_t UnixMicrosAt(double s) override {
     return start_unix_us_ + static_cast<int64_t>(std::llround(s * 1e6));

@@ -77,9 +77,9 @@ TEST(RunOpenLoopClientTest, LatencyCountsTheWaitForALateStart) {
   // Call 0: 0 -> 0.25. Call 1 (due 0.1) sent at 0.25 -> 0.26. Call 2 (due 0.2) sent at
   // 0.26 -> 0.27. Call 3 (due 0.3) on time -> 0.31. Call 4 (due 0.4) -> 0.41.
   EXPECT_EQ(tally.calls, 5);
-  EXPECT_THAT(tally.latency_ms, ElementsAre(DoubleNear(250, 1e-6), DoubleNear(160, 1e-6),
-                                            DoubleNear(70, 1e-6), DoubleNear(10, 1e-6),
-                                            DoubleNear(10, 1e-6)));
+  EXPECT_THAT(tally.latency_ms,
+              ElementsAre(DoubleNear(250, 1e-6), DoubleNear(160, 1e-6), DoubleNear(70, 1e-6),
+                          DoubleNear(10, 1e-6), DoubleNear(10, 1e-6)));
   EXPECT_EQ(tally.late_calls, 2);
   EXPECT_NEAR(tally.behind_ms, 150, 1e-6);
   EXPECT_EQ(tally.unsent_calls, 0);
