@@ -1,8 +1,14 @@
 // lm-bench-api: load generator for lm-server's JobService.
 //   lm-bench-api --server HOST:PORT --op submit|get|list|watch|submit-to-running
-//                --clients N --seconds S [--sync normal,full] [--fake-worker] [--ceiling]
+//                --clients N --seconds S [--rate R] [--sync normal,full] [--fake-worker]
+//                [--ceiling]
 // N client threads, each with its own channel (own TCP connection), call one operation back to
 // back for S seconds. The last line of output is JSON (see bench/api_load.h's ResultJson).
+// --rate R: open loop instead (bench/open_loop.h): R calls per second in total at fixed
+// intended start times, spread over the N clients; latency counts from each call's intended
+// start, and the JSON line adds "offered_qps", "late_calls", "behind_ms" and "unsent_calls", so
+// a server that cannot keep up shows as qps < offered_qps, not as a lower rate. With
+// --ceiling, the do-nothing service gets the same rate.
 // --sync MODE[,MODE...]: instead of --server, start an in-process lm-server (no worker, a
 // temporary data dir) per mode with that store durability (lm-server --sync) and run the op
 // against each in turn; one JSON line per mode, with a "sync" field, e.g. submit throughput
@@ -18,6 +24,10 @@
 // (bench/null_job_service.h); prints its JSON line ("service": "do-nothing"), then the real
 // one with "ceiling_qps" and "ratio_to_ceiling" (real qps / do-nothing qps). Not with
 // submit-to-running.
+// CPU per call: every JSON line has "bench_cpu_us_per_call", the user+system CPU of this
+// process over the timed run divided by the calls (the clients; with the do-nothing service,
+// which runs in this process, the clients and the service). --server-pid PID adds
+// "server_cpu_us_per_call", the same for the lm-server process PID (on this machine).
 // --slow-log-ms MS: after the run, one stderr line per call slower than MS with its wall-clock
 // start time and client index (bench/api_load.h SlowCall), to tell a periodic stall from
 // queueing.
@@ -43,7 +53,9 @@
 #include <algorithm>
 #include <cmath>
 #include <filesystem>
+#include <fstream>
 #include <iostream>
+#include <iterator>
 #include <nlohmann/json.hpp>
 #include <optional>
 
@@ -55,6 +67,7 @@
 #include "bench/fake_worker.h"
 #include "bench/job_prefill.h"
 #include "bench/null_job_service.h"
+#include "bench/open_loop.h"
 #include "bench/watch_fanout_bench.h"
 #include "common/command_line.h"
 #include "server/server.h"
@@ -64,19 +77,73 @@ namespace lmtrain::bench {
 namespace {
 namespace fs = std::filesystem;
 
+// User+system CPU seconds process `pid` ("self" for this one) has used (/proc/PID/stat), or -1.
+double ProcessCpuSeconds(const std::string& pid) {
+  std::ifstream in("/proc/" + pid + "/stat");
+  const std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  // The command name (field 2) is in parentheses and may hold spaces: count from its end.
+  const size_t close = text.rfind(')');
+  if (close == std::string::npos || close + 2 >= text.size()) return -1;
+  const std::vector<std::string> fields = absl::StrSplit(text.substr(close + 2), ' ');
+  if (fields.size() < 13) return -1;  // fields[0] is field 3; utime is 14, stime 15.
+  const double ticks = std::stod(fields[11]) + std::stod(fields[12]);
+  return ticks / static_cast<double>(::sysconf(_SC_CLK_TCK));
+}
+
+// CPU microseconds per call between two ProcessCpuSeconds readings; -1 if either failed.
+double CpuMicrosPerCall(double before, double after, int64_t calls) {
+  if (before < 0 || after < 0 || calls <= 0) return -1;
+  return std::round((after - before) * 1e6 / static_cast<double>(calls) * 10) / 10;
+}
+
+// One run's JSON line and what it counted.
+struct LoadRun {
+  nlohmann::json line;
+  LoadResult load;
+};
+
+// The op's load on `factory`: closed loop, or open loop at f.rate when that is > 0.
+LoadRun RunLoadUnmetered(const ApiBenchFlags& f, const OperationFactory& factory) {
+  const int clients = static_cast<int>(f.clients);
+  if (f.rate > 0) {
+    OpenLoopResult r = RunOpenLoop(clients, f.seconds, f.rate, factory, f.slow_log_ms);
+    return {nlohmann::json::parse(OpenLoopJson(f.op, r)), std::move(r.load)};
+  }
+  LoadResult r = RunClosedLoop(clients, f.seconds, factory, f.slow_log_ms);
+  nlohmann::json line = nlohmann::json::parse(ResultJson(f.op, r));
+  return {std::move(line), std::move(r)};
+}
+
+// RunLoadUnmetered, plus the CPU per call of this process and of f.server_pid (when > 0).
+LoadRun RunLoad(const ApiBenchFlags& f, const OperationFactory& factory) {
+  const std::string server_pid = f.server_pid > 0 ? absl::StrCat(f.server_pid) : "";
+  const double self_before = ProcessCpuSeconds("self");
+  const double server_before = server_pid.empty() ? -1 : ProcessCpuSeconds(server_pid);
+  LoadRun run = RunLoadUnmetered(f, factory);
+  const double self_after = ProcessCpuSeconds("self");
+  const double server_after = server_pid.empty() ? -1 : ProcessCpuSeconds(server_pid);
+  run.line["bench_cpu_us_per_call"] = CpuMicrosPerCall(self_before, self_after, run.load.calls);
+  if (!server_pid.empty()) {
+    run.line["server_cpu_us_per_call"] =
+        CpuMicrosPerCall(server_before, server_after, run.load.calls);
+  }
+  return run;
+}
+
 // The op against a do-nothing JobService that answers with f.server's messages about ids[0].
-absl::StatusOr<LoadResult> RunCeiling(ApiBenchFlags f, const JobFiles& files,
-                                      const std::vector<std::string>& ids) {
+absl::StatusOr<LoadRun> RunCeiling(ApiBenchFlags f, const JobFiles& files,
+                                   const std::vector<std::string>& ids) {
   auto canned = CaptureReplies(*NewStub(f.server, -2), ids.empty() ? "" : ids.front(),
                                static_cast<int>(f.list_limit));
   if (!canned.ok()) return canned.status();
   auto ceiling = CeilingServer::Start(*std::move(canned));
   if (!ceiling.ok()) return ceiling.status();
   f.server = absl::StrCat("127.0.0.1:", (*ceiling)->port());
+  f.server_pid = 0;  // The do-nothing service runs in this process.
   std::vector<std::string> ceiling_ids;
   auto factory = MakeFactory(f, &files, &ceiling_ids);
   if (!factory.ok()) return factory.status();
-  return RunClosedLoop(static_cast<int>(f.clients), f.seconds, *factory, f.slow_log_ms);
+  return RunLoad(f, *factory);
 }
 
 int RunFanout(const ApiBenchFlags& f, const JobFiles& files, const std::string& sync_mode) {
@@ -107,25 +174,26 @@ int RunOnce(const ApiBenchFlags& f, const std::string& sync_mode) {
     fs::remove_all(files.dir);
     return 2;
   }
-  LoadResult result =
-      RunClosedLoop(static_cast<int>(f.clients), f.seconds, *factory, f.slow_log_ms);
+  LoadRun run = RunLoad(f, *factory);
+  const LoadResult& result = run.load;
   std::cerr << SlowCallLines(result);
-  std::optional<absl::StatusOr<LoadResult>> ceiling;
+  std::optional<absl::StatusOr<LoadRun>> ceiling;
   if (f.ceiling) ceiling = RunCeiling(f, files, ids);
   fs::remove_all(files.dir);
   if (!result.first_error.empty()) std::cerr << "first error: " << result.first_error << "\n";
-  nlohmann::json line = nlohmann::json::parse(ResultJson(f.op, result));
+  nlohmann::json& line = run.line;
   if (ceiling.has_value() && !ceiling->ok()) {
     std::cerr << "lm-bench-api: ceiling: " << ceiling->status().message() << "\n";
     return 1;
   }
   if (ceiling.has_value()) {
-    if (!(*ceiling)->slow.empty()) std::cerr << "do-nothing service:\n" << SlowCallLines(**ceiling);
-    nlohmann::json c = nlohmann::json::parse(ResultJson(f.op, **ceiling));
+    const LoadResult& c_load = (*ceiling)->load;
+    if (!c_load.slow.empty()) std::cerr << "do-nothing service:\n" << SlowCallLines(c_load);
+    nlohmann::json& c = (*ceiling)->line;
     c["service"] = "do-nothing";
     std::cout << c.dump() << std::endl;
     line["ceiling_qps"] = c["qps"];
-    const double ceiling_qps = (*ceiling)->Qps();
+    const double ceiling_qps = c_load.Qps();
     line["ratio_to_ceiling"] =
         ceiling_qps > 0 ? std::round(result.Qps() / ceiling_qps * 1000) / 1000 : 0;
   }
@@ -211,6 +279,8 @@ int Main(int argc, char** argv) {
                "submit | get | list | watch | submit-to-running | watch-fanout | prefill");
   cl.AddInt("clients", &f.clients, "concurrent clients (threads, one channel each)");
   cl.AddDouble("seconds", &f.seconds, "timed duration");
+  cl.AddDouble("rate", &f.rate,
+               "open loop: calls per second in total at fixed start times (0: closed loop)");
   cl.AddInt("seed-jobs", &f.seed_jobs, "get/watch: finished jobs to create first");
   cl.AddInt("list-limit", &f.list_limit, "list: ListJobsRequest.page_size");
   cl.AddInt("list-pages", &f.list_pages, "list: pages each client follows before starting over");
@@ -229,6 +299,8 @@ int Main(int argc, char** argv) {
   cl.AddInt("events", &f.events, "watch-fanout: metric events to deliver");
   cl.AddInt("interval-ms", &f.interval_ms, "watch-fanout: time between events");
   cl.AddInt("watch-channels", &f.watch_channels, "watch-fanout: connections the streams share");
+  cl.AddInt("server-pid", &f.server_pid,
+            "lm-server's process id: report its CPU per call (server_cpu_us_per_call)");
   cl.AddDouble("slow-log-ms", &f.slow_log_ms,
                "print to stderr the start time and client of each call slower than this");
   auto positional = cl.Parse(argc - 1, argv + 1);
@@ -243,6 +315,10 @@ int Main(int argc, char** argv) {
   }
   if (f.list_view != "basic" && f.list_view != "full") {
     std::cerr << "lm-bench-api: --list-view must be basic or full\n";
+    return 2;
+  }
+  if (f.rate < 0 || (f.rate > 0 && f.op == "watch-fanout")) {
+    std::cerr << "lm-bench-api: --rate must be >= 0, and does not apply to watch-fanout\n";
     return 2;
   }
   if (f.ceiling && f.op == "submit-to-running") {

@@ -20,6 +20,7 @@ struct ApiBenchFlags {
   std::string op = "get";
   int64_t clients = 1;
   double seconds = 5;
+  double rate = 0;  // > 0: open loop at this many calls per second in total.
   int64_t seed_jobs = 100;
   int64_t list_limit = 20;
   std::string sync;  // "": use --server.
@@ -35,6 +36,7 @@ struct ApiBenchFlags {
   int64_t prefill = 100000;
   std::string data_dir;
   std::string store;
+  int64_t server_pid = 0;  // > 0: report that process's CPU per call.
   double slow_log_ms = 0;  // > 0: print each call slower than this (api_load.h SlowCall).
 };
 

@@ -9,6 +9,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "common/status_macros.h"
+#include "storage/internal/job_record_cache.h"
 #include "storage/internal/job_store_rules.h"
 #include "storage/internal/job_tables.h"
 #include "storage/internal/sqlite_connection.h"
@@ -19,8 +20,17 @@
 namespace lmtrain {
 namespace {
 
+using storage_internal::CachedStatement;
 using storage_internal::Connection;
 using storage_internal::Transaction;
+
+// Changes when another connection commits (our own commits leave it as it is).
+absl::StatusOr<int64_t> DataVersion(Connection& db) {
+  ASSIGN_OR_RETURN(CachedStatement stmt, db.Prepare("PRAGMA data_version"));
+  ASSIGN_OR_RETURN(bool has_row, stmt->Step());
+  if (!has_row) return absl::InternalError("PRAGMA data_version returned no row");
+  return stmt->ColumnInt64(0);
+}
 
 // Rewrites a DataLoss from the first reads of the file into advice for the operator. Nothing
 // has been written at that point (the schema check comes before any pragma that writes).
@@ -123,7 +133,7 @@ absl::StatusOr<std::unique_ptr<SqliteJobStore>> SqliteJobStore::Open(const Optio
                    storage_internal::WalCheckpointer::Start(db.get(), options.vfs,
                                                             options.busy_timeout_ms));
   return std::unique_ptr<SqliteJobStore>(
-      new SqliteJobStore(std::move(db), std::move(checkpointer)));
+      new SqliteJobStore(std::move(db), std::move(checkpointer), options.cache_bytes));
 }
 
 absl::StatusOr<SqliteJobStore::Sync> SqliteJobStore::ParseSync(const std::string& text) {
@@ -134,8 +144,11 @@ absl::StatusOr<SqliteJobStore::Sync> SqliteJobStore::ParseSync(const std::string
 }
 
 SqliteJobStore::SqliteJobStore(std::unique_ptr<Connection> db,
-                               std::unique_ptr<storage_internal::WalCheckpointer> checkpointer)
-    : db_(std::move(db)), checkpointer_(std::move(checkpointer)) {}
+                               std::unique_ptr<storage_internal::WalCheckpointer> checkpointer,
+                               size_t cache_bytes)
+    : db_(std::move(db)),
+      cache_(std::make_unique<storage_internal::JobRecordCache>(cache_bytes)),
+      checkpointer_(std::move(checkpointer)) {}
 
 SqliteJobStore::~SqliteJobStore() { checkpointer_.reset(); }  // Before db_ closes.
 
@@ -186,10 +199,14 @@ absl::StatusOr<JobRecord> SqliteJobStore::GetJob(const std::string& id) {
   std::optional<int64_t> key = storage_internal::ParseJobId(id);
   if (!key.has_value()) return storage_internal::JobNotFoundError(id);
   absl::MutexLock lock(&mu_);
+  ASSIGN_OR_RETURN(int64_t data_version, DataVersion(*db_));
+  cache_->Validate(data_version);
+  if (const JobRecord* cached = cache_->Find(*key)) return *cached;
   ASSIGN_OR_RETURN(Transaction txn, Transaction::Begin(*db_, Transaction::Mode::kRead));
   ASSIGN_OR_RETURN(std::optional<JobRecord> job, storage_internal::SelectJob(*db_, *key));
   if (!job.has_value()) return storage_internal::JobNotFoundError(id);
   RETURN_IF_ERROR(txn.Commit());
+  cache_->Put(*key, *job);
   return *std::move(job);
 }
 
@@ -207,6 +224,7 @@ absl::StatusOr<JobRecord> SqliteJobStore::TransitionJob(const std::string& id,
   std::optional<int64_t> key = storage_internal::ParseJobId(id);
   if (!key.has_value()) return storage_internal::JobNotFoundError(id);
   absl::MutexLock lock(&mu_);
+  cache_->Erase(*key);
   ASSIGN_OR_RETURN(Transaction txn, Transaction::Begin(*db_, Transaction::Mode::kWrite));
   ASSIGN_OR_RETURN(std::optional<JobRecord> job, storage_internal::SelectJob(*db_, *key));
   if (!job.has_value()) return storage_internal::JobNotFoundError(id);
@@ -225,6 +243,7 @@ absl::StatusOr<int64_t> SqliteJobStore::AppendEvents(const std::string& job_id, 
   if (!key.has_value()) return storage_internal::JobNotFoundError(job_id);
   RETURN_IF_ERROR(storage_internal::CheckAppendable(events));
   absl::MutexLock lock(&mu_);
+  cache_->Erase(*key);  // The job's metrics and checkpoints change.
   ASSIGN_OR_RETURN(Transaction txn, Transaction::Begin(*db_, Transaction::Mode::kWrite));
   ASSIGN_OR_RETURN(bool exists, storage_internal::JobExists(*db_, *key));
   if (!exists) return storage_internal::JobNotFoundError(job_id);

@@ -19,6 +19,12 @@
 // WAL checkpoints run on a thread and connection of their own
 // (storage/internal/wal_checkpointer.h), never inside a caller's COMMIT.
 //
+// Job cache (storage/internal/job_record_cache.h): GetJob keeps the records it reads, up to
+// Options::cache_bytes, and answers later reads of the same job from memory. Every write to a
+// job drops its entry first, and each GetJob asks SQLite (`PRAGMA data_version`) whether
+// another connection has committed since, dropping every entry if so: a GetJob always sees
+// the job's latest committed state, this store's writes and other processes' alike.
+//
 // Durability (Options::sync), WAL mode either way:
 //  kNormal (synchronous=NORMAL, the default): a committed call survives a process crash; an
 //    OS crash or power loss may drop the last few commits but never corrupts the file.
@@ -54,6 +60,7 @@ namespace lmtrain {
 
 namespace storage_internal {
 class Connection;
+class JobRecordCache;
 class WalCheckpointer;
 }  // namespace storage_internal
 
@@ -78,6 +85,10 @@ class SqliteJobStore : public JobStore {
     // The registered SQLite VFS to open the file through; "" (the default) is SQLite's own.
     // Tests pass a VFS that observes writes and fsyncs.
     std::string vfs;
+    // How much memory GetJob's cache of job records may hold (see Job cache above), in bytes
+    // as JobRecordCache::ApproximateBytes counts them; 0 turns the cache off. Default 8 MiB
+    // (a few thousand jobs of ordinary size).
+    size_t cache_bytes = 8 << 20;
   };
 
   // Opens or creates the store and brings its schema up to date. Errors, each naming the path:
@@ -113,7 +124,8 @@ class SqliteJobStore : public JobStore {
   using Creates = storage_internal::GroupCommit<NewJob, std::string>;
 
   SqliteJobStore(std::unique_ptr<storage_internal::Connection> db,
-                 std::unique_ptr<storage_internal::WalCheckpointer> checkpointer);
+                 std::unique_ptr<storage_internal::WalCheckpointer> checkpointer,
+                 size_t cache_bytes);
   // Inserts and commits `batch` in one transaction; fills each one's result.
   void CommitCreates(const std::vector<Creates::Pending*>& batch);
 
@@ -121,6 +133,7 @@ class SqliteJobStore : public JobStore {
 
   absl::Mutex mu_;
   const std::unique_ptr<storage_internal::Connection> db_ ABSL_PT_GUARDED_BY(mu_);
+  const std::unique_ptr<storage_internal::JobRecordCache> cache_ ABSL_PT_GUARDED_BY(mu_);
   // Runs db_'s WAL checkpoints off the commit path; destroyed before db_ closes.
   std::unique_ptr<storage_internal::WalCheckpointer> checkpointer_;
 };

@@ -350,6 +350,32 @@ TEST_P(JobStoreContractTest, AppendEventsMergesMetricsAndAddsCheckpoints) {
                           "6" + job_at + "3000 checkpoint 200 /o/c-200b @12"));
 }
 
+// A job read before each write (as clients polling it do) shows the write at the next read.
+TEST_P(JobStoreContractTest, GetJobAfterEachWriteShowsIt) {
+  ASSERT_OK_AND_ASSIGN(std::string id, store_->CreateJob(MakeJob("polled")));
+  ASSERT_OK_AND_ASSIGN(JobRecord job, store_->GetJob(id));
+  EXPECT_EQ(job.state, JobState::kQueued);
+  ASSERT_OK(store_->TransitionJob(id, To(JobState::kScheduled, 1500)));
+  ASSERT_OK_AND_ASSIGN(job, store_->GetJob(id));
+  EXPECT_EQ(job.state, JobState::kScheduled);
+  JobTransition run = To(JobState::kRunning, 2000);
+  run.worker_id = "worker-1";
+  ASSERT_OK(store_->TransitionJob(id, run));
+  ASSERT_OK_AND_ASSIGN(job, store_->GetJob(id));
+  EXPECT_EQ(job.state, JobState::kRunning);
+  EXPECT_EQ(job.worker_id, "worker-1");
+  TrainingMetrics metrics;
+  metrics.step = 7;
+  ASSERT_OK(store_->AppendEvents(id, 2500, {metrics, CheckpointRecord{7, "/o/c-7", 2500}}));
+  ASSERT_OK_AND_ASSIGN(job, store_->GetJob(id));
+  EXPECT_EQ(job.metrics.step, 7);
+  EXPECT_THAT(job.checkpoints, ElementsAre(CheckpointRecord{7, "/o/c-7", 2500}));
+  ASSERT_OK(store_->TransitionJob(id, To(JobState::kCancelled, 3000, "stop")));
+  ASSERT_OK_AND_ASSIGN(job, store_->GetJob(id));
+  EXPECT_EQ(job.state, JobState::kCancelled);
+  EXPECT_EQ(job.finished_at_ms, 3000);
+}
+
 TEST_P(JobStoreContractTest, AppendingNoEventsReturnsLastSeq) {
   ASSERT_OK_AND_ASSIGN(std::string id, store_->CreateJob(MakeJob("n")));
   ASSERT_OK_AND_ASSIGN(int64_t last, store_->AppendEvents(id, 2000, {}));

@@ -184,6 +184,28 @@ TEST(SqliteJobStoreTest, TwoStoresOnOneFileSeeEachOthersWrites) {
   EXPECT_EQ(events.size(), 2u);
 }
 
+// GetJob keeps what it read; another connection's commits must still show at the next read.
+TEST(SqliteJobStoreTest, GetJobSeesAnotherStoresCommitsOnTheSameFile) {
+  ScratchDir dir;
+  const std::string path = dir.File("jobs.db");
+  ASSERT_OK_AND_ASSIGN(std::unique_ptr<SqliteJobStore> a, OpenStore(path));
+  ASSERT_OK_AND_ASSIGN(std::unique_ptr<SqliteJobStore> b, OpenStore(path));
+  ASSERT_OK_AND_ASSIGN(std::string id, a->CreateJob(MakeJob("shared")));
+  ASSERT_OK_AND_ASSIGN(JobRecord job, a->GetJob(id));
+  ASSERT_EQ(job.state, JobState::kQueued);
+  JobTransition cancel;
+  cancel.to = JobState::kCancelled;
+  cancel.time_ms = 2000;
+  ASSERT_OK(b->TransitionJob(id, cancel));
+  ASSERT_OK_AND_ASSIGN(job, a->GetJob(id));
+  EXPECT_EQ(job.state, JobState::kCancelled);
+  TrainingMetrics metrics;
+  metrics.step = 9;
+  ASSERT_OK(b->AppendEvents(id, 3000, {metrics}));
+  ASSERT_OK_AND_ASSIGN(job, a->GetJob(id));
+  EXPECT_EQ(job.metrics.step, 9);
+}
+
 // Opening `path` must fail with `code` and a message naming it, and leave it byte-identical.
 void ExpectRefusedAndUntouched(const std::string& path, absl::StatusCode code,
                                const std::string& why) {
