@@ -178,9 +178,11 @@ absl::StatusOr<bool> Dispatcher::ReportEvents(const std::string& worker_id, cons
                                               const std::vector<WorkerReport>& reports) {
   absl::MutexLock lock(&mu_);
   if (!workers_.Contains(worker_id)) {
-    // Not a judgement on the rank: the server restarted or the lease ran out. The worker
-    // keeps the reports and re-registers, which re-attaches or stops the rank.
-    return absl::UnavailableError(
+    // Not a judgement on the rank: the server restarted, the lease ran out or this replica
+    // just took over. The worker keeps the reports and re-registers, which re-attaches or
+    // stops the rank. Not Unavailable: a worker's client takes that to mean this server cannot
+    // serve it and moves to another replica, away from the one it must register with.
+    return absl::AbortedError(
         absl::StrCat("worker ", worker_id, " is not registered; register again"));
   }
   Attempt* current = attempts_.Current(ref);

@@ -185,8 +185,9 @@ class Dispatcher {
                                       const std::vector<RankRef>& running, absl::Duration wait);
 
   // Stores a worker's reports for one rank. Returns true when that rank should stop.
-  // Unavailable: the worker id is unknown (server restart, lapsed lease) — keep the reports
-  // until the worker has registered again. NotFound: unknown job. FailedPrecondition: the
+  // Aborted: the worker id is unknown (server restart, lapsed lease, a replica that just took
+  // over) — keep the reports until the worker has registered again here (not Unavailable,
+  // which sends a worker's client on to another replica). NotFound: unknown job. FailedPrecondition: the
   // rank is not (or no longer) this worker's in the job's current attempt — the caller
   // should stop it and drop its reports.
   absl::StatusOr<bool> ReportEvents(const std::string& worker_id, const RankRef& rank,

@@ -90,6 +90,7 @@ absl::Status ServerRole::TakeOver(int64_t token) {
             << "); recovering jobs from the store" << std::endl;
   RETURN_IF_ERROR(dispatcher_->Recover());
   dispatcher_->SetDispatching(true);
+  std::cerr << "lm-server: jobs recovered; dispatching as the active server" << std::endl;
   return absl::OkStatus();
 }
 

@@ -13,6 +13,7 @@
 #include <fstream>
 #include <map>
 #include <mutex>
+#include <optional>
 #include <random>
 #include <set>
 #include <thread>
@@ -94,6 +95,41 @@ class FailoverTest : public ::testing::Test {
     return -1;
   }
 
+  // Prints when each step of the takeover showed in the replicas' and the worker's logs, in
+  // ms after `killed` (the SIGKILL of the active replica `dead`), so that a slow takeover
+  // shows which step took the time. Waits briefly for the worker's registration line, which
+  // may arrive just after the test saw its effect.
+  void PrintTakeover(absl::Time killed, int dead, int64_t reattached_ms) {
+    const std::string standby = dead == 0 ? "server-1.log" : "server.log";
+    auto at = [&](const std::string& log, const std::string& text) {
+      const absl::Time until = absl::Now() + absl::Seconds(2);
+      std::optional<absl::Time> t = group_->LogTime(log, text, killed);
+      while (!t.has_value() && absl::Now() < until) {
+        absl::SleepFor(absl::Milliseconds(20));
+        t = group_->LogTime(log, text, killed);
+      }
+      return t.has_value() ? absl::StrCat(absl::ToInt64Milliseconds(*t - killed), " ms")
+                           : std::string("never");
+    };
+    std::cout << "failover timeline after SIGKILL of replica " << dead
+              << ": worker lost it " << at("worker-0.log", "server unreachable")
+              << ", lease won " << at(standby, "lm-server: active (lease")
+              << ", jobs recovered " << at(standby, "jobs recovered")
+              << ", worker registered again " << at("worker-0.log", "registered as")
+              << ", running job seen re-attached " << reattached_ms << " ms" << std::endl;
+  }
+
+  // Prints each attempt's start and end in ms after `killed`.
+  static void PrintAttempts(const v1::Job& job, absl::Time killed) {
+    const int64_t k = absl::ToUnixMillis(killed);
+    for (const v1::Attempt& a : job.attempts()) {
+      std::cout << "attempt " << a.number() << ": scheduled " << Ms(a.scheduled_at()) - k
+                << " ms, ended "
+                << (a.has_ended_at() ? absl::StrCat(Ms(a.ended_at()) - k, " ms") : "never")
+                << " after the SIGKILL; " << a.outcome() << std::endl;
+    }
+  }
+
   std::unique_ptr<ProcessGroup> group_;
   fs::path job_file_;
 };
@@ -130,6 +166,7 @@ TEST_F(FailoverTest, StandbyRedirectsThenTakesOverAndRunningJobKeepsItsAttempt) 
   const int64_t took_ms = MsUntilActiveWith({*id}, killed);
   std::cout << "failover: replica 1 active with the job re-attached " << took_ms
             << " ms after SIGKILL of replica 0 (lease TTL 2000 ms, renew 400 ms)" << std::endl;
+  PrintTakeover(killed, 0, took_ms);
   ASSERT_GE(took_ms, 0) << "the standby did not take over";
   ASSERT_EQ(Active(), 1);
   ASSERT_TRUE(group_->StartServer(0).ok());  // Comes back as a standby.
@@ -143,6 +180,7 @@ TEST_F(FailoverTest, StandbyRedirectsThenTakesOverAndRunningJobKeepsItsAttempt) 
   } while (absl::Now() < done_by && (!job.ok() || job->state() != v1::SUCCEEDED));
   ASSERT_TRUE(job.ok()) << job.status();
   EXPECT_EQ(job->state(), v1::SUCCEEDED) << job->error();
+  PrintAttempts(*job, killed);
   EXPECT_EQ(job->attempts_size(), 1) << "the running attempt should survive the failover";
   EXPECT_TRUE(ReadFile(fs::path(job->output_dir()) / "model.safetensors") == reference);
 }

@@ -7,7 +7,9 @@
 #include <fstream>
 #include <regex>
 
+#include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_split.h"
 #include "absl/synchronization/notification.h"
 #include "absl/time/clock.h"
 #include "tests/integration/cluster.h"
@@ -16,21 +18,30 @@ namespace lmtrain::testing {
 namespace fs = std::filesystem;
 namespace {
 
-// Copies the child's stdout and stderr to `log` until both close.
+// Copies the child's stdout and stderr to `log` until both close, each line prefixed with the
+// wall-clock time it arrived ("[t=UNIX_MS] "), which ProcessGroup::LogTime reads back.
 void Drain(ChildProcess* child, const std::string& log) {
   std::ofstream out(log, std::ios::app);
   pollfd fds[2] = {{child->stdout_fd(), POLLIN, 0}, {child->stderr_fd(), POLLIN, 0}};
+  std::string partial[2];  // Per stream: the line read so far.
   int open = 2;
   while (open > 0) {
     if (poll(fds, 2, 200) <= 0) continue;
-    for (pollfd& p : fds) {
+    for (int i = 0; i < 2; ++i) {
+      pollfd& p = fds[i];
       if (p.fd < 0 || p.revents == 0) continue;
       char buf[4096];
       const ssize_t n = read(p.fd, buf, sizeof buf);
       if (n > 0) {
-        out.write(buf, n);
+        partial[i].append(buf, n);
+        const std::string stamp = absl::StrCat("[t=", absl::ToUnixMillis(absl::Now()), "] ");
+        for (size_t eol; (eol = partial[i].find('\n')) != std::string::npos;) {
+          out << stamp << partial[i].substr(0, eol + 1);
+          partial[i].erase(0, eol + 1);
+        }
         out.flush();
       } else if (n == 0 || errno != EINTR) {
+        if (!partial[i].empty()) out << partial[i] << '\n';
         p.fd = -1;
         --open;
       }
@@ -92,7 +103,11 @@ absl::Status ProcessGroup::Launch(Proc& proc, const std::vector<std::string>& ar
     }
     *port_out = m[1].str();
     *http_port_out = m[2].str();
-    std::ofstream(log, std::ios::app) << seen;
+    std::ofstream copy(log, std::ios::app);
+    const std::string stamp = absl::StrCat("[t=", absl::ToUnixMillis(absl::Now()), "] ");
+    for (absl::string_view line : absl::StrSplit(seen, '\n', absl::SkipEmpty())) {
+      copy << stamp << line << '\n';
+    }
   }
   proc.drain = std::thread(Drain, proc.child.get(), log);
   return absl::OkStatus();
@@ -123,6 +138,22 @@ absl::Status ProcessGroup::StartServer(int index) {
   ports_.at(index) = std::stoi(port);
   http_ports_.at(index) = std::stoi(http_port);
   return absl::OkStatus();
+}
+
+std::optional<absl::Time> ProcessGroup::LogTime(const std::string& log, absl::string_view text,
+                                                absl::Time after) const {
+  std::ifstream in(dir_ / "logs" / log);
+  const int64_t after_ms = absl::ToUnixMillis(after);
+  for (std::string line; std::getline(in, line);) {
+    int64_t ms = 0;
+    const size_t end = line.find("] ");
+    if (line.rfind("[t=", 0) != 0 || end == std::string::npos ||
+        !absl::SimpleAtoi(line.substr(3, end - 3), &ms) || ms < after_ms) {
+      continue;
+    }
+    if (line.find(std::string(text), end) != std::string::npos) return absl::FromUnixMillis(ms);
+  }
+  return std::nullopt;
 }
 
 void ProcessGroup::KillServer(int index) { Kill(servers_.at(index)); }

@@ -2,17 +2,20 @@
 // lm-worker processes on loopback that a test can kill with SIGKILL and restart at will (a
 // server on the same port and data dir, each worker with the same name and work dir), for the
 // chaos tests. Replicas share one artifacts folder; workers get every replica's address. Children's output is drained
-// into files under dir()/logs so a chatty child never blocks on a full pipe.
+// into files under dir()/logs, each line stamped with its arrival time, so a chatty child
+// never blocks on a full pipe.
 // Not thread-safe: one test thread drives it.
 #pragma once
 
 #include <filesystem>
 #include <memory>
+#include <optional>
 #include <string>
 #include <thread>
 #include <vector>
 
 #include "absl/status/status.h"
+#include "absl/strings/string_view.h"
 #include "absl/time/time.h"
 #include "common/process_launcher.h"
 
@@ -54,6 +57,10 @@ class ProcessGroup {
   // The server's HTTP port (the dashboard); it changes with each start.
   int http_port(int index) const { return http_ports_.at(index); }
   const std::filesystem::path& dir() const { return dir_; }
+  // When the first line of dir()/logs/`log` ("server.log", "server-1.log", "worker-0.log")
+  // that contains `text` and arrived at or after `after` arrived; nullopt if none has.
+  std::optional<absl::Time> LogTime(const std::string& log, absl::string_view text,
+                                    absl::Time after) const;
   std::string artifacts_dir() const { return (dir_ / "data" / "artifacts").string(); }
 
  private:

@@ -188,9 +188,9 @@ TEST_F(DispatcherFailureTest, RestartReattachesRunningRanksAndRequeuesUnclaimedO
   Start(w, oa);
   Restart();
   // Reports under the old worker id are neither accepted nor judged: the worker keeps them
-  // (Unavailable) and must not stop its still-running ranks.
+  // (Aborted) and must not stop its still-running ranks.
   EXPECT_EQ(dispatcher_->ReportEvents(w, Ref(ka), {LogEvent{"stdout", "step 9"}}).status().code(),
-            absl::StatusCode::kUnavailable);
+            absl::StatusCode::kAborted);
   EXPECT_TRUE(Sync(w, {Ref(ka)}).reregister);
   WorkerInfo info;
   info.name = "w";

@@ -1,11 +1,13 @@
 // Dispatcher after a server restart with many orphans (attempts Recover adopted that no worker
 // re-attached): ExpireLeases loses them a bounded batch per call, each exactly once, and a
-// worker that comes back between batches keeps its ranks.
+// worker that comes back between batches keeps its ranks; a worker's reports under its old id
+// keep it on this server until it has registered again.
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
 #include <algorithm>
 
+#include "proto/server_targets.h"
 #include "server/dispatcher.h"
 #include "tests/server/dispatcher_fixture.h"
 
@@ -109,6 +111,48 @@ TEST_F(DispatcherRecoveryTest, AWorkerBackBetweenBatchesKeepsItsRank) {
   EXPECT_TRUE(r.stop.empty());
   EXPECT_EQ(r.assignments.size(), 9u);
   for (const std::string& id : ids) EXPECT_EQ(Requeues(id), id == *still ? 0 : 1) << id;
+}
+
+// A replica that takes over (or a restarted server) must be the one the worker registers
+// with. Until then the worker's running ranks keep reporting under its old id; the refusal
+// must neither stop the rank (a code the worker takes as final) nor send the worker's client
+// to another replica (Unavailable: ServerTargets moves on). Reports come far more often than
+// the worker's Syncs, so such a move every report kept a worker away from the new active
+// server past the orphan deadline, and its running attempt was requeued.
+TEST_F(DispatcherRecoveryTest, ReportsUnderAnOldWorkerIdKeepTheWorkerOnThisServer) {
+  const std::string id = Submit("kept");
+  const std::string w = Worker("w", 1);
+  const JobAssignment a = Sync(w).assignments.at(0);
+  Start(w, a);
+  Restart();
+  ServerTargets targets("this:1,dead:1");  // The worker's client, talking to this replica.
+  const absl::Status refused =
+      dispatcher_->ReportEvents(w, Ref(a), {LogEvent{"stdout", "step 9"}}).status();
+  ASSERT_FALSE(refused.ok());
+  for (absl::StatusCode final_code :
+       {absl::StatusCode::kFailedPrecondition, absl::StatusCode::kNotFound,
+        absl::StatusCode::kPermissionDenied}) {
+    EXPECT_NE(refused.code(), final_code) << "the worker would stop its rank: " << refused;
+  }
+  targets.Failed("this:1", refused);
+  EXPECT_EQ(targets.Current(), "this:1") << "the worker would leave this server: " << refused;
+
+  // Its next Sync comes here, then, and re-attaches the rank before the orphan deadline.
+  EXPECT_TRUE(Sync(w, {Ref(a)}).reregister);
+  WorkerInfo info;
+  info.name = "w";
+  info.hostname = "w.host";
+  info.slots = 1;
+  const std::string again = dispatcher_->RegisterWorker(info, {Ref(a)});
+  ASSERT_TRUE(dispatcher_->ReportEvents(again, Ref(a), {LogEvent{"stdout", "step 9"}}).ok());
+  for (int i = 0; i < 4; ++i) {
+    clock_.Advance(kLeaseMs / 2 + 1);
+    Sync(again, {Ref(a)});
+    while (dispatcher_->ExpireLeases()) {
+    }
+  }
+  EXPECT_EQ(State(id), JobState::kRunning);
+  EXPECT_EQ(Job(id).attempts.size(), 1u);
 }
 
 TEST_F(DispatcherRecoveryTest, AHalfClaimedGangStopsBeforeItIsRequeuedOnce) {

@@ -40,7 +40,7 @@ void GrpcServerClient::Reconnect(const std::shared_ptr<Stub>& failed) {
 }
 
 template <typename Response, typename Call>
-absl::StatusOr<Response> GrpcServerClient::Invoke(int64_t deadline_ms, Call call) {
+absl::StatusOr<Response> GrpcServerClient::Invoke(int64_t deadline_ms, bool steer, Call call) {
   std::string target;
   std::shared_ptr<Stub> stub = CurrentStub(&target);
   grpc::ClientContext ctx;
@@ -49,7 +49,7 @@ absl::StatusOr<Response> GrpcServerClient::Invoke(int64_t deadline_ms, Call call
   grpc::Status s = call(*stub, &ctx, &resp);
   if (s.error_code() == grpc::StatusCode::UNAVAILABLE) {
     // A standby names the active replica; a dead one sends us to the next address.
-    if (channels_.has_value()) channels_->targets().Failed(target, FromGrpcStatus(s));
+    if (steer && channels_.has_value()) channels_->targets().Failed(target, FromGrpcStatus(s));
     Reconnect(stub);
   }
   if (!s.ok()) return FromGrpcStatus(s);
@@ -60,7 +60,8 @@ absl::StatusOr<std::string> GrpcServerClient::Register(const WorkerRegistration&
   v1::RegisterWorkerRequest request;
   ToProto(registration, &request);
   absl::StatusOr<v1::RegisterWorkerResponse> response = Invoke<v1::RegisterWorkerResponse>(
-      5000, [&](Stub& stub, grpc::ClientContext* ctx, v1::RegisterWorkerResponse* resp) {
+      5000, /*steer=*/true,
+      [&](Stub& stub, grpc::ClientContext* ctx, v1::RegisterWorkerResponse* resp) {
         return stub.RegisterWorker(ctx, request, resp);
       });
   if (!response.ok()) return response.status();
@@ -70,10 +71,11 @@ absl::StatusOr<std::string> GrpcServerClient::Register(const WorkerRegistration&
 absl::StatusOr<SyncOrders> GrpcServerClient::Sync(const WorkerSync& sync) {
   v1::SyncRequest request;
   ToProto(sync, &request);
-  absl::StatusOr<v1::SyncResponse> response = Invoke<v1::SyncResponse>(
-      request.wait_ms() + 5000, [&](Stub& stub, grpc::ClientContext* ctx, v1::SyncResponse* resp) {
-        return stub.Sync(ctx, request, resp);
-      });
+  absl::StatusOr<v1::SyncResponse> response =
+      Invoke<v1::SyncResponse>(request.wait_ms() + 5000, /*steer=*/true,
+                               [&](Stub& stub, grpc::ClientContext* ctx, v1::SyncResponse* resp) {
+                                 return stub.Sync(ctx, request, resp);
+                               });
   if (!response.ok()) return response.status();
   return FromProto(*response);
 }
@@ -82,7 +84,8 @@ absl::StatusOr<ReportReply> GrpcServerClient::Report(const RankEventBatch& batch
   v1::ReportJobEventsRequest request;
   ToProto(batch, &request);
   absl::StatusOr<v1::ReportJobEventsResponse> response = Invoke<v1::ReportJobEventsResponse>(
-      5000, [&](Stub& stub, grpc::ClientContext* ctx, v1::ReportJobEventsResponse* resp) {
+      5000, /*steer=*/false,
+      [&](Stub& stub, grpc::ClientContext* ctx, v1::ReportJobEventsResponse* resp) {
         return stub.ReportJobEvents(ctx, request, resp);
       });
   if (!response.ok()) return response.status();

@@ -4,7 +4,11 @@
 // for the next call, so a restarted lm-server is reached on the next try instead of after
 // gRPC's reconnect backoff; the worker's own retry loop paces the attempts. With several
 // replicas (`lm-worker --server a,b`), that next channel goes to the active server a standby
-// named, or else to the next address (proto/server_targets.h).
+// named, or else to the next address (proto/server_targets.h). Only Register and Sync (the
+// agent's loop) move the worker to another replica; a failed Report does not: reports come
+// every flush interval from every running rank, and a live server may refuse them with
+// UNAVAILABLE (an older server before the worker has registered, a database blip), which
+// would keep sending the worker away from the server its Sync must reach. Reports follow.
 // Thread-safe.
 #pragma once
 
@@ -42,8 +46,9 @@ class GrpcServerClient final : public ServerClient {
   std::shared_ptr<Stub> CurrentStub(std::string* target);
   // Replaces `failed` with a new channel's stub unless another caller already did.
   void Reconnect(const std::shared_ptr<Stub>& failed);
+  // `steer`: an UNAVAILABLE answer moves the worker to another replica (ServerTargets).
   template <typename Response, typename Call>
-  absl::StatusOr<Response> Invoke(int64_t deadline_ms, Call call);
+  absl::StatusOr<Response> Invoke(int64_t deadline_ms, bool steer, Call call);
 
   // A stub on a fresh channel, and the target it goes to ("" for make_channel_'s).
   std::shared_ptr<Stub> NewStub(std::string* target);
