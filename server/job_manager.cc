@@ -127,8 +127,8 @@ absl::StatusOr<std::string> JobManager::Submit(const SubmitRequest& request) {
 absl::Status JobManager::CheckRequestOwner(const std::string& id, const SubmitRequest& request) {
   ASSIGN_OR_RETURN(JobRecord job, store_->GetJob(id));
   if (job.user == request.user) return absl::OkStatus();
-  return absl::AlreadyExistsError(absl::StrCat(
-      "request_id '", request.request_id, "' belongs to another user's job; use a new one"));
+  return absl::AlreadyExistsError(absl::StrCat("request_id '", request.request_id,
+                                               "' belongs to another user's job; use a new one"));
 }
 
 absl::StatusOr<CreatedJob> JobManager::Admit(const NewJob& job, const JobSpec& spec) {

@@ -42,7 +42,8 @@ inline ConcurrentCreates CreateConcurrently(JobStore& store, int threads, int pe
   for (int t = 0; t < threads; ++t) {
     workers.emplace_back([&, t] {
       for (int k = 0; k < per_thread; ++k) {
-        absl::StatusOr<CreatedJob> own = store.CreateJobOrFind(job(absl::StrCat("req-", t, "-", k)));
+        absl::StatusOr<CreatedJob> own =
+            store.CreateJobOrFind(job(absl::StrCat("req-", t, "-", k)));
         c.ids[t].push_back(own.ok() ? own->id : "");
         c.created[t] += own.ok() && own->created;
         if (k != per_thread / 2) continue;
