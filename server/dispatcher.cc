@@ -276,6 +276,7 @@ absl::StatusOr<JobState> Dispatcher::Cancel(const std::string& job_id, const std
     return job.ok() ? job->state : state;
   }
   ASSIGN_OR_RETURN(JobRecord job, store_->GetJob(job_id));
+  NoteStoreReadLocked();  // It may be a job just created, not yet announced by JobCreated.
   if (IsTerminal(job.state)) {
     return absl::FailedPreconditionError(
         absl::StrCat("job ", job_id, " already ", std::string(JobStateName(job.state))));
@@ -372,9 +373,25 @@ std::vector<WorkerStatus> Dispatcher::ListWorkers() {
 
 void Dispatcher::JobQueued(const std::string& job_id) {
   absl::MutexLock lock(&mu_);
+  JobQueuedLocked(job_id);
+}
+
+void Dispatcher::JobQueuedLocked(const std::string& job_id) {
   auto job = store_->GetJob(job_id);  // Under mu_: a cancel cannot slip in between.
   if (!job.ok() || job->state != JobState::kQueued) return;
   MirrorQueuedLocked(*job);
+  ScheduleIfDirtyLocked();
+}
+
+void Dispatcher::JobCreated(const JobRecord& job, uint64_t stamp) {
+  absl::MutexLock lock(&mu_);
+  if (store_reads_.load(std::memory_order_relaxed) != stamp) {
+    JobQueuedLocked(job.id);
+    return;
+  }
+  // No rebuild and no cancel since the stamp: nothing but this call knows the job, so the
+  // store still holds it as created (its state only changes through the dispatcher).
+  MirrorQueuedLocked(job);
   ScheduleIfDirtyLocked();
 }
 

@@ -71,6 +71,7 @@
 // (never the reverse: neither calls back into the Dispatcher).
 #pragma once
 
+#include <atomic>
 #include <cstdint>
 #include <map>
 #include <memory>
@@ -207,9 +208,19 @@ class Dispatcher {
 
   std::vector<WorkerStatus> ListWorkers();
 
-  // A job was just created QUEUED (JobManager::Submit): it joins the queue and a pass runs.
-  // Ignored when the job is no longer QUEUED or unknown.
+  // A job was just created QUEUED (JobManager::Retry): it joins the queue and a pass runs.
+  // Reads the job from the store; ignored when it is no longer QUEUED or unknown.
   void JobQueued(const std::string& job_id);
+
+  // A stamp for JobCreated, taken before the job is created in the store.
+  uint64_t CreationStamp() const { return store_reads_.load(std::memory_order_acquire); }
+  // As JobQueued, for a job that JobStore::CreateJobOrFind has just created (created = true)
+  // as `job` (NewJobRecord), with `stamp` = CreationStamp() taken before that call. The
+  // record joins the queue as it is, without reading the store again, unless since the stamp
+  // the dispatcher read jobs from the store on its own (a mirror rebuild) or cancelled one it
+  // had not queued: then it might have seen or changed this job already, and it reads the job
+  // as JobQueued does.
+  void JobCreated(const JobRecord& job, uint64_t stamp);
 
   // Why a QUEUED job waits; "" if unknown. Per-event passes are bounded (see
   // ScheduleIfDirtyLocked), so when events ran since the last complete pass, this runs one
@@ -262,6 +273,13 @@ class Dispatcher {
   void FlushTouchedLocked() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   void MirrorQueuedLocked(const JobRecord& job) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   void MirrorRemovedLocked(const std::string& job_id) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // JobQueued's body: reads the job and queues it if it is still QUEUED.
+  void JobQueuedLocked(const std::string& job_id) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // The dispatcher read or changed jobs in the store that JobCreated may not have announced
+  // yet: records it for CreationStamp.
+  void NoteStoreReadLocked() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
+    store_reads_.fetch_add(1, std::memory_order_release);
+  }
   // Places and preempts as decided. False when a placement failed (retried on a later event).
   bool ApplyDecisionLocked(const scheduler::Decision& decision) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
 
@@ -300,6 +318,9 @@ class Dispatcher {
   std::optional<int64_t> last_complete_ms_ ABSL_GUARDED_BY(mu_);
   bool dispatching_ ABSL_GUARDED_BY(mu_) = true;
   std::set<std::string> touched_ ABSL_GUARDED_BY(mu_);  // Workers whose usage changed.
+  // Mirror rebuilds and cancels of jobs read from the store (NoteStoreReadLocked); written
+  // under mu_, read without it by CreationStamp.
+  std::atomic<uint64_t> store_reads_{0};
 };
 
 }  // namespace lmtrain

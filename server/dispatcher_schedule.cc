@@ -88,6 +88,7 @@ scheduler::ClusterSnapshot Dispatcher::SnapshotLocked() {
 bool Dispatcher::EnsureMirrorLocked() {
   if (mirrored_) return true;
   auto listed = store_->ListJobs({{JobState::kQueued}, 1 << 30});
+  NoteStoreReadLocked();  // It may list jobs created but not yet announced by JobCreated.
   if (!listed.ok()) return false;
   queued_.clear();
   for (JobRecord& job : *listed) queued_[std::stoll(job.id)] = std::move(job);

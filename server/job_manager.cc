@@ -86,11 +86,7 @@ absl::StatusOr<std::string> JobManager::Submit(const SubmitRequest& request) {
     ASSIGN_OR_RETURN(std::optional<std::string> existing,
                      store_->FindJobByRequestId(request.request_id));
     if (existing.has_value()) {
-      ASSIGN_OR_RETURN(JobRecord job, store_->GetJob(*existing));
-      if (job.user != request.user) {
-        return absl::AlreadyExistsError(absl::StrCat(
-            "request_id '", request.request_id, "' belongs to another user's job; use a new one"));
-      }
+      RETURN_IF_ERROR(CheckRequestOwner(*existing, request));
       return *existing;
     }
   }
@@ -113,14 +109,29 @@ absl::StatusOr<std::string> JobManager::Submit(const SubmitRequest& request) {
   job.resources.selector = spec.resources.selector;
   job.resources.max_retries = spec.resources.max_retries;
   job.created_at_ms = clock_->NowMs();
-  ASSIGN_OR_RETURN(std::string id, Admit(job, spec));
-  dispatcher_->JobQueued(id);
+  const uint64_t stamp = dispatcher_->CreationStamp();  // Before the job exists.
+  ASSIGN_OR_RETURN(CreatedJob created, Admit(job, spec));
+  const std::string& id = created.id;
+  if (created.created) {
+    dispatcher_->JobCreated(NewJobRecord(id, job), stamp);
+  } else {
+    // A submit with the same request id created its job since the check above; that submit
+    // queues it. This one answers with it, as the check would have.
+    RETURN_IF_ERROR(CheckRequestOwner(id, request));
+  }
   hub_->Bump(id);
   hub_->Bump(EventHub::kWorkKey);
   return id;
 }
 
-absl::StatusOr<std::string> JobManager::Admit(const NewJob& job, const JobSpec& spec) {
+absl::Status JobManager::CheckRequestOwner(const std::string& id, const SubmitRequest& request) {
+  ASSIGN_OR_RETURN(JobRecord job, store_->GetJob(id));
+  if (job.user == request.user) return absl::OkStatus();
+  return absl::AlreadyExistsError(absl::StrCat("request_id '", request.request_id,
+                                               "' belongs to another user's job; use a new one"));
+}
+
+absl::StatusOr<CreatedJob> JobManager::Admit(const NewJob& job, const JobSpec& spec) {
   // The output dir is assigned below the artifacts dir at dispatch (ARTIFACTS/jobs/ID).
   RETURN_IF_ERROR(CheckJobPaths(spec, "", policy_.data_roots, policy_.artifacts_dir));
   if (policy_.artifacts != nullptr) RETURN_IF_ERROR(CheckArtifactsStored(spec, *policy_.artifacts));
@@ -130,7 +141,7 @@ absl::StatusOr<std::string> JobManager::Admit(const NewJob& job, const JobSpec& 
     lock.emplace(&submit_mu_);
     RETURN_IF_ERROR(CheckQuota(job.user, quota));
   }
-  return store_->CreateJob(job);
+  return store_->CreateJobOrFind(job);
 }
 
 absl::Status JobManager::CheckModelSize(const JobSpec& spec) {
@@ -208,7 +219,8 @@ absl::StatusOr<std::string> JobManager::Retry(const std::string& id) {
   job.user = old.user;
   job.resources = old.resources;
   job.created_at_ms = clock_->NowMs();
-  ASSIGN_OR_RETURN(std::string new_id, Admit(job, spec));
+  ASSIGN_OR_RETURN(CreatedJob created, Admit(job, spec));  // No request id: always created.
+  const std::string& new_id = created.id;
   const int64_t now = clock_->NowMs();
   RETURN_IF_ERROR(
       store_->AppendEvents(new_id, now, {LogEvent{"server", absl::StrCat("retry of job ", id)}})

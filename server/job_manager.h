@@ -107,8 +107,12 @@ class JobManager {
  private:
   int QuotaOf(const std::string& user) const;
   // The one admission path of Submit and Retry: paths inside the data roots, artifacts stored,
-  // a model.config that fits some machine, the user's quota (checked and the job inserted as one step); returns the new job's id.
-  absl::StatusOr<std::string> Admit(const NewJob& job, const JobSpec& spec);
+  // a model.config that fits some machine, the user's quota (checked and the job inserted as
+  // one step); returns the new job's id (or, created = false, the job that already holds
+  // job.request_id).
+  absl::StatusOr<CreatedJob> Admit(const NewJob& job, const JobSpec& spec);
+  // OK when job `id`, which holds request.request_id, is request.user's; else AlreadyExists.
+  absl::Status CheckRequestOwner(const std::string& id, const SubmitRequest& request);
   absl::Status CheckQuota(const std::string& user, int quota);  // Under submit_mu_.
   // CheckConfigModelFits against the largest host memory: this machine's or a worker's.
   absl::Status CheckModelSize(const JobSpec& spec);

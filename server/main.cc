@@ -25,6 +25,7 @@
 #include "absl/strings/str_split.h"
 #include "absl/synchronization/mutex.h"
 #include "common/command_line.h"
+#include "common/malloc_tuning.h"
 #include "common/termination_signals.h"
 #include "server/server.h"
 #include "worker/agent/local_worker.h"
@@ -34,6 +35,7 @@ int main(int argc, char** argv) {
   // Debian's abseil is built without NDEBUG, so every Mutex lock would otherwise feed a
   // lock-order graph (about 2% of a durable submit's CPU); the tests keep the detection on.
   absl::SetMutexDeadlockDetectionMode(absl::OnDeadlockCycle::kIgnore);
+  TuneMallocForServer();  // Requests stop page-faulting freed heap memory back in.
   // First, before any thread exists, so every thread inherits the blocked signals.
   absl::Notification term;
   std::atomic<Server*> running{nullptr};

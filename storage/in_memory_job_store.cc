@@ -57,28 +57,19 @@ void InMemoryJobStore::AppendLocked(Job& job, int64_t time_ms, EventPayload payl
   job.events.push_back(EventRecord{seq, job.record.id, time_ms, std::move(payload)});
 }
 
-absl::StatusOr<std::string> InMemoryJobStore::CreateJob(const NewJob& new_job) {
+absl::StatusOr<CreatedJob> InMemoryJobStore::CreateJobOrFind(const NewJob& new_job) {
   absl::MutexLock lock(&mu_);
   if (!new_job.request_id.empty()) {
     auto it = by_request_id_.find(new_job.request_id);
-    if (it != by_request_id_.end()) return absl::StrCat(it->second);
+    if (it != by_request_id_.end()) return CreatedJob{absl::StrCat(it->second), false};
   }
   const int64_t id = ++last_id_;
   if (!new_job.request_id.empty()) by_request_id_[new_job.request_id] = id;
   Job& job = jobs_[id];
-  job.record.id = absl::StrCat(id);
-  job.record.name = new_job.name;
-  job.record.task = new_job.task;
-  job.record.state = JobState::kQueued;
-  job.record.spec_yaml = new_job.spec_yaml;
-  job.record.priority = new_job.priority;
-  job.record.request_id = new_job.request_id;
-  job.record.user = new_job.user;
-  job.record.resources = new_job.resources;
-  job.record.created_at_ms = new_job.created_at_ms;
+  job.record = NewJobRecord(absl::StrCat(id), new_job);
   AppendLocked(job, new_job.created_at_ms,
                StateChangeEvent{JobState::kQueued, storage_internal::kSubmittedReason});
-  return job.record.id;
+  return CreatedJob{job.record.id, true};
 }
 
 absl::StatusOr<std::optional<std::string>> InMemoryJobStore::FindJobByRequestId(

@@ -27,7 +27,7 @@ class InMemoryJobStore : public JobStore {
   InMemoryJobStore(const InMemoryJobStore&) = delete;
   InMemoryJobStore& operator=(const InMemoryJobStore&) = delete;
 
-  absl::StatusOr<std::string> CreateJob(const NewJob& new_job) override;
+  absl::StatusOr<CreatedJob> CreateJobOrFind(const NewJob& new_job) override;
   absl::StatusOr<std::optional<std::string>> FindJobByRequestId(
       const std::string& request_id) override;
   absl::StatusOr<JobRecord> GetJob(const std::string& id) override;

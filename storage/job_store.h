@@ -25,6 +25,7 @@
 #include <map>
 #include <optional>
 #include <string>
+#include <utility>
 #include <variant>
 #include <vector>
 
@@ -140,6 +141,32 @@ struct EventRecord {
   EventPayload payload;
 };
 
+// What JobStore::CreateJobOrFind did.
+struct CreatedJob {
+  std::string id;
+  // True: this call inserted the job, so the store holds exactly new_job's fields, QUEUED,
+  // with no attempts. False: new_job.request_id named a job that already existed (created by
+  // another call, perhaps one racing this one); that job is returned unchanged and may differ
+  // from new_job in every field.
+  bool created = false;
+};
+
+// The record a store holds for new_job right after CreateJobOrFind created it as job `id`.
+inline JobRecord NewJobRecord(std::string id, const NewJob& new_job) {
+  JobRecord job;
+  job.id = std::move(id);
+  job.name = new_job.name;
+  job.task = new_job.task;
+  job.state = JobState::kQueued;
+  job.spec_yaml = new_job.spec_yaml;
+  job.priority = new_job.priority;
+  job.request_id = new_job.request_id;
+  job.user = new_job.user;
+  job.resources = new_job.resources;
+  job.created_at_ms = new_job.created_at_ms;
+  return job;
+}
+
 // How much of each job ListJobs returns.
 enum class JobView {
   kFull,  // Every field of JobRecord.
@@ -183,10 +210,17 @@ class JobStore {
  public:
   virtual ~JobStore() = default;
 
-  // Inserts a QUEUED job and its first StateChange(QUEUED, "submitted") event; returns its id.
-  // If new_job.request_id is non-empty and a job with that request id exists, returns that
-  // job's id and changes nothing.
-  virtual absl::StatusOr<std::string> CreateJob(const NewJob& new_job) = 0;
+  // Inserts a QUEUED job and its first StateChange(QUEUED, "submitted") event; returns its id
+  // with created = true. If new_job.request_id is non-empty and a job with that request id
+  // exists, returns that job's id with created = false and changes nothing.
+  virtual absl::StatusOr<CreatedJob> CreateJobOrFind(const NewJob& new_job) = 0;
+
+  // CreateJobOrFind's id alone.
+  absl::StatusOr<std::string> CreateJob(const NewJob& new_job) {
+    absl::StatusOr<CreatedJob> created = CreateJobOrFind(new_job);
+    if (!created.ok()) return created.status();
+    return std::move(created->id);
+  }
 
   // NotFound if there is no such job.
   virtual absl::StatusOr<JobRecord> GetJob(const std::string& id) = 0;

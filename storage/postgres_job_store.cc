@@ -67,25 +67,25 @@ absl::Status CheckFence(PgConnection& db, const PostgresJobStore::Fence& fence) 
   return storage_internal::PgCheckFence(db, fence->first, fence->second);
 }
 
-// The body of one CreateJob, inside the batch's transaction: the id of the new job, or of the
-// job that already holds its request id.
-absl::StatusOr<std::string> InsertNewJob(PgConnection& db, const NewJob& new_job) {
+// The body of one CreateJobOrFind, inside the batch's transaction: the id of the new job, or
+// of the job that already holds its request id.
+absl::StatusOr<CreatedJob> InsertNewJob(PgConnection& db, const NewJob& new_job) {
   ASSIGN_OR_RETURN(std::optional<int64_t> id, storage_internal::PgInsertJob(db, new_job));
   if (!id.has_value()) {
     // The request id is taken. READ COMMITTED: this statement sees the row that the insert
     // waited for, committed by another connection (or inserted earlier in this batch).
     ASSIGN_OR_RETURN(id, storage_internal::PgFindJobByRequestId(db, new_job.request_id));
     if (!id.has_value()) return absl::AbortedError("request id taken and released; retry");
-    return absl::StrCat(*id);
+    return CreatedJob{absl::StrCat(*id), false};
   }
   const StateChangeEvent submitted{JobState::kQueued, storage_internal::kSubmittedReason};
   RETURN_IF_ERROR(storage_internal::PgInsertEvent(db, *id, 1, new_job.created_at_ms, submitted));
-  return absl::StrCat(*id);
+  return CreatedJob{absl::StrCat(*id), true};
 }
 
 // One job's insert under a savepoint, rolled back when the insert fails so that the batch goes
 // on; fills *result. An error: a savepoint statement failed, and the transaction is unusable.
-absl::Status Isolated(PgConnection& db, const NewJob& job, absl::StatusOr<std::string>* result) {
+absl::Status Isolated(PgConnection& db, const NewJob& job, absl::StatusOr<CreatedJob>* result) {
   RETURN_IF_ERROR(db.Exec("SAVEPOINT create_job", "CreateJob savepoint"));
   *result = InsertNewJob(db, job);
   return db.Exec(result->ok() ? "RELEASE SAVEPOINT create_job"
@@ -203,7 +203,7 @@ absl::Status PostgresJobStore::ReleaseLease(const std::string& name, const std::
       .status();
 }
 
-absl::StatusOr<std::string> PostgresJobStore::CreateJob(const NewJob& new_job) {
+absl::StatusOr<CreatedJob> PostgresJobStore::CreateJobOrFind(const NewJob& new_job) {
   return creates_.Run(
       new_job, [this](const std::vector<Creates::Pending*>& batch) { CommitCreates(batch); });
 }

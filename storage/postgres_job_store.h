@@ -87,7 +87,7 @@ class PostgresJobStore : public JobStore {
   PostgresJobStore(const PostgresJobStore&) = delete;
   PostgresJobStore& operator=(const PostgresJobStore&) = delete;
 
-  absl::StatusOr<std::string> CreateJob(const NewJob& new_job) override;
+  absl::StatusOr<CreatedJob> CreateJobOrFind(const NewJob& new_job) override;
   absl::StatusOr<std::optional<std::string>> FindJobByRequestId(
       const std::string& request_id) override;
   absl::StatusOr<JobRecord> GetJob(const std::string& id) override;
@@ -105,7 +105,7 @@ class PostgresJobStore : public JobStore {
   using Fence = std::optional<std::pair<std::string, int64_t>>;
 
  private:
-  using Creates = storage_internal::GroupCommit<NewJob, std::string>;
+  using Creates = storage_internal::GroupCommit<NewJob, CreatedJob>;
   static constexpr size_t kMaxCreateBatch = 256;
 
   Fence CurrentFence();

@@ -100,19 +100,22 @@ absl::StatusOr<int64_t> InsertEvents(Connection& db, int64_t job_id, int64_t tim
 constexpr char kSavepoint[] = "SAVEPOINT create_job";
 constexpr char kRelease[] = "RELEASE create_job";
 
-// The body of CreateJob, inside the caller's transaction: returns the existing id for a known
-// request id, else inserts the job and its first event.
-absl::StatusOr<std::string> InsertNewJob(Connection& db, const NewJob& new_job) {
-  if (!new_job.request_id.empty()) {
+// The body of CreateJobOrFind, inside the caller's transaction: returns the existing id for a
+// known request id, else inserts the job and its first event.
+absl::StatusOr<CreatedJob> InsertNewJob(Connection& db, const NewJob& new_job) {
+  ASSIGN_OR_RETURN(std::optional<int64_t> inserted, storage_internal::InsertJob(db, new_job));
+  if (!inserted.has_value()) {
+    // The request id is taken, by a job committed before or inserted earlier in this batch.
     ASSIGN_OR_RETURN(std::optional<int64_t> existing,
                      storage_internal::FindJobByRequestId(db, new_job.request_id));
-    if (existing.has_value()) return absl::StrCat(*existing);
+    if (!existing.has_value()) return absl::InternalError("request id taken by no job");
+    return CreatedJob{absl::StrCat(*existing), false};
   }
-  ASSIGN_OR_RETURN(int64_t id, storage_internal::InsertJob(db, new_job));
+  const int64_t id = *inserted;
   const StateChangeEvent submitted{JobState::kQueued, storage_internal::kSubmittedReason};
   RETURN_IF_ERROR(
       storage_internal::InsertEvent(db, id, /*seq=*/1, new_job.created_at_ms, submitted));
-  return absl::StrCat(id);
+  return CreatedJob{absl::StrCat(id), true};
 }
 
 }  // namespace
@@ -152,7 +155,7 @@ SqliteJobStore::SqliteJobStore(std::unique_ptr<Connection> db,
 
 SqliteJobStore::~SqliteJobStore() { checkpointer_.reset(); }  // Before db_ closes.
 
-absl::StatusOr<std::string> SqliteJobStore::CreateJob(const NewJob& new_job) {
+absl::StatusOr<CreatedJob> SqliteJobStore::CreateJobOrFind(const NewJob& new_job) {
   return creates_.Run(
       new_job, [this](const std::vector<Creates::Pending*>& batch) { CommitCreates(batch); });
 }

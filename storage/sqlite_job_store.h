@@ -109,7 +109,7 @@ class SqliteJobStore : public JobStore {
   SqliteJobStore(const SqliteJobStore&) = delete;
   SqliteJobStore& operator=(const SqliteJobStore&) = delete;
 
-  absl::StatusOr<std::string> CreateJob(const NewJob& new_job) override;
+  absl::StatusOr<CreatedJob> CreateJobOrFind(const NewJob& new_job) override;
   absl::StatusOr<std::optional<std::string>> FindJobByRequestId(
       const std::string& request_id) override;
   absl::StatusOr<JobRecord> GetJob(const std::string& id) override;
@@ -121,7 +121,7 @@ class SqliteJobStore : public JobStore {
                                                       int limit) override;
 
  private:
-  using Creates = storage_internal::GroupCommit<NewJob, std::string>;
+  using Creates = storage_internal::GroupCommit<NewJob, CreatedJob>;
 
   SqliteJobStore(std::unique_ptr<storage_internal::Connection> db,
                  std::unique_ptr<storage_internal::WalCheckpointer> checkpointer,

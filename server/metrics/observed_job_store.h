@@ -19,8 +19,8 @@ class ObservedJobStore : public JobStore {
   ObservedJobStore(std::unique_ptr<JobStore> store, ServerMetrics* metrics)
       : store_(std::move(store)), metrics_(metrics) {}
 
-  absl::StatusOr<std::string> CreateJob(const NewJob& new_job) override {
-    return store_->CreateJob(new_job);
+  absl::StatusOr<CreatedJob> CreateJobOrFind(const NewJob& new_job) override {
+    return store_->CreateJobOrFind(new_job);
   }
   absl::StatusOr<std::optional<std::string>> FindJobByRequestId(
       const std::string& request_id) override {

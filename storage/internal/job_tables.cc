@@ -26,9 +26,12 @@ namespace {
   LMTRAIN_JOB_COLUMNS_WITH("'' AS spec_yaml", "NULL AS attempts_json")
 
 constexpr char kFindByRequestId[] = "SELECT id FROM jobs WHERE request_id = ?1";
+// A taken request id inserts nothing and returns no row: the unique index answers in the same
+// descent that the insert makes anyway, where a SELECT first would make a second one.
 constexpr char kInsertJob[] =
     "INSERT INTO jobs (name, task, state, spec_yaml, priority, request_id, created_at_ms, "
-    "user, resources_json) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9) RETURNING id";
+    "user, resources_json) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9) "
+    "ON CONFLICT (request_id) DO NOTHING RETURNING id";
 constexpr char kSelectJob[] = "SELECT " LMTRAIN_JOB_COLUMNS " FROM jobs WHERE id = ?1";
 // Keyset pages, newest first: ?1 is the exclusive id bound, ?2 the limit, ?3 the state, ?4
 // (?3 in the second) the user. Each is a range scan of the primary key or of one index
@@ -193,7 +196,7 @@ absl::StatusOr<std::optional<int64_t>> FindJobByRequestId(Connection& db,
   return stmt->ColumnInt64(0);
 }
 
-absl::StatusOr<int64_t> InsertJob(Connection& db, const NewJob& job) {
+absl::StatusOr<std::optional<int64_t>> InsertJob(Connection& db, const NewJob& job) {
   ASSIGN_OR_RETURN(CachedStatement stmt, db.Prepare(kInsertJob));
   // An absent request id is NULL, which UNIQUE never matches against another NULL.
   std::optional<absl::string_view> request_id;
@@ -202,8 +205,8 @@ absl::StatusOr<int64_t> InsertJob(Connection& db, const NewJob& job) {
                                 job.spec_yaml, job.priority, request_id, job.created_at_ms,
                                 job.user, ResourcesToJson(job.resources)));
   ASSIGN_OR_RETURN(bool has_row, stmt->Step());
-  if (!has_row) return absl::InternalError("INSERT INTO jobs returned no id");
-  return stmt->ColumnInt64(0);
+  if (!has_row) return std::nullopt;  // The request id is taken.
+  return stmt->ColumnInt64(0);  // SQLite made every change of the statement in its first step.
 }
 
 absl::StatusOr<std::optional<JobRecord>> SelectJob(Connection& db, int64_t id) {

@@ -22,8 +22,9 @@ namespace lmtrain::storage_internal {
 // The id of the job created with `request_id` (non-empty), if any.
 absl::StatusOr<std::optional<int64_t>> FindJobByRequestId(Connection& db,
                                                           absl::string_view request_id);
-// Inserts a QUEUED job; returns its new id (greater than every id handed out before).
-absl::StatusOr<int64_t> InsertJob(Connection& db, const NewJob& job);
+// Inserts a QUEUED job; returns its new id (greater than every id handed out before), or
+// nullopt, inserting nothing, when job.request_id (non-empty) is already a job's.
+absl::StatusOr<std::optional<int64_t>> InsertJob(Connection& db, const NewJob& job);
 // The full record, checkpoints included; nullopt if there is no such job.
 absl::StatusOr<std::optional<JobRecord>> SelectJob(Connection& db, int64_t id);
 // Full records matching `filter`, newest (highest id) first, at most filter.limit.

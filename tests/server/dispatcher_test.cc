@@ -234,5 +234,54 @@ TEST_F(DispatcherTest, InMemoryQueueFollowsSubmitsCancelsAndPlacements) {
   EXPECT_EQ(State(b), JobState::kCancelled);
 }
 
+// JobCreated queues the record it is given unless the dispatcher may have seen the job since
+// the stamp: here a cancel reached the job between its creation and the announcement, so the
+// stale QUEUED record must not take the slot that the next job is waiting for.
+TEST_F(DispatcherTest, JobCancelledBeforeJobCreatedIsNeverQueued) {
+  const std::string w = Worker("w", 1);
+  const std::string busy = Submit("busy");
+  const JobAssignment running = Sync(w).assignments.at(0);
+  Start(w, running);
+  const std::string waiting = Submit("waiting");
+
+  const uint64_t stamp = dispatcher_->CreationStamp();
+  NewJob urgent;
+  urgent.name = "urgent";
+  urgent.task = "clm";
+  urgent.priority = 9;
+  urgent.created_at_ms = clock_.NowMs();
+  const absl::StatusOr<CreatedJob> made = store_.CreateJobOrFind(urgent);
+  ASSERT_TRUE(made.ok() && made->created) << made.status();
+  const CreatedJob created = *made;
+  ASSERT_EQ(*dispatcher_->Cancel(created.id, ""), JobState::kCancelled);
+  dispatcher_->JobCreated(NewJobRecord(created.id, urgent), stamp);
+
+  ASSERT_TRUE(Exit(w, running, 0).ok());
+  const SyncResult next = Sync(w);
+  ASSERT_EQ(next.assignments.size(), 1u);
+  EXPECT_EQ(next.assignments[0].job_id, waiting);
+  EXPECT_EQ(State(created.id), JobState::kCancelled);
+  EXPECT_EQ(State(busy), JobState::kSucceeded);
+}
+
+// A mirror rebuild that placed the job before JobCreated came: the job stays placed once.
+TEST_F(DispatcherTest, JobPlacedByARebuildBeforeJobCreatedStaysPlacedOnce) {
+  const uint64_t stamp = dispatcher_->CreationStamp();
+  NewJob job;
+  job.name = "early";
+  job.task = "clm";
+  job.created_at_ms = clock_.NowMs();
+  const absl::StatusOr<CreatedJob> made = store_.CreateJobOrFind(job);
+  ASSERT_TRUE(made.ok() && made->created) << made.status();
+  const CreatedJob created = *made;
+  const std::string w = Worker("w", 2);  // The first pass loads the queue from the store.
+  ASSERT_EQ(Sync(w).assignments.size(), 1u);
+  dispatcher_->JobCreated(NewJobRecord(created.id, job), stamp);
+  EXPECT_EQ(State(created.id), JobState::kScheduled);
+  EXPECT_EQ(Sync(w).assignments.size(), 1u);  // The same assignment, resent.
+  EXPECT_EQ(Job(created.id).attempts.size(), 1u);
+  EXPECT_EQ(dispatcher_->WaitingReason(created.id), "");
+}
+
 }  // namespace
 }  // namespace lmtrain

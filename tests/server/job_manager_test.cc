@@ -3,6 +3,8 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -143,6 +145,65 @@ TEST_F(JobManagerModelSizeTest, AWorkerWithMoreMemoryAdmitsWhatTheServerCouldNot
   EXPECT_NE(still_too_big.status().message().find("the largest machine (worker " + worker_id),
             std::string::npos)
       << still_too_big.status();
+}
+
+// A store whose FindJobByRequestId never finds a job: what a submit sees when another submit
+// with its request id commits between its request-id check and its insert.
+class LateRequestIdStore : public InMemoryJobStore {
+ public:
+  absl::StatusOr<std::optional<std::string>> FindJobByRequestId(const std::string&) override {
+    return std::optional<std::string>();
+  }
+};
+
+class JobManagerRequestIdRaceTest : public ::testing::Test {
+ protected:
+  JobManagerRequestIdRaceTest()
+      : scheduler_(scheduler::MakePolicyScheduler({})),
+        dispatcher_(&store_, &clock_, &hub_, scheduler_.get(), {"/artifacts", 10000}),
+        manager_(&store_, &clock_, &hub_, &dispatcher_) {}
+
+  LateRequestIdStore store_;
+  FakeClock clock_;
+  EventHub hub_;
+  std::unique_ptr<scheduler::Scheduler> scheduler_;
+  Dispatcher dispatcher_;
+  JobManager manager_;
+};
+
+// The duplicate is answered with the stored job, and the dispatcher places the stored record
+// (one worker), not the duplicate's job file (a gang of two).
+TEST_F(JobManagerRequestIdRaceTest, DuplicateAnswersWithTheStoredJobAndQueuesNothingOfItsOwn) {
+  testing::JobFolder one("one"), gang("gang", 9, "workers: 2");
+  const absl::StatusOr<std::string> first = manager_.Submit(one.Request("req-1"));
+  const absl::StatusOr<std::string> again = manager_.Submit(gang.Request("req-1"));
+  ASSERT_TRUE(first.ok() && again.ok()) << again.status();
+  EXPECT_EQ(*again, *first);
+  EXPECT_EQ(store_.ListJobs({})->size(), 1u);
+  EXPECT_EQ(store_.GetJob(*first)->resources.workers, 1);
+
+  WorkerInfo info;
+  info.name = "w";
+  info.hostname = "w.host";
+  info.slots = 1;
+  const std::string w = dispatcher_.RegisterWorker(info, {});
+  const absl::StatusOr<SyncResult> sync = dispatcher_.Sync(w, {});
+  ASSERT_TRUE(sync.ok()) << sync.status();
+  ASSERT_EQ(sync->assignments.size(), 1u) << dispatcher_.WaitingReason(*first);
+  EXPECT_EQ(sync->assignments[0].job_id, *first);
+  EXPECT_EQ(sync->assignments[0].world_size, 1);
+}
+
+TEST_F(JobManagerRequestIdRaceTest, DuplicateOfAnotherUsersRequestIdIsRefused) {
+  testing::JobFolder folder;
+  SubmitRequest mine = folder.Request("req-1");
+  mine.user = "alice";
+  SubmitRequest theirs = folder.Request("req-1");
+  theirs.user = "bob";
+  ASSERT_TRUE(manager_.Submit(mine).ok());
+  const absl::StatusOr<std::string> refused = manager_.Submit(theirs);
+  EXPECT_EQ(refused.status().code(), absl::StatusCode::kAlreadyExists) << refused.status();
+  EXPECT_EQ(store_.ListJobs({})->size(), 1u);
 }
 
 }  // namespace

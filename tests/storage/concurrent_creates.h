@@ -19,13 +19,16 @@ namespace lmtrain::testing {
 struct ConcurrentCreates {
   std::vector<std::vector<std::string>> ids;  // By thread: the ids of "req-T-K", K in order.
   std::vector<std::string> shared_ids;        // By thread: its create with request id "shared".
+  std::vector<int> created;         // By thread: how many of its "req-T-K" creates said created.
+  std::vector<int> shared_created;  // By thread: 1 if its "shared" create said created.
 };
 
 // `threads` threads each create `per_thread` jobs with request ids "req-T-K", and halfway one
 // more with the request id "shared" (the same for every thread).
 inline ConcurrentCreates CreateConcurrently(JobStore& store, int threads, int per_thread) {
   ConcurrentCreates c{std::vector<std::vector<std::string>>(threads),
-                      std::vector<std::string>(threads)};
+                      std::vector<std::string>(threads), std::vector<int>(threads),
+                      std::vector<int>(threads)};
   auto job = [](const std::string& request_id) {
     NewJob j;
     j.name = request_id;
@@ -39,8 +42,14 @@ inline ConcurrentCreates CreateConcurrently(JobStore& store, int threads, int pe
   for (int t = 0; t < threads; ++t) {
     workers.emplace_back([&, t] {
       for (int k = 0; k < per_thread; ++k) {
-        c.ids[t].push_back(store.CreateJob(job(absl::StrCat("req-", t, "-", k))).value_or(""));
-        if (k == per_thread / 2) c.shared_ids[t] = store.CreateJob(job("shared")).value_or("");
+        absl::StatusOr<CreatedJob> own =
+            store.CreateJobOrFind(job(absl::StrCat("req-", t, "-", k)));
+        c.ids[t].push_back(own.ok() ? own->id : "");
+        c.created[t] += own.ok() && own->created;
+        if (k != per_thread / 2) continue;
+        absl::StatusOr<CreatedJob> shared = store.CreateJobOrFind(job("shared"));
+        c.shared_ids[t] = shared.ok() ? shared->id : "";
+        c.shared_created[t] = shared.ok() && shared->created;
       }
     });
   }
@@ -65,6 +74,14 @@ inline void ExpectConcurrentCreates(JobStore& store, const ConcurrentCreates& c)
   }
   const size_t creates = c.ids.size() * (c.ids.empty() ? 0 : c.ids[0].size());
   EXPECT_EQ(distinct.size(), creates);
+  int created = 0;
+  int shared_created = 0;
+  for (size_t t = 0; t < c.ids.size(); ++t) {
+    created += c.created[t];
+    shared_created += c.shared_created[t];
+  }
+  EXPECT_EQ(created, static_cast<int>(creates)) << "every own request id is created";
+  EXPECT_EQ(shared_created, 1) << "exactly one of the racing \"shared\" creates created it";
   EXPECT_EQ(distinct.count(c.shared_ids[0]), 0u);
   ASSERT_OK_AND_ASSIGN(std::vector<JobRecord> all, store.ListJobs({{}, 10000}));
   EXPECT_EQ(all.size(), creates + 1);

@@ -150,6 +150,35 @@ TEST_P(JobStoreContractTest, RequestIdMakesCreateIdempotent) {
   EXPECT_FALSE(empty.has_value());
 }
 
+TEST_P(JobStoreContractTest, CreateJobOrFindTellsWhetherItCreatedTheJob) {
+  const NewJob first_job = MakeJob("a", 1000, "req-1");
+  ASSERT_OK_AND_ASSIGN(CreatedJob first, store_->CreateJobOrFind(first_job));
+  EXPECT_TRUE(first.created);
+  ASSERT_OK_AND_ASSIGN(CreatedJob again, store_->CreateJobOrFind(MakeJob("b", 2000, "req-1")));
+  EXPECT_FALSE(again.created);
+  EXPECT_EQ(again.id, first.id);
+  ASSERT_OK_AND_ASSIGN(CreatedJob plain, store_->CreateJobOrFind(MakeJob("c", 3000)));
+  EXPECT_TRUE(plain.created);
+  EXPECT_NE(plain.id, first.id);
+
+  // What the store holds for a created job is NewJobRecord's record of it.
+  const JobRecord expected = NewJobRecord(first.id, first_job);
+  ASSERT_OK_AND_ASSIGN(JobRecord stored, store_->GetJob(first.id));
+  EXPECT_EQ(stored.id, expected.id);
+  EXPECT_EQ(stored.name, expected.name);
+  EXPECT_EQ(stored.task, expected.task);
+  EXPECT_EQ(stored.state, expected.state);
+  EXPECT_EQ(stored.spec_yaml, expected.spec_yaml);
+  EXPECT_EQ(stored.priority, expected.priority);
+  EXPECT_EQ(stored.request_id, expected.request_id);
+  EXPECT_EQ(stored.user, expected.user);
+  EXPECT_EQ(stored.resources, expected.resources);
+  EXPECT_EQ(stored.created_at_ms, expected.created_at_ms);
+  EXPECT_EQ(stored.retries, expected.retries);
+  EXPECT_THAT(stored.attempts, IsEmpty());
+  EXPECT_EQ(stored.metrics, expected.metrics);
+}
+
 TEST_P(JobStoreContractTest, ListJobsFiltersByStateNewestFirstWithLimit) {
   std::vector<std::string> ids;  // a, b, c, d
   for (int i = 0; i < 4; ++i) {
