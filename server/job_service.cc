@@ -144,10 +144,11 @@ grpc::Status JobServiceImpl::ListJobs(grpc::ServerContext* ctx, const v1::ListJo
   filter.skip_finished = reply.SkipFinished();
   auto page = manager_->ListPageFor(*caller, filter, req->page_token());
   if (!page.ok()) return ToGrpcStatus(page.status());
-  reply.Fill(*page, [this](const JobRecord& job, v1::Job* out) {
+  auto to_proto = [this](const JobRecord& job, v1::Job* out) {
     JobToProto(job, out);
     if (job.state == JobState::kQueued) out->set_waiting_reason(manager_->WaitingReason(job.id));
-  }, resp);
+  };
+  reply.Fill(*page, to_proto, resp);
   return grpc::Status::OK;
 }
 

@@ -26,8 +26,8 @@ namespace lmtrain {
 class JobServiceImpl final
     : public v1::JobService::WithCallbackMethod_WatchJob<v1::JobService::Service> {
  public:
-  // The finished jobs' bytes ListJobs keeps: with a full-view job of a few KB, some 10,000
-  // jobs, the newest pages that lists read most.
+  // The finished jobs' bytes ListJobs keeps: at the few hundred bytes a typical job
+  // serializes to, tens of thousands of jobs (the newest pages, which lists read most).
   static constexpr size_t kListCacheBytes = 32 << 20;
 
   // None is owned; `predictor` may be null (Predict is then UNIMPLEMENTED). The fanout must

@@ -153,8 +153,8 @@ absl::StatusOr<std::vector<JobRecord>> ReadJobs(Connection& db, CachedStatement 
                                                 JobView view = JobView::kFull,
                                                 const SkipFn& skip = nullptr) {
   std::vector<JobRecord> jobs;
-  std::vector<int64_t> ids;  // Of the jobs read whole, by their index in `jobs`:
-  std::vector<size_t> whole;
+  std::vector<int64_t> ids;   // The jobs read whole (not skipped): their ids,
+  std::vector<size_t> whole;  // and their indexes in `jobs`.
   for (;;) {
     ASSIGN_OR_RETURN(bool has_row, stmt->Step());
     if (!has_row) break;

@@ -139,8 +139,8 @@ absl::StatusOr<std::vector<CheckpointRecord>> CheckpointsFromJson(int64_t id,
 
 // Row `r` as a job in `view`; only its id and state where `skip` takes it
 // (JobFilter::skip_finished), which sets *skipped.
-absl::StatusOr<JobRecord> JobFromRow(const PgResult& rows, int r, JobView view,
-                                     const SkipFn& skip, bool* skipped) {
+absl::StatusOr<JobRecord> JobFromRow(const PgResult& rows, int r, JobView view, const SkipFn& skip,
+                                     bool* skipped) {
   JobRecord job;
   const int64_t id = rows.Int64(r, kId);
   job.id = absl::StrCat(id);

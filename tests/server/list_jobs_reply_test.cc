@@ -82,10 +82,13 @@ class ListJobsReplyTest : public ::testing::Test {
     absl::StatusOr<JobPage> page = ListJobPage(store_, filter, "");
     EXPECT_TRUE(page.ok()) << page.status();
     v1::ListJobsResponse resp;
-    reply.Fill(*page, [&](const JobRecord& job, v1::Job* out) {
-      if (converted != nullptr) ++(*converted)[job.id];
-      JobToProto(job, out);
-    }, &resp);
+    reply.Fill(
+        *page,
+        [&](const JobRecord& job, v1::Job* out) {
+          if (converted != nullptr) ++(*converted)[job.id];
+          JobToProto(job, out);
+        },
+        &resp);
     EXPECT_EQ(resp.jobs_size(), 0);  // On the wire only.
     v1::ListJobsResponse parsed;
     EXPECT_TRUE(parsed.ParseFromString(resp.SerializeAsString()));
@@ -133,8 +136,8 @@ TEST_F(ListJobsReplyTest, FinishedJobsAreConvertedOnceOthersEveryTime) {
   CreateMixed();
   std::map<std::string, int> converted;
   for (int i = 0; i < 3; ++i) Listed(JobFilter{}, &converted);
-  EXPECT_EQ(converted, (std::map<std::string, int>{{"1", 3}, {"2", 3}, {"3", 1}, {"4", 1},
-                                                   {"5", 1}}));
+  EXPECT_EQ(converted,
+            (std::map<std::string, int>{{"1", 3}, {"2", 3}, {"3", 1}, {"4", 1}, {"5", 1}}));
 }
 
 TEST_F(ListJobsReplyTest, AJobIsListedAsItIsNowUntilItFinishes) {
@@ -178,7 +181,7 @@ TEST_F(ListJobsReplyTest, SkippedJobsKeepTheirBytesThroughAnEviction) {
   absl::StatusOr<JobPage> page = ListJobPage(store_, filter, "");
   ASSERT_OK(page.status());
   EXPECT_EQ(page->jobs[0].name, "");  // The cancelled job, skipped by the store.
-  for (int i = 0; i < 2000; ++i) {  // Evicts the page's jobs.
+  for (int i = 0; i < 2000; ++i) {    // Evicts the page's jobs.
     JobRecord filler;
     filler.id = absl::StrCat("x", i);
     filler.state = JobState::kSucceeded;
@@ -187,7 +190,8 @@ TEST_F(ListJobsReplyTest, SkippedJobsKeepTheirBytesThroughAnEviction) {
   }
   ASSERT_EQ(cache_.Find(page->jobs[0].id, JobView::kFull), nullptr);
   v1::ListJobsResponse resp;
-  reply.Fill(*page, [](const JobRecord& job, v1::Job* out) { JobToProto(job, out); }, &resp);
+  reply.Fill(
+      *page, [](const JobRecord& job, v1::Job* out) { JobToProto(job, out); }, &resp);
   v1::ListJobsResponse parsed;
   ASSERT_TRUE(parsed.ParseFromString(resp.SerializeAsString()));
   EXPECT_TRUE(MessageDifferencer::Equals(parsed, Expected(JobFilter{})));
