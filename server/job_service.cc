@@ -2,6 +2,7 @@
 
 #include "proto/grpc_status.h"
 #include "proto_convert.h"
+#include "server/list_jobs_reply.h"
 #include "server/watch_reactor.h"
 
 namespace lmtrain {
@@ -139,14 +140,15 @@ grpc::Status JobServiceImpl::ListJobs(grpc::ServerContext* ctx, const v1::ListJo
   for (int s : req->states()) filter.states.push_back(FromProto(static_cast<v1::JobState>(s)));
   filter.limit = ListPageSize(*req);
   filter.view = req->view() == v1::JOB_VIEW_BASIC ? JobView::kBasic : JobView::kFull;
+  ListJobsReply reply(&list_cache_, filter.view);
+  filter.skip_finished = reply.SkipFinished();
   auto page = manager_->ListPageFor(*caller, filter, req->page_token());
   if (!page.ok()) return ToGrpcStatus(page.status());
-  resp->set_next_page_token(page->next_page_token);
-  for (const JobRecord& job : page->jobs) {
-    v1::Job* out = resp->add_jobs();
+  auto to_proto = [this](const JobRecord& job, v1::Job* out) {
     JobToProto(job, out);
     if (job.state == JobState::kQueued) out->set_waiting_reason(manager_->WaitingReason(job.id));
-  }
+  };
+  reply.Fill(*page, to_proto, resp);
   return grpc::Status::OK;
 }
 

@@ -9,11 +9,15 @@
 // With authentication on: SubmitJob's `user` is replaced by the caller's; ListJobs returns
 // only the caller's jobs unless the caller is an admin; GetJob, CancelJob, WatchJob, RetryJob
 // and Predict of another user's job are PERMISSION_DENIED (an unknown id stays NOT_FOUND).
+//
+// ListJobs keeps the serialized bytes of finished jobs it has listed (FinishedJobCache, at
+// most kListCacheBytes) and copies them into later replies (server/list_jobs_reply.h).
 #pragma once
 
 #include "lmtrain/v1/jobs.grpc.pb.h"
 #include "server/auth/grpc_auth.h"
 #include "server/checkpoint_predictor.h"
+#include "server/finished_job_cache.h"
 #include "server/job_manager.h"
 #include "server/watch_fanout.h"
 
@@ -22,6 +26,10 @@ namespace lmtrain {
 class JobServiceImpl final
     : public v1::JobService::WithCallbackMethod_WatchJob<v1::JobService::Service> {
  public:
+  // The finished jobs' bytes ListJobs keeps: at the few hundred bytes a typical job
+  // serializes to, tens of thousands of jobs (the newest pages, which lists read most).
+  static constexpr size_t kListCacheBytes = 32 << 20;
+
   // None is owned; `predictor` may be null (Predict is then UNIMPLEMENTED). The fanout must
   // outlive every WatchJob stream (the grpc::Server this service is registered in).
   JobServiceImpl(JobManager* manager, const GrpcAuth* auth, WatchFanout* fanout,
@@ -52,6 +60,7 @@ class JobServiceImpl final
   const GrpcAuth* const auth_;
   WatchFanout* const fanout_;
   const CheckpointPredictor* const predictor_;
+  FinishedJobCache list_cache_{kListCacheBytes};
 };
 
 // Record -> message mappings used by the service (exposed for tests).

@@ -95,7 +95,15 @@ absl::StatusOr<std::vector<JobRecord>> InMemoryJobStore::ListJobs(const JobFilte
   auto below = std::make_reverse_iterator(jobs_.lower_bound(storage_internal::IdBound(filter)));
   for (auto it = below; it != jobs_.rend(); ++it) {
     if (static_cast<int>(jobs.size()) == filter.limit) break;
-    if (Matches(filter, it->second.record)) jobs.push_back(Viewed(it->second.record, filter.view));
+    if (!Matches(filter, it->second.record)) continue;
+    const JobRecord& job = it->second.record;
+    if (storage_internal::SkipsFinished(filter.skip_finished, job)) {
+      JobRecord& skipped = jobs.emplace_back();
+      skipped.id = job.id;
+      skipped.state = job.state;
+    } else {
+      jobs.push_back(Viewed(job, filter.view));
+    }
   }
   return jobs;
 }

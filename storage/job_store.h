@@ -22,6 +22,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <optional>
 #include <string>
@@ -184,6 +185,11 @@ struct JobFilter {
   std::string user;               // Empty: any user; else only jobs submitted by this user.
   int64_t before_id = 0;          // > 0: only jobs whose numeric id is below it.
   JobView view = JobView::kFull;  // Which fields of each job (not which jobs).
+  // Optional: called with the id of each listed job in a terminal state (whose fields never
+  // change again). Where it returns true (the caller holds that job already) the job comes back
+  // with only id and state set: the store neither copies nor decodes its other columns. It
+  // runs while the store holds its lock, so it must be quick and must not call the store.
+  std::function<bool(const std::string& id)> skip_finished;
 };
 
 // A named lease: at most one holder at a time, until expires (on the store's clock).

@@ -52,6 +52,10 @@ absl::Status CheckAppendable(const std::vector<EventPayload>& events) {
   return absl::OkStatus();
 }
 
+bool SkipsFinished(const SkipFn& skip, const JobRecord& job) {
+  return skip != nullptr && IsTerminal(job.state) && skip(job.id);
+}
+
 absl::Status CheckLimit(int limit, absl::string_view what) {
   if (limit > 0) return absl::OkStatus();
   return absl::InvalidArgumentError(absl::StrCat(what, " must be > 0 (got ", limit, ")"));

@@ -4,6 +4,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <optional>
 #include <string>
 #include <vector>
@@ -32,6 +33,13 @@ absl::StatusOr<JobRecord> ApplyTransition(JobRecord record, const JobTransition&
 
 // InvalidArgument if `events` holds a StateChangeEvent (those come only from TransitionJob).
 absl::Status CheckAppendable(const std::vector<EventPayload>& events);
+
+// JobFilter::skip_finished.
+using SkipFn = std::function<bool(const std::string& id)>;
+
+// Whether a listed job, of which only id and state are read yet, comes back with just those:
+// it is in a terminal state and `skip` (if set) takes its id.
+bool SkipsFinished(const SkipFn& skip, const JobRecord& job);
 
 // InvalidArgument unless limit > 0. `what` names the argument in the message.
 absl::Status CheckLimit(int limit, absl::string_view what);

@@ -88,13 +88,18 @@ constexpr char kSelectCheckpointsOfJobs[] =
 #undef LMTRAIN_JOB_COLUMNS
 #undef LMTRAIN_JOB_COLUMNS_WITH
 
-absl::StatusOr<JobRecord> JobFromRow(const Statement& row, JobView view) {
+// The job in the current row, in `view`; only its id and state where `skip` takes it
+// (JobFilter::skip_finished), which sets *skipped.
+absl::StatusOr<JobRecord> JobFromRow(const Statement& row, JobView view, const SkipFn& skip,
+                                     bool* skipped) {
   JobRecord job;
   const int64_t id = row.ColumnInt64(kId);
   job.id = absl::StrCat(id);
+  ASSIGN_OR_RETURN(job.state, DecodeState(id, row.ColumnText(kState)));
+  *skipped = SkipsFinished(skip, job);
+  if (*skipped) return job;
   job.name = row.ColumnText(kName);
   job.task = row.ColumnText(kTask);
-  ASSIGN_OR_RETURN(job.state, DecodeState(id, row.ColumnText(kState)));
   job.spec_yaml = row.ColumnText(kSpecYaml);
   job.priority = static_cast<int>(row.ColumnInt64(kPriority));
   job.request_id = row.ColumnText(kRequestId);
@@ -125,11 +130,15 @@ absl::StatusOr<std::vector<CheckpointRecord>> SelectCheckpoints(Connection& db, 
   }
 }
 
-// Attaches the checkpoints of every job in `jobs` (whose numeric ids are `ids`) with one query.
+// Attaches their checkpoints to `jobs[i]` (job id `ids[i]`), with one query for them all.
 absl::Status AttachCheckpoints(Connection& db, const std::vector<int64_t>& ids,
-                               std::vector<JobRecord>& jobs) {
+                               const std::vector<JobRecord*>& jobs) {
+  if (ids.size() == 1) {
+    ASSIGN_OR_RETURN(jobs[0]->checkpoints, SelectCheckpoints(db, ids[0]));
+    return absl::OkStatus();
+  }
   std::unordered_map<int64_t, JobRecord*> by_id;
-  for (size_t i = 0; i < jobs.size(); ++i) by_id[ids[i]] = &jobs[i];
+  for (size_t i = 0; i < jobs.size(); ++i) by_id[ids[i]] = jobs[i];
   ASSIGN_OR_RETURN(CachedStatement stmt, db.Prepare(kSelectCheckpointsOfJobs));
   RETURN_IF_ERROR(stmt->BindAll(IdsJson(ids)));
   for (;;) {
@@ -140,25 +149,29 @@ absl::Status AttachCheckpoints(Connection& db, const std::vector<int64_t>& ids,
   }
 }
 
-// Reads every row of a prepared, bound jobs query, then (full view) attaches the jobs'
-// checkpoints (after the jobs query has finished, so that only one cursor is open at a time).
+// Reads every row of a prepared, bound jobs query, then (full view) attaches the checkpoints
+// of the jobs not skipped (after the jobs query has finished, so that only one cursor is open
+// at a time).
 absl::StatusOr<std::vector<JobRecord>> ReadJobs(Connection& db, CachedStatement stmt,
-                                                JobView view = JobView::kFull) {
+                                                JobView view = JobView::kFull,
+                                                const SkipFn& skip = nullptr) {
   std::vector<JobRecord> jobs;
-  std::vector<int64_t> ids;
+  std::vector<int64_t> ids;   // The jobs read whole (not skipped): their ids,
+  std::vector<size_t> whole;  // and their indexes in `jobs`.
   for (;;) {
     ASSIGN_OR_RETURN(bool has_row, stmt->Step());
     if (!has_row) break;
+    bool skipped = false;
+    ASSIGN_OR_RETURN(jobs.emplace_back(), JobFromRow(*stmt, view, skip, &skipped));
+    if (skipped) continue;
     ids.push_back(stmt->ColumnInt64(kId));
-    ASSIGN_OR_RETURN(jobs.emplace_back(), JobFromRow(*stmt, view));
+    whole.push_back(jobs.size() - 1);
   }
   stmt->Reset();
-  if (view == JobView::kBasic) return jobs;
-  if (jobs.size() == 1) {
-    ASSIGN_OR_RETURN(jobs[0].checkpoints, SelectCheckpoints(db, ids[0]));
-  } else if (!jobs.empty()) {
-    RETURN_IF_ERROR(AttachCheckpoints(db, ids, jobs));
-  }
+  if (view == JobView::kBasic || ids.empty()) return jobs;
+  std::vector<JobRecord*> targets;
+  for (size_t i : whole) targets.push_back(&jobs[i]);
+  RETURN_IF_ERROR(AttachCheckpoints(db, ids, targets));
   return jobs;
 }
 
@@ -228,7 +241,7 @@ absl::StatusOr<std::vector<JobRecord>> SelectJobs(Connection& db, const JobFilte
     } else {
       RETURN_IF_ERROR(stmt->BindAll(bound, filter.limit));
     }
-    return ReadJobs(db, std::move(stmt), filter.view);
+    return ReadJobs(db, std::move(stmt), filter.view, filter.skip_finished);
   }
   // One index range per state, merged here: a single `state IN (...)` query would have to
   // sort every matching row, or scan the primary key past all the jobs in other states.
@@ -241,7 +254,7 @@ absl::StatusOr<std::vector<JobRecord>> SelectJobs(Connection& db, const JobFilte
   if (ids.empty()) return std::vector<JobRecord>{};
   ASSIGN_OR_RETURN(CachedStatement stmt, db.Prepare(queries.by_ids));
   RETURN_IF_ERROR(stmt->BindAll(IdsJson(ids)));
-  return ReadJobs(db, std::move(stmt), filter.view);
+  return ReadJobs(db, std::move(stmt), filter.view, filter.skip_finished);
 }
 
 absl::StatusOr<bool> JobExists(Connection& db, int64_t id) {

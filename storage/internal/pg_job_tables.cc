@@ -137,13 +137,18 @@ absl::StatusOr<std::vector<CheckpointRecord>> CheckpointsFromJson(int64_t id,
   return checkpoints;
 }
 
-absl::StatusOr<JobRecord> JobFromRow(const PgResult& rows, int r, JobView view) {
+// Row `r` as a job in `view`; only its id and state where `skip` takes it
+// (JobFilter::skip_finished), which sets *skipped.
+absl::StatusOr<JobRecord> JobFromRow(const PgResult& rows, int r, JobView view, const SkipFn& skip,
+                                     bool* skipped) {
   JobRecord job;
   const int64_t id = rows.Int64(r, kId);
   job.id = absl::StrCat(id);
+  ASSIGN_OR_RETURN(job.state, DecodeState(id, rows.Text(r, kState)));
+  *skipped = SkipsFinished(skip, job);
+  if (*skipped) return job;
   job.name = rows.Text(r, kName);
   job.task = rows.Text(r, kTask);
-  ASSIGN_OR_RETURN(job.state, DecodeState(id, rows.Text(r, kState)));
   job.spec_yaml = rows.Text(r, kSpecYaml);
   job.priority = static_cast<int>(rows.Int64(r, kPriority));
   job.request_id = rows.Text(r, kRequestId);
@@ -166,26 +171,31 @@ absl::StatusOr<JobRecord> JobFromRow(const PgResult& rows, int r, JobView view) 
   return job;
 }
 
-// Decodes every row of a jobs query.
-absl::StatusOr<std::vector<JobRecord>> ReadJobs(const PgResult& rows, JobView view) {
+// Decodes every row of a jobs query; `whole` gets the indexes of the jobs not skipped.
+absl::StatusOr<std::vector<JobRecord>> ReadJobs(const PgResult& rows, JobView view,
+                                                const SkipFn& skip, std::vector<int>* whole) {
   std::vector<JobRecord> jobs;
   for (int r = 0; r < rows.rows(); ++r) {
-    ASSIGN_OR_RETURN(JobRecord job, JobFromRow(rows, r, view));
+    bool skipped = false;
+    ASSIGN_OR_RETURN(JobRecord job, JobFromRow(rows, r, view, skip, &skipped));
     jobs.push_back(std::move(job));
+    if (!skipped) whole->push_back(r);
   }
   return jobs;
 }
 
-// Decodes a page of jobs and (full view) attaches their checkpoints, one query for all.
+// Decodes a page of jobs and (full view) attaches the checkpoints of those not skipped, one
+// query for all.
 absl::StatusOr<std::vector<JobRecord>> ReadPage(PgConnection& db, const PgResult& rows,
-                                                JobView view) {
-  ASSIGN_OR_RETURN(std::vector<JobRecord> jobs, ReadJobs(rows, view));
-  if (view == JobView::kBasic || jobs.empty()) return jobs;
+                                                JobView view, const SkipFn& skip) {
+  std::vector<int> whole;
+  ASSIGN_OR_RETURN(std::vector<JobRecord> jobs, ReadJobs(rows, view, skip, &whole));
+  if (view == JobView::kBasic || whole.empty()) return jobs;
   std::vector<int64_t> ids;
   std::unordered_map<int64_t, size_t> index;
-  for (int r = 0; r < rows.rows(); ++r) {
+  for (int r : whole) {
     ids.push_back(rows.Int64(r, kId));
-    index[ids.back()] = ids.size() - 1;
+    index[ids.back()] = r;
   }
   ASSIGN_OR_RETURN(PgResult found, db.Run(kSelectCheckpointsOfJobs, PgParams(IdsJson(ids))));
   for (int r = 0; r < found.rows(); ++r) {
@@ -219,7 +229,8 @@ absl::StatusOr<std::optional<int64_t>> PgFindJobByRequestId(PgConnection& db,
 
 absl::StatusOr<std::optional<JobRecord>> PgSelectJob(PgConnection& db, int64_t id) {
   ASSIGN_OR_RETURN(PgResult rows, db.Run(kSelectJob, PgParams(id)));
-  ASSIGN_OR_RETURN(std::vector<JobRecord> jobs, ReadJobs(rows, JobView::kFull));
+  std::vector<int> whole;
+  ASSIGN_OR_RETURN(std::vector<JobRecord> jobs, ReadJobs(rows, JobView::kFull, nullptr, &whole));
   if (jobs.empty()) return std::nullopt;
   return std::move(jobs.front());
 }
@@ -232,7 +243,7 @@ absl::StatusOr<std::vector<JobRecord>> PgSelectJobs(PgConnection& db, const JobF
                      filter.user.empty()
                          ? db.Run(queries.jobs, PgParams(bound, filter.limit))
                          : db.Run(queries.user_jobs, PgParams(bound, filter.limit, filter.user)));
-    return ReadPage(db, rows, filter.view);
+    return ReadPage(db, rows, filter.view, filter.skip_finished);
   }
   // One index range per state, merged here (as in the SQLite store, job_tables.cc).
   std::vector<int64_t> ids;
@@ -248,7 +259,7 @@ absl::StatusOr<std::vector<JobRecord>> PgSelectJobs(PgConnection& db, const JobF
   ids = NewestIds(std::move(ids), filter.limit);
   if (ids.empty()) return std::vector<JobRecord>{};
   ASSIGN_OR_RETURN(PgResult rows, db.Run(queries.by_ids, PgParams(IdsJson(ids))));
-  return ReadPage(db, rows, filter.view);
+  return ReadPage(db, rows, filter.view, filter.skip_finished);
 }
 
 absl::StatusOr<bool> PgLockJob(PgConnection& db, int64_t id) {

@@ -253,6 +253,49 @@ TEST_P(JobStorePagingTest, BasicViewIsTheFullRecordWithoutHeavyFields) {
   EXPECT_EQ(newest[3].metrics.step, 7);
 }
 
+// JobFilter::skip_finished: asked about each listed finished job and only those; a job it takes
+// comes back as its id and state alone, every other job exactly as without it (checkpoints
+// included), in the same order.
+TEST_P(JobStorePagingTest, SkipFinishedLeavesOnlyIdAndStateOfTheJobsItTakes) {
+  const std::vector<std::string> ids = CreateMixedJobs();
+  ASSERT_EQ(ids.size(), static_cast<size_t>(kJobs));
+  JobTransition succeeded = To(JobState::kSucceeded, 3000);
+  succeeded.exit_code = 0;
+  ASSERT_OK(store_->TransitionJob(ids[kJobs - 1], succeeded).status());  // Job 249 ran.
+  for (int i : {kJobs - 1, kJobs - 2, kJobs - 5}) {  // Succeeded, queued, cancelled.
+    ASSERT_OK(store_->AppendEvents(ids[i], 2600, {CheckpointRecord{i, "/c", 2600}}).status());
+  }
+  // Succeeded, cancelled, running, queued: the store asks about the first two only.
+  std::set<std::string> taken = {ids[kJobs - 1], ids[kJobs - 15], ids[kJobs - 10], ids[kJobs - 2]};
+  for (JobView view : {JobView::kFull, JobView::kBasic}) {
+    for (JobFilter filter : {JobFilter{}, JobFilter{{}, 100, "bob", 0},
+                             JobFilter{{JobState::kCancelled, JobState::kQueued}, 100, "", 0},
+                             JobFilter{{}, 100, "", 0}}) {
+      filter.view = view;
+      ASSERT_OK_AND_ASSIGN(std::vector<JobRecord> whole, store_->ListJobs(filter));
+      std::set<std::string> asked;
+      filter.skip_finished = [&](const std::string& id) {
+        asked.insert(id);
+        return taken.count(id) > 0;
+      };
+      ASSERT_OK_AND_ASSIGN(std::vector<JobRecord> page, store_->ListJobs(filter));
+      ASSERT_EQ(page.size(), whole.size());
+      std::set<std::string> finished;
+      for (size_t i = 0; i < page.size(); ++i) {
+        if (IsTerminal(whole[i].state)) finished.insert(whole[i].id);
+        JobRecord expected = whole[i];
+        if (IsTerminal(expected.state) && taken.count(expected.id) > 0) {
+          expected = JobRecord{};
+          expected.id = whole[i].id;
+          expected.state = whole[i].state;
+        }
+        EXPECT_EQ(testing::Describe(page[i]), testing::Describe(expected));
+      }
+      EXPECT_EQ(asked, finished);
+    }
+  }
+}
+
 INSTANTIATE_TEST_SUITE_P(AllStores, JobStorePagingTest, ::testing::ValuesIn(AllStores()),
                          [](const ::testing::TestParamInfo<StoreFactory>& param) {
                            return param.param.name;

@@ -1,0 +1,225 @@
+// ListJobsReply and FinishedJobCache (server/list_jobs_reply.h, server/finished_job_cache.h):
+// the reply's wire bytes against the plain add_jobs() reply, over a real store.
+#include "server/list_jobs_reply.h"
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "google/protobuf/util/message_differencer.h"
+#include "server/job_service.h"
+#include "storage/in_memory_job_store.h"
+#include "tests/storage/storage_test_util.h"
+
+namespace lmtrain {
+namespace {
+
+using ::google::protobuf::util::MessageDifferencer;
+
+JobTransition To(JobState state) {
+  JobTransition t;
+  t.to = state;
+  t.time_ms = 5000;
+  return t;
+}
+
+class ListJobsReplyTest : public ::testing::Test {
+ protected:
+  std::string Create(const std::string& name) {
+    NewJob job;
+    job.name = name;
+    job.task = "clm";
+    job.spec_yaml = "model: tiny-gpt2\n";
+    job.user = "alice";
+    job.resources.selector = {{"zone", "a"}, {"gpu", "h100"}};
+    job.created_at_ms = 1000;
+    return store_.CreateJob(job).value();
+  }
+
+  void Run(const std::string& id) {
+    JobTransition scheduled = To(JobState::kScheduled);
+    scheduled.attempts = std::vector<AttemptRecord>{{1, {"w1"}, 2000, 0, "", {{0}}}};
+    ASSERT_OK(store_.TransitionJob(id, scheduled).status());
+    ASSERT_OK(store_.TransitionJob(id, To(JobState::kRunning)).status());
+  }
+
+  void Metrics(const std::string& id, int64_t step) {
+    TrainingMetrics m;
+    m.step = step;
+    m.loss = 2.5;
+    ASSERT_OK(store_.AppendEvents(id, 3000, {m, CheckpointRecord{step, "/c", 3000}}).status());
+  }
+
+  // Queued, running (metrics), succeeded (metrics, checkpoint), failed, cancelled.
+  void CreateMixed() {
+    Create("queued");
+    const std::string running = Create("running");
+    Run(running);
+    Metrics(running, 3);
+    const std::string succeeded = Create("succeeded");
+    Run(succeeded);
+    Metrics(succeeded, 9);
+    JobTransition done = To(JobState::kSucceeded);
+    done.exit_code = 0;
+    ASSERT_OK(store_.TransitionJob(succeeded, done).status());
+    const std::string failed = Create("failed");
+    JobTransition fail = To(JobState::kFailed);
+    fail.error = "no data";
+    ASSERT_OK(store_.TransitionJob(failed, fail).status());
+    ASSERT_OK(store_.TransitionJob(Create("cancelled"), To(JobState::kCancelled)).status());
+  }
+
+  // The page of `filter` through ListJobsReply (as the ListJobs handler does), parsed from its
+  // wire bytes. `converted` counts to_proto calls per job id.
+  v1::ListJobsResponse Listed(JobFilter filter, std::map<std::string, int>* converted = nullptr) {
+    ListJobsReply reply(&cache_, filter.view);
+    filter.skip_finished = reply.SkipFinished();
+    absl::StatusOr<JobPage> page = ListJobPage(store_, filter, "");
+    EXPECT_TRUE(page.ok()) << page.status();
+    v1::ListJobsResponse resp;
+    reply.Fill(
+        *page,
+        [&](const JobRecord& job, v1::Job* out) {
+          if (converted != nullptr) ++(*converted)[job.id];
+          JobToProto(job, out);
+        },
+        &resp);
+    EXPECT_EQ(resp.jobs_size(), 0);  // On the wire only.
+    v1::ListJobsResponse parsed;
+    EXPECT_TRUE(parsed.ParseFromString(resp.SerializeAsString()));
+    return parsed;
+  }
+
+  // The same page the plain way: the store's records, add_jobs() and JobToProto.
+  v1::ListJobsResponse Expected(const JobFilter& filter) {
+    absl::StatusOr<JobPage> page = ListJobPage(store_, filter, "");
+    EXPECT_TRUE(page.ok()) << page.status();
+    v1::ListJobsResponse resp;
+    for (const JobRecord& job : page->jobs) JobToProto(job, resp.add_jobs());
+    resp.set_next_page_token(page->next_page_token);
+    return resp;
+  }
+
+  void ExpectSame(const JobFilter& filter) {
+    v1::ListJobsResponse expected = Expected(filter);
+    v1::ListJobsResponse listed = Listed(filter);
+    std::string diff;
+    MessageDifferencer differencer;
+    differencer.ReportDifferencesToString(&diff);
+    EXPECT_TRUE(differencer.Compare(expected, listed)) << diff;
+  }
+
+  InMemoryJobStore store_;
+  FinishedJobCache cache_{1 << 20};
+};
+
+TEST_F(ListJobsReplyTest, RepliesParseAsThePlainReplyColdAndWarm) {
+  CreateMixed();
+  for (JobView view : {JobView::kFull, JobView::kBasic}) {
+    for (int limit : {100, 3}) {  // One page; a page with a next_page_token.
+      JobFilter filter;
+      filter.limit = limit;
+      filter.view = view;
+      ExpectSame(filter);  // Cold: every job converted.
+      ExpectSame(filter);  // Warm: the finished ones from the cache, the store skipping them.
+    }
+  }
+  EXPECT_EQ(cache_.entries(), 6u);  // 3 finished jobs x 2 views.
+}
+
+TEST_F(ListJobsReplyTest, FinishedJobsAreConvertedOnceOthersEveryTime) {
+  CreateMixed();
+  std::map<std::string, int> converted;
+  for (int i = 0; i < 3; ++i) Listed(JobFilter{}, &converted);
+  EXPECT_EQ(converted,
+            (std::map<std::string, int>{{"1", 3}, {"2", 3}, {"3", 1}, {"4", 1}, {"5", 1}}));
+}
+
+TEST_F(ListJobsReplyTest, AJobIsListedAsItIsNowUntilItFinishes) {
+  const std::string id = Create("j");
+  Run(id);
+  Metrics(id, 1);
+  EXPECT_EQ(Listed(JobFilter{}).jobs(0).metrics().step(), 1);
+  Metrics(id, 2);
+  EXPECT_EQ(Listed(JobFilter{}).jobs(0).metrics().step(), 2);
+  ASSERT_OK(store_.TransitionJob(id, To(JobState::kCancelled)).status());
+  ExpectSame(JobFilter{});
+  const v1::ListJobsResponse reply = Listed(JobFilter{});
+  ASSERT_EQ(reply.jobs_size(), 1);
+  const v1::Job& listed = reply.jobs(0);
+  EXPECT_EQ(listed.state(), v1::CANCELLED);
+  EXPECT_EQ(listed.metrics().step(), 2);
+  EXPECT_EQ(cache_.entries(), 1u);
+}
+
+TEST_F(ListJobsReplyTest, ViewsAreCachedApart) {
+  CreateMixed();
+  JobFilter basic;
+  basic.view = JobView::kBasic;
+  Listed(JobFilter{});
+  ExpectSame(basic);
+  const v1::ListJobsResponse basic_reply = Listed(basic);
+  const v1::ListJobsResponse full_reply = Listed(JobFilter{});
+  ASSERT_EQ(basic_reply.jobs_size(), 5);
+  ASSERT_EQ(full_reply.jobs_size(), 5);
+  for (const v1::Job& job : basic_reply.jobs()) EXPECT_EQ(job.spec_yaml(), "") << job.id();
+  for (const v1::Job& job : full_reply.jobs()) EXPECT_NE(job.spec_yaml(), "") << job.id();
+}
+
+// Bytes the store was told to skip stay pinned even when the cache evicts them before Fill.
+TEST_F(ListJobsReplyTest, SkippedJobsKeepTheirBytesThroughAnEviction) {
+  CreateMixed();
+  ExpectSame(JobFilter{});
+  ListJobsReply reply(&cache_, JobView::kFull);
+  JobFilter filter;
+  filter.skip_finished = reply.SkipFinished();
+  absl::StatusOr<JobPage> page = ListJobPage(store_, filter, "");
+  ASSERT_OK(page.status());
+  EXPECT_EQ(page->jobs[0].name, "");  // The cancelled job, skipped by the store.
+  for (int i = 0; i < 2000; ++i) {    // Evicts the page's jobs.
+    JobRecord filler;
+    filler.id = absl::StrCat("x", i);
+    filler.state = JobState::kSucceeded;
+    cache_.PutAll({filler}, JobView::kFull,
+                  {std::make_shared<const std::string>(std::string(1000, 'x'))});
+  }
+  ASSERT_EQ(cache_.Find(page->jobs[0].id, JobView::kFull), nullptr);
+  v1::ListJobsResponse resp;
+  reply.Fill(
+      *page, [](const JobRecord& job, v1::Job* out) { JobToProto(job, out); }, &resp);
+  v1::ListJobsResponse parsed;
+  ASSERT_TRUE(parsed.ParseFromString(resp.SerializeAsString()));
+  EXPECT_TRUE(MessageDifferencer::Equals(parsed, Expected(JobFilter{})));
+}
+
+TEST(FinishedJobCacheTest, KeepsOnlyFinishedJobsWithinItsBound) {
+  FinishedJobCache cache(10000);
+  std::vector<JobRecord> jobs(40);
+  std::vector<FinishedJobCache::Bytes> bytes;
+  for (size_t i = 0; i < jobs.size(); ++i) {
+    jobs[i].id = absl::StrCat(i + 1);
+    jobs[i].state = i % 4 == 0 ? JobState::kRunning : JobState::kSucceeded;
+    bytes.push_back(std::make_shared<const std::string>(std::string(500, 'a' + i % 26)));
+  }
+  cache.PutAll(jobs, JobView::kFull, bytes);
+  EXPECT_LE(cache.bytes(), 10000u);
+  EXPECT_GT(cache.entries(), 10u);
+  EXPECT_EQ(cache.Find("40", JobView::kFull), bytes[39]);  // The newest stay...
+  EXPECT_EQ(cache.Find("2", JobView::kFull), nullptr);     // ...the oldest go,
+  EXPECT_EQ(cache.Find("37", JobView::kFull), nullptr);    // a running job never enters,
+  EXPECT_EQ(cache.Find("40", JobView::kBasic), nullptr);   // nor one view for another.
+  std::vector<FinishedJobCache::Bytes> found = cache.FindAll(jobs, JobView::kFull);
+  EXPECT_EQ(found[39], bytes[39]);
+  EXPECT_EQ(found[36], nullptr);
+  FinishedJobCache off(0);
+  off.PutAll(jobs, JobView::kFull, bytes);
+  EXPECT_EQ(off.entries(), 0u);
+}
+
+}  // namespace
+}  // namespace lmtrain
