@@ -70,6 +70,7 @@
 #include "bench/open_loop.h"
 #include "bench/watch_fanout_bench.h"
 #include "common/command_line.h"
+#include "common/malloc_tuning.h"
 #include "server/server.h"
 #include "storage/sqlite_job_store.h"
 
@@ -272,6 +273,8 @@ int Main(int argc, char** argv) {
   // As lm-server's main does: no lock-order graph behind every Mutex lock (Debian's abseil is
   // built without NDEBUG).
   absl::SetMutexDeadlockDetectionMode(absl::OnDeadlockCycle::kIgnore);
+  // Also as lm-server's main does, for the in-process server of --sync runs.
+  TuneMallocForServer();
   ApiBenchFlags f;
   CommandLine cl("lm-bench-api", "load generator for lm-server's JobService");
   cl.AddString("server", &f.server, "lm-server address HOST:PORT");
