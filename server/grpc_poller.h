@@ -8,9 +8,9 @@
 // polled queue, and without one of our own that is only the callback API's "nexting" threads,
 // which wait at most 1 s for a callback event and then sleep 100 ms. With no WatchJob traffic
 // they time out together, and for those 100 ms nothing reads a socket: every call in flight
-// waits, once every 1.1 s (docs/benchmarks.md). This thread waits on a frequently polled queue
-// of the server with no deadline, so there is always a poller, and a call's bytes are read
-// when they arrive.
+// waits, once every 1.1 s (docs/control-plane-benchmarks.md). This thread waits on a
+// frequently polled queue of the server with no deadline, so there is always a poller, and a
+// call's bytes are read when they arrive.
 //
 //   GrpcPoller(&builder) -> builder.BuildAndStart() -> Start() -> server->Shutdown() -> Stop()
 //
