@@ -1,7 +1,6 @@
 #include "bench/api_load.h"
 
 #include <algorithm>
-#include <atomic>
 #include <chrono>
 #include <cmath>
 #include <nlohmann/json.hpp>
@@ -57,13 +56,12 @@ double LoadResult::PercentileMs(double q) const {
   return latency_ms[std::min(i, latency_ms.size() - 1)];
 }
 
-LoadResult RunClosedLoop(int clients, double seconds, const OperationFactory& factory,
-                         double slow_ms) {
+void RunWarmClients(int clients, const OperationFactory& factory,
+                    const std::function<void()>& start,
+                    const std::function<void(int, Operation&)>& body) {
   std::vector<std::unique_ptr<Operation>> ops;
   for (int i = 0; i < clients; ++i) ops.push_back(factory(i));
-  std::vector<ClientTally> tallies(clients);
   absl::BlockingCounter warmed_up(clients);
-  std::atomic<int64_t> end_ns{0};
   absl::Notification go;
   std::vector<std::thread> threads;
   for (int i = 0; i < clients; ++i) {
@@ -72,18 +70,28 @@ LoadResult RunClosedLoop(int clients, double seconds, const OperationFactory& fa
       (void)ops[i]->Call(&ignored);
       warmed_up.DecrementCount();
       go.WaitForNotification();
-      RunClient(*ops[i], Clock::time_point(Clock::duration(end_ns.load())), i, slow_ms,
-                &tallies[i]);
+      body(i, *ops[i]);
     });
   }
   warmed_up.Wait();
-  const Clock::time_point start = Clock::now();
-  end_ns =
-      (start + std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(seconds)))
-          .time_since_epoch()
-          .count();
+  start();
   go.Notify();
   for (std::thread& t : threads) t.join();
+}
+
+LoadResult RunClosedLoop(int clients, double seconds, const OperationFactory& factory,
+                         double slow_ms) {
+  std::vector<ClientTally> tallies(clients);
+  Clock::time_point start;
+  Clock::time_point end;
+  RunWarmClients(
+      clients, factory,
+      [&] {
+        start = Clock::now();
+        end = start +
+              std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(seconds));
+      },
+      [&](int i, Operation& op) { RunClient(op, end, i, slow_ms, &tallies[i]); });
   LoadResult result;
   result.clients = clients;
   result.seconds = std::chrono::duration<double>(Clock::now() - start).count();

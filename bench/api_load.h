@@ -55,6 +55,13 @@ struct LoadResult {
 };
 
 // Runs the closed loop for `seconds` with `clients` threads; slow_ms > 0 fills result.slow.
+// One thread per client: builds its operation with `factory` and makes one untimed warm-up
+// call; once every client is warm, calls `start` on the calling thread, then
+// `body(client_index, operation)` on every client's thread. Returns once every body returned.
+void RunWarmClients(int clients, const OperationFactory& factory,
+                    const std::function<void()>& start,
+                    const std::function<void(int, Operation&)>& body);
+
 LoadResult RunClosedLoop(int clients, double seconds, const OperationFactory& factory,
                          double slow_ms = 0);
 

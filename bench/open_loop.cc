@@ -6,8 +6,6 @@
 #include <nlohmann/json.hpp>
 #include <thread>
 
-#include "absl/synchronization/blocking_counter.h"
-#include "absl/synchronization/notification.h"
 #include "absl/time/clock.h"
 #include "absl/time/time.h"
 
@@ -112,28 +110,20 @@ OpenLoopResult MergeOpenLoop(double rate, int clients, double seconds,
 
 OpenLoopResult RunOpenLoop(int clients, double seconds, double rate,
                            const OperationFactory& factory, double slow_ms) {
-  std::vector<std::unique_ptr<Operation>> ops;
-  for (int i = 0; i < clients; ++i) ops.push_back(factory(i));
   std::vector<OpenLoopTally> tallies(clients);
-  absl::BlockingCounter warmed_up(clients);
-  absl::Notification go;
-  std::unique_ptr<SteadyLoadClock> clock;  // Set before go is notified.
-  std::vector<std::thread> threads;
-  for (int i = 0; i < clients; ++i) {
-    threads.emplace_back([&, i] {
-      double ignored;
-      (void)ops[i]->Call(&ignored);
-      warmed_up.DecrementCount();
-      go.WaitForNotification();
-      SteadyLoadClock own = *clock;  // Each thread reads its own copy.
-      RunOpenLoopClient(*ops[i], rate, clients, i, seconds, slow_ms, own, &tallies[i]);
-    });
-  }
-  warmed_up.Wait();
-  clock = std::make_unique<SteadyLoadClock>(SteadyClock::now(), absl::ToUnixMicros(absl::Now()));
-  const SteadyClock::time_point start = SteadyClock::now();
-  go.Notify();
-  for (std::thread& t : threads) t.join();
+  std::unique_ptr<SteadyLoadClock> clock;  // Set by `start`, before any body runs.
+  SteadyClock::time_point start;
+  RunWarmClients(
+      clients, factory,
+      [&] {
+        clock =
+            std::make_unique<SteadyLoadClock>(SteadyClock::now(), absl::ToUnixMicros(absl::Now()));
+        start = SteadyClock::now();
+      },
+      [&](int i, Operation& op) {
+        SteadyLoadClock own = *clock;  // Each thread reads its own copy.
+        RunOpenLoopClient(op, rate, clients, i, seconds, slow_ms, own, &tallies[i]);
+      });
   const double elapsed = std::chrono::duration<double>(SteadyClock::now() - start).count();
   return MergeOpenLoop(rate, clients, elapsed, std::move(tallies));
 }
