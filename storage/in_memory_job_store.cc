@@ -127,6 +127,7 @@ absl::StatusOr<int64_t> InMemoryJobStore::AppendEvents(const std::string& job_id
   absl::MutexLock lock(&mu_);
   Job* job = FindLocked(job_id);
   if (job == nullptr) return storage_internal::JobNotFoundError(job_id);
+  RETURN_IF_ERROR(storage_internal::CheckAppendableTo(job_id, job->record.state, events));
   for (const EventPayload& event : events) {
     if (const auto* metrics = std::get_if<TrainingMetrics>(&event)) {
       job->record.metrics.MergeFrom(*metrics);

@@ -307,8 +307,9 @@ absl::StatusOr<int64_t> PostgresJobStore::AppendEvents(const std::string& job_id
   return Write<int64_t>("AppendEvents", [&](PgConnection& db) -> absl::StatusOr<int64_t> {
     ASSIGN_OR_RETURN(PgTransaction txn, PgTransaction::Begin(db, kWrite));
     RETURN_IF_ERROR(CheckFence(db, fence));
-    ASSIGN_OR_RETURN(bool exists, storage_internal::PgLockJob(db, *key));
-    if (!exists) return storage_internal::JobNotFoundError(job_id);
+    ASSIGN_OR_RETURN(std::optional<JobState> state, storage_internal::PgLockJobState(db, *key));
+    if (!state.has_value()) return storage_internal::JobNotFoundError(job_id);
+    RETURN_IF_ERROR(storage_internal::CheckAppendableTo(job_id, *state, events));
     ASSIGN_OR_RETURN(int64_t last_seq, InsertEvents(db, *key, time_ms, events));
     RETURN_IF_ERROR(txn.Commit());
     return last_seq;

@@ -65,7 +65,7 @@ absl::Status Configure(Connection& db, SqliteJobStore::Sync sync) {
                      "'); put the job database on a local file system"));
   }
   return db.Exec(sync == SqliteJobStore::Sync::kFull ? "PRAGMA synchronous = FULL"
-                                                    : "PRAGMA synchronous = NORMAL");
+                                                     : "PRAGMA synchronous = NORMAL");
 }
 
 // Merges the metrics events of a batch into the job's latest metrics, in batch order.
@@ -132,9 +132,9 @@ absl::StatusOr<std::unique_ptr<SqliteJobStore>> SqliteJobStore::Open(const Optio
   // cascade the drop of the old table into events and checkpoints.
   RETURN_IF_ERROR(storage_internal::Migrate(*db, storage_internal::JobStoreMigrations()));
   RETURN_IF_ERROR(db->Exec("PRAGMA foreign_keys = ON"));
-  ASSIGN_OR_RETURN(std::unique_ptr<storage_internal::WalCheckpointer> checkpointer,
-                   storage_internal::WalCheckpointer::Start(db.get(), options.vfs,
-                                                            options.busy_timeout_ms));
+  ASSIGN_OR_RETURN(
+      std::unique_ptr<storage_internal::WalCheckpointer> checkpointer,
+      storage_internal::WalCheckpointer::Start(db.get(), options.vfs, options.busy_timeout_ms));
   return std::unique_ptr<SqliteJobStore>(
       new SqliteJobStore(std::move(db), std::move(checkpointer), options.cache_bytes));
 }
@@ -248,8 +248,9 @@ absl::StatusOr<int64_t> SqliteJobStore::AppendEvents(const std::string& job_id, 
   absl::MutexLock lock(&mu_);
   cache_->Erase(*key);  // The job's metrics and checkpoints change.
   ASSIGN_OR_RETURN(Transaction txn, Transaction::Begin(*db_, Transaction::Mode::kWrite));
-  ASSIGN_OR_RETURN(bool exists, storage_internal::JobExists(*db_, *key));
-  if (!exists) return storage_internal::JobNotFoundError(job_id);
+  ASSIGN_OR_RETURN(std::optional<JobState> state, storage_internal::SelectJobState(*db_, *key));
+  if (!state.has_value()) return storage_internal::JobNotFoundError(job_id);
+  RETURN_IF_ERROR(storage_internal::CheckAppendableTo(job_id, *state, events));
   ASSIGN_OR_RETURN(int64_t last_seq, InsertEvents(*db_, *key, time_ms, events));
   RETURN_IF_ERROR(txn.Commit());
   return last_seq;

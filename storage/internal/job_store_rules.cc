@@ -52,6 +52,20 @@ absl::Status CheckAppendable(const std::vector<EventPayload>& events) {
   return absl::OkStatus();
 }
 
+absl::Status CheckAppendableTo(const std::string& job_id, JobState state,
+                               const std::vector<EventPayload>& events) {
+  if (!IsTerminal(state)) return absl::OkStatus();
+  for (size_t i = 0; i < events.size(); ++i) {
+    if (std::holds_alternative<TrainingMetrics>(events[i]) ||
+        std::holds_alternative<CheckpointRecord>(events[i])) {
+      return absl::FailedPreconditionError(absl::StrCat(
+          "job ", job_id, " is ", std::string(JobStateName(state)), ": event #", i,
+          " would change its metrics or checkpoints, which are final once a job has finished"));
+    }
+  }
+  return absl::OkStatus();
+}
+
 bool SkipsFinished(const SkipFn& skip, const JobRecord& job) {
   return skip != nullptr && IsTerminal(job.state) && skip(job.id);
 }

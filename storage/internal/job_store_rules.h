@@ -34,6 +34,12 @@ absl::StatusOr<JobRecord> ApplyTransition(JobRecord record, const JobTransition&
 // InvalidArgument if `events` holds a StateChangeEvent (those come only from TransitionJob).
 absl::Status CheckAppendable(const std::vector<EventPayload>& events);
 
+// FailedPrecondition if job `job_id`, in `state`, is finished and `events` hold metrics or a
+// checkpoint: a finished job's record never changes (ListJobs serves finished jobs from the
+// bytes it made of them once). Logs may still be added.
+absl::Status CheckAppendableTo(const std::string& job_id, JobState state,
+                               const std::vector<EventPayload>& events);
+
 // JobFilter::skip_finished.
 using SkipFn = std::function<bool(const std::string& id)>;
 

@@ -58,6 +58,7 @@ constexpr PageQueries kBasicPages = {"SELECT " LMTRAIN_BASIC_JOB_COLUMNS LMTRAIN
                                      "SELECT " LMTRAIN_BASIC_JOB_COLUMNS LMTRAIN_USER_JOBS_PAGE,
                                      "SELECT " LMTRAIN_BASIC_JOB_COLUMNS LMTRAIN_JOBS_BY_IDS};
 constexpr char kJobExists[] = "SELECT 1 FROM jobs WHERE id = ?1";
+constexpr char kSelectJobState[] = "SELECT state FROM jobs WHERE id = ?1";
 constexpr char kUpdateLifecycle[] =
     "UPDATE jobs SET state = ?2, started_at_ms = ?3, finished_at_ms = ?4, worker_id = ?5, "
     "output_dir = ?6, error = ?7, exit_code = ?8, retries = ?9, attempts_json = ?10 "
@@ -261,6 +262,14 @@ absl::StatusOr<bool> JobExists(Connection& db, int64_t id) {
   ASSIGN_OR_RETURN(CachedStatement stmt, db.Prepare(kJobExists));
   RETURN_IF_ERROR(stmt->BindAll(id));
   return stmt->Step();
+}
+
+absl::StatusOr<std::optional<JobState>> SelectJobState(Connection& db, int64_t id) {
+  ASSIGN_OR_RETURN(CachedStatement stmt, db.Prepare(kSelectJobState));
+  RETURN_IF_ERROR(stmt->BindAll(id));
+  ASSIGN_OR_RETURN(bool has_row, stmt->Step());
+  if (!has_row) return std::nullopt;
+  return DecodeState(id, stmt->ColumnText(0));
 }
 
 absl::Status UpdateJobLifecycle(Connection& db, int64_t id, const JobRecord& record) {

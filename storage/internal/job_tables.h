@@ -30,6 +30,8 @@ absl::StatusOr<std::optional<JobRecord>> SelectJob(Connection& db, int64_t id);
 // Full records matching `filter`, newest (highest id) first, at most filter.limit.
 absl::StatusOr<std::vector<JobRecord>> SelectJobs(Connection& db, const JobFilter& filter);
 absl::StatusOr<bool> JobExists(Connection& db, int64_t id);
+// The job's state; nullopt if there is no such job.
+absl::StatusOr<std::optional<JobState>> SelectJobState(Connection& db, int64_t id);
 // Writes the fields TransitionJob may change: state, started/finished times, worker_id,
 // output_dir, error, exit_code, retries, attempts.
 absl::Status UpdateJobLifecycle(Connection& db, int64_t id, const JobRecord& record);

@@ -78,6 +78,8 @@ constexpr PgPageQueries kBasicPages = {
      "SELECT " LMTRAIN_PG_BASIC_JOB_COLUMNS LMTRAIN_PG_USER_JOBS_PAGE},
     {"select_basic_jobs_by_ids", "SELECT " LMTRAIN_PG_BASIC_JOB_COLUMNS LMTRAIN_PG_JOBS_BY_IDS}};
 constexpr PgStatement kLockJob = {"lock_job", "SELECT 1 FROM jobs WHERE id = $1 FOR UPDATE"};
+constexpr PgStatement kLockJobState = {"lock_job_state",
+                                       "SELECT state FROM jobs WHERE id = $1 FOR UPDATE"};
 constexpr PgStatement kJobExists = {"job_exists", "SELECT 1 FROM jobs WHERE id = $1"};
 constexpr PgStatement kUpdateLifecycle = {
     "update_lifecycle",
@@ -265,6 +267,12 @@ absl::StatusOr<std::vector<JobRecord>> PgSelectJobs(PgConnection& db, const JobF
 absl::StatusOr<bool> PgLockJob(PgConnection& db, int64_t id) {
   ASSIGN_OR_RETURN(PgResult rows, db.Run(kLockJob, PgParams(id)));
   return rows.rows() > 0;
+}
+
+absl::StatusOr<std::optional<JobState>> PgLockJobState(PgConnection& db, int64_t id) {
+  ASSIGN_OR_RETURN(PgResult rows, db.Run(kLockJobState, PgParams(id)));
+  if (rows.rows() == 0) return std::nullopt;
+  return DecodeState(id, rows.Text(0, 0));
 }
 
 absl::StatusOr<bool> PgJobExists(PgConnection& db, int64_t id) {

@@ -35,6 +35,8 @@ absl::StatusOr<std::vector<JobRecord>> PgSelectJobs(PgConnection& db, const JobF
 // Locks the job's row until the transaction ends (SELECT ... FOR UPDATE), so writers of its
 // events and fields take turns; false if there is no such job.
 absl::StatusOr<bool> PgLockJob(PgConnection& db, int64_t id);
+// PgLockJob that also reads the job's state; nullopt if there is no such job.
+absl::StatusOr<std::optional<JobState>> PgLockJobState(PgConnection& db, int64_t id);
 absl::StatusOr<bool> PgJobExists(PgConnection& db, int64_t id);
 // Writes the fields TransitionJob may change: state, started/finished times, worker_id,
 // output_dir, error, exit_code, retries, attempts.

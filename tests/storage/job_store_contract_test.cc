@@ -21,11 +21,12 @@
 namespace lmtrain {
 namespace {
 
-using ::lmtrain::testing::Describe;
 using ::lmtrain::testing::AllStores;
+using ::lmtrain::testing::Describe;
 using ::lmtrain::testing::ScratchDir;
 using ::lmtrain::testing::StoreFactory;
 using ::testing::ElementsAre;
+using ::testing::HasSubstr;
 using ::testing::IsEmpty;
 
 NewJob MakeJob(const std::string& name, int64_t created_at_ms = 1000,
@@ -403,6 +404,26 @@ TEST_P(JobStoreContractTest, GetJobAfterEachWriteShowsIt) {
   ASSERT_OK_AND_ASSIGN(job, store_->GetJob(id));
   EXPECT_EQ(job.state, JobState::kCancelled);
   EXPECT_EQ(job.finished_at_ms, 3000);
+}
+
+TEST_P(JobStoreContractTest, AFinishedJobTakesLogsButNoMetricsOrCheckpoints) {
+  ASSERT_OK_AND_ASSIGN(std::string id, store_->CreateJob(MakeJob("done")));
+  ASSERT_OK(store_->TransitionJob(id, To(JobState::kCancelled, 1000, "stop")));
+  ASSERT_OK_AND_ASSIGN(JobRecord before, store_->GetJob(id));
+  TrainingMetrics metrics;
+  metrics.step = 3;
+  absl::StatusOr<int64_t> refused = store_->AppendEvents(id, 1100, {LogEvent{"w", "x"}, metrics});
+  EXPECT_EQ(refused.status().code(), absl::StatusCode::kFailedPrecondition) << refused.status();
+  EXPECT_THAT(std::string(refused.status().message()), HasSubstr("CANCELLED"));
+  refused = store_->AppendEvents(id, 1100, {CheckpointRecord{3, "/o/c-3", 1100}});
+  EXPECT_EQ(refused.status().code(), absl::StatusCode::kFailedPrecondition) << refused.status();
+  ASSERT_OK_AND_ASSIGN(JobRecord after, store_->GetJob(id));
+  EXPECT_EQ(after.metrics.step, before.metrics.step);
+  EXPECT_TRUE(after.checkpoints.empty());
+  ASSERT_OK_AND_ASSIGN(std::vector<EventRecord> events, store_->ListEvents(id, 0, 100));
+  EXPECT_EQ(events.size(), 2u) << "the refused batches left no event behind";
+  ASSERT_OK_AND_ASSIGN(int64_t seq, store_->AppendEvents(id, 1200, {LogEvent{"server", "noted"}}));
+  EXPECT_EQ(seq, 3);
 }
 
 TEST_P(JobStoreContractTest, AppendingNoEventsReturnsLastSeq) {

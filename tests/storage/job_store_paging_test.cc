@@ -259,12 +259,22 @@ TEST_P(JobStorePagingTest, BasicViewIsTheFullRecordWithoutHeavyFields) {
 TEST_P(JobStorePagingTest, SkipFinishedLeavesOnlyIdAndStateOfTheJobsItTakes) {
   const std::vector<std::string> ids = CreateMixedJobs();
   ASSERT_EQ(ids.size(), static_cast<size_t>(kJobs));
+  for (int i : {kJobs - 1, kJobs - 2}) {  // Running (then succeeded), queued.
+    ASSERT_OK(store_->AppendEvents(ids[i], 2600, {CheckpointRecord{i, "/c", 2600}}).status());
+  }
   JobTransition succeeded = To(JobState::kSucceeded, 3000);
   succeeded.exit_code = 0;
   ASSERT_OK(store_->TransitionJob(ids[kJobs - 1], succeeded).status());  // Job 249 ran.
-  for (int i : {kJobs - 1, kJobs - 2, kJobs - 5}) {  // Succeeded, queued, cancelled.
-    ASSERT_OK(store_->AppendEvents(ids[i], 2600, {CheckpointRecord{i, "/c", 2600}}).status());
-  }
+  // A job cancelled after it wrote a checkpoint, which the store is not asked to skip.
+  NewJob extra;
+  extra.name = "j";
+  extra.task = "clm";
+  extra.spec_yaml = "model: tiny-gpt2\n";
+  extra.user = "alice";
+  extra.created_at_ms = 1000 + kJobs;
+  ASSERT_OK_AND_ASSIGN(std::string cancelled, store_->CreateJob(extra));
+  ASSERT_OK(store_->AppendEvents(cancelled, 2600, {CheckpointRecord{7, "/c", 2600}}).status());
+  ASSERT_OK(store_->TransitionJob(cancelled, To(JobState::kCancelled, 2700)).status());
   // Succeeded, cancelled, running, queued: the store asks about the first two only.
   std::set<std::string> taken = {ids[kJobs - 1], ids[kJobs - 15], ids[kJobs - 10], ids[kJobs - 2]};
   for (JobView view : {JobView::kFull, JobView::kBasic}) {
