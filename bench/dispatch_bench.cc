@@ -4,7 +4,7 @@
 // alone; this times what one event costs the server.
 //
 //   lm-bench-dispatch [--workers 10000] [--queued 100000] [--events 5000] [--seed 1]
-//                     [--max-examined 100] [--gpu-jobs 20]
+//                     [--max-examined 100] [--gpu-jobs 20] [--tick-every 100]
 //
 // Workers have 1/2/4/8 slots; 20% are GPU workers (8 slots, 8 GPUs, gpu=h100). Jobs come from 8
 // users with priorities 0/10/50/80 and run on one worker with 1-4 slots; --gpu-jobs percent ask
@@ -12,10 +12,15 @@
 // with its pass, untimed), then `events` random events are timed, each as the calls that carry
 // it: a finish (a worker's last exit report, then that worker's Sync, which runs the pass and
 // returns its next jobs), a submit (JobQueued), a cancel of a queued job, a worker joining.
+// After every --tick-every events, the lease tick (ExpireLeases, as lm-server's expiry thread
+// calls it; no lease runs out here) is timed too, as its own kind "tick", outside "all": it is
+// not an event, but it holds the dispatcher's lock, and its complete pass, when it runs one,
+// costs O(queue).
 // Prints wall-clock p50/p99/max per kind and overall, and the p99 of this thread's CPU time
 // (which the load of other processes does not inflate); the last line is JSON:
 //   {"workers", "queued", "events", "p50_ms", "p99_ms", "max_ms", "cpu_p99_ms", "max_examined",
-//    "gpu_jobs_percent", "running", "queued_after"}
+//    "gpu_jobs_percent", "running", "queued_after", "ticks", "tick_p50_ms", "tick_max_ms",
+//    "complete_passes"}
 #include <time.h>
 
 #include <algorithm>
@@ -53,6 +58,7 @@ struct Flags {
   int64_t seed = 1;
   int64_t max_examined = 100;
   int64_t gpu_jobs = 20;
+  int64_t tick_every = 100;
 };
 
 double ThreadCpuMs() {
@@ -103,12 +109,16 @@ class Bench {
       } else {
         Timed([&] { AddWorker(); });
       }
-      if (!timed_) continue;  // Nothing to finish or cancel.
-      times[kind].wall.push_back(wall_ms_);
-      times[kind].cpu.push_back(cpu_ms_);
+      if (timed_) Record(&times[kind]);  // Else nothing to finish or cancel.
+      if (f_.tick_every > 0 && (i + 1) % f_.tick_every == 0) {
+        Timed([&] { dispatcher_.ExpireLeases(); });
+        Record(&times["tick"]);
+      }
     }
     return times;
   }
+
+  int64_t CompletePasses() { return dispatcher_.CompletePasses(); }
 
   int64_t Count(JobState state) {
     auto jobs = store_.ListJobs({{state}, 1 << 30});
@@ -121,6 +131,11 @@ class Bench {
     o.seed = static_cast<uint64_t>(f.seed);
     o.max_jobs_examined = static_cast<int>(f.max_examined);
     return o;
+  }
+
+  void Record(Times* times) const {
+    times->wall.push_back(wall_ms_);
+    times->cpu.push_back(cpu_ms_);
   }
 
   // Runs f as the event's timed part.
@@ -239,13 +254,15 @@ int Main(int argc, char** argv) {
   cl.AddInt("seed", &f.seed, "random seed (cluster, jobs, events, tie-breaks)");
   cl.AddInt("max-examined", &f.max_examined, "SchedulerOptions::max_jobs_examined");
   cl.AddInt("gpu-jobs", &f.gpu_jobs, "percent of jobs that ask for GPUs");
+  cl.AddInt("tick-every", &f.tick_every, "time a lease tick after this many events (0: none)");
   auto positional = cl.Parse(argc - 1, argv + 1);
   if (!positional.ok()) {
     std::cerr << positional.status().message() << "\n";
     return IsHelpRequest(positional.status()) ? 0 : 2;
   }
-  if (f.workers < 1 || f.queued < 0 || f.events < 1 || f.max_examined < 0) {
-    std::cerr << "lm-bench-dispatch: --workers/--events >= 1, --queued/--max-examined >= 0\n";
+  if (f.workers < 1 || f.queued < 0 || f.events < 1 || f.max_examined < 0 || f.tick_every < 0) {
+    std::cerr << "lm-bench-dispatch: --workers/--events >= 1, --queued/--max-examined/"
+                 "--tick-every >= 0\n";
     return 2;
   }
   Bench bench(f);
@@ -259,7 +276,7 @@ int Main(int argc, char** argv) {
   const int64_t running = bench.Count(JobState::kScheduled) + bench.Count(JobState::kRunning);
   std::cout << absl::StrFormat("setup: %d workers, %d submitted in %.1f s; %d running\n",
                                f.workers, f.queued, setup_ms / 1000, running);
-  Times all;
+  Times all, ticks;
   auto print = [](const std::string& kind, const Times& t) {
     std::cout << absl::StrFormat(
         "%-7s n=%-5d p50 %.3f ms  p99 %.3f ms  max %.3f ms  (CPU p50 %.3f ms, p99 %.3f ms)\n",
@@ -269,6 +286,10 @@ int Main(int argc, char** argv) {
   };
   for (const auto& [kind, t] : bench.Run()) {
     print(kind, t);
+    if (kind == "tick") {
+      ticks = t;
+      continue;
+    }
     all.wall.insert(all.wall.end(), t.wall.begin(), t.wall.end());
     all.cpu.insert(all.cpu.end(), t.cpu.begin(), t.cpu.end());
   }
@@ -278,11 +299,14 @@ int Main(int argc, char** argv) {
   std::cout << absl::StrFormat(
       "{\"workers\": %d, \"queued\": %d, \"events\": %d, \"p50_ms\": %.4f, \"p99_ms\": %.4f, "
       "\"max_ms\": %.3f, \"cpu_p99_ms\": %.4f, \"max_examined\": %d, \"gpu_jobs_percent\": %d, "
-      "\"running\": %d, \"queued_after\": %d}\n",
+      "\"running\": %d, \"queued_after\": %d, \"ticks\": %d, \"tick_p50_ms\": %.3f, "
+      "\"tick_max_ms\": %.3f, \"complete_passes\": %d}\n",
       f.workers, f.queued, all.wall.size(), p50, p99, max, Percentile(all.cpu, 0.99),
       f.max_examined, f.gpu_jobs,
       bench.Count(JobState::kScheduled) + bench.Count(JobState::kRunning),
-      bench.Count(JobState::kQueued));
+      bench.Count(JobState::kQueued), ticks.wall.size(), Percentile(ticks.wall, 0.5),
+      ticks.wall.empty() ? 0 : *std::max_element(ticks.wall.begin(), ticks.wall.end()),
+      bench.CompletePasses());
   return 0;
 }
 

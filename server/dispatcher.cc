@@ -16,7 +16,16 @@ Dispatcher::Dispatcher(JobStore* store, Clock* clock, EventHub* hub,
       clock_(clock),
       hub_(hub),
       options_(std::move(options)),
-      scheduler_(policy->NewIncremental()) {}
+      scheduler_(policy->NewIncremental()),
+      inbox_thread_([this] { InboxLoop(); }) {}
+
+Dispatcher::~Dispatcher() {
+  {
+    absl::MutexLock inbox(&inbox_mu_);
+    inbox_stop_ = true;
+  }
+  inbox_thread_.join();
+}
 
 absl::Status Dispatcher::Recover() {
   absl::MutexLock lock(&mu_);
@@ -350,7 +359,7 @@ bool Dispatcher::ExpireLeases() {
   }
   const bool more = LoseOrphansLocked(now, options_.orphan_batch);
   ScheduleIfDirtyLocked();
-  if (!more) CompletePassLocked();  // Once, after the last batch.
+  if (!more) TickPassLocked();  // Once, after the last batch.
   if (!dead.empty()) hub_->Bump(EventHub::kWorkKey);
   return more;
 }
@@ -377,22 +386,14 @@ void Dispatcher::JobQueued(const std::string& job_id) {
 }
 
 void Dispatcher::JobQueuedLocked(const std::string& job_id) {
-  auto job = store_->GetJob(job_id);  // Under mu_: a cancel cannot slip in between.
-  if (!job.ok() || job->state != JobState::kQueued) return;
-  MirrorQueuedLocked(*job);
+  QueueFromStoreLocked(job_id);
   ScheduleIfDirtyLocked();
 }
 
-void Dispatcher::JobCreated(const JobRecord& job, uint64_t stamp) {
-  absl::MutexLock lock(&mu_);
-  if (store_reads_.load(std::memory_order_relaxed) != stamp) {
-    JobQueuedLocked(job.id);
-    return;
-  }
-  // No rebuild and no cancel since the stamp: nothing but this call knows the job, so the
-  // store still holds it as created (its state only changes through the dispatcher).
-  MirrorQueuedLocked(job);
-  ScheduleIfDirtyLocked();
+void Dispatcher::QueueFromStoreLocked(const std::string& job_id) {
+  auto job = store_->GetJob(job_id);  // Under mu_: a cancel cannot slip in between.
+  if (!job.ok() || job->state != JobState::kQueued) return;
+  MirrorQueuedLocked(*job);
 }
 
 std::string Dispatcher::WaitingReason(const std::string& job_id) {
@@ -440,6 +441,11 @@ void Dispatcher::Shutdown() {
 int Dispatcher::ParkedSyncs() {
   absl::MutexLock lock(&mu_);
   return workers_.parked();
+}
+
+int64_t Dispatcher::CompletePasses() {
+  absl::MutexLock lock(&mu_);
+  return complete_passes_;
 }
 
 }  // namespace lmtrain

@@ -17,7 +17,7 @@
 //                                       of attempts).
 //
 // Events and what they push:
-//   submit (JobQueued), requeue   -> pass -> placement -> Assignment woken into each gang
+//   submit (JobCreated), requeue  -> pass -> placement -> Assignment woken into each gang
 //                                    worker's parked Sync (Wake(worker), that worker only).
 //   cancel, preemption, a rank's failure -> the attempt's other ranks are stopped
 //                                    (SyncResult::stop, woken the same way); when every rank
@@ -78,6 +78,7 @@
 #include <optional>
 #include <set>
 #include <string>
+#include <thread>
 #include <utility>
 #include <variant>
 #include <vector>
@@ -148,7 +149,8 @@ class Dispatcher {
     std::map<std::string, scheduler::UserPolicy> users;
     scheduler::UserPolicy default_user;
     // WaitingReason runs a complete pass at most this often (0: whenever events ran since the
-    // last one); the lease tick runs one regardless. See WaitingReason. (lm-server: 1000,
+    // last one); the lease tick runs one regardless when it could place (see ExpireLeases).
+    // See WaitingReason. (lm-server: 1000,
     // --scheduler-config complete_pass_interval_ms.)
     int64_t complete_pass_interval_ms = 0;
     // Most orphans (attempts adopted by Recover that no worker re-attached in time) one
@@ -162,6 +164,8 @@ class Dispatcher {
              Options options);
   Dispatcher(const Dispatcher&) = delete;
   Dispatcher& operator=(const Dispatcher&) = delete;
+  // Stops the inbox thread (JobCreated); jobs still in the inbox stay QUEUED in the store.
+  ~Dispatcher();
 
   // Requeues PREEMPTED/RETRYING jobs and adopts SCHEDULED/RUNNING ones as orphans. Call at
   // start-up before serving, and again after Reset() when this replica takes over.
@@ -200,7 +204,10 @@ class Dispatcher {
 
   // Drops workers whose lease ran out and loses at most options.orphan_batch orphans whose
   // deadline passed: their attempts end (a job with retries left is requeued) and a bounded
-  // pass runs; the complete pass runs once no expired orphan is left. Returns true when
+  // pass runs; once no expired orphan is left, so does a complete pass, unless it could only
+  // explain (IncrementalScheduler::MightStartOrPreempt: nothing can start or preempt, as in
+  // a full cluster or a queue of jobs no worker can run), which waits for a WaitingReason
+  // instead: a complete pass holds mu_ for O(queue). Returns true when
   // expired orphans remain: call again. mu_ is released between calls, so Syncs, reports
   // and WaitingReason (ListJobs) are served between batches; a worker that re-attaches a
   // rank meanwhile keeps it, as it would have before the deadline.
@@ -220,6 +227,11 @@ class Dispatcher {
   // the dispatcher read jobs from the store on its own (a mirror rebuild) or cancelled one it
   // had not queued: then it might have seen or changed this job already, and it reads the job
   // as JobQueued does.
+  // Never waits for mu_: when another call holds it (a complete pass or a mirror rebuild
+  // holds it for O(queue)), the job waits in an inbox and a thread of the dispatcher's own
+  // queues it once mu_ is free, so that a submit's latency does not include the scheduler's.
+  // When mu_ is free (the usual case) the job is queued, and placed if it fits, before this
+  // returns, as JobQueued does.
   void JobCreated(const JobRecord& job, uint64_t stamp);
 
   // Why a QUEUED job waits; "" if unknown. Per-event passes are bounded (see
@@ -235,6 +247,8 @@ class Dispatcher {
   void Shutdown();
   // SyncWait calls parked now.
   int ParkedSyncs();
+  // Complete passes run so far (diagnostics and tests).
+  int64_t CompletePasses();
 
  private:
   // dispatcher.cc: registry, Sync, reports, cancel, leases.
@@ -264,6 +278,8 @@ class Dispatcher {
   // One pass over every queued job when bounded passes ran since the last one: it places what
   // a bounded pass did not reach and explains every waiting job.
   void CompletePassLocked() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // The lease tick's: CompletePassLocked, unless the scheduler says it could only explain.
+  void TickPassLocked() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   // Loads the queue from the store and rebuilds the mirror, on first use and after rare
   // events (orphans re-attached, dispatching turned on). False when the store failed.
   bool EnsureMirrorLocked() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
@@ -275,6 +291,14 @@ class Dispatcher {
   void MirrorRemovedLocked(const std::string& job_id) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   // JobQueued's body: reads the job and queues it if it is still QUEUED.
   void JobQueuedLocked(const std::string& job_id) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // Reads the job and mirrors it if it is still QUEUED; runs no pass.
+  void QueueFromStoreLocked(const std::string& job_id) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+
+  // dispatcher_inbox.cc: jobs JobCreated could not queue at once.
+  // Queues every job in the inbox (JobCreated's stamp rule), then runs a pass.
+  void DrainInboxLocked() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // The inbox thread: waits until JobCreated found mu_ busy, then takes mu_ and drains.
+  void InboxLoop();
   // The dispatcher read or changed jobs in the store that JobCreated may not have announced
   // yet: records it for CreationStamp.
   void NoteStoreReadLocked() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
@@ -316,11 +340,23 @@ class Dispatcher {
   bool complete_ ABSL_GUARDED_BY(mu_) = true;   // No bounded pass since the last complete one.
   // When the last complete pass ran (clock_), for WaitingReason's rate limit.
   std::optional<int64_t> last_complete_ms_ ABSL_GUARDED_BY(mu_);
+  int64_t complete_passes_ ABSL_GUARDED_BY(mu_) = 0;
   bool dispatching_ ABSL_GUARDED_BY(mu_) = true;
   std::set<std::string> touched_ ABSL_GUARDED_BY(mu_);  // Workers whose usage changed.
   // Mirror rebuilds and cancels of jobs read from the store (NoteStoreReadLocked); written
   // under mu_, read without it by CreationStamp.
   std::atomic<uint64_t> store_reads_{0};
+
+  struct Created {
+    JobRecord job;
+    uint64_t stamp;
+  };
+  // Taken after mu_ (DrainInboxLocked), never the other way round.
+  absl::Mutex inbox_mu_ ABSL_ACQUIRED_AFTER(mu_);
+  std::vector<Created> inbox_ ABSL_GUARDED_BY(inbox_mu_);
+  bool inbox_wanted_ ABSL_GUARDED_BY(inbox_mu_) = false;  // JobCreated found mu_ busy.
+  bool inbox_stop_ ABSL_GUARDED_BY(inbox_mu_) = false;
+  std::thread inbox_thread_;  // Last: starts once everything above exists.
 };
 
 }  // namespace lmtrain

@@ -149,8 +149,17 @@ void Dispatcher::CompletePassLocked() {
   FlushTouchedLocked();
   complete_ = true;
   last_complete_ms_ = clock_->NowMs();
-  if (!ApplyDecisionLocked(scheduler_->ScheduleAll(clock_->NowMs()))) dirty_ = true;
+  ++complete_passes_;
+  // waiting_ keeps every parked job's reason from the decision that parked or re-explained it.
+  const auto parked = scheduler::IncrementalScheduler::ParkedReasons::kChanged;
+  if (!ApplyDecisionLocked(scheduler_->ScheduleAll(clock_->NowMs(), parked))) dirty_ = true;
   ScheduleIfDirtyLocked();
+}
+
+void Dispatcher::TickPassLocked() {
+  if (complete_ || !dispatching_ || !EnsureMirrorLocked()) return;
+  FlushTouchedLocked();
+  if (scheduler_->MightStartOrPreempt()) CompletePassLocked();
 }
 
 bool Dispatcher::ApplyDecisionLocked(const scheduler::Decision& decision) {

@@ -30,6 +30,7 @@ IncrementalScheduler::IncrementalScheduler(const SchedulerOptions& options)
 IncrementalScheduler::~IncrementalScheduler() = default;
 
 void IncrementalScheduler::Reset(const ClusterSnapshot& snapshot) {
+  settled_ = false;
   state_ = std::make_unique<internal::ClusterState>(options_.seed, options_.gpu_share_weight);
   parked_.clear();
   parked_news_.clear();
@@ -40,14 +41,17 @@ void IncrementalScheduler::Reset(const ClusterSnapshot& snapshot) {
 }
 
 void IncrementalScheduler::SetUser(const std::string& user, const UserPolicy& policy) {
+  settled_ = false;
   state_->SetUser(user, policy);
 }
 
 void IncrementalScheduler::SetDefaultUser(const UserPolicy& policy) {
+  settled_ = false;
   state_->SetDefaultUser(policy);
 }
 
 void IncrementalScheduler::UpsertWorker(const WorkerSnapshot& worker) {
+  settled_ = false;
   const internal::WorkerPool& pool = state_->pool();
   const int before = pool.Find(worker.id);
   const int group_before =
@@ -64,6 +68,7 @@ void IncrementalScheduler::UpsertWorker(const WorkerSnapshot& worker) {
 }
 
 void IncrementalScheduler::RemoveWorker(const std::string& worker_id) {
+  settled_ = false;
   state_->RemoveWorker(worker_id);
   // Fewer workers never make a parked job fit, but its explanation ("only 3 workers have that
   // many") may change: keep it true, and report the new one in the next decision.
@@ -76,6 +81,7 @@ void IncrementalScheduler::RemoveWorker(const std::string& worker_id) {
 }
 
 absl::Status IncrementalScheduler::AddQueued(const QueuedJob& job) {
+  settled_ = false;
   if (parked_.count(job.id) > 0) {
     return absl::AlreadyExistsError(absl::StrCat("job ", job.id, " is already known"));
   }
@@ -89,6 +95,7 @@ absl::Status IncrementalScheduler::AddQueued(const QueuedJob& job) {
 }
 
 absl::Status IncrementalScheduler::RemoveJob(const std::string& job_id) {
+  settled_ = false;
   if (parked_.erase(job_id) > 0) {
     parked_news_.erase(job_id);
     return absl::OkStatus();
@@ -97,6 +104,7 @@ absl::Status IncrementalScheduler::RemoveJob(const std::string& job_id) {
 }
 
 absl::Status IncrementalScheduler::MarkPreempting(const std::string& job_id) {
+  settled_ = false;
   return state_->MarkPreempting(job_id);
 }
 
@@ -104,21 +112,39 @@ Decision IncrementalScheduler::Schedule(int64_t now_ms) {
   return Schedule(now_ms, options_.max_jobs_examined);
 }
 
-Decision IncrementalScheduler::ScheduleAll(int64_t now_ms) { return Schedule(now_ms, 0); }
+Decision IncrementalScheduler::ScheduleAll(int64_t now_ms, ParkedReasons parked) {
+  return Pass(now_ms, 0, parked);
+}
 
 Decision IncrementalScheduler::Schedule(int64_t now_ms, int max_jobs_examined) {
+  return Pass(now_ms, max_jobs_examined, ParkedReasons::kAll);
+}
+
+bool IncrementalScheduler::MightStartOrPreempt() const {
+  if (settled_ && options_.min_runtime_before_preemption_ms == 0) return false;
+  const internal::JobQueue& queue = state_->queue();
+  if (queue.size() == 0) return false;
+  const internal::WorkerPool& pool = state_->pool();
+  if (pool.total_free() > 0 || !pool.pending_workers().empty()) return true;
+  if (!options_.preemption) return false;
+  const internal::VictimSet& candidates = state_->running().candidates();
+  return !candidates.empty() && (*candidates.begin())->priority < queue.levels().begin()->first;
+}
+
+Decision IncrementalScheduler::Pass(int64_t now_ms, int max_jobs_examined, ParkedReasons parked) {
   Decision decision =
       internal::RunSchedulingPass(state_.get(), options_, now_ms, max_jobs_examined);
-  if (max_jobs_examined <= 0) {
+  if (max_jobs_examined <= 0 && parked == ParkedReasons::kAll) {
     for (const auto& [id, entry] : parked_) decision.waiting[id] = entry.why;
   } else {
     // A bounded pass reports only the news: walking every parked job would make each event's
-    // pass grow with the parked queue.
+    // pass grow with the parked queue. So does a complete one asked for kChanged.
     for (const std::string& id : parked_news_) {
       if (auto it = parked_.find(id); it != parked_.end()) decision.waiting[id] = it->second.why;
     }
   }
   parked_news_.clear();
+  settled_ = !decision.cut_short;
   return decision;
 }
 

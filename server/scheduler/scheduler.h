@@ -124,6 +124,11 @@ struct Decision {
   // "waiting for 2 preempted jobs to checkpoint". When SchedulerOptions::max_jobs_examined
   // bounds the pass, only the jobs it examined have an entry (see there).
   std::map<std::string, std::string> waiting;
+  // A bounded pass stopped at max_jobs_examined before jobs that a complete pass might start
+  // (or its victim searches ran out of budget, so a complete pass might preempt more). False
+  // for complete passes, and for bounded ones that saw every job or stopped only where nothing
+  // could start or preempt any more: their placements are a complete pass's.
+  bool cut_short = false;
 };
 
 struct SchedulerOptions {
@@ -202,10 +207,27 @@ class IncrementalScheduler {
 
   // One pass bounded by options.max_jobs_examined, committed to the state.
   Decision Schedule(int64_t now_ms);
-  // One pass over every queued job (explains all of them), committed to the state.
-  Decision ScheduleAll(int64_t now_ms);
-  // One pass bounded by `max_jobs_examined` (0: every job), committed to the state.
+  // Which parked jobs a decision explains. kAll: every one (a complete pass's default). kChanged:
+  // only those parked, or explained anew, since the last decision, as a bounded pass reports
+  // them; for a caller that keeps every decision's reasons (the Dispatcher), the same knowledge
+  // without copying every parked job's reason per pass.
+  enum class ParkedReasons { kAll, kChanged };
+  // One pass over every queued job (explains all of them, parked ones as `parked` says),
+  // committed to the state.
+  Decision ScheduleAll(int64_t now_ms, ParkedReasons parked = ParkedReasons::kAll);
+  // One pass bounded by `max_jobs_examined` (0: every job, as ScheduleAll), committed to the
+  // state.
   Decision Schedule(int64_t now_ms, int max_jobs_examined);
+  // False when a complete pass now would start or preempt nothing, so that it could only
+  // explain. That is when
+  // - the last pass was not cut short (Decision::cut_short) and nothing changed since (no call
+  //   above; and min_runtime_before_preemption_ms is 0, so that time alone makes no victim), or
+  // - no job is queued that present workers could run (parked ones aside), or
+  // - no present worker has a free slot, none has slots of a preempting job to wait for, and
+  //   no preemption candidate has a lower priority than the highest queued job (or preemption
+  //   is off).
+  // True does not promise that a pass will.
+  bool MightStartOrPreempt() const;
   int max_jobs_examined() const { return options_.max_jobs_examined; }
 
   size_t queued() const;  // Parked jobs included.
@@ -216,10 +238,14 @@ class IncrementalScheduler {
     QueuedJob job;
     std::string why;
   };
+  Decision Pass(int64_t now_ms, int max_jobs_examined, ParkedReasons parked);
+
   const SchedulerOptions options_;
   std::unique_ptr<internal::ClusterState> state_;
   std::map<std::string, Parked> parked_;  // Jobs no present workers could run.
   std::set<std::string> parked_news_;     // Parked since the last decision.
+  // The last pass was not cut short and no call has changed the state since.
+  bool settled_ = false;
 };
 
 }  // namespace lmtrain::scheduler

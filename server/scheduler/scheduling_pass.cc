@@ -35,6 +35,7 @@ class Pass {
       if (stopped_) break;
     }
     state_.EndPass();
+    if (victim_scan_budget_ < 0) decision_.cut_short = true;  // A search gave up early.
     return std::move(decision_);
   }
 
@@ -54,9 +55,13 @@ class Pass {
     }
   }
 
-  bool ShouldStop(int priority) const {
+  // Bounded passes only; the job of `priority` is not examined. Hitting the limit cuts the
+  // pass short (Decision::cut_short); nothing left that can change does not.
+  bool ShouldStop(int priority) {
     if (limit_ <= 0) return false;
-    return examined_ >= limit_ || NothingCanChange(priority);
+    if (NothingCanChange(priority)) return true;
+    decision_.cut_short = examined_ >= limit_;
+    return decision_.cut_short;
   }
 
   // Bounded passes only: no job at or below `priority` can start, preempt or claim pending room.

@@ -239,5 +239,40 @@ TEST_F(DispatcherEventsTest, WithoutAnIntervalEveryReasonAfterAnEventIsComplete)
   EXPECT_FALSE(dispatcher_->WaitingReason(Submit("c")).empty());
 }
 
+// The lease tick's complete pass holds the dispatcher's lock for O(queue): it is skipped when it
+// could only explain (no worker could run any queued job, or the cluster is full), and still
+// runs when free room may fit a job that the bounded event passes did not reach.
+TEST_F(DispatcherEventsTest, TheLeaseTickSkipsACompletePassThatCouldOnlyExplain) {
+  const std::string parked = Submit("parked");  // No worker at all: parked.
+  dispatcher_->ExpireLeases();
+  EXPECT_EQ(dispatcher_->CompletePasses(), 0);
+  const std::string reason = dispatcher_->WaitingReason(parked);  // A question still buys one.
+  EXPECT_FALSE(reason.empty());
+  EXPECT_EQ(dispatcher_->CompletePasses(), 1);
+  Submit("another");  // Its bounded pass leaves the next question a complete pass to run.
+  EXPECT_EQ(dispatcher_->WaitingReason(parked), reason);  // Kept, though not reported again.
+  EXPECT_EQ(dispatcher_->CompletePasses(), 2);
+}
+
+TEST_F(DispatcherEventsTest, TheLeaseTickPlacesWhatTheBoundedPassesDidNotReach) {
+  scheduler::SchedulerOptions bounded;
+  bounded.max_jobs_examined = 1;
+  scheduler_ = scheduler::MakePolicyScheduler(bounded);
+  UseOptions(Dispatcher::Options{"/artifacts", kLeaseMs});
+  Worker("a", 1, {{"kind", "a"}});
+  Worker("b", 1, {{"kind", "b"}});
+  ASSERT_EQ(State(Submit("busy", 0, "selector: {kind: a}")), JobState::kScheduled);
+  const std::string x = Submit("x", 0, "selector: {kind: a}");
+  const std::string y = Submit("y", 0, "selector: {kind: b}");  // Its pass examines x only.
+  ASSERT_EQ(State(y), JobState::kQueued);
+  dispatcher_->ExpireLeases();
+  EXPECT_EQ(dispatcher_->CompletePasses(), 1);
+  EXPECT_EQ(State(y), JobState::kScheduled);
+  Submit("z", 0, "selector: {kind: b}");
+  dispatcher_->ExpireLeases();  // Both workers full, one priority: nothing could start.
+  EXPECT_EQ(dispatcher_->CompletePasses(), 1);
+  EXPECT_EQ(State(x), JobState::kQueued);
+}
+
 }  // namespace
 }  // namespace lmtrain

@@ -271,5 +271,85 @@ TEST(IncrementalSchedulerTest, ParkedExplanationFollowsWorkersLeaving) {
   EXPECT_THAT(PlacedIds(inc.Schedule(2)), ElementsAre("big"));
 }
 
+TEST(IncrementalSchedulerTest, ACompletePassCanReportOnlyTheParkedJobsThatChanged) {
+  IncrementalScheduler inc({});
+  const auto changed = IncrementalScheduler::ParkedReasons::kChanged;
+  inc.UpsertWorker(Worker("a", 8, 8));
+  inc.UpsertWorker(Worker("b", 8, 8));
+  ASSERT_TRUE(inc.AddQueued(Queued("big", "u", 0, 1, Request(3, 8))).ok());
+  ASSERT_TRUE(inc.AddQueued(Queued("one", "u", 0, 2, Request(1, 9))).ok());
+  ASSERT_TRUE(inc.AddQueued(Queued("fits", "u", 0, 3, Request(1, 1))).ok());
+  const Decision first = inc.ScheduleAll(0, changed);  // Both parked jobs are news.
+  EXPECT_EQ(first.waiting.count("big"), 1u);
+  EXPECT_EQ(first.waiting.count("one"), 1u);
+  EXPECT_THAT(PlacedIds(first), ElementsAre("fits"));
+  EXPECT_THAT(inc.ScheduleAll(1, changed).waiting, IsEmpty());
+  inc.RemoveWorker("b");  // Re-explains "big" only ("only 1 worker has that many").
+  const Decision after = inc.ScheduleAll(2, changed);
+  EXPECT_EQ(after.waiting.at("big"),
+            "needs 3 workers with 8 slots each; only 1 worker has that many");
+  EXPECT_EQ(after.waiting.count("one"), 0u);
+  EXPECT_EQ(inc.ScheduleAll(3).waiting.size(), 2u);  // kAll: every parked job.
+}
+
+TEST(IncrementalSchedulerTest, SaysWhenNoPassCouldStartOrPreemptAnything) {
+  IncrementalScheduler inc({});
+  EXPECT_FALSE(inc.MightStartOrPreempt());  // Nothing queued.
+  ASSERT_TRUE(inc.AddQueued(Queued("tpu", "u", 0, 1, Request(1, 1, {{"gpu", "tpu"}}))).ok());
+  EXPECT_FALSE(inc.MightStartOrPreempt());  // Parked only.
+  inc.UpsertWorker(Worker("w", 1, 1));
+  ASSERT_TRUE(inc.AddQueued(Queued("low", "u", 0, 2)).ok());
+  EXPECT_TRUE(inc.MightStartOrPreempt());  // A free slot.
+  EXPECT_THAT(PlacedIds(inc.Schedule(0)), ElementsAre("low"));
+  ASSERT_TRUE(inc.AddQueued(Queued("same", "u", 0, 3)).ok());
+  EXPECT_FALSE(inc.MightStartOrPreempt());  // Full, and no lower priority to preempt.
+  ASSERT_TRUE(inc.AddQueued(Queued("high", "u", 80, 4)).ok());
+  EXPECT_TRUE(inc.MightStartOrPreempt());  // "low" is a victim for "high".
+  ASSERT_EQ(inc.Schedule(1).preemptions.size(), 1u);
+  EXPECT_FALSE(inc.MightStartOrPreempt());  // Settled: that pass did all it could.
+  ASSERT_TRUE(inc.RemoveJob("same").ok());
+  EXPECT_TRUE(inc.MightStartOrPreempt());  // Changed, and "high" waits for pending slots.
+
+  SchedulerOptions no_preemption;
+  no_preemption.preemption = false;
+  IncrementalScheduler off(no_preemption);
+  off.UpsertWorker(Worker("w", 1, 1));
+  ASSERT_TRUE(off.AddQueued(Queued("low", "u", 0, 1)).ok());
+  off.Schedule(0);
+  ASSERT_TRUE(off.AddQueued(Queued("high", "u", 80, 2)).ok());
+  EXPECT_FALSE(off.MightStartOrPreempt());
+}
+
+TEST(IncrementalSchedulerTest, ABoundedPassCutShortLeavesACompletePassSomethingToStart) {
+  SchedulerOptions bounded;
+  bounded.max_jobs_examined = 1;
+  IncrementalScheduler inc(bounded);
+  inc.UpsertWorker(Worker("a", 2, 1));  // "two" reserves it.
+  inc.UpsertWorker(Worker("b", 1, 1));
+  ASSERT_TRUE(inc.AddQueued(Queued("two", "u", 0, 1, Request(1, 2))).ok());
+  ASSERT_TRUE(inc.AddQueued(Queued("one", "u", 0, 2)).ok());
+  const Decision bounded_pass = inc.Schedule(0);  // Examines "two" only.
+  EXPECT_TRUE(bounded_pass.cut_short);
+  EXPECT_THAT(bounded_pass.placements, IsEmpty());
+  EXPECT_TRUE(inc.MightStartOrPreempt());
+  const Decision complete = inc.ScheduleAll(1);
+  EXPECT_FALSE(complete.cut_short);
+  EXPECT_THAT(PlacedIds(complete), ElementsAre("one"));
+  EXPECT_FALSE(inc.MightStartOrPreempt());
+  const Decision nothing_left = inc.Schedule(2);  // Full: stops where nothing can change.
+  EXPECT_FALSE(nothing_left.cut_short);
+
+  SchedulerOptions young;  // Time alone can make a victim: never settled.
+  young.min_runtime_before_preemption_ms = 1000;
+  IncrementalScheduler aging(young);
+  aging.UpsertWorker(Worker("w", 1, 1));
+  ASSERT_TRUE(aging.AddQueued(Queued("low", "u", 0, 1)).ok());
+  aging.Schedule(0);
+  ASSERT_TRUE(aging.AddQueued(Queued("high", "u", 80, 2)).ok());
+  EXPECT_THAT(aging.Schedule(10).preemptions, IsEmpty());  // "low" ran 10 ms only.
+  EXPECT_TRUE(aging.MightStartOrPreempt());
+  EXPECT_EQ(aging.Schedule(2000).preemptions.size(), 1u);
+}
+
 }  // namespace
 }  // namespace lmtrain::scheduler

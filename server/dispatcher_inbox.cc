@@ -1,0 +1,60 @@
+// Dispatcher, part 4: the inbox of created jobs, so that a submit never waits for mu_.
+#include <utility>
+#include <vector>
+
+#include "server/dispatcher.h"
+
+namespace lmtrain {
+
+void Dispatcher::JobCreated(const JobRecord& job, uint64_t stamp) {
+  {
+    absl::MutexLock inbox(&inbox_mu_);
+    inbox_.push_back({job, stamp});
+  }
+  if (mu_.TryLock()) {
+    DrainInboxLocked();  // This job, and any that waited for mu_.
+    mu_.Unlock();
+    return;
+  }
+  // Whoever holds mu_ may hold it for O(queue): the inbox thread takes over.
+  absl::MutexLock inbox(&inbox_mu_);
+  inbox_wanted_ = true;
+}
+
+void Dispatcher::DrainInboxLocked() {
+  std::vector<Created> created;
+  {
+    absl::MutexLock inbox(&inbox_mu_);
+    created.swap(inbox_);
+  }
+  if (created.empty()) return;
+  const uint64_t reads = store_reads_.load(std::memory_order_relaxed);
+  for (const Created& c : created) {
+    if (c.stamp == reads) {
+      // No rebuild and no cancel since the stamp: nothing but JobCreated knows the job, so the
+      // store still holds it as created (its state only changes through the dispatcher).
+      MirrorQueuedLocked(c.job);
+    } else {
+      QueueFromStoreLocked(c.job.id);
+    }
+  }
+  ScheduleIfDirtyLocked();
+}
+
+void Dispatcher::InboxLoop() {
+  auto wanted = [this]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(inbox_mu_) {
+    return inbox_wanted_ || inbox_stop_;
+  };
+  for (;;) {
+    {
+      absl::MutexLock inbox(&inbox_mu_);
+      inbox_mu_.Await(absl::Condition(&wanted));
+      if (inbox_stop_) return;
+      inbox_wanted_ = false;
+    }
+    absl::MutexLock lock(&mu_);
+    DrainInboxLocked();
+  }
+}
+
+}  // namespace lmtrain
