@@ -1,20 +1,17 @@
-// The JobStore contract (storage/job_store.h), run against every implementation.
+// The JobStore contract (storage/job_store.h), run against every implementation: jobs, their
+// listing and their transitions (events: job_store_events_contract_test.cc).
+#include "tests/storage/job_store_contract.h"
+
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
-#include <functional>
 #include <memory>
-#include <ostream>
-#include <set>
 #include <string>
-#include <thread>
 #include <vector>
 
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
-#include "absl/synchronization/notification.h"
 #include "storage/job_store.h"
-#include "tests/storage/all_job_stores.h"
 #include "tests/storage/concurrent_creates.h"
 #include "tests/storage/storage_test_util.h"
 
@@ -23,61 +20,16 @@ namespace {
 
 using ::lmtrain::testing::AllStores;
 using ::lmtrain::testing::Describe;
-using ::lmtrain::testing::ScratchDir;
-using ::lmtrain::testing::StoreFactory;
+using ::lmtrain::testing::Ids;
+using ::lmtrain::testing::Log;
+using ::lmtrain::testing::MakeJob;
+using ::lmtrain::testing::StoreName;
+using ::lmtrain::testing::To;
 using ::testing::ElementsAre;
 using ::testing::HasSubstr;
 using ::testing::IsEmpty;
 
-NewJob MakeJob(const std::string& name, int64_t created_at_ms = 1000,
-               const std::string& request_id = "") {
-  NewJob job;
-  job.name = name;
-  job.task = "clm";
-  job.spec_yaml = "model: tiny-gpt2\ntraining:\n  max_steps: 10\n";
-  job.priority = 3;
-  job.request_id = request_id;
-  job.user = "alice";
-  job.resources.workers = 2;
-  job.resources.selector = {{"gpu", "h100"}};
-  job.resources.max_retries = 5;
-  job.resources.gpus_per_worker = 1;
-  job.created_at_ms = created_at_ms;
-  return job;
-}
-
-JobTransition To(JobState state, int64_t time_ms, const std::string& reason = "") {
-  JobTransition t;
-  t.to = state;
-  t.time_ms = time_ms;
-  t.reason = reason;
-  return t;
-}
-
-LogEvent Log(const std::string& text) { return LogEvent{"stdout", text}; }
-
-std::vector<std::string> Ids(const std::vector<JobRecord>& jobs) {
-  std::vector<std::string> ids;
-  for (const JobRecord& job : jobs) ids.push_back(job.id);
-  return ids;
-}
-
-class JobStoreContractTest : public ::testing::TestWithParam<StoreFactory> {
- protected:
-  void SetUp() override {
-    if (const std::string why = GetParam().unavailable(); !why.empty()) GTEST_SKIP() << why;
-    ASSERT_OK_AND_ASSIGN(store_, GetParam().open(dir_));
-  }
-
-  size_t EventCount(const std::string& id) {
-    absl::StatusOr<std::vector<EventRecord>> events = store_->ListEvents(id, 0, 1000);
-    EXPECT_TRUE(events.ok()) << events.status();
-    return events.ok() ? events->size() : 0;
-  }
-
-  ScratchDir dir_;
-  std::unique_ptr<JobStore> store_;
-};
+using JobStoreContractTest = ::lmtrain::testing::JobStoreContractFixture;
 
 TEST_P(JobStoreContractTest, CreateThenGetReturnsEveryField) {
   ASSERT_OK_AND_ASSIGN(std::string id, store_->CreateJob(MakeJob("gpt2-wiki", 1234, "req-7")));
@@ -327,187 +279,6 @@ TEST_P(JobStoreContractTest, DisallowedTransitionChangesNothing) {
   }
 }
 
-TEST_P(JobStoreContractTest, EventsAreGaplessFromOneAndIncludeStateChanges) {
-  ASSERT_OK_AND_ASSIGN(std::string id, store_->CreateJob(MakeJob("e", 1000)));
-  ASSERT_OK(store_->TransitionJob(id, To(JobState::kScheduled, 1500, "placed")));
-  ASSERT_OK(store_->TransitionJob(id, To(JobState::kRunning, 2000, "dispatched")));
-  ASSERT_OK_AND_ASSIGN(int64_t last,
-                       store_->AppendEvents(id, 2500, {Log("hello"), LogEvent{"stderr", "warn"}}));
-  EXPECT_EQ(last, 5);
-  ASSERT_OK(store_->TransitionJob(id, To(JobState::kSucceeded, 3000, "exit 0")));
-  ASSERT_OK_AND_ASSIGN(std::vector<EventRecord> events, store_->ListEvents(id, 0, 100));
-  const std::string job = " job=" + id;
-  EXPECT_THAT(Describe(events), ElementsAre("1" + job + " @1000 state QUEUED (submitted)",
-                                            "2" + job + " @1500 state SCHEDULED (placed)",
-                                            "3" + job + " @2000 state RUNNING (dispatched)",
-                                            "4" + job + " @2500 log stdout: hello",
-                                            "5" + job + " @2500 log stderr: warn",
-                                            "6" + job + " @3000 state SUCCEEDED (exit 0)"));
-}
-
-TEST_P(JobStoreContractTest, AppendEventsMergesMetricsAndAddsCheckpoints) {
-  ASSERT_OK_AND_ASSIGN(std::string id, store_->CreateJob(MakeJob("m")));
-  TrainingMetrics first;
-  first.step = 1;
-  first.loss = 3.5;
-  TrainingMetrics second;
-  second.step = 2;
-  second.eval_loss = 2.25;
-  ASSERT_OK_AND_ASSIGN(
-      int64_t last,
-      store_->AppendEvents(id, 2000, {first, CheckpointRecord{200, "/o/c-200", 10}, second}));
-  EXPECT_EQ(last, 4);
-  ASSERT_OK_AND_ASSIGN(last, store_->AppendEvents(id, 3000,
-                                                  {CheckpointRecord{100, "/o/c-100", 11},
-                                                   CheckpointRecord{200, "/o/c-200b", 12}}));
-  EXPECT_EQ(last, 6);
-
-  ASSERT_OK_AND_ASSIGN(JobRecord job, store_->GetJob(id));
-  TrainingMetrics merged;
-  merged.step = 2;
-  merged.loss = 3.5;
-  merged.eval_loss = 2.25;
-  EXPECT_EQ(MetricsToJson(job.metrics), MetricsToJson(merged));
-  EXPECT_THAT(job.checkpoints, ElementsAre(CheckpointRecord{100, "/o/c-100", 11},
-                                           CheckpointRecord{200, "/o/c-200b", 12}));
-  ASSERT_OK_AND_ASSIGN(std::vector<EventRecord> events, store_->ListEvents(id, 1, 100));
-  const std::string job_at = " job=" + id + " @";
-  EXPECT_THAT(Describe(events),
-              ElementsAre("2" + job_at + "2000 metrics {\"loss\":3.5,\"step\":1}",
-                          "3" + job_at + "2000 checkpoint 200 /o/c-200 @10",
-                          "4" + job_at + "2000 metrics {\"eval_loss\":2.25,\"step\":2}",
-                          "5" + job_at + "3000 checkpoint 100 /o/c-100 @11",
-                          "6" + job_at + "3000 checkpoint 200 /o/c-200b @12"));
-}
-
-// A job read before each write (as clients polling it do) shows the write at the next read.
-TEST_P(JobStoreContractTest, GetJobAfterEachWriteShowsIt) {
-  ASSERT_OK_AND_ASSIGN(std::string id, store_->CreateJob(MakeJob("polled")));
-  ASSERT_OK_AND_ASSIGN(JobRecord job, store_->GetJob(id));
-  EXPECT_EQ(job.state, JobState::kQueued);
-  ASSERT_OK(store_->TransitionJob(id, To(JobState::kScheduled, 1500)));
-  ASSERT_OK_AND_ASSIGN(job, store_->GetJob(id));
-  EXPECT_EQ(job.state, JobState::kScheduled);
-  JobTransition run = To(JobState::kRunning, 2000);
-  run.worker_id = "worker-1";
-  ASSERT_OK(store_->TransitionJob(id, run));
-  ASSERT_OK_AND_ASSIGN(job, store_->GetJob(id));
-  EXPECT_EQ(job.state, JobState::kRunning);
-  EXPECT_EQ(job.worker_id, "worker-1");
-  TrainingMetrics metrics;
-  metrics.step = 7;
-  ASSERT_OK(store_->AppendEvents(id, 2500, {metrics, CheckpointRecord{7, "/o/c-7", 2500}}));
-  ASSERT_OK_AND_ASSIGN(job, store_->GetJob(id));
-  EXPECT_EQ(job.metrics.step, 7);
-  EXPECT_THAT(job.checkpoints, ElementsAre(CheckpointRecord{7, "/o/c-7", 2500}));
-  ASSERT_OK(store_->TransitionJob(id, To(JobState::kCancelled, 3000, "stop")));
-  ASSERT_OK_AND_ASSIGN(job, store_->GetJob(id));
-  EXPECT_EQ(job.state, JobState::kCancelled);
-  EXPECT_EQ(job.finished_at_ms, 3000);
-}
-
-TEST_P(JobStoreContractTest, AFinishedJobTakesLogsButNoMetricsOrCheckpoints) {
-  ASSERT_OK_AND_ASSIGN(std::string id, store_->CreateJob(MakeJob("done")));
-  ASSERT_OK(store_->TransitionJob(id, To(JobState::kCancelled, 1000, "stop")));
-  ASSERT_OK_AND_ASSIGN(JobRecord before, store_->GetJob(id));
-  TrainingMetrics metrics;
-  metrics.step = 3;
-  absl::StatusOr<int64_t> refused = store_->AppendEvents(id, 1100, {LogEvent{"w", "x"}, metrics});
-  EXPECT_EQ(refused.status().code(), absl::StatusCode::kFailedPrecondition) << refused.status();
-  EXPECT_THAT(std::string(refused.status().message()), HasSubstr("CANCELLED"));
-  refused = store_->AppendEvents(id, 1100, {CheckpointRecord{3, "/o/c-3", 1100}});
-  EXPECT_EQ(refused.status().code(), absl::StatusCode::kFailedPrecondition) << refused.status();
-  ASSERT_OK_AND_ASSIGN(JobRecord after, store_->GetJob(id));
-  EXPECT_EQ(after.metrics.step, before.metrics.step);
-  EXPECT_TRUE(after.checkpoints.empty());
-  ASSERT_OK_AND_ASSIGN(std::vector<EventRecord> events, store_->ListEvents(id, 0, 100));
-  EXPECT_EQ(events.size(), 2u) << "the refused batches left no event behind";
-  ASSERT_OK_AND_ASSIGN(int64_t seq, store_->AppendEvents(id, 1200, {LogEvent{"server", "noted"}}));
-  EXPECT_EQ(seq, 3);
-}
-
-TEST_P(JobStoreContractTest, AppendingNoEventsReturnsLastSeq) {
-  ASSERT_OK_AND_ASSIGN(std::string id, store_->CreateJob(MakeJob("n")));
-  ASSERT_OK_AND_ASSIGN(int64_t last, store_->AppendEvents(id, 2000, {}));
-  EXPECT_EQ(last, 1);
-  EXPECT_EQ(EventCount(id), 1u);
-}
-
-TEST_P(JobStoreContractTest, ListEventsHonoursAfterSeqAndLimit) {
-  ASSERT_OK_AND_ASSIGN(std::string id, store_->CreateJob(MakeJob("l")));
-  ASSERT_OK(store_->AppendEvents(id, 2000, {Log("a"), Log("b"), Log("c"), Log("d"), Log("e")}));
-  auto seqs = [&](int64_t after_seq, int limit) {
-    absl::StatusOr<std::vector<EventRecord>> events = store_->ListEvents(id, after_seq, limit);
-    EXPECT_TRUE(events.ok()) << events.status();
-    std::vector<int64_t> result;
-    for (const EventRecord& e : events.value_or(std::vector<EventRecord>{})) {
-      result.push_back(e.seq);
-    }
-    return result;
-  };
-  EXPECT_THAT(seqs(0, 100), ElementsAre(1, 2, 3, 4, 5, 6));
-  EXPECT_THAT(seqs(2, 2), ElementsAre(3, 4));
-  EXPECT_THAT(seqs(5, 10), ElementsAre(6));
-  EXPECT_THAT(seqs(6, 10), IsEmpty());
-  EXPECT_THAT(seqs(100, 10), IsEmpty());
-  EXPECT_THAT(seqs(-5, 2), ElementsAre(1, 2));
-}
-
-TEST_P(JobStoreContractTest, AppendEventsRejectsStateChangesWholeBatch) {
-  ASSERT_OK_AND_ASSIGN(std::string id, store_->CreateJob(MakeJob("s")));
-  TrainingMetrics metrics;
-  metrics.step = 5;
-  absl::StatusOr<int64_t> result = store_->AppendEvents(
-      id, 2000, {Log("before"), metrics, StateChangeEvent{JobState::kRunning, "sneaky"}});
-  EXPECT_EQ(result.status().code(), absl::StatusCode::kInvalidArgument);
-  ASSERT_OK_AND_ASSIGN(JobRecord job, store_->GetJob(id));
-  EXPECT_EQ(job.state, JobState::kQueued);
-  EXPECT_EQ(job.metrics, TrainingMetrics{});
-  EXPECT_EQ(EventCount(id), 1u);
-}
-
-TEST_P(JobStoreContractTest, ConcurrentAppendsKeepSeqGaplessAndUnique) {
-  ASSERT_OK_AND_ASSIGN(std::string id, store_->CreateJob(MakeJob("c")));
-  constexpr int kThreads = 4;
-  constexpr int kBatches = 100;
-  std::vector<std::vector<int64_t>> returned(kThreads);
-  std::vector<std::thread> threads;
-  absl::Notification start;  // Released once every thread exists, so that they overlap.
-  for (int t = 0; t < kThreads; ++t) {
-    threads.emplace_back([&, t] {
-      start.WaitForNotification();
-      for (int b = 0; b < kBatches; ++b) {
-        const std::string tag = absl::StrCat("t", t, "b", b);
-        absl::StatusOr<int64_t> last =
-            store_->AppendEvents(id, 2000, {Log(tag + " first"), Log(tag + " second")});
-        EXPECT_TRUE(last.ok()) << last.status();
-        returned[t].push_back(last.value_or(-1));
-      }
-    });
-  }
-  start.Notify();
-  for (std::thread& thread : threads) thread.join();
-
-  ASSERT_OK_AND_ASSIGN(std::vector<EventRecord> events, store_->ListEvents(id, 0, 1000));
-  ASSERT_EQ(events.size(), 1u + 2 * kThreads * kBatches);
-  std::set<int64_t> all_returned;
-  for (int t = 0; t < kThreads; ++t) all_returned.insert(returned[t].begin(), returned[t].end());
-  EXPECT_EQ(all_returned.size(), static_cast<size_t>(kThreads * kBatches));
-  for (size_t i = 0; i < events.size(); ++i) EXPECT_EQ(events[i].seq, static_cast<int64_t>(i) + 1);
-  // Each batch landed once and whole: its two events are adjacent, ending at its returned seq.
-  std::set<std::string> tags;
-  for (int64_t last : all_returned) {
-    ASSERT_GE(last, 3);
-    const std::string& first = std::get<LogEvent>(events[last - 2].payload).text;
-    const std::string& second = std::get<LogEvent>(events[last - 1].payload).text;
-    const std::string tag = first.substr(0, first.find(' '));
-    EXPECT_EQ(first, tag + " first");
-    EXPECT_EQ(second, tag + " second");
-    tags.insert(tag);
-  }
-  EXPECT_EQ(tags.size(), static_cast<size_t>(kThreads * kBatches));
-}
-
 // SqliteJobStore and PostgresJobStore commit concurrent creates in shared transactions.
 TEST_P(JobStoreContractTest, ConcurrentCreatesEachGetTheirJob) {
   const testing::ConcurrentCreates creates =
@@ -516,9 +287,7 @@ TEST_P(JobStoreContractTest, ConcurrentCreatesEachGetTheirJob) {
 }
 
 INSTANTIATE_TEST_SUITE_P(AllStores, JobStoreContractTest, ::testing::ValuesIn(AllStores()),
-                         [](const ::testing::TestParamInfo<StoreFactory>& param) {
-                           return param.param.name;
-                         });
+                         StoreName);
 
 }  // namespace
 }  // namespace lmtrain
