@@ -1,5 +1,6 @@
 #include "storage/internal/job_tables.h"
 
+#include <algorithm>
 #include <string>
 #include <unordered_map>
 #include <utility>
@@ -150,15 +151,16 @@ absl::Status AttachCheckpoints(Connection& db, const std::vector<int64_t>& ids,
   }
 }
 
-// Reads every row of a prepared, bound jobs query, then (full view) attaches the checkpoints
-// of the jobs not skipped (after the jobs query has finished, so that only one cursor is open
-// at a time).
+// Reads every row of a prepared, bound jobs query (at most `limit` rows expected), then (full
+// view) attaches the checkpoints of the jobs not skipped (after the jobs query has finished,
+// so that only one cursor is open at a time).
 absl::StatusOr<std::vector<JobRecord>> ReadJobs(Connection& db, CachedStatement stmt,
                                                 JobView view = JobView::kFull,
-                                                const SkipFn& skip = nullptr) {
+                                                const SkipFn& skip = nullptr, int64_t limit = 1) {
   std::vector<JobRecord> jobs;
   std::vector<int64_t> ids;   // The jobs read whole (not skipped): their ids,
   std::vector<size_t> whole;  // and their indexes in `jobs`.
+  jobs.reserve(static_cast<size_t>(std::clamp<int64_t>(limit, 1, 1000)));
   for (;;) {
     ASSIGN_OR_RETURN(bool has_row, stmt->Step());
     if (!has_row) break;
@@ -242,7 +244,7 @@ absl::StatusOr<std::vector<JobRecord>> SelectJobs(Connection& db, const JobFilte
     } else {
       RETURN_IF_ERROR(stmt->BindAll(bound, filter.limit));
     }
-    return ReadJobs(db, std::move(stmt), filter.view, filter.skip_finished);
+    return ReadJobs(db, std::move(stmt), filter.view, filter.skip_finished, filter.limit);
   }
   // One index range per state, merged here: a single `state IN (...)` query would have to
   // sort every matching row, or scan the primary key past all the jobs in other states.
@@ -255,7 +257,8 @@ absl::StatusOr<std::vector<JobRecord>> SelectJobs(Connection& db, const JobFilte
   if (ids.empty()) return std::vector<JobRecord>{};
   ASSIGN_OR_RETURN(CachedStatement stmt, db.Prepare(queries.by_ids));
   RETURN_IF_ERROR(stmt->BindAll(IdsJson(ids)));
-  return ReadJobs(db, std::move(stmt), filter.view, filter.skip_finished);
+  return ReadJobs(db, std::move(stmt), filter.view, filter.skip_finished,
+                  static_cast<int64_t>(ids.size()));
 }
 
 absl::StatusOr<bool> JobExists(Connection& db, int64_t id) {
