@@ -305,7 +305,7 @@ class Dispatcher {
     store_reads_.fetch_add(1, std::memory_order_release);
   }
   // Places and preempts as decided. False when a placement failed (retried on a later event).
-  bool ApplyDecisionLocked(scheduler::Decision decision) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  bool ApplyDecisionLocked(const scheduler::Decision& decision) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
 
   // dispatcher_attempts.cc: placement and the ends of attempts.
   absl::Status PlaceLocked(const JobRecord& job, const std::vector<std::string>& gang)

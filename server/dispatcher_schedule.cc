@@ -7,7 +7,6 @@
 // changed is re-sent with its exact free slots and GPUs (UpsertWorker) before the next pass, as
 // the stateless snapshot used to compute them for every worker.
 #include <algorithm>
-#include <utility>
 
 #include "absl/strings/str_cat.h"
 #include "server/dispatcher.h"
@@ -163,8 +162,8 @@ void Dispatcher::TickPassLocked() {
   if (scheduler_->MightStartOrPreempt()) CompletePassLocked();
 }
 
-bool Dispatcher::ApplyDecisionLocked(scheduler::Decision decision) {
-  for (auto& [id, why] : decision.waiting) waiting_.insert_or_assign(id, std::move(why));
+bool Dispatcher::ApplyDecisionLocked(const scheduler::Decision& decision) {
+  for (const auto& [id, why] : decision.waiting) waiting_[id] = why;
   bool all_placed = true;
   bool changed = false;
   for (const scheduler::Placement& p : decision.placements) {
