@@ -149,9 +149,8 @@ class Dispatcher {
     std::map<std::string, scheduler::UserPolicy> users;
     scheduler::UserPolicy default_user;
     // WaitingReason runs a complete pass at most this often (0: whenever events ran since the
-    // last one); the lease tick runs one regardless when it could place (see ExpireLeases).
-    // See WaitingReason. (lm-server: 1000,
-    // --scheduler-config complete_pass_interval_ms.)
+    // last one); the lease tick runs its own regardless, where it could place (ExpireLeases).
+    // See WaitingReason. (lm-server: 1000, --scheduler-config complete_pass_interval_ms.)
     int64_t complete_pass_interval_ms = 0;
     // Most orphans (attempts adopted by Recover that no worker re-attached in time) one
     // ExpireLeases call loses, and so requeues; each costs a few store writes under mu_.
