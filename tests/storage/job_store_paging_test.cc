@@ -13,6 +13,7 @@
 #include "absl/strings/numbers.h"
 #include "storage/job_store.h"
 #include "tests/storage/all_job_stores.h"
+#include "tests/storage/job_store_contract.h"
 #include "tests/storage/storage_test_util.h"
 
 namespace lmtrain {
@@ -21,6 +22,7 @@ namespace {
 using ::lmtrain::testing::AllStores;
 using ::lmtrain::testing::ScratchDir;
 using ::lmtrain::testing::StoreFactory;
+using ::lmtrain::testing::To;
 using ::testing::ElementsAreArray;
 using ::testing::IsEmpty;
 
@@ -31,13 +33,6 @@ int64_t Num(const std::string& id) {
   int64_t n = 0;
   EXPECT_TRUE(absl::SimpleAtoi(id, &n)) << id;
   return n;
-}
-
-JobTransition To(JobState state, int64_t time_ms) {
-  JobTransition t;
-  t.to = state;
-  t.time_ms = time_ms;
-  return t;
 }
 
 class JobStorePagingTest : public ::testing::TestWithParam<StoreFactory> {
