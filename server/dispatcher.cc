@@ -359,7 +359,7 @@ bool Dispatcher::ExpireLeases() {
   }
   const bool more = LoseOrphansLocked(now, options_.orphan_batch);
   ScheduleIfDirtyLocked();
-  if (!more) TickPassLocked();  // Once, after the last batch.
+  if (!more) CompletePassLocked(/*only_to_place=*/true);  // Once, after the last batch.
   if (!dead.empty()) hub_->Bump(EventHub::kWorkKey);
   return more;
 }

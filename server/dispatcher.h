@@ -276,9 +276,9 @@ class Dispatcher {
   void ScheduleIfDirtyLocked() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   // One pass over every queued job when bounded passes ran since the last one: it places what
   // a bounded pass did not reach and explains every waiting job.
-  void CompletePassLocked() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
-  // The lease tick's: CompletePassLocked, unless the scheduler says it could only explain.
-  void TickPassLocked() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // only_to_place (the lease tick's): none when the scheduler says it could only explain
+  // (IncrementalScheduler::MightStartOrPreempt).
+  void CompletePassLocked(bool only_to_place = false) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   // Loads the queue from the store and rebuilds the mirror, on first use and after rare
   // events (orphans re-attached, dispatching turned on). False when the store failed.
   bool EnsureMirrorLocked() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);

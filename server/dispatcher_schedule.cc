@@ -144,9 +144,10 @@ void Dispatcher::ScheduleIfDirtyLocked() {
   if (retry) dirty_ = true;
 }
 
-void Dispatcher::CompletePassLocked() {
+void Dispatcher::CompletePassLocked(bool only_to_place) {
   if (complete_ || !dispatching_ || !EnsureMirrorLocked()) return;
   FlushTouchedLocked();
+  if (only_to_place && !scheduler_->MightStartOrPreempt()) return;
   complete_ = true;
   last_complete_ms_ = clock_->NowMs();
   ++complete_passes_;
@@ -154,12 +155,6 @@ void Dispatcher::CompletePassLocked() {
   const auto parked = scheduler::IncrementalScheduler::ParkedReasons::kChanged;
   if (!ApplyDecisionLocked(scheduler_->ScheduleAll(clock_->NowMs(), parked))) dirty_ = true;
   ScheduleIfDirtyLocked();
-}
-
-void Dispatcher::TickPassLocked() {
-  if (complete_ || !dispatching_ || !EnsureMirrorLocked()) return;
-  FlushTouchedLocked();
-  if (scheduler_->MightStartOrPreempt()) CompletePassLocked();
 }
 
 bool Dispatcher::ApplyDecisionLocked(const scheduler::Decision& decision) {
