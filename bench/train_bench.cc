@@ -3,18 +3,23 @@
 //
 //   lm-bench-train --model bert-base|gpt2-small|gpt2-tiny --batch B --seq T
 //                  [--precision fp32|bf16] [--steps N] [--warmup W] [--threads K]
-//                  [--optimizer fused|torch] [--device cpu|cuda] [--profile TRACE.json]
+//                  [--optimizer fused|torch] [--device cpu|cuda] [--cuda-graph 0|1]
+//                  [--profile TRACE.json]
 //
 // Prints each step's time, then tokens/s and achieved GFLOP/s (6·params·tokens for the dense
 // layers, the MLM/LM decoder only on the positions that have a label, plus 12·L·B·T²·H for
 // attention) against a measured matmul ceiling of the same precision; the last line is JSON.
 // bf16 runs under autocast on the device (as HF's --bf16), the cast cache cleared after each
 // step. --device cuda moves the model and batch to the GPU and waits for it at the end of each
-// step (AdamW as one fused multi-tensor kernel there). --profile records the last timed step
+// step (AdamW as one fused multi-tensor kernel there; the MLM loss on rows chosen on the host,
+// as lm-train's). --cuda-graph 1 runs each step as lm-train's training.cuda_graphs does
+// (worker/trainer/cuda_graph_step.h): the whole update, gradient clipping to 1.0 included,
+// captured once as a CUDA graph and replayed; the warm-up steps then include the eager updates
+// before the capture and the capture itself. --profile records the last timed step
 // with LibTorch's profiler and writes it as a Chrome trace (chrome://tracing, Perfetto).
 #include <ATen/autocast_mode.h>
-#include <torch/cuda.h>
 #include <torch/csrc/autograd/profiler_legacy.h>
+#include <torch/cuda.h>
 #include <torch/torch.h>
 
 #include <algorithm>
@@ -30,6 +35,8 @@
 #include "common/malloc_tuning.h"
 #include "worker/models/pretrained_model.h"
 #include "worker/optim/fused_adamw.h"
+#include "worker/trainer/autocast_guard.h"
+#include "worker/trainer/cuda_graph_step.h"
 
 namespace lmtrain {
 namespace {
@@ -46,6 +53,7 @@ struct Options {
   int64_t threads = 0;              // 0: hardware cores.
   std::string optimizer = "fused";  // fused (lm-train's) | torch (torch::optim::AdamW).
   std::string device = "cpu";       // cpu | cuda
+  bool cuda_graph = false;          // cuda only: lm-train's training.cuda_graphs.
   std::string profile;              // A Chrome trace of the last timed step; "": none.
 };
 
@@ -98,6 +106,11 @@ const std::map<std::string, Setter>& Flags() {
          o.device = v;
          return v == "cpu" || v == "cuda";
        }},
+      {"--cuda-graph",
+       [](Options& o, const std::string& v) {
+         o.cuda_graph = v == "1";
+         return v == "0" || v == "1";
+       }},
       {"--profile",
        [](Options& o, const std::string& v) {
          o.profile = v;
@@ -119,6 +132,9 @@ bool ParseArgs(int argc, char** argv, Options& options) {
 struct Bench {
   std::shared_ptr<torch::nn::Module> module;
   std::function<torch::Tensor()> loss;
+  // The same loss as a CUDA graph takes it: the batch's tensors, and the loss of such tensors.
+  std::vector<torch::Tensor> inputs;
+  CudaGraphStep::LossFn loss_of;
   int64_t layers = 0, hidden = 0, vocab = 0;
   int64_t decoded_tokens = 0;     // Positions that reach the LM decoder.
   int64_t positional_params = 0;  // Position/type embeddings: lookups, no FLOPs.
@@ -141,14 +157,29 @@ Bench MakeBert(const Options& o) {
   // DataCollatorForLanguageModeling: 15% of positions carry a label.
   torch::Tensor picked = torch::rand({o.batch, o.seq}).lt(0.15);
   torch::Tensor labels = torch::where(picked, ids, torch::full_like(ids, -100));
-  const int64_t decoded = picked.sum().item<int64_t>();
+  // lm-train's MLM batch on a GPU: the labelled rows, padded with (0, -100) to a multiple of 128.
+  torch::Tensor rows = picked.reshape({-1}).nonzero().squeeze(1);
+  const int64_t decoded = rows.numel(), padded = (decoded + 127) / 128 * 128;
+  torch::Tensor targets = labels.reshape({-1}).index_select(0, rows);
+  rows = torch::cat({rows, torch::zeros({padded - decoded}, torch::kLong)});
+  targets = torch::cat({targets, torch::full({padded - decoded}, -100, torch::kLong)});
   const torch::Device device(o.device);
   m->to(device);
   ids = ids.to(device);
   labels = labels.to(device);
-  EncoderInputs inputs{ids, torch::ones_like(ids), torch::zeros_like(ids)};
+  rows = rows.to(device);
+  targets = targets.to(device);
+  EncoderInputs inputs{ids, {}, {}};  // lm-train's grouped MLM blocks: no padding, one segment.
+  const bool cuda = device.is_cuda();
   Bench bench{m,
-              [m, inputs, labels] { return m->ForwardLoss(inputs, labels); },
+              [m, inputs, labels, rows, targets, cuda] {
+                return cuda ? m->ForwardLossAt(inputs, rows, targets)
+                            : m->ForwardLoss(inputs, labels);
+              },
+              {inputs.input_ids, inputs.attention_mask, inputs.token_type_ids, rows, targets},
+              [m](const std::vector<torch::Tensor>& in) {
+                return m->ForwardLossAt(EncoderInputs{in[0], in[1], in[2]}, in[3], in[4]);
+              },
               12,
               768,
               m->VocabSize(),
@@ -164,11 +195,13 @@ Bench MakeGpt2(const Options& o) {
   const torch::Device device(o.device);
   m->to(device);
   torch::Tensor ids = torch::randint(m->VocabSize(), {o.batch, o.seq}, torch::kLong).to(device);
-  torch::Tensor mask = torch::ones_like(ids);
+  torch::Tensor mask;  // No padding: the collator's batches come without a mask.
   const nlohmann::json config = m->HfConfig();
   const int64_t hidden = config["n_embd"], layers = config["n_layer"];
   return {m,
           [m, ids, mask] { return m->ForwardLoss(ids, mask, ids); },
+          {ids, mask},
+          [m](const std::vector<torch::Tensor>& in) { return m->ForwardLoss(in[0], in[1], in[0]); },
           layers,
           hidden,
           m->VocabSize(),
@@ -268,14 +301,38 @@ int Run(const Options& o) {
   } else {
     optimizer = std::make_unique<FusedAdamW>(bench.module->parameters(), adamw_options);
   }
-  for (int64_t i = 0; i < o.warmup; ++i) RunStep(bench, *optimizer, bf16, device);
+  std::unique_ptr<CudaGraphStep> graph;
+  if (o.cuda_graph) {
+    auto* fused = dynamic_cast<FusedAdamW*>(optimizer.get());
+    if (!device.is_cuda() || fused == nullptr) {
+      throw std::runtime_error("--cuda-graph 1 needs --device cuda and --optimizer fused");
+    }
+    graph = std::make_unique<CudaGraphStep>(fused, /*max_grad_norm=*/1.0);
+  }
+  const AutocastSpec autocast = AutocastSpec::For(device.type(), bf16, /*fp16=*/false);
+  // A graph's update is timed whole (it waits for the device once, at its end).
+  const auto step_once = [&] {
+    if (graph == nullptr) return RunStep(bench, *optimizer, bf16, device);
+    StepTimes times;
+    const auto start = Clock::now();
+    graph->Run(bench.inputs, [&](const std::vector<torch::Tensor>& in) {
+      AutocastGuard guard(autocast);
+      return bench.loss_of(in);
+    });
+    times.forward = Since(start);
+    return times;
+  };
+  // Two eager updates and the capture come before the first replay.
+  const int64_t warmup = graph != nullptr ? std::max<int64_t>(o.warmup, 3) : o.warmup;
+  for (int64_t i = 0; i < warmup; ++i) step_once();
+  if (graph != nullptr && graph->graphs() != 1) throw std::runtime_error("no graph was captured");
   std::vector<double> times, optimizer_times;
   for (int64_t i = 0; i < o.steps; ++i) {
     std::unique_ptr<torch::autograd::profiler::RecordProfile> profile;
     if (i == o.steps - 1 && !o.profile.empty()) {
       profile = std::make_unique<torch::autograd::profiler::RecordProfile>(o.profile);
     }
-    const StepTimes step = RunStep(bench, *optimizer, bf16, device);
+    const StepTimes step = step_once();
     profile.reset();
     times.push_back(step.Total());
     optimizer_times.push_back(step.optimizer);
@@ -288,7 +345,7 @@ int Run(const Options& o) {
   const double ceiling = MatmulCeiling(bf16 ? torch::kBFloat16 : torch::kFloat32, device);
   std::cout << "model " << o.model << " batch " << o.batch << " seq " << o.seq << " " << o.precision
             << " threads " << threads << " optimizer " << o.optimizer << " device " << o.device
-            << "\n"
+            << (o.cuda_graph ? " cuda-graph" : "") << "\n"
             << "tokens/s " << tokens_per_s << ", " << gflops << " GFLOP/s achieved vs " << ceiling
             << " GFLOP/s " << o.precision << " matmul ceiling (" << 100.0 * gflops / ceiling
             << "%)\n";
@@ -299,6 +356,7 @@ int Run(const Options& o) {
                             {"threads", threads},
                             {"optimizer", o.optimizer},
                             {"device", o.device},
+                            {"cuda_graph", o.cuda_graph},
                             {"steps", o.steps},
                             {"step_s_median", median},
                             {"optimizer_s_median", Median(optimizer_times)},
@@ -319,7 +377,7 @@ int main(int argc, char** argv) {
   if (!lmtrain::ParseArgs(argc, argv, options) || lmtrain::ModelConfig(options.model).is_null()) {
     std::cerr << "usage: lm-bench-train --model bert-base|gpt2-small|gpt2-tiny --batch B --seq T "
                  "[--precision fp32|bf16] [--steps N] [--warmup W] [--threads K] "
-                 "[--optimizer fused|torch] [--device cpu|cuda]\n";
+                 "[--optimizer fused|torch] [--device cpu|cuda] [--cuda-graph 0|1]\n";
     return 2;
   }
   try {

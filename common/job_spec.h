@@ -214,6 +214,11 @@ struct TrainingSpec {
   // HF's full_determinism: deterministic algorithms only (an op without one fails), cuDNN
   // deterministic and not autotuned, cuBLAS with a fixed workspace; slower on a GPU.
   bool full_determinism = false;
+  // Capture each update (forward, backward, clipping, AdamW) as a CUDA graph and replay it: one
+  // launch per step instead of thousands, for models whose step the host's kernel launches
+  // bound. GPU, clm or mlm, one process, bf16 or fp32, AdamW, no gradient accumulation or
+  // checkpointing (refused at parse otherwise).
+  bool cuda_graphs = false;
   // A checkpoint-N folder to resume from, or "latest" (the newest complete checkpoint in the
   // output folder; lm-train --resume says the same). Empty: start fresh.
   std::string resume_from_checkpoint;

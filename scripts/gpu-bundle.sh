@@ -9,7 +9,8 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 OUT=${1:-.device/bundle.tar.xz}
-programs=(lm-train lm-server lm-worker lmctl lm-bench-train cuda_trainer_test gpu_inventory_test)
+programs=(lm-train lm-server lm-worker lmctl lm-bench-train cuda_trainer_test cuda_graph_test
+  gpu_inventory_test)
 cmake --build build --target "${programs[@]}" lmtrain_spm
 stage=$(mktemp -d)
 trap 'rm -rf "$stage"' EXIT

@@ -1,13 +1,15 @@
 #!/usr/bin/env bash
 # The GPU checks, on a machine with an NVIDIA GPU and a Python whose torch has CUDA (the version
 # in scripts/requirements.txt) and transformers:
-#   1. the `cuda` tests (cuda_trainer_test: bf16/fp16 training, CPU parity, exact resume,
-#      fused AdamW, out-of-memory errors; lm-worker's NVML discovery);
+#   1. the `cuda` tests (cuda_graph_test: captured updates equal eager ones, train and resume
+#      exactly; cuda_trainer_test: bf16/fp16 training, CPU parity, exact resume, fused AdamW,
+#      out-of-memory errors; lm-worker's NVML discovery);
 #   2. a job end to end: lm-server with its embedded worker (which finds the GPUs through
 #      NVML), `lmctl submit examples/gpu-gpt2/job.yaml` (gpus_per_worker: 1); the job must be
-#      given a GPU and succeed having trained on cuda:0;
-#   3. training-step figures: lm-bench-train --device cuda beside Hugging Face's eager and sdpa
-#      steps (bench/hf_train_step.py) at the same shapes, in one run.
+#      given a GPU and succeed having trained on cuda:0; first with training.cuda_graphs, then as is;
+#   3. training-step figures: lm-bench-train --device cuda, eager and with --cuda-graph 1
+#      (training.cuda_graphs), beside Hugging Face's eager and sdpa steps
+#      (bench/hf_train_step.py) at the same shapes, in one run.
 #
 #   scripts/gpu-check.sh [LOG_DIR]          (default: $OUT, else ./gpu-check-logs)
 #
@@ -51,24 +53,51 @@ cuda_tests() {  # NVML must list the GPU (not skip), then the trainer's CUDA tes
   local nvml
   nvml=$("$BIN/gpu_inventory_test" --gtest_filter='*_CUDA' 2>&1)
   echo "$nvml"
-  grep -q "PASSED  \] 1 test" <<< "$nvml" && ! grep -q SKIPPED <<< "$nvml" &&
-    "$BIN/cuda_trainer_test"
+  grep -q "PASSED  \] 1 test" <<< "$nvml" && ! grep -q SKIPPED <<< "$nvml" || return 1
+  local status=0
+  "$BIN/cuda_graph_test" || status=1
+  "$BIN/cuda_trainer_test" || status=1
+  return $status
 }
-check cuda-tests timeout 600 bash -c "$(declare -f cuda_tests); BIN=$BIN cuda_tests"
+check cuda-tests timeout 240 bash -c "$(declare -f cuda_tests); BIN=$BIN cuda_tests"
 grep -E "^\[  (PASSED|FAILED|SKIPPED) |tests ran|OK \]" "$LOGS/cuda-tests.log"
+
+bench() {  # One shape: lm-bench-train eager and captured, then HF eager and HF sdpa.
+  local status=0
+  echo "== $*"
+  "$BIN/lm-bench-train" --device cuda "$@" | tail -n 2 || status=1
+  "$BIN/lm-bench-train" --device cuda --cuda-graph 1 "$@" | tail -n 2 || status=1
+  "$PY" bench/hf_train_step.py --device cuda --attn eager "$@" | tail -n 1 || status=1
+  "$PY" bench/hf_train_step.py --device cuda --attn sdpa "$@" | tail -n 1 || status=1
+  return $status
+}
+benches() {  # Every shape, whatever failed before.
+  local status=0
+  bench --model bert-base --batch 32 --seq 128 --precision bf16 --steps 20 --warmup 3 || status=1
+  bench --model gpt2-small --batch 8 --seq 1024 --precision bf16 --steps 20 --warmup 3 || status=1
+  bench --model bert-base --batch 128 --seq 128 --precision bf16 --steps 20 --warmup 3 || status=1
+  bench --model bert-base --batch 32 --seq 128 --precision fp32 --steps 20 --warmup 3 || status=1
+  return $status
+}
+if [ "${GPU_CHECK_BENCH:-1}" != 0 ]; then
+  check bench timeout 330 bash -c "set -o pipefail; $(declare -f bench benches); BIN=$BIN PY=$PY benches"
+  cat "$LOGS/bench.log"
+fi
 
 end_to_end() {
   local data port
   data=$(mktemp -d)
   port=$((50100 + RANDOM % 500))
   export LMCTL_SERVER=127.0.0.1:$port
-  lm-server --listen "$LMCTL_SERVER" --data-dir "$data" --local-worker 1 > "$data/server.log" 2>&1 &
+  lm-server --listen "$LMCTL_SERVER" --http-listen "127.0.0.1:$((port + 1000))" \
+    --data-dir "$data" --local-worker 1 > "$data/server.log" 2>&1 &
   local server=$!
-  trap "kill $server 2>/dev/null" RETURN
-  for _ in $(seq 100); do lmctl list > /dev/null 2>&1 && break; sleep 0.1; done
+  trap "kill $server 2>/dev/null; wait $server 2>/dev/null" RETURN
+  for _ in $(seq 300); do lmctl list > /dev/null 2>&1 && break; sleep 0.1; done
+  lmctl list > /dev/null || { tail -n 20 "$data/server.log"; return 1; }
   local job
   job=$(lmctl submit ${GPU_CHECK_JOB:-examples/gpu-gpt2/job.yaml} | tail -n1) || return 1
-  timeout 300 lmctl watch "$job"
+  timeout 150 lmctl watch "$job"
   local status=$?
   lmctl get "$job" -o json
   lmctl events "$job" | grep -i "gpu" | head -n 3
@@ -76,23 +105,15 @@ end_to_end() {
   grep -rqhI "Training on cuda" "$data" || { echo "the job did not train on a GPU"; return 1; }
   return $status
 }
+# training.cuda_graphs first (a copy of the job beside it: its paths are relative), then as is.
+graphs_job=examples/gpu-gpt2/.cuda-graphs-job.yaml
+sed 's/^  bf16: true$/  bf16: true\n  cuda_graphs: true/' examples/gpu-gpt2/job.yaml > "$graphs_job"
+GPU_CHECK_JOB=$graphs_job check end-to-end-cuda-graphs end_to_end
+rm -f "$graphs_job"
 check end-to-end end_to_end
-grep -E "Training on|train_loss|eval_loss|SUCCEEDED|FAILED" "$LOGS/end-to-end.log" | tail -n 8
+for log in end-to-end end-to-end-cuda-graphs; do
+  grep -E "Training on|train_loss|eval_loss|SUCCEEDED|FAILED" "$LOGS/$log.log" | tail -n 8
+done
 
-bench() {  # One shape: lm-bench-train, then HF eager and HF sdpa.
-  echo "== $*"
-  "$BIN/lm-bench-train" --device cuda "$@" | tail -n 2
-  "$PY" bench/hf_train_step.py --device cuda --attn eager "$@" | tail -n 1
-  "$PY" bench/hf_train_step.py --device cuda --attn sdpa "$@" | tail -n 1
-}
-benches() {
-  bench --model bert-base --batch 32 --seq 128 --precision bf16 --steps 20 --warmup 3 &&
-    bench --model gpt2-small --batch 8 --seq 1024 --precision bf16 --steps 20 --warmup 3 &&
-    bench --model bert-base --batch 32 --seq 128 --precision fp32 --steps 20 --warmup 3
-}
-if [ "${GPU_CHECK_BENCH:-1}" != 0 ]; then
-  check bench benches
-  cat "$LOGS/bench.log"
-fi
 echo "$failed check(s) failed"
 exit "$failed"

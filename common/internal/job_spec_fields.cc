@@ -180,6 +180,7 @@ const FieldTable<TrainingSpec>& TrainingFields() {
       BoolField("use_cpu", &T::use_cpu),
       BoolField("gradient_checkpointing", &T::gradient_checkpointing),
       BoolField("full_determinism", &T::full_determinism),
+      BoolField("cuda_graphs", &T::cuda_graphs),
       StringField("resume_from_checkpoint", &T::resume_from_checkpoint),
       BoolField("overwrite_output_dir", &T::overwrite_output_dir),
       ChoiceField("report_to", &T::report_to, {"tensorboard", "all", "none"}),

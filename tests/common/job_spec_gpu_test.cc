@@ -88,6 +88,30 @@ TEST_F(JobSpecGpuTest, CudaOptionsNeedGpusOnlyWhenScheduled) {
   EXPECT_TRUE(Parse(cuda + "resources: {gpus_per_worker: 2}\n", true, true).ok());
 }
 
+// training.cuda_graphs: what a captured update cannot hold is refused at parse, by key and line.
+TEST_F(JobSpecGpuTest, CudaGraphsRefuseWhatCannotBeCaptured) {
+  const std::string graphs = std::string(kBase) + "training:\n  cuda_graphs: true\n";
+  auto plain = Parse(graphs);
+  ASSERT_TRUE(plain.ok()) << plain.status();
+  EXPECT_TRUE(plain->training.cuda_graphs);
+  EXPECT_TRUE(Parse(graphs + "  bf16: true\nresources: {gpus_per_worker: 1}\n", true, true).ok());
+  const auto refused = [&](const std::string& extra, const std::string& why) {
+    return HasError(Parse(graphs + extra), 7, "training.cuda_graphs " + why);
+  };
+  EXPECT_TRUE(refused("  fp16: true\n", "captures bf16 or fp32 steps"));
+  EXPECT_TRUE(refused("  gradient_accumulation_steps: 2\n", "needs gradient_accumulation_steps 1"));
+  EXPECT_TRUE(refused("  gradient_checkpointing: true\n", "cannot capture gradient_checkpointing"));
+  EXPECT_TRUE(refused("  optim: adafactor\n", "needs an AdamW optim"));
+  EXPECT_TRUE(refused("  device: cpu\n", "needs a GPU"));
+  EXPECT_TRUE(refused("resources: {workers: 2}\n", "trains one process"));
+  EXPECT_TRUE(HasError(Parse(graphs, true, /*scheduled=*/true), 7,
+                       "training.cuda_graphs needs a GPU (resources.gpus_per_worker > 0"));
+  std::string qa = graphs;
+  qa.replace(qa.find("task: clm"), 9, "task: qa");
+  EXPECT_TRUE(
+      HasError(Parse(qa), 7, "training.cuda_graphs captures clm and mlm steps only (task is qa)"));
+}
+
 TEST_F(JobSpecGpuTest, RoundTripKeepsGpuKeys) {
   auto spec = Parse(std::string(kBase) +
                     "training: {fp16: true, device: cuda}\nresources: {workers: 2, "

@@ -160,6 +160,17 @@ torch::Tensor EncoderForMaskedLm::ForwardLoss(const EncoderInputs& inputs,
   return internal::LinearCrossEntropy(Transform(selected), DecoderWeight(), bias_, targets);
 }
 
+torch::Tensor EncoderForMaskedLm::ForwardLossAt(const EncoderInputs& inputs,
+                                                const torch::Tensor& rows,
+                                                const torch::Tensor& targets) {
+  TORCH_CHECK(rows.dim() == 1 && targets.sizes() == rows.sizes(), "rows ", rows.sizes(),
+              " and targets ", targets.sizes(), " must be [N]");
+  torch::Tensor hidden = Hidden(inputs);
+  torch::Tensor selected = hidden.reshape({-1, hidden.size(-1)}).index_select(0, Placed(rows));
+  torch::Tensor logits = torch::linear(Transform(selected), DecoderWeight(), bias_);
+  return torch::nn::functional::cross_entropy(logits, Placed(targets));  // -100 ignored.
+}
+
 // ------------------------------------------------------------------- question answering
 
 absl::StatusOr<std::shared_ptr<EncoderForQuestionAnswering>> EncoderForQuestionAnswering::Create(

@@ -34,6 +34,8 @@ class EncoderForMaskedLm : public internal::EncoderWithHead<MaskedLmModel> {
 
   torch::Tensor Forward(const EncoderInputs& inputs) override;
   torch::Tensor ForwardLoss(const EncoderInputs& inputs, const torch::Tensor& labels) override;
+  torch::Tensor ForwardLossAt(const EncoderInputs& inputs, const torch::Tensor& rows,
+                              const torch::Tensor& targets) override;
   // hidden [..., H] -> logits [..., V].
   torch::Tensor Logits(const torch::Tensor& hidden);
 

@@ -39,6 +39,13 @@ std::optional<KeyTarget> ResolveKey(const std::string& key, bool tied) {
   return KeyTarget{absl::StrCat(kBasePrefix, bare), prefixed ? 0 : 1};
 }
 
+// Token ids of a host batch bound for a GPU: checked here, where reading them costs nothing.
+void CheckTokenIds(const torch::Tensor& input_ids, int64_t vocab_size) {
+  TORCH_CHECK(input_ids.numel() == 0 || (input_ids.min().item<int64_t>() >= 0 &&
+                                         input_ids.max().item<int64_t>() < vocab_size),
+              "input_ids must be in [0, vocab_size = ", vocab_size, ")");
+}
+
 }  // namespace
 
 absl::StatusOr<std::shared_ptr<Gpt2LMHeadModel>> Gpt2LMHeadModel::Create(
@@ -111,6 +118,7 @@ torch::Tensor Gpt2LMHeadModel::ForwardHidden(const torch::Tensor& input_ids,
                                              const torch::Tensor& attention_mask,
                                              std::vector<torch::Tensor>* hidden_states) {
   const c10::Device device = OutputEmbedding().device();
+  if (device.is_cuda() && input_ids.is_cpu()) CheckTokenIds(input_ids, VocabSize());
   return transformer_->forward(internal::OnDevice(input_ids, device),
                                internal::OnDevice(attention_mask, device), hidden_states);
 }
@@ -134,6 +142,13 @@ torch::Tensor Gpt2LMHeadModel::ForwardLoss(const torch::Tensor& input_ids,
   torch::Tensor hidden = ForwardHidden(input_ids, attention_mask, nullptr);
   const torch::Tensor labels_here = internal::OnDevice(labels, hidden.device());
   const int64_t batch = hidden.size(0), length = hidden.size(1);
+  if (hidden.is_cuda()) {
+    // Every position but the last, with -100 ignored by the loss: fixed shapes and no host
+    // synchronisation (a CUDA graph can capture it). Causal LM batches are nearly all targets.
+    torch::Tensor shifted = hidden.narrow(1, 0, length - 1).reshape({-1, hidden.size(-1)});
+    torch::Tensor next = labels_here.narrow(1, 1, length - 1).reshape({-1});
+    return torch::nn::functional::cross_entropy(torch::linear(shifted, OutputEmbedding()), next);
+  }
   // Position (b, t) predicts labels[b, t + 1]; only rows with a real target reach the LM head,
   // so padding and the last position never cost a [., V] row.
   torch::Tensor kept = labels_here.narrow(1, 1, length - 1).ne(-100).nonzero();  // [N, 2]

@@ -100,6 +100,12 @@ class MaskedLmModel : public EncoderModel {
   // Mean cross-entropy over labels != -100 (labels [B,T] int64); only those positions reach the
   // LM head. NaN when there is none (as HF).
   virtual torch::Tensor ForwardLoss(const EncoderInputs& inputs, const torch::Tensor& labels) = 0;
+  // The same loss with the labelled positions chosen by the caller: rows [N] int64 (flattened
+  // b * T + t) and their targets [N] int64, where -100 marks a row that only pads N (ignored).
+  // With N fixed this runs on a GPU with fixed shapes and no host synchronisation (a CUDA graph
+  // can capture it); the value is ForwardLoss's up to the order of the mean's sum.
+  virtual torch::Tensor ForwardLossAt(const EncoderInputs& inputs, const torch::Tensor& rows,
+                                      const torch::Tensor& targets) = 0;
 };
 
 struct SpanLogits {

@@ -123,6 +123,64 @@ void FusedAdamW::CudaStep(const std::vector<torch::Tensor>& params,
   }
 }
 
+void FusedAdamW::DeviceStep(const std::vector<torch::Tensor>& lrs, const torch::Tensor& steps) {
+  TORCH_CHECK(lrs.size() == param_groups_.size(), "FusedAdamW::DeviceStep: ", lrs.size(),
+              " learning rates for ", param_groups_.size(), " groups");
+  torch::NoGradGuard no_grad;
+  int64_t index = 0;
+  for (size_t g = 0; g < param_groups_.size(); ++g) {
+    const auto& options =
+        static_cast<const torch::optim::AdamWOptions&>(param_groups_[g].options());
+    std::vector<torch::Tensor> params, grads, exp_avgs, exp_avg_sqs, state_steps;
+    for (const torch::Tensor& p : param_groups_[g].params()) {
+      const int64_t at = index++;
+      if (!p.grad().defined()) continue;
+      TORCH_CHECK(CudaFusable(p, options), "FusedAdamW::DeviceStep: a parameter of shape ",
+                  p.sizes(), " is not a CUDA float32 tensor with a dense float32 gradient");
+      torch::optim::AdamWParamState& state = StateOf(p);
+      if (state.exp_avg().device() != p.device()) state.exp_avg(state.exp_avg().to(p.device()));
+      if (state.exp_avg_sq().device() != p.device()) {
+        state.exp_avg_sq(state.exp_avg_sq().to(p.device()));
+      }
+      params.push_back(p);
+      grads.push_back(p.grad());
+      exp_avgs.push_back(state.exp_avg());
+      exp_avg_sqs.push_back(state.exp_avg_sq());
+      state_steps.push_back(steps.select(0, at));
+    }
+    if (params.empty()) continue;
+    const auto [beta1, beta2] = options.betas();
+    at::_fused_adamw_(params, grads, exp_avgs, exp_avg_sqs, /*max_exp_avg_sqs=*/{}, state_steps,
+                      lrs[g], beta1, beta2, options.weight_decay(), options.eps(),
+                      /*amsgrad=*/false, /*maximize=*/false);
+  }
+}
+
+std::vector<float> FusedAdamW::NextSteps() const {
+  std::vector<float> next;
+  for (const auto& group : param_groups_) {
+    for (const torch::Tensor& p : group.params()) {
+      const auto found = state_.find(p.unsafeGetTensorImpl());
+      const int64_t step =
+          found == state_.end()
+              ? 0
+              : static_cast<const torch::optim::AdamWParamState&>(*found->second).step();
+      next.push_back(static_cast<float>(step + 1));
+    }
+  }
+  return next;
+}
+
+void FusedAdamW::AdvanceSteps() {
+  for (auto& group : param_groups_) {
+    for (const torch::Tensor& p : group.params()) {
+      if (!p.grad().defined()) continue;
+      torch::optim::AdamWParamState& state = StateOf(p);
+      state.step(state.step() + 1);
+    }
+  }
+}
+
 torch::Tensor FusedAdamW::step(LossClosure closure) {
   torch::Tensor loss;
   if (closure != nullptr) {

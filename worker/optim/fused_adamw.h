@@ -33,6 +33,21 @@ class FusedAdamW : public torch::optim::AdamW {
 
   torch::Tensor step(LossClosure closure = nullptr) override;
 
+  // The update of every parameter that has a gradient, as a CUDA graph can capture it: no host
+  // synchronisation, no host-to-device copy, and state moved to the device beforehand (the
+  // first call of a run must not be the captured one: it creates the moments). Every such
+  // parameter must be CUDA float32 and no group may use amsgrad (c10::Error otherwise). Group
+  // g's learning rate is read from lrs[g], a float32 scalar on the device; `steps` (float32 on
+  // the device, one per parameter in param_groups() order) holds each parameter's step after
+  // this update, as NextSteps() gives. The arithmetic is step()'s on CUDA (the same kernel);
+  // the state's step counters are left for AdvanceSteps() once the update has run.
+  void DeviceStep(const std::vector<torch::Tensor>& lrs, const torch::Tensor& steps);
+  // Each parameter's step after the coming update (its state's step + 1; 1 without state), in
+  // param_groups() order.
+  std::vector<float> NextSteps() const;
+  // Counts one update for every parameter that has a gradient (what step() does on its own).
+  void AdvanceSteps();
+
  private:
   // True when `p` was updated here; false leaves it to AdamW::step.
   bool FusedStep(const torch::Tensor& p, const torch::optim::AdamWOptions& options);

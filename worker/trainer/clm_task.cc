@@ -11,12 +11,24 @@
 namespace lmtrain {
 
 ClmTask::ClmTask(std::shared_ptr<CausalLmModel> model, ClmExamples examples, int32_t pad_id)
-    : model_(std::move(model)), examples_(std::move(examples)), pad_id_(pad_id) {}
+    : model_(std::move(model)),
+      examples_(std::move(examples)),
+      pad_id_(pad_id),
+      vocab_size_(model_->VocabSize()) {}
 
 namespace {
 
 struct ClmBatch : PreparedBatch {
+  std::vector<torch::Tensor*> GraphInputs() override {
+    return {&batch.input_ids, &batch.attention_mask, &batch.labels};
+  }
+  void Check() const override {
+    const torch::Tensor& ids = batch.input_ids;
+    TORCH_CHECK(ids.min().item<int64_t>() >= 0 && ids.max().item<int64_t>() < vocab_size,
+                "input_ids must be in [0, vocab_size = ", vocab_size, ")");
+  }
   Batch batch;
+  int64_t vocab_size = 0;
 };
 
 }  // namespace
@@ -25,7 +37,10 @@ std::unique_ptr<PreparedBatch> ClmTask::PrepareTrainBatch(const BatchIndices& in
                                                           uint64_t /*batch_seed*/) const {
   auto prepared = std::make_unique<ClmBatch>();
   prepared->batch = CollateBatch(examples_.train, indices, pad_id_);
+  prepared->vocab_size = vocab_size_;
   prepared->shape = ShapeString(prepared->batch.input_ids);
+  prepared->num_tokens = prepared->batch.num_tokens;
+  prepared->num_examples = prepared->batch.num_examples;
   return prepared;
 }
 

@@ -32,6 +32,7 @@ class ClmTask : public TrainingTask {
   const std::shared_ptr<CausalLmModel> model_;
   const ClmExamples examples_;
   const int32_t pad_id_;
+  const int64_t vocab_size_;  // Batches check their token ids against it (PreparedBatch::Check).
 };
 
 }  // namespace lmtrain

@@ -116,11 +116,34 @@ MlmTask::MlmTask(std::shared_ptr<MaskedLmModel> model, Data data, MlmMasker mask
 namespace {
 
 struct MlmTrainBatch : PreparedBatch {
+  std::vector<torch::Tensor*> GraphInputs() override {
+    return {&inputs.input_ids, &inputs.attention_mask, &inputs.token_type_ids, &rows, &targets};
+  }
   EncoderInputs inputs;
   torch::Tensor labels;  // Undefined when nothing was masked.
-  int64_t num_tokens = 0;
-  int64_t num_examples = 0;
+  // The labelled positions (flattened) and their labels, padded with (0, -100) to a multiple
+  // of kRowQuantum so that batches of one shape mostly share a few row counts (a GPU's
+  // ForwardLossAt). Undefined with `labels`.
+  torch::Tensor rows, targets;
 };
+
+// Row counts are rounded up to this: a few graphs per batch shape, at most 127 spare rows.
+constexpr int64_t kRowQuantum = 128;
+
+// MlmTrainBatch::rows / targets of `labels` [B * T].
+void LabelledRows(const std::vector<int64_t>& labels, MlmTrainBatch* batch) {
+  std::vector<int64_t> rows, targets;
+  for (size_t i = 0; i < labels.size(); ++i) {
+    if (labels[i] == kIgnoreIndex) continue;
+    rows.push_back(static_cast<int64_t>(i));
+    targets.push_back(labels[i]);
+  }
+  const size_t padded = (rows.size() + kRowQuantum - 1) / kRowQuantum * kRowQuantum;
+  rows.resize(padded, 0);
+  targets.resize(padded, kIgnoreIndex);
+  batch->rows = torch::tensor(rows, torch::kLong);
+  batch->targets = torch::tensor(targets, torch::kLong);
+}
 
 }  // namespace
 
@@ -139,8 +162,15 @@ std::unique_ptr<PreparedBatch> MlmTask::PrepareTrainBatch(const BatchIndices& in
   const MlmBatch batch = Collate(rows, pad_id_);
   auto prepared = std::make_unique<MlmTrainBatch>();
   prepared->inputs = Inputs(batch);
-  if (HasLabel(batch))
+  // No padding (grouped blocks): no mask, which lets a GPU use its fastest attention kernel;
+  // an all-ones mask changes nothing else.
+  if (CountTokens(batch) == batch.batch_size * batch.seq_len) {
+    prepared->inputs.attention_mask = torch::Tensor();
+  }
+  if (HasLabel(batch)) {
     prepared->labels = LongTensor2d(batch.labels, batch.batch_size, batch.seq_len);
+    LabelledRows(batch.labels, prepared.get());
+  }
   prepared->num_tokens = CountTokens(batch);
   prepared->num_examples = batch.batch_size;
   prepared->shape = ShapeString(prepared->inputs.input_ids);
@@ -156,7 +186,10 @@ TaskLoss MlmTask::TrainLossOf(PreparedBatch& prepared) {
     out.loss = model_->Forward(b.inputs).sum() * 0.0;
     return out;
   }
-  out.loss = model_->ForwardLoss(b.inputs, b.labels);
+  // On a GPU the rows chosen on the host: no wait for the device, fixed shapes.
+  const bool on_gpu = b.inputs.input_ids.is_cuda() || model_->parameters().front().is_cuda();
+  out.loss = on_gpu ? model_->ForwardLossAt(b.inputs, b.rows, b.targets)
+                    : model_->ForwardLoss(b.inputs, b.labels);
   return out;
 }
 

@@ -116,7 +116,7 @@ absl::Status Trainer::BuildOptimizer() {
         if (plan_.schedule.type == LrScheduleType::kReduceLrOnPlateau) {
           plateau_.emplace(PlateauOptionsFrom(t.lr_scheduler_kwargs), t.learning_rate);
         }
-        return absl::OkStatus();
+        return BuildGraphStep(device);
       },
       [] { return std::string("building the optimizer"); });
 }
@@ -215,6 +215,13 @@ absl::StatusOr<Trainer::StepStats> Trainer::TrainStep(
   std::string shape = "none";
   absl::Status status = CatchTorchErrors(
       [&] {
+        if (graph_step_ != nullptr) {
+          GraphUpdate(micro_batches, &stats, &shape);
+          // The update has been applied: the job stops here without saving it.
+          if (!std::isfinite(stats.loss)) return NonFiniteLoss(stats.loss, step);
+          ++scheduler_steps_;
+          return absl::OkStatus();
+        }
         AccumulateGradients(micro_batches, &stats, &shape);
         if (options_.group != nullptr) RETURN_IF_ERROR(ReduceAcrossRanks(&stats));
         if (!std::isfinite(stats.loss)) return NonFiniteLoss(stats.loss, step);
@@ -259,6 +266,7 @@ void Trainer::AccumulateGradients(const std::vector<BatchIndices>& micro_batches
     const int64_t step = state_.global_step + 1;
     const std::unique_ptr<PreparedBatch> batch = TakeBatch(step, i, share);
     *shape = batch->shape;
+    batch->Check();
     PrefetchAfter(step, i, micro_batches);
     TaskLoss loss;
     {

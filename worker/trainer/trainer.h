@@ -53,6 +53,7 @@
 #include "common/job_spec.h"
 #include "text/tokenizers/tokenizer.h"
 #include "worker/trainer/autocast_guard.h"
+#include "worker/trainer/cuda_graph_step.h"
 #include "worker/trainer/data_parallel_group.h"
 #include "worker/trainer/grad_scaler.h"
 #include "worker/trainer/training_task.h"
@@ -121,6 +122,8 @@ class Trainer {
   // The autocast of the forward passes (the model's device type, bf16 / fp16 / off).
   const AutocastSpec& Autocast() const { return autocast_; }
   int64_t global_step() const { return state_.global_step; }
+  // The captured-update runner of training.cuda_graphs; null without it.
+  const CudaGraphStep* graph_step() const { return graph_step_.get(); }
   // The state with the reporter's log_history.
   TrainerState State() const;
 
@@ -145,6 +148,12 @@ class Trainer {
           TrainingReporter* reporter, CheckpointWriter* checkpoints, TrainingPlan plan);
 
   absl::Status BuildOptimizer();
+  // training.cuda_graphs: graph_step_, or FailedPrecondition saying what the job lacks.
+  absl::Status BuildGraphStep(const c10::Device& device);
+  // One update of one micro-batch through graph_step_ (gradients, clipping and AdamW included).
+  // Throws c10::Error as AccumulateGradients.
+  void GraphUpdate(const std::vector<BatchIndices>& micro_batches, StepStats* stats,
+                   std::string* shape);
   absl::StatusOr<StepStats> TrainStep(const std::vector<BatchIndices>& micro_batches);
   // Zeroes the gradients and backpropagates every micro-batch's loss / count. Throws
   // c10::Error (TrainStep catches it); *shape names the batch being processed.
@@ -202,6 +211,7 @@ class Trainer {
   std::unique_ptr<StepCursor> cursor_;  // Null without training data.
   AutocastSpec autocast_;               // The forward passes' (the model's device type).
   std::unique_ptr<GradScaler> scaler_;  // fp16 only.
+  std::unique_ptr<CudaGraphStep> graph_step_;  // training.cuda_graphs only.
   // The micro-batch being built ahead (GPU only): for which update and micro-batch.
   struct Prefetch {
     int64_t step = 0;

@@ -63,7 +63,18 @@ struct TaskEval {
 // the next batch can be built while the device computes the current one. Tasks derive their own.
 struct PreparedBatch {
   virtual ~PreparedBatch() = default;
-  std::string shape;  // The input_ids shape, "[8, 128]", for error messages.
+  // The tensors a CUDA graph copies into its own device buffers before each replay (the
+  // trainer points these fields at those buffers while the graph is captured); TrainLossOf
+  // reads nothing else of the batch that differs between batches. Empty (the default): the
+  // task's batches are not captured, and train eagerly.
+  virtual std::vector<torch::Tensor*> GraphInputs() { return {}; }
+  // Throws c10::Error when the batch cannot be trained on (token ids outside the model's
+  // vocabulary): checked on the host, where a GPU's kernels (or a captured graph) could not say
+  // so clearly. The trainer calls it on its own thread once `shape` names the batch.
+  virtual void Check() const {}
+  std::string shape;       // The input_ids shape, "[8, 128]", for error messages.
+  int64_t num_tokens = 0;  // As TaskLoss's (set by tasks whose batches have GraphInputs).
+  int64_t num_examples = 0;
 };
 
 class TrainingTask {

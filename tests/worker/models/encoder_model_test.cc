@@ -50,6 +50,39 @@ TEST(EncoderModelTest, EveryFamilyBuildsRunsAndBackpropagates) {
   }
 }
 
+// ForwardLossAt (a GPU's MLM loss: rows chosen on the host, padded with -100 targets) gives
+// ForwardLoss's loss and gradients.
+TEST(EncoderModelTest, LossAtChosenRowsEqualsTheLabelledLoss) {
+  for (const char* family : kFamilies) {
+    SCOPED_TRACE(family);
+    torch::manual_seed(0);
+    auto model = CreateMaskedLm(TinyEncoderConfig(family));
+    ASSERT_TRUE(model.ok()) << model.status();
+    (*model)->eval();
+    torch::Tensor labels = torch::full({2, 5}, -100, torch::kLong);
+    labels[0][1] = 4;
+    labels[1][2] = 9;
+    const torch::Tensor rows = torch::tensor({1, 7, 0, 0}, torch::kLong);
+    const torch::Tensor targets = torch::tensor({4, 9, -100, -100}, torch::kLong);
+    const auto run = [&](bool at_rows) {
+      (*model)->zero_grad();
+      torch::Tensor loss = at_rows ? (*model)->ForwardLossAt(TinyInputs(), rows, targets)
+                                   : (*model)->ForwardLoss(TinyInputs(), labels);
+      loss.backward();
+      std::vector<torch::Tensor> grads{loss.detach()};
+      for (const torch::Tensor& p : (*model)->parameters()) {
+        if (p.grad().defined()) grads.push_back(p.grad().clone());
+      }
+      return grads;
+    };
+    const std::vector<torch::Tensor> expected = run(false), got = run(true);
+    ASSERT_EQ(expected.size(), got.size());
+    for (size_t i = 0; i < got.size(); ++i) {
+      EXPECT_TRUE(torch::allclose(got[i], expected[i], 1e-5, 1e-6)) << "tensor " << i;
+    }
+  }
+}
+
 TEST(EncoderModelTest, TrainsUnderBf16Autocast) {
   for (const char* family : kFamilies) {
     SCOPED_TRACE(family);

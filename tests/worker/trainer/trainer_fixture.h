@@ -42,6 +42,16 @@ class RecordingSink : public EventSink {
   std::atomic<bool>* stop_on_first_log = nullptr;
 };
 
+// Every weight of `a` equals `b`'s bit for bit; a failure names the tensor and how far it is off.
+inline void ExpectSameWeights(const NamedTensors& a, const NamedTensors& b) {
+  ASSERT_EQ(a.size(), b.size());
+  for (size_t i = 0; i < a.size(); ++i) {
+    EXPECT_TRUE(torch::equal(a[i].second, b[i].second))
+        << a[i].first << " differs by up to "
+        << (a[i].second - b[i].second).abs().max().item<double>();
+  }
+}
+
 inline nlohmann::json TinyGpt2(int vocab_size, double dropout = 0.1) {
   return {{"model_type", "gpt2"},   {"n_layer", 2},          {"n_head", 2},
           {"n_embd", 64},           {"n_positions", 64},     {"vocab_size", vocab_size},

@@ -7,6 +7,7 @@
 
 #include "absl/strings/str_split.h"
 #include "worker/models/internal/dropout.h"
+#include "worker/models/internal/residual.h"
 
 namespace lmtrain::internal {
 namespace {
@@ -125,10 +126,10 @@ torch::Tensor EncoderLayerImpl::Attention(const torch::Tensor& x, const torch::T
 torch::Tensor EncoderLayerImpl::forward(const torch::Tensor& x, const torch::Tensor& mask) {
   const double p = options_.hidden_dropout;
   torch::Tensor attended = Dropout(Attention(x, mask), p, is_training());
-  torch::Tensor a = ApplyLayerNorm(attention_norm_, attended + x);
+  torch::Tensor a = ApplyLayerNorm(attention_norm_, AddResidual(attended, x));
   torch::Tensor inner = ApplyActivation(options_.activation, intermediate_->forward(a));
   torch::Tensor out = Dropout(output_->forward(inner), p, is_training());
-  return ApplyLayerNorm(output_norm_, out + a);
+  return ApplyLayerNorm(output_norm_, AddResidual(out, a));
 }
 
 }  // namespace lmtrain::internal

@@ -8,6 +8,7 @@
 
 #include "worker/models/internal/dropout.h"
 #include "worker/models/internal/gradient_checkpoint.h"
+#include "worker/models/internal/residual.h"
 
 namespace lmtrain::internal {
 namespace {
@@ -24,14 +25,6 @@ double LowestValue(torch::ScalarType type) {
     default:
       return std::numeric_limits<float>::lowest();
   }
-}
-
-// update + residual, reusing `update`'s storage when that cannot change the result. `update`
-// must be a fresh tensor nobody saved for backward. Under autocast the sublayer output is
-// bf16 while the residual stream stays float32; then the sum must promote, as in HF.
-torch::Tensor AddResidual(torch::Tensor update, const torch::Tensor& residual) {
-  if (update.scalar_type() != residual.scalar_type()) return residual + update;
-  return update.add_(residual);
 }
 
 torch::nn::LayerNorm MakeLayerNorm(int64_t size, double eps) {
@@ -161,8 +154,10 @@ AttentionMasks Gpt2ModelImpl::MakeMasks(const torch::Tensor& input_ids,
   if (attention_mask.defined()) {
     TORCH_CHECK(attention_mask.sizes() == input_ids.sizes(), "attention_mask shape ",
                 attention_mask.sizes(), " does not match input_ids shape ", input_ids.sizes());
-    // An all-ones mask adds exact zeros in HF; skipping it saves a pass per layer.
-    if (!attention_mask.eq(1).all().item<bool>()) {
+    // An all-ones mask adds exact zeros in HF; skipping it saves a pass per layer. On a GPU
+    // that test would wait for the device: batches without padding come without a mask there
+    // (the collator's), and a mask is applied as given.
+    if (attention_mask.is_cuda() || !attention_mask.eq(1).all().item<bool>()) {
       masks.padding = attention_mask.reshape({batch, 1, 1, length});
     }
   }
@@ -196,8 +191,11 @@ torch::Tensor Gpt2ModelImpl::forward(const torch::Tensor& input_ids,
   const int64_t length = input_ids.size(1);
   TORCH_CHECK(length >= 1 && length <= config_.n_positions, "sequence length ", length,
               " must be in [1, n_positions = ", config_.n_positions, "]");
-  TORCH_CHECK(input_ids.numel() == 0 || (input_ids.min().item<int64_t>() >= 0 &&
-                                         input_ids.max().item<int64_t>() < config_.vocab_size),
+  // On a GPU the range is checked on the host before the copy (Gpt2LMHeadModel), as reading
+  // the device's minimum and maximum here would wait for it.
+  TORCH_CHECK(input_ids.is_cuda() || input_ids.numel() == 0 ||
+                  (input_ids.min().item<int64_t>() >= 0 &&
+                   input_ids.max().item<int64_t>() < config_.vocab_size),
               "input_ids must be in [0, vocab_size = ", config_.vocab_size, ")");
   const AttentionMasks masks = MakeMasks(input_ids, attention_mask);
   torch::Tensor hidden = Embed(input_ids);
