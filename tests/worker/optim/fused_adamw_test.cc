@@ -1,6 +1,7 @@
 // FusedAdamW against torch::optim::AdamW: the same trajectory over several steps (weight decay,
 // two groups, a parameter without gradient), optimizer files that load into either, the
-// fallback for parameters it does not fuse, and thread-count independence.
+// fallback for parameters it does not fuse, thread-count independence, and the step counters of
+// its capturable CUDA update.
 #include "worker/optim/fused_adamw.h"
 
 #include <ATen/Parallel.h>
@@ -135,6 +136,21 @@ TEST(FusedAdamWTest, ThreadCountDoesNotChangeTheResult) {
   at::set_num_threads(threads);
   for (size_t i = 0; i < one.decay.size(); ++i)
     EXPECT_TRUE(torch::equal(one.decay[i], two.decay[i]));
+}
+
+// The step counters a CUDA graph's DeviceStep reads (NextSteps) and the host advances after it
+// ran (AdvanceSteps): per parameter, in param_groups() order, only for those with a gradient.
+TEST(FusedAdamWTest, NextStepsFollowTheStateAndAdvanceOnlyWithAGradient) {
+  torch::Tensor a = torch::ones({2}, torch::requires_grad());
+  torch::Tensor b = torch::ones({3}, torch::requires_grad());
+  FusedAdamW adamw({a, b}, torch::optim::AdamWOptions(1e-3));
+  EXPECT_EQ(adamw.NextSteps(), (std::vector<float>{1, 1}));  // No state yet.
+  a.mutable_grad() = torch::ones({2});
+  adamw.step();  // Steps a only: b has no gradient.
+  EXPECT_EQ(adamw.NextSteps(), (std::vector<float>{2, 1}));
+  b.mutable_grad() = torch::ones({3});
+  adamw.AdvanceSteps();
+  EXPECT_EQ(adamw.NextSteps(), (std::vector<float>{3, 2}));
 }
 
 }  // namespace
