@@ -138,6 +138,19 @@ class TrainerTest : public ::testing::Test {
     return Make(training, std::move(model), *examples_, tokenizer_, stop);
   }
 
+  // Trains `t` (which saves checkpoint-6) on a fresh model (dropout on), then another fresh
+  // model resumed from checkpoint-6 to the end, and expects both to end bit for bit the same.
+  void ExpectExactResume(const TrainingSpec& t) {
+    auto straight = NewModel();
+    ASSERT_TRUE(Make(t, straight).trainer->Train().ok());
+    auto resumed = NewModel();
+    torch::manual_seed(1234);  // The checkpoint's RNG states must take over.
+    Harness h = Make(t, resumed);
+    ASSERT_TRUE(h.trainer->ResumeFrom((out_dir_ / "checkpoint-6").string()).ok());
+    ASSERT_TRUE(h.trainer->Train().ok());
+    ExpectSameWeights(straight->HfStateDict(), resumed->HfStateDict());
+  }
+
   static inline Tokenizer* tokenizer_ = nullptr;
   static inline ClmExamples* examples_ = nullptr;
   torch::Device device_ = torch::kCPU;  // Where NewModel puts the model.

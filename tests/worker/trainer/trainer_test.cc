@@ -140,12 +140,7 @@ TEST_F(TrainerTest, ResumedRunIsBitIdenticalToAnUninterruptedOne) {
   Harness h = Make(t, resumed_model);
   ASSERT_TRUE(h.trainer->ResumeFrom((out_dir_ / "checkpoint-6").string()).ok());
   ASSERT_TRUE(h.trainer->Train().ok());
-  const NamedTensors a = straight->HfStateDict();
-  const NamedTensors b = resumed_model->HfStateDict();
-  ASSERT_EQ(a.size(), b.size());
-  for (size_t i = 0; i < a.size(); ++i) {
-    EXPECT_TRUE(torch::equal(a[i].second, b[i].second)) << a[i].first;
-  }
+  ExpectSameWeights(straight->HfStateDict(), resumed_model->HfStateDict());
   std::vector<int64_t> logged;
   for (const nlohmann::json& entry : h.trainer->State().log_history) {
     if (entry.contains("loss")) logged.push_back(entry["step"].get<int64_t>());
