@@ -3,9 +3,11 @@
 // decay) or Adafactor, an LR schedule (or reduce_lr_on_plateau, stepped on evaluations),
 // gradient clipping, periodic logging / evaluation / checkpoints by step or epoch,
 // load_best_model_at_end, bf16 autocast (CPU or CUDA), fp16 autocast with dynamic loss scaling
-// (CUDA; grad_scaler.h), exact resume from a checkpoint, and data parallelism over a
-// DataParallelGroup. The trainer runs where the task's model is: move the model to its device
-// before Create (training_device.h); batches follow the model (device_inputs.h).
+// (CUDA; grad_scaler.h), exact resume from a checkpoint, data parallelism over a
+// DataParallelGroup, and training.cuda_graphs (each update captured as a CUDA graph and
+// replayed: cuda_graph_step.h, trainer_graph.cc). The trainer runs where the task's model is:
+// move the model to its device before Create (training_device.h); batches follow the model
+// (device_inputs.h).
 //
 // Lifecycle:
 //
