@@ -37,6 +37,7 @@
 #include "worker/optim/fused_adamw.h"
 #include "worker/trainer/autocast_guard.h"
 #include "worker/trainer/cuda_graph_step.h"
+#include "worker/trainer/mlm_task.h"
 
 namespace lmtrain {
 namespace {
@@ -157,18 +158,14 @@ Bench MakeBert(const Options& o) {
   // DataCollatorForLanguageModeling: 15% of positions carry a label.
   torch::Tensor picked = torch::rand({o.batch, o.seq}).lt(0.15);
   torch::Tensor labels = torch::where(picked, ids, torch::full_like(ids, -100));
-  // lm-train's MLM batch on a GPU: the labelled rows, padded with (0, -100) to a multiple of 128.
-  torch::Tensor rows = picked.reshape({-1}).nonzero().squeeze(1);
-  const int64_t decoded = rows.numel(), padded = (decoded + 127) / 128 * 128;
-  torch::Tensor targets = labels.reshape({-1}).index_select(0, rows);
-  rows = torch::cat({rows, torch::zeros({padded - decoded}, torch::kLong)});
-  targets = torch::cat({targets, torch::full({padded - decoded}, -100, torch::kLong)});
+  const int64_t decoded = picked.sum().item<int64_t>();
+  // lm-train's MLM batch on a GPU: the labelled rows it chooses on the host.
+  const LabelledRows at = ChooseLabelledRows(labels);
   const torch::Device device(o.device);
   m->to(device);
   ids = ids.to(device);
   labels = labels.to(device);
-  rows = rows.to(device);
-  targets = targets.to(device);
+  const torch::Tensor rows = at.rows.to(device), targets = at.targets.to(device);
   EncoderInputs inputs{ids, {}, {}};  // lm-train's grouped MLM blocks: no padding, one segment.
   const bool cuda = device.is_cuda();
   Bench bench{m,

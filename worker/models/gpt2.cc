@@ -14,6 +14,7 @@
 #include "worker/models/internal/device_inputs.h"
 #include "worker/models/internal/linear_cross_entropy.h"
 #include "worker/models/state_dict_loader.h"
+#include "worker/models/token_ids.h"
 
 namespace lmtrain {
 namespace {
@@ -37,13 +38,6 @@ std::optional<KeyTarget> ResolveKey(const std::string& key, bool tied) {
   const bool prefixed = absl::ConsumePrefix(&bare, kBasePrefix);
   if (IsOldAttentionBuffer(bare)) return std::nullopt;
   return KeyTarget{absl::StrCat(kBasePrefix, bare), prefixed ? 0 : 1};
-}
-
-// Token ids of a host batch bound for a GPU: checked here, where reading them costs nothing.
-void CheckTokenIds(const torch::Tensor& input_ids, int64_t vocab_size) {
-  TORCH_CHECK(input_ids.numel() == 0 || (input_ids.min().item<int64_t>() >= 0 &&
-                                         input_ids.max().item<int64_t>() < vocab_size),
-              "input_ids must be in [0, vocab_size = ", vocab_size, ")");
 }
 
 }  // namespace
@@ -118,6 +112,7 @@ torch::Tensor Gpt2LMHeadModel::ForwardHidden(const torch::Tensor& input_ids,
                                              const torch::Tensor& attention_mask,
                                              std::vector<torch::Tensor>* hidden_states) {
   const c10::Device device = OutputEmbedding().device();
+  // A host batch bound for a GPU is checked here, where reading its ids costs nothing.
   if (device.is_cuda() && input_ids.is_cpu()) CheckTokenIds(input_ids, VocabSize());
   return transformer_->forward(internal::OnDevice(input_ids, device),
                                internal::OnDevice(attention_mask, device), hidden_states);

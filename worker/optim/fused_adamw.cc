@@ -94,6 +94,16 @@ torch::optim::AdamWParamState& FusedAdamW::StateOf(const torch::Tensor& p) {
   return static_cast<torch::optim::AdamWParamState&>(*found->second);
 }
 
+torch::optim::AdamWParamState& FusedAdamW::StateOnDeviceOf(const torch::Tensor& p) {
+  torch::optim::AdamWParamState& state = StateOf(p);
+  // A state loaded from optimizer.pt may sit on the host.
+  if (state.exp_avg().device() != p.device()) state.exp_avg(state.exp_avg().to(p.device()));
+  if (state.exp_avg_sq().device() != p.device()) {
+    state.exp_avg_sq(state.exp_avg_sq().to(p.device()));
+  }
+  return state;
+}
+
 void FusedAdamW::CudaStep(const std::vector<torch::Tensor>& params,
                           const torch::optim::AdamWOptions& options) {
   // One kernel launch per device for all of them, as PyTorch groups by device and dtype.
@@ -104,10 +114,7 @@ void FusedAdamW::CudaStep(const std::vector<torch::Tensor>& params,
     std::vector<torch::Tensor> grads, exp_avgs, exp_avg_sqs;
     std::vector<float> steps;
     for (const torch::Tensor& p : group) {
-      torch::optim::AdamWParamState& state = StateOf(p);
-      // A state loaded from optimizer.pt may sit on the host.
-      if (state.exp_avg().device() != device) state.exp_avg(state.exp_avg().to(device));
-      if (state.exp_avg_sq().device() != device) state.exp_avg_sq(state.exp_avg_sq().to(device));
+      torch::optim::AdamWParamState& state = StateOnDeviceOf(p);
       state.step(state.step() + 1);
       steps.push_back(static_cast<float>(state.step()));
       grads.push_back(p.grad());
@@ -137,11 +144,7 @@ void FusedAdamW::DeviceStep(const std::vector<torch::Tensor>& lrs, const torch::
       if (!p.grad().defined()) continue;
       TORCH_CHECK(CudaFusable(p, options), "FusedAdamW::DeviceStep: a parameter of shape ",
                   p.sizes(), " is not a CUDA float32 tensor with a dense float32 gradient");
-      torch::optim::AdamWParamState& state = StateOf(p);
-      if (state.exp_avg().device() != p.device()) state.exp_avg(state.exp_avg().to(p.device()));
-      if (state.exp_avg_sq().device() != p.device()) {
-        state.exp_avg_sq(state.exp_avg_sq().to(p.device()));
-      }
+      torch::optim::AdamWParamState& state = StateOnDeviceOf(p);
       params.push_back(p);
       grads.push_back(p.grad());
       exp_avgs.push_back(state.exp_avg());

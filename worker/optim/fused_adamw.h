@@ -56,6 +56,8 @@ class FusedAdamW : public torch::optim::AdamW {
                 const torch::optim::AdamWOptions& options);
   // `p`'s state, created (step 0, zero moments like `p`) on first use.
   torch::optim::AdamWParamState& StateOf(const torch::Tensor& p);
+  // StateOf(p) with its moments on p's device (moved there once).
+  torch::optim::AdamWParamState& StateOnDeviceOf(const torch::Tensor& p);
 };
 
 }  // namespace lmtrain

@@ -4,6 +4,7 @@
 #include <utility>
 
 #include "common/status_macros.h"
+#include "worker/models/token_ids.h"
 #include "worker/trainer/batch_collator.h"
 #include "worker/trainer/evaluator.h"
 #include "worker/trainer/torch_errors.h"
@@ -22,11 +23,7 @@ struct ClmBatch : PreparedBatch {
   std::vector<torch::Tensor*> GraphInputs() override {
     return {&batch.input_ids, &batch.attention_mask, &batch.labels};
   }
-  void Check() const override {
-    const torch::Tensor& ids = batch.input_ids;
-    TORCH_CHECK(ids.min().item<int64_t>() >= 0 && ids.max().item<int64_t>() < vocab_size,
-                "input_ids must be in [0, vocab_size = ", vocab_size, ")");
-  }
+  void Check() const override { CheckTokenIds(batch.input_ids, vocab_size); }
   Batch batch;
   int64_t vocab_size = 0;
 };

@@ -117,35 +117,25 @@ namespace {
 
 struct MlmTrainBatch : PreparedBatch {
   std::vector<torch::Tensor*> GraphInputs() override {
-    return {&inputs.input_ids, &inputs.attention_mask, &inputs.token_type_ids, &rows, &targets};
+    return {&inputs.input_ids, &inputs.attention_mask, &inputs.token_type_ids, &at.rows,
+            &at.targets};
   }
   EncoderInputs inputs;
   torch::Tensor labels;  // Undefined when nothing was masked.
-  // The labelled positions (flattened) and their labels, padded with (0, -100) to a multiple
-  // of kRowQuantum so that batches of one shape mostly share a few row counts (a GPU's
-  // ForwardLossAt). Undefined with `labels`.
-  torch::Tensor rows, targets;
+  LabelledRows at;       // ChooseLabelledRows(labels), for a GPU; undefined with `labels`.
 };
 
-// Row counts are rounded up to this: a few graphs per batch shape, at most 127 spare rows.
-constexpr int64_t kRowQuantum = 128;
-
-// MlmTrainBatch::rows / targets of `labels` [B * T].
-void LabelledRows(const std::vector<int64_t>& labels, MlmTrainBatch* batch) {
-  std::vector<int64_t> rows, targets;
-  for (size_t i = 0; i < labels.size(); ++i) {
-    if (labels[i] == kIgnoreIndex) continue;
-    rows.push_back(static_cast<int64_t>(i));
-    targets.push_back(labels[i]);
-  }
-  const size_t padded = (rows.size() + kRowQuantum - 1) / kRowQuantum * kRowQuantum;
-  rows.resize(padded, 0);
-  targets.resize(padded, kIgnoreIndex);
-  batch->rows = torch::tensor(rows, torch::kLong);
-  batch->targets = torch::tensor(targets, torch::kLong);
-}
-
 }  // namespace
+
+LabelledRows ChooseLabelledRows(const torch::Tensor& labels) {
+  const torch::Tensor flat = labels.reshape({-1});
+  const torch::Tensor rows = flat.ne(kIgnoreIndex).nonzero().squeeze(1);
+  const int64_t n = rows.numel();
+  const int64_t padded = (n + kMlmRowQuantum - 1) / kMlmRowQuantum * kMlmRowQuantum;
+  return {torch::cat({rows, torch::zeros({padded - n}, torch::kLong)}),
+          torch::cat(
+              {flat.index_select(0, rows), torch::full({padded - n}, kIgnoreIndex, torch::kLong)})};
+}
 
 std::unique_ptr<PreparedBatch> MlmTask::PrepareTrainBatch(const BatchIndices& indices,
                                                           uint64_t batch_seed) const {
@@ -169,7 +159,7 @@ std::unique_ptr<PreparedBatch> MlmTask::PrepareTrainBatch(const BatchIndices& in
   }
   if (HasLabel(batch)) {
     prepared->labels = LongTensor2d(batch.labels, batch.batch_size, batch.seq_len);
-    LabelledRows(batch.labels, prepared.get());
+    prepared->at = ChooseLabelledRows(prepared->labels);
   }
   prepared->num_tokens = CountTokens(batch);
   prepared->num_examples = batch.batch_size;
@@ -187,8 +177,9 @@ TaskLoss MlmTask::TrainLossOf(PreparedBatch& prepared) {
     return out;
   }
   // On a GPU the rows chosen on the host: no wait for the device, fixed shapes.
-  const bool on_gpu = b.inputs.input_ids.is_cuda() || model_->parameters().front().is_cuda();
-  out.loss = on_gpu ? model_->ForwardLossAt(b.inputs, b.rows, b.targets)
+  if (!model_on_gpu_.has_value()) model_on_gpu_ = model_->parameters().front().is_cuda();
+  const bool on_gpu = b.inputs.input_ids.is_cuda() || *model_on_gpu_;
+  out.loss = on_gpu ? model_->ForwardLossAt(b.inputs, b.at.rows, b.at.targets)
                     : model_->ForwardLoss(b.inputs, b.labels);
   return out;
 }

@@ -12,6 +12,7 @@
 
 #include <algorithm>
 #include <memory>
+#include <optional>
 #include <vector>
 
 #include "absl/status/statusor.h"
@@ -23,6 +24,18 @@
 #include "worker/trainer/training_task.h"
 
 namespace lmtrain {
+
+// Labelled-position counts are rounded up to this: a few CUDA graphs per batch shape, at most
+// 127 spare rows.
+inline constexpr int64_t kMlmRowQuantum = 128;
+
+// The labelled positions of `labels` ([B, T] int64 on the host, -100 where none) as
+// MaskedLmModel::ForwardLossAt takes them: rows (flattened b * T + t) and their labels, padded
+// with (0, -100) to a multiple of kMlmRowQuantum.
+struct LabelledRows {
+  torch::Tensor rows, targets;
+};
+LabelledRows ChooseLabelledRows(const torch::Tensor& labels);
 
 class MlmTask : public TrainingTask {
  public:
@@ -54,6 +67,8 @@ class MlmTask : public TrainingTask {
   const MlmMasker masker_;
   const int32_t pad_id_;
   std::vector<MaskedExample> eval_masked_;  // Fixed once, from the seed.
+  // Where the model trains, read at the first training loss (it does not move after that).
+  std::optional<bool> model_on_gpu_;
 };
 
 // Builds the model (config or pretrained directory) and the cached examples. Errors:

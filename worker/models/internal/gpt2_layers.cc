@@ -9,6 +9,7 @@
 #include "worker/models/internal/dropout.h"
 #include "worker/models/internal/gradient_checkpoint.h"
 #include "worker/models/internal/residual.h"
+#include "worker/models/token_ids.h"
 
 namespace lmtrain::internal {
 namespace {
@@ -193,10 +194,7 @@ torch::Tensor Gpt2ModelImpl::forward(const torch::Tensor& input_ids,
               " must be in [1, n_positions = ", config_.n_positions, "]");
   // On a GPU the range is checked on the host before the copy (Gpt2LMHeadModel), as reading
   // the device's minimum and maximum here would wait for it.
-  TORCH_CHECK(input_ids.is_cuda() || input_ids.numel() == 0 ||
-                  (input_ids.min().item<int64_t>() >= 0 &&
-                   input_ids.max().item<int64_t>() < config_.vocab_size),
-              "input_ids must be in [0, vocab_size = ", config_.vocab_size, ")");
+  if (!input_ids.is_cuda()) CheckTokenIds(input_ids, config_.vocab_size);
   const AttentionMasks masks = MakeMasks(input_ids, attention_mask);
   torch::Tensor hidden = Embed(input_ids);
   if (hidden_states != nullptr) hidden_states->assign({hidden});
