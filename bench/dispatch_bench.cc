@@ -5,6 +5,7 @@
 //
 //   lm-bench-dispatch [--workers 10000] [--queued 100000] [--events 5000] [--seed 1]
 //                     [--max-examined 100] [--gpu-jobs 20] [--tick-every 100]
+//                     [--tick-beside-ms 0] [--event-gap-us 0]
 //
 // Workers have 1/2/4/8 slots; 20% are GPU workers (8 slots, 8 GPUs, gpu=h100). Jobs come from 8
 // users with priorities 0/10/50/80 and run on one worker with 1-4 slots; --gpu-jobs percent ask
@@ -16,24 +17,35 @@
 // calls it; no lease runs out here) is timed too, as its own kind "tick", outside "all": it is
 // not an event, but it holds the dispatcher's lock, and its complete pass, when it runs one,
 // costs O(queue).
+// With --tick-beside-ms T, the lease tick runs instead on a thread of its own, as in lm-server:
+// ExpireLeases, then T ms of sleep, for as long as the events run (their count is reported as
+// "ticks", their wall time as the tick figures). With --event-gap-us G, event i is due G*i µs
+// after the first (open loop) and its wall time counts from then, so that an event held up
+// behind the dispatcher's lock delays the ones due after it as calls from many clients would
+// be, and each of them shows the wait (no coordinated omission).
 // Prints wall-clock p50/p99/max per kind and overall, and the p99 of this thread's CPU time
 // (which the load of other processes does not inflate); the last line is JSON:
 //   {"workers", "queued", "events", "p50_ms", "p99_ms", "max_ms", "cpu_p99_ms", "max_examined",
 //    "gpu_jobs_percent", "running", "queued_after", "ticks", "tick_p50_ms", "tick_max_ms",
-//    "complete_passes"}
+//    "complete_passes", "pass_hold_max_ms"}
+// pass_hold_max_ms: the longest the timed events' complete passes held the dispatcher's lock at
+// once, which is the longest an event could wait for one.
 #include <time.h>
 
 #include <algorithm>
+#include <atomic>
 #include <chrono>
 #include <iostream>
 #include <map>
 #include <random>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "common/command_line.h"
+#include "common/malloc_tuning.h"
 #include "server/dispatcher.h"
 #include "storage/in_memory_job_store.h"
 
@@ -44,11 +56,11 @@ using SteadyClock = std::chrono::steady_clock;
 
 class ManualClock final : public Clock {
  public:
-  int64_t NowMs() const override { return now_ms_; }
-  void Advance(int64_t ms) { now_ms_ += ms; }
+  int64_t NowMs() const override { return now_ms_.load(std::memory_order_relaxed); }
+  void Advance(int64_t ms) { now_ms_.fetch_add(ms, std::memory_order_relaxed); }
 
  private:
-  int64_t now_ms_ = 1;
+  std::atomic<int64_t> now_ms_{1};
 };
 
 struct Flags {
@@ -59,6 +71,8 @@ struct Flags {
   int64_t max_examined = 100;
   int64_t gpu_jobs = 20;
   int64_t tick_every = 100;
+  int64_t tick_beside_ms = 0;
+  int64_t event_gap_us = 0;
 };
 
 double ThreadCpuMs() {
@@ -90,12 +104,20 @@ class Bench {
   void Setup() {
     for (int64_t i = 0; i < f_.workers; ++i) AddWorker();
     for (int64_t i = 0; i < f_.queued; ++i) Submit();
+    dispatcher_.ExpireLeases();  // lm-server's tick would have run meanwhile.
+    dispatcher_.TakeLongestCompletePassHoldMs();
   }
 
   // Runs the events; returns the latency of each, by kind.
   std::map<std::string, Times> Run() {
     std::map<std::string, Times> times;
+    std::atomic<bool> done{false};
+    std::thread ticker;
+    if (f_.tick_beside_ms > 0) ticker = std::thread([&] { TickBeside(done, &times["tick"]); });
+    const SteadyClock::time_point first = SteadyClock::now();
     for (int64_t i = 0; i < f_.events; ++i) {
+      const SteadyClock::time_point due = first + std::chrono::microseconds(f_.event_gap_us * i);
+      if (f_.event_gap_us > 0) std::this_thread::sleep_until(due);
       clock_.Advance(10);
       const int pick = static_cast<int>(rng_() % 100);
       const char* kind = pick < 45 ? "finish" : pick < 90 ? "submit" : pick < 95 ? "cancel" : "join";
@@ -109,16 +131,35 @@ class Bench {
       } else {
         Timed([&] { AddWorker(); });
       }
+      if (timed_ && f_.event_gap_us > 0) {
+        wall_ms_ = std::chrono::duration<double, std::milli>(end_ - due).count();
+      }
       if (timed_) Record(&times[kind]);  // Else nothing to finish or cancel.
-      if (f_.tick_every > 0 && (i + 1) % f_.tick_every == 0) {
+      if (f_.tick_beside_ms == 0 && f_.tick_every > 0 && (i + 1) % f_.tick_every == 0) {
         Timed([&] { dispatcher_.ExpireLeases(); });
         Record(&times["tick"]);
       }
     }
+    done = true;
+    if (ticker.joinable()) ticker.join();
     return times;
   }
 
+  // The lm-server expiry thread's loop; `ticks` gets each tick's wall and thread-CPU time.
+  void TickBeside(const std::atomic<bool>& done, Times* ticks) {
+    while (!done) {
+      const SteadyClock::time_point start = SteadyClock::now();
+      const double cpu = ThreadCpuMs();
+      dispatcher_.ExpireLeases();
+      ticks->cpu.push_back(ThreadCpuMs() - cpu);
+      ticks->wall.push_back(
+          std::chrono::duration<double, std::milli>(SteadyClock::now() - start).count());
+      std::this_thread::sleep_for(std::chrono::milliseconds(f_.tick_beside_ms));
+    }
+  }
+
   int64_t CompletePasses() { return dispatcher_.CompletePasses(); }
+  double LongestHoldMs() { return dispatcher_.TakeLongestCompletePassHoldMs(); }
 
   int64_t Count(JobState state) {
     auto jobs = store_.ListJobs({{state}, 1 << 30});
@@ -144,7 +185,8 @@ class Bench {
     const double cpu = ThreadCpuMs();
     const SteadyClock::time_point start = SteadyClock::now();
     f();
-    wall_ms_ = std::chrono::duration<double, std::milli>(SteadyClock::now() - start).count();
+    end_ = SteadyClock::now();
+    wall_ms_ = std::chrono::duration<double, std::milli>(end_ - start).count();
     cpu_ms_ = ThreadCpuMs() - cpu;
     timed_ = true;
   }
@@ -243,6 +285,7 @@ class Bench {
   bool timed_ = false;  // The last event had a timed part: wall_ms_ and cpu_ms_.
   double wall_ms_ = 0;
   double cpu_ms_ = 0;
+  SteadyClock::time_point end_;  // When the last timed part ended.
 };
 
 int Main(int argc, char** argv) {
@@ -255,16 +298,21 @@ int Main(int argc, char** argv) {
   cl.AddInt("max-examined", &f.max_examined, "SchedulerOptions::max_jobs_examined");
   cl.AddInt("gpu-jobs", &f.gpu_jobs, "percent of jobs that ask for GPUs");
   cl.AddInt("tick-every", &f.tick_every, "time a lease tick after this many events (0: none)");
+  cl.AddInt("tick-beside-ms", &f.tick_beside_ms,
+            "run the lease tick on its own thread, sleeping this long between ticks (0: inline)");
+  cl.AddInt("event-gap-us", &f.event_gap_us, "sleep this long before each event");
   auto positional = cl.Parse(argc - 1, argv + 1);
   if (!positional.ok()) {
     std::cerr << positional.status().message() << "\n";
     return IsHelpRequest(positional.status()) ? 0 : 2;
   }
-  if (f.workers < 1 || f.queued < 0 || f.events < 1 || f.max_examined < 0 || f.tick_every < 0) {
+  if (f.workers < 1 || f.queued < 0 || f.events < 1 || f.max_examined < 0 || f.tick_every < 0 ||
+      f.tick_beside_ms < 0 || f.event_gap_us < 0) {
     std::cerr << "lm-bench-dispatch: --workers/--events >= 1, --queued/--max-examined/"
-                 "--tick-every >= 0\n";
+                 "--tick-every/--tick-beside-ms/--event-gap-us >= 0\n";
     return 2;
   }
+  TuneMallocForServer();  // As lm-server does.
   Bench bench(f);
   const double setup_ms = std::chrono::duration<double, std::milli>(
       [&] {
@@ -294,19 +342,22 @@ int Main(int argc, char** argv) {
     all.cpu.insert(all.cpu.end(), t.cpu.begin(), t.cpu.end());
   }
   print("all", all);
+  const double hold_ms = bench.LongestHoldMs();
+  std::cout << absl::StrFormat(
+      "complete passes held the dispatcher's lock at most %.3f ms at once\n", hold_ms);
   const double p50 = Percentile(all.wall, 0.5), p99 = Percentile(all.wall, 0.99);
   const double max = all.wall.empty() ? 0 : *std::max_element(all.wall.begin(), all.wall.end());
   std::cout << absl::StrFormat(
       "{\"workers\": %d, \"queued\": %d, \"events\": %d, \"p50_ms\": %.4f, \"p99_ms\": %.4f, "
       "\"max_ms\": %.3f, \"cpu_p99_ms\": %.4f, \"max_examined\": %d, \"gpu_jobs_percent\": %d, "
       "\"running\": %d, \"queued_after\": %d, \"ticks\": %d, \"tick_p50_ms\": %.3f, "
-      "\"tick_max_ms\": %.3f, \"complete_passes\": %d}\n",
+      "\"tick_max_ms\": %.3f, \"complete_passes\": %d, \"pass_hold_max_ms\": %.3f}\n",
       f.workers, f.queued, all.wall.size(), p50, p99, max, Percentile(all.cpu, 0.99),
       f.max_examined, f.gpu_jobs,
       bench.Count(JobState::kScheduled) + bench.Count(JobState::kRunning),
       bench.Count(JobState::kQueued), ticks.wall.size(), Percentile(ticks.wall, 0.5),
       ticks.wall.empty() ? 0 : *std::max_element(ticks.wall.begin(), ticks.wall.end()),
-      bench.CompletePasses());
+      bench.CompletePasses(), hold_ms);
   return 0;
 }
 

@@ -33,7 +33,7 @@
 #include <unordered_map>
 #include <vector>
 
-#include "server/scheduler/scheduler.h"
+#include "server/scheduler/incremental_scheduler.h"
 
 namespace {
 

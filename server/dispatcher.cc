@@ -16,8 +16,11 @@ Dispatcher::Dispatcher(JobStore* store, Clock* clock, EventHub* hub,
       clock_(clock),
       hub_(hub),
       options_(std::move(options)),
+      planner_(policy->NewIncremental()),
       scheduler_(policy->NewIncremental()),
-      inbox_thread_([this] { InboxLoop(); }) {}
+      inbox_thread_([this] { InboxLoop(); }) {
+  scheduler_->set_journal(&journal_);
+}
 
 Dispatcher::~Dispatcher() {
   {
@@ -346,6 +349,12 @@ bool Dispatcher::LoseOrphansLocked(int64_t now_ms, int max) {
 }
 
 bool Dispatcher::ExpireLeases() {
+  const bool more = DropExpired();
+  if (!more) CompletePass(PassFor::kTick);  // Once, after the last batch.
+  return more;
+}
+
+bool Dispatcher::DropExpired() {
   absl::MutexLock lock(&mu_);
   const int64_t now = clock_->NowMs();
   const std::vector<std::string> dead = workers_.Expired(now, options_.lease_timeout_ms);
@@ -359,7 +368,6 @@ bool Dispatcher::ExpireLeases() {
   }
   const bool more = LoseOrphansLocked(now, options_.orphan_batch);
   ScheduleIfDirtyLocked();
-  if (!more) CompletePassLocked(/*only_to_place=*/true);  // Once, after the last batch.
   if (!dead.empty()) hub_->Bump(EventHub::kWorkKey);
   return more;
 }
@@ -396,13 +404,21 @@ void Dispatcher::QueueFromStoreLocked(const std::string& job_id) {
   MirrorQueuedLocked(*job);
 }
 
-std::string Dispatcher::WaitingReason(const std::string& job_id) {
-  absl::MutexLock lock(&mu_);
+bool Dispatcher::QuestionMayPassLocked() {
   // A dashboard polling a deep queue would otherwise buy an O(queue) pass after every event.
   const int64_t interval = options_.complete_pass_interval_ms;
-  if (!last_complete_ms_.has_value() || clock_->NowMs() - *last_complete_ms_ >= interval) {
-    CompletePassLocked();
+  return !complete_ &&
+         (!last_complete_ms_.has_value() || clock_->NowMs() - *last_complete_ms_ >= interval);
+}
+
+std::string Dispatcher::WaitingReason(const std::string& job_id) {
+  bool pass;
+  {
+    absl::MutexLock lock(&mu_);
+    pass = QuestionMayPassLocked();
   }
+  if (pass) CompletePass(PassFor::kQuestion);
+  absl::MutexLock lock(&mu_);
   auto it = waiting_.find(job_id);
   return it == waiting_.end() ? "" : it->second;
 }
@@ -427,6 +443,7 @@ void Dispatcher::Reset() {
   queued_.clear();
   waiting_.clear();
   touched_.clear();
+  ++mirror_epoch_;
   mirrored_ = false;
   dirty_ = true;
   complete_ = true;

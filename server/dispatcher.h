@@ -8,13 +8,16 @@
 //   WorkerRegistry (worker_registry.h)  workers, their leases, rendezvous ports, stale GPUs,
 //                                       and the Sync long-polls parked on each worker.
 //   AttemptTable   (attempt_table.h)    the running attempts: ranks per job and per worker.
-//   IncrementalScheduler (scheduler.h)  the policy over a standing mirror of both plus the
-//                                       queue; each event updates the mirror, then one pass.
+//   IncrementalScheduler                the policy over a standing mirror of both plus the
+//     (scheduler/incremental_scheduler.h) queue; each event updates the mirror, then one pass.
+//                                       A replica of it, fed the mirror's journal, plans the
+//                                       complete passes without the dispatcher's lock.
 //   Dispatcher     (this file)          the events, the mirror updates, applying decisions to
 //                                       the store (dispatcher.cc: workers, Sync, reports,
 //                                       cancel, leases; dispatcher_schedule.cc: the mirror and
-//                                       passes; dispatcher_attempts.cc: placement and the ends
-//                                       of attempts).
+//                                       passes; dispatcher_complete_pass.cc: complete passes;
+//                                       dispatcher_attempts.cc: placement and the ends of
+//                                       attempts).
 //
 // Events and what they push:
 //   submit (JobCreated), requeue  -> pass -> placement -> Assignment woken into each gang
@@ -67,12 +70,16 @@
 // the queue; every public method takes it once and store calls happen under it, so decisions
 // and their application are serialised (two workers never receive the same rank). The parts
 // are thread-compatible and never lock. The one blocking call, SyncWait, parks on its worker's
-// CondVar with mu_ released. Lock order: mu_, then the EventHub's or the store's own locks
-// (never the reverse: neither calls back into the Dispatcher).
+// CondVar with mu_ released. A complete pass (ExpireLeases, WaitingReason) holds plan_mu_, which
+// guards the scheduler's replica, and takes mu_ only for O(changes) steps in between. Lock
+// order: plan_mu_, mu_, then inbox_mu_ or the EventHub's or the store's own locks (never the
+// reverse: none calls back into the Dispatcher).
 #pragma once
 
 #include <atomic>
+#include <chrono>
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <memory>
 #include <optional>
@@ -83,6 +90,7 @@
 #include <variant>
 #include <vector>
 
+#include "absl/container/flat_hash_set.h"
 #include "absl/status/statusor.h"
 #include "absl/synchronization/mutex.h"
 #include "absl/time/time.h"
@@ -90,7 +98,7 @@
 #include "server/attempt_outcome.h"
 #include "server/attempt_table.h"
 #include "server/event_hub.h"
-#include "server/scheduler/scheduler.h"
+#include "server/scheduler/incremental_scheduler.h"
 #include "server/worker_registry.h"
 #include "storage/job_store.h"
 
@@ -156,6 +164,9 @@ class Dispatcher {
     // ExpireLeases call loses, and so requeues; each costs a few store writes under mu_.
     // Values below 1 count as 1.
     int orphan_batch = 16;
+    // Tests: runs without the dispatcher's lock, on the thread of a complete pass, after the
+    // pass is planned and before it is adopted (see CompletePass).
+    std::function<void()> after_plan_for_tests;
   };
 
   // `policy` gives the scheduler (Scheduler::NewIncremental); it is not kept.
@@ -203,10 +214,10 @@ class Dispatcher {
 
   // Drops workers whose lease ran out and loses at most options.orphan_batch orphans whose
   // deadline passed: their attempts end (a job with retries left is requeued) and a bounded
-  // pass runs; once no expired orphan is left, so does a complete pass, unless it could only
-  // explain (IncrementalScheduler::MightStartOrPreempt: nothing can start or preempt, as in
-  // a full cluster or a queue of jobs no worker can run), which waits for a WaitingReason
-  // instead: a complete pass holds mu_ for O(queue). Returns true when
+  // pass runs; once no expired orphan is left, so does a complete pass (CompletePass), unless
+  // it could only explain (IncrementalScheduler::MightStartOrPreempt: nothing can start or
+  // preempt, as in a full cluster or a queue of jobs no worker can run), which waits for a
+  // WaitingReason instead: a complete pass costs O(queue). Returns true when
   // expired orphans remain: call again. mu_ is released between calls, so Syncs, reports
   // and WaitingReason (ListJobs) are served between batches; a worker that re-attaches a
   // rank meanwhile keeps it, as it would have before the deadline.
@@ -248,6 +259,9 @@ class Dispatcher {
   int ParkedSyncs();
   // Complete passes run so far (diagnostics and tests).
   int64_t CompletePasses();
+  // The longest a complete pass has held mu_ at once since the last call (steady clock, ms;
+  // benchmarks): the longest it made an event wait.
+  double TakeLongestCompletePassHoldMs();
 
  private:
   // dispatcher.cc: registry, Sync, reports, cancel, leases.
@@ -267,6 +281,12 @@ class Dispatcher {
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   // Loses at most `max` expired orphans; true when more are expired.
   bool LoseOrphansLocked(int64_t now_ms, int max) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // ExpireLeases but its complete pass: drops the expired workers, loses a batch of orphans
+  // and runs a bounded pass. True when more expired orphans remain.
+  bool DropExpired() ABSL_LOCKS_EXCLUDED(mu_);
+  // WaitingReason's rule: events ran since the last complete pass, and it ran at least
+  // complete_pass_interval_ms ago.
+  bool QuestionMayPassLocked() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
 
   // dispatcher_schedule.cc: the scheduler's mirror and the passes.
   // Runs a pass when an event changed something since the last one. An event's pass examines
@@ -274,11 +294,59 @@ class Dispatcher {
   // cost does not grow with the queue; a complete pass (CompletePassLocked) follows on the
   // next lease tick, or at once when someone asks why a job waits.
   void ScheduleIfDirtyLocked() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+
+  // dispatcher_complete_pass.cc.
+  // Who asks for a complete pass: the lease tick runs none when the scheduler says it could
+  // only explain (IncrementalScheduler::MightStartOrPreempt); a question (WaitingReason) runs
+  // at most one per complete_pass_interval_ms.
+  enum class PassFor { kTick, kQuestion };
   // One pass over every queued job when bounded passes ran since the last one: it places what
-  // a bounded pass did not reach and explains every waiting job.
-  // only_to_place (the lease tick's): none when the scheduler says it could only explain
-  // (IncrementalScheduler::MightStartOrPreempt).
-  void CompletePassLocked(bool only_to_place = false) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // a bounded pass did not reach and explains every waiting job. mu_ is never held for
+  // O(queue): the replica (planner_) replays the mirror's journal and plans the pass without
+  // mu_, so events go on meanwhile; then the plan's placements are committed where they still
+  // hold (IncrementalScheduler::Adopt), a slice per hold of mu_, then its preemptions, and its
+  // reasons replace every reason but those that events changed since. Complete passes run one
+  // at a time (plan_mu_); the lease tick's also brings the replica up to date when it plans
+  // nothing, so the journal stays short.
+  void CompletePass(PassFor why) ABSL_LOCKS_EXCLUDED(mu_, plan_mu_);
+  // Times one hold of mu_ by a complete pass into longest_pass_hold_ms_ (made after the lock,
+  // so destroyed before it).
+  class HoldTimer {
+   public:
+    explicit HoldTimer(Dispatcher* d) : d_(d), start_(std::chrono::steady_clock::now()) {}
+    ~HoldTimer();
+
+   private:
+    Dispatcher* const d_;
+    const std::chrono::steady_clock::time_point start_;
+  };
+  // A complete pass under way: whether it plans, and the mirror it plans (at `version` of the
+  // scheduler, `epoch` of the mirror).
+  struct PlanTicket {
+    bool plan = false;
+    int64_t now_ms = 0;
+    uint64_t version = 0;
+    uint64_t epoch = 0;
+  };
+  // Decides whether to plan and takes the journal for the replica.
+  PlanTicket BeginPlanLocked(PassFor why, std::vector<scheduler::JournalOp>* ops)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // False (and the plan abandoned) when the mirror was rebuilt or reset since the ticket.
+  bool PlanStillAppliesLocked(const PlanTicket& ticket) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // Adopts the next slice of the plan's placements from *next on, and advances *next.
+  bool AdoptSliceLocked(const scheduler::Decision& plan, size_t* next, PlanTicket* ticket)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // Adopts the plan's preemptions and takes its reasons; returns the reasons it replaced, for
+  // the caller to free without mu_.
+  std::map<std::string, std::string> FinishPlanLocked(scheduler::Decision plan,
+                                                      const PlanTicket& ticket)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // Records that a job's reason changed (or the job left the queue) while a plan was made.
+  void NoteReasonLocked(const std::string& job_id) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
+    if (planning_) reasons_since_plan_.insert(job_id);
+  }
+  // Drops the journal when it outgrew its bound (replica_stale_).
+  void BoundJournalLocked() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   // Loads the queue from the store and rebuilds the mirror, on first use and after rare
   // events (orphans re-attached, dispatching turned on). False when the store failed.
   bool EnsureMirrorLocked() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
@@ -326,6 +394,11 @@ class Dispatcher {
   EventHub* const hub_;
   const Options options_;
 
+  // Held by the one complete pass that runs (CompletePass), around mu_.
+  absl::Mutex plan_mu_ ABSL_ACQUIRED_BEFORE(mu_);
+  // The scheduler's replica: the mirror as of the journal's last op it replayed.
+  const std::unique_ptr<scheduler::IncrementalScheduler> planner_ ABSL_PT_GUARDED_BY(plan_mu_);
+
   absl::Mutex mu_;
   WorkerRegistry workers_ ABSL_GUARDED_BY(mu_);
   AttemptTable attempts_ ABSL_GUARDED_BY(mu_);
@@ -340,8 +413,18 @@ class Dispatcher {
   // When the last complete pass ran (clock_), for WaitingReason's rate limit.
   std::optional<int64_t> last_complete_ms_ ABSL_GUARDED_BY(mu_);
   int64_t complete_passes_ ABSL_GUARDED_BY(mu_) = 0;
+  double longest_pass_hold_ms_ ABSL_GUARDED_BY(mu_) = 0;
   bool dispatching_ ABSL_GUARDED_BY(mu_) = true;
   std::set<std::string> touched_ ABSL_GUARDED_BY(mu_);  // Workers whose usage changed.
+  // The mirror's changes that planner_ has not replayed yet (scheduler_->set_journal).
+  std::vector<scheduler::JournalOp> journal_ ABSL_GUARDED_BY(mu_);
+  // The journal grew past its bound and was dropped: the replica restarts from a snapshot.
+  bool replica_stale_ ABSL_GUARDED_BY(mu_) = false;
+  bool planning_ ABSL_GUARDED_BY(mu_) = false;  // A complete pass is being planned.
+  // Jobs whose reason changed, or that left the queue, while planning_.
+  absl::flat_hash_set<std::string> reasons_since_plan_ ABSL_GUARDED_BY(mu_);
+  // Counts mirror rebuilds and Resets: a plan of an older mirror is not adopted.
+  uint64_t mirror_epoch_ ABSL_GUARDED_BY(mu_) = 0;
   // Mirror rebuilds and cancels of jobs read from the store (NoteStoreReadLocked); written
   // under mu_, read without it by CreationStamp.
   std::atomic<uint64_t> store_reads_{0};

@@ -92,7 +92,9 @@ bool Dispatcher::EnsureMirrorLocked() {
   if (!listed.ok()) return false;
   queued_.clear();
   for (JobRecord& job : *listed) queued_[std::stoll(job.id)] = std::move(job);
-  scheduler_->Reset(SnapshotLocked());
+  scheduler_->Reset(SnapshotLocked());  // Journaled: the replica restarts from it too.
+  replica_stale_ = false;
+  ++mirror_epoch_;
   touched_.clear();
   mirrored_ = true;
   return true;
@@ -122,11 +124,13 @@ void Dispatcher::MirrorQueuedLocked(const JobRecord& job) {
 void Dispatcher::MirrorRemovedLocked(const std::string& job_id) {
   queued_.erase(std::stoll(job_id));
   waiting_.erase(job_id);
+  NoteReasonLocked(job_id);
   dirty_ = true;
   if (mirrored_) scheduler_->RemoveJob(job_id).IgnoreError();
 }
 
 void Dispatcher::ScheduleIfDirtyLocked() {
+  BoundJournalLocked();
   bool retry = false;
   for (int pass = 0; pass < kMaxPassesPerEvent && dirty_; ++pass) {
     if (!dispatching_ || !EnsureMirrorLocked()) return;  // dirty_ stays: a later event retries.
@@ -144,21 +148,11 @@ void Dispatcher::ScheduleIfDirtyLocked() {
   if (retry) dirty_ = true;
 }
 
-void Dispatcher::CompletePassLocked(bool only_to_place) {
-  if (complete_ || !dispatching_ || !EnsureMirrorLocked()) return;
-  FlushTouchedLocked();
-  if (only_to_place && !scheduler_->MightStartOrPreempt()) return;
-  complete_ = true;
-  last_complete_ms_ = clock_->NowMs();
-  ++complete_passes_;
-  // waiting_ keeps every parked job's reason from the decision that parked or re-explained it.
-  const auto parked = scheduler::IncrementalScheduler::ParkedReasons::kChanged;
-  if (!ApplyDecisionLocked(scheduler_->ScheduleAll(clock_->NowMs(), parked))) dirty_ = true;
-  ScheduleIfDirtyLocked();
-}
-
 bool Dispatcher::ApplyDecisionLocked(const scheduler::Decision& decision) {
-  for (const auto& [id, why] : decision.waiting) waiting_[id] = why;
+  for (const auto& [id, why] : decision.waiting) {
+    waiting_[id] = why;
+    NoteReasonLocked(id);
+  }
   bool all_placed = true;
   bool changed = false;
   for (const scheduler::Placement& p : decision.placements) {
@@ -169,8 +163,10 @@ bool Dispatcher::ApplyDecisionLocked(const scheduler::Decision& decision) {
     }
     const JobRecord job = it->second;
     absl::Status placed = PlaceLocked(job, p.worker_ids);
+    NoteReasonLocked(p.job_id);
     if (placed.ok()) {
       queued_.erase(it);
+      waiting_.erase(p.job_id);
       // Placed, or cancelled meanwhile (no attempt): the mirror must not keep it running.
       if (attempts_.Find(job.id) == nullptr) scheduler_->RemoveJob(job.id).IgnoreError();
     } else {

@@ -86,15 +86,19 @@ absl::Status ClusterState::RemoveJob(const std::string& id) {
   if (queue_.Take(id) != nullptr) return absl::OkStatus();
   std::unique_ptr<RunningRec> job = running_.Take(id);
   if (job == nullptr) return absl::NotFoundError(absl::StrCat("job ", id, " is not known"));
-  for (int worker : job->worker_index) {
-    if (worker < 0) continue;
-    pool_.AddFree(worker, job->slots, job->gpus);
-    if (job->preempting) pool_.AddPending(worker, -job->slots, -job->gpus);
-  }
-  job->user->share_in_use -= job->share;
-  job->user->gpus_in_use -= job->total_gpus();
-  --job->user->running;
+  Release(*job);
   return absl::OkStatus();
+}
+
+void ClusterState::Release(const RunningRec& job) {
+  for (int worker : job.worker_index) {
+    if (worker < 0) continue;
+    pool_.AddFree(worker, job.slots, job.gpus);
+    if (job.preempting) pool_.AddPending(worker, -job.slots, -job.gpus);
+  }
+  job.user->share_in_use -= job.share;
+  job.user->gpus_in_use -= job.total_gpus();
+  --job.user->running;
 }
 
 absl::Status ClusterState::MarkPreempting(const std::string& id) {
@@ -129,6 +133,22 @@ void ClusterState::Preempt(RunningRec* victim) {
   for (int worker : victim->worker_index) {
     if (worker >= 0) pool_.AddPending(worker, victim->slots, victim->gpus);
   }
+}
+
+void ClusterState::RollBackPass(const std::vector<std::string>& preempted) {
+  for (const std::string& id : preempted) {
+    RunningRec* job = running_.Find(id);
+    if (job == nullptr || !job->preempting) continue;
+    running_.UnmarkPreempting(job);
+    for (int worker : job->worker_index) {
+      if (worker >= 0) pool_.AddPending(worker, -job->slots, -job->gpus);
+    }
+  }
+  for (const std::string& id : started_) {
+    if (std::unique_ptr<RunningRec> job = running_.Take(id)) Release(*job);  // Still queued.
+  }
+  started_.clear();
+  users_.EndPass();
 }
 
 void ClusterState::EndPass() {

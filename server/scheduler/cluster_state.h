@@ -52,10 +52,15 @@ class ClusterState {
   // stays (passes iterate the queue) until EndPass() drops every started job from it.
   void Start(const QueuedRec& job, const std::vector<int>& workers, int64_t now_ms);
   void EndPass();
+  // Instead of EndPass: undoes the pass — every Start() since the last EndPass, and the
+  // preemptions of `preempted` (running jobs the pass marked preempting) — leaving the state as
+  // it was before the pass.
+  void RollBackPass(const std::vector<std::string>& preempted);
 
   WorkerPool& pool() { return pool_; }
   const WorkerPool& pool() const { return pool_; }
   UserTable& users() { return users_; }
+  const UserTable& users() const { return users_; }
   const JobQueue& queue() const { return queue_; }
   const RunningSet& running() const { return running_; }
 
@@ -63,6 +68,8 @@ class ClusterState {
   // AlreadyExists when the id is queued or running.
   absl::Status CheckUnknown(const std::string& job_id) const;
   void Preempt(RunningRec* victim);
+  // Gives a running job's slots, GPUs and usage back (it has left running_).
+  void Release(const RunningRec& job);
 
   double ShareOf(int64_t slots, int64_t gpus) const {
     return static_cast<double>(slots) + gpu_share_weight_ * static_cast<double>(gpus);

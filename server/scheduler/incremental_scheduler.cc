@@ -1,12 +1,15 @@
-// IncrementalScheduler (declared in scheduler.h): a ClusterState kept current by events, plus the
-// parked jobs that no present worker set could run.
+// IncrementalScheduler: a ClusterState kept current by events, plus the parked jobs that no
+// present worker set could run; journaled for a replica that plans complete passes.
+#include "server/scheduler/incremental_scheduler.h"
+
 #include <string>
+#include <type_traits>
 #include <utility>
+#include <variant>
 
 #include "absl/strings/str_cat.h"
 #include "server/scheduler/cluster_state.h"
 #include "server/scheduler/explain.h"
-#include "server/scheduler/scheduler.h"
 #include "server/scheduler/scheduling_pass.h"
 
 namespace lmtrain::scheduler {
@@ -30,28 +33,32 @@ IncrementalScheduler::IncrementalScheduler(const SchedulerOptions& options)
 IncrementalScheduler::~IncrementalScheduler() = default;
 
 void IncrementalScheduler::Reset(const ClusterSnapshot& snapshot) {
-  settled_ = false;
+  Changed();
+  Journal(ResetOp{snapshot});
   state_ = std::make_unique<internal::ClusterState>(options_.seed, options_.gpu_share_weight);
   parked_.clear();
   parked_news_.clear();
   ClusterSnapshot without_queue = snapshot;
   without_queue.queued.clear();
   state_->Load(without_queue);
-  for (const QueuedJob& job : snapshot.queued) AddQueued(job).IgnoreError();
+  for (const QueuedJob& job : snapshot.queued) AddQueuedUnjournaled(job).IgnoreError();
 }
 
 void IncrementalScheduler::SetUser(const std::string& user, const UserPolicy& policy) {
-  settled_ = false;
+  Changed();
+  Journal(SetUserOp{user, policy});
   state_->SetUser(user, policy);
 }
 
 void IncrementalScheduler::SetDefaultUser(const UserPolicy& policy) {
-  settled_ = false;
+  Changed();
+  Journal(SetDefaultUserOp{policy});
   state_->SetDefaultUser(policy);
 }
 
 void IncrementalScheduler::UpsertWorker(const WorkerSnapshot& worker) {
-  settled_ = false;
+  Changed();
+  Journal(UpsertWorkerOp{worker});
   const internal::WorkerPool& pool = state_->pool();
   const int before = pool.Find(worker.id);
   const int group_before =
@@ -63,12 +70,13 @@ void IncrementalScheduler::UpsertWorker(const WorkerSnapshot& worker) {
   parked_.clear();
   for (auto& [id, entry] : parked) {
     parked_news_.erase(id);
-    AddQueued(entry.job).IgnoreError();
+    AddQueuedUnjournaled(entry.job).IgnoreError();
   }
 }
 
 void IncrementalScheduler::RemoveWorker(const std::string& worker_id) {
-  settled_ = false;
+  Changed();
+  Journal(RemoveWorkerOp{worker_id});
   state_->RemoveWorker(worker_id);
   // Fewer workers never make a parked job fit, but its explanation ("only 3 workers have that
   // many") may change: keep it true, and report the new one in the next decision.
@@ -81,7 +89,13 @@ void IncrementalScheduler::RemoveWorker(const std::string& worker_id) {
 }
 
 absl::Status IncrementalScheduler::AddQueued(const QueuedJob& job) {
-  settled_ = false;
+  absl::Status added = AddQueuedUnjournaled(job);
+  if (added.ok()) Journal(AddQueuedOp{job});
+  return added;
+}
+
+absl::Status IncrementalScheduler::AddQueuedUnjournaled(const QueuedJob& job) {
+  Changed();
   if (parked_.count(job.id) > 0) {
     return absl::AlreadyExistsError(absl::StrCat("job ", job.id, " is already known"));
   }
@@ -95,17 +109,22 @@ absl::Status IncrementalScheduler::AddQueued(const QueuedJob& job) {
 }
 
 absl::Status IncrementalScheduler::RemoveJob(const std::string& job_id) {
-  settled_ = false;
+  Changed();
   if (parked_.erase(job_id) > 0) {
     parked_news_.erase(job_id);
+    Journal(RemoveJobOp{job_id});
     return absl::OkStatus();
   }
-  return state_->RemoveJob(job_id);
+  absl::Status removed = state_->RemoveJob(job_id);
+  if (removed.ok()) Journal(RemoveJobOp{job_id});
+  return removed;
 }
 
 absl::Status IncrementalScheduler::MarkPreempting(const std::string& job_id) {
-  settled_ = false;
-  return state_->MarkPreempting(job_id);
+  Changed();
+  absl::Status marked = state_->MarkPreempting(job_id);
+  if (marked.ok()) Journal(MarkPreemptingOp{job_id});
+  return marked;
 }
 
 Decision IncrementalScheduler::Schedule(int64_t now_ms) {
@@ -144,8 +163,110 @@ Decision IncrementalScheduler::Pass(int64_t now_ms, int max_jobs_examined, Parke
     }
   }
   parked_news_.clear();
+  if (!decision.placements.empty() || !decision.preemptions.empty()) ++version_;
+  JournalDecision(decision, now_ms);
   settled_ = !decision.cut_short;
   return decision;
+}
+
+void IncrementalScheduler::JournalDecision(const Decision& decision, int64_t now_ms) {
+  if (journal_ == nullptr) return;
+  for (const Placement& p : decision.placements) {
+    journal_->push_back(StartOp{p.job_id, p.worker_ids, now_ms});
+  }
+  for (const Preemption& p : decision.preemptions) journal_->push_back(MarkPreemptingOp{p.job_id});
+}
+
+void IncrementalScheduler::Replay(const std::vector<JournalOp>& ops) {
+  for (const JournalOp& op : ops) {
+    std::visit(
+        [this](const auto& o) {
+          using T = std::decay_t<decltype(o)>;
+          if constexpr (std::is_same_v<T, ResetOp>) {
+            Reset(o.snapshot);
+          } else if constexpr (std::is_same_v<T, SetUserOp>) {
+            SetUser(o.user, o.policy);
+          } else if constexpr (std::is_same_v<T, SetDefaultUserOp>) {
+            SetDefaultUser(o.policy);
+          } else if constexpr (std::is_same_v<T, UpsertWorkerOp>) {
+            UpsertWorker(o.worker);
+          } else if constexpr (std::is_same_v<T, RemoveWorkerOp>) {
+            RemoveWorker(o.worker_id);
+          } else if constexpr (std::is_same_v<T, AddQueuedOp>) {
+            AddQueued(o.job).IgnoreError();
+          } else if constexpr (std::is_same_v<T, RemoveJobOp>) {
+            RemoveJob(o.job_id).IgnoreError();
+          } else if constexpr (std::is_same_v<T, MarkPreemptingOp>) {
+            MarkPreempting(o.job_id).IgnoreError();
+          } else {
+            static_assert(std::is_same_v<T, StartOp>);
+            Changed();
+            StartOn(Placement{o.job_id, o.worker_ids}, o.now_ms, /*check=*/false);
+            state_->EndPass();
+          }
+        },
+        op);
+  }
+}
+
+Decision IncrementalScheduler::Plan(int64_t now_ms) {
+  Decision decision =
+      internal::RunSchedulingPass(state_.get(), options_, now_ms, 0, /*commit=*/false);
+  for (const auto& [id, entry] : parked_) decision.waiting[id] = entry.why;
+  return decision;
+}
+
+Decision IncrementalScheduler::Adopt(const Decision& plan, int64_t now_ms, uint64_t version) {
+  const bool unchanged = version == version_;
+  Decision adopted;
+  for (const Placement& p : plan.placements) {
+    if (StartOn(p, now_ms, /*check=*/!unchanged)) adopted.placements.push_back(p);
+  }
+  state_->EndPass();
+  for (const Preemption& p : plan.preemptions) {
+    const internal::RunningRec* victim = state_->running().Find(p.job_id);
+    if (victim == nullptr || victim->preempting) continue;
+    if (state_->queue().Find(p.for_job_id) == nullptr) continue;
+    state_->MarkPreempting(p.job_id).IgnoreError();
+    adopted.preemptions.push_back(p);
+  }
+  if (!adopted.placements.empty() || !adopted.preemptions.empty()) ++version_;
+  JournalDecision(adopted, now_ms);
+  if (unchanged) {
+    parked_news_.clear();  // The plan explained every parked job.
+    settled_ = !plan.cut_short;
+  }
+  return adopted;
+}
+
+bool IncrementalScheduler::StartOn(const Placement& placement, int64_t now_ms, bool check) {
+  const internal::QueuedRec* job = state_->queue().Find(placement.job_id);
+  if (job == nullptr || (check && !PlacementHolds(*job, placement))) return false;
+  std::vector<int> workers;
+  for (const std::string& id : placement.worker_ids) {
+    const int worker = state_->pool().Find(id);
+    if (worker < 0) return false;
+    workers.push_back(worker);
+  }
+  state_->Start(*job, workers, now_ms);
+  return true;
+}
+
+bool IncrementalScheduler::PlacementHolds(const internal::QueuedRec& job,
+                                          const Placement& placement) const {
+  if (static_cast<int>(placement.worker_ids.size()) != job.workers) return false;
+  const internal::UserTable& users = state_->users();
+  if (users.AtRunningLimit(*job.user) || users.OverGpuLimit(*job.user, job.total_gpus())) {
+    return false;
+  }
+  const internal::WorkerPool& pool = state_->pool();
+  for (const std::string& id : placement.worker_ids) {
+    const int worker = pool.Find(id);
+    if (worker < 0 || !pool.Matches(job.selector, worker)) return false;
+    const internal::WorkerRec& rec = pool.worker(worker);
+    if (rec.free < job.slots || rec.free_gpus < job.gpus) return false;
+  }
+  return true;
 }
 
 size_t IncrementalScheduler::queued() const { return state_->queue().size() + parked_.size(); }

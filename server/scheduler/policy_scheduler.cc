@@ -3,6 +3,7 @@
 #include <memory>
 
 #include "server/scheduler/cluster_state.h"
+#include "server/scheduler/incremental_scheduler.h"
 #include "server/scheduler/scheduling_pass.h"
 
 namespace lmtrain::scheduler {

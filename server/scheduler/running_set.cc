@@ -52,13 +52,7 @@ std::unique_ptr<RunningRec> RunningSet::Take(const std::string& id) {
     EraseCandidate(job.get());
     return job;
   }
-  for (int worker : job->worker_index) {
-    auto list = preempting_on_.find(worker);
-    if (list == preempting_on_.end()) continue;
-    auto& jobs = list->second;
-    jobs.erase(std::remove(jobs.begin(), jobs.end(), job.get()), jobs.end());
-    if (jobs.empty()) preempting_on_.erase(list);
-  }
+  DropPreempting(job.get());
   return job;
 }
 
@@ -68,6 +62,23 @@ void RunningSet::MarkPreempting(RunningRec* job) {
   job->preempting = true;
   for (int worker : job->worker_index) {
     if (worker >= 0) preempting_on_[worker].push_back(job);
+  }
+}
+
+void RunningSet::UnmarkPreempting(RunningRec* job) {
+  if (!job->preempting) return;
+  DropPreempting(job);
+  job->preempting = false;
+  AddCandidate(job);
+}
+
+void RunningSet::DropPreempting(const RunningRec* job) {
+  for (int worker : job->worker_index) {
+    auto list = preempting_on_.find(worker);
+    if (list == preempting_on_.end()) continue;
+    auto& jobs = list->second;
+    jobs.erase(std::remove(jobs.begin(), jobs.end(), job), jobs.end());
+    if (jobs.empty()) preempting_on_.erase(list);
   }
 }
 

@@ -55,6 +55,8 @@ class RunningSet {
   std::unique_ptr<RunningRec> Take(const std::string& id);
   // Takes the job out of the candidates and records it on its workers' preempting lists.
   void MarkPreempting(RunningRec* job);
+  // Undoes MarkPreempting: the job is a candidate again.
+  void UnmarkPreempting(RunningRec* job);
 
   const VictimSet& candidates() const { return candidates_; }
   // Candidates running on a worker of `group` (empty when none).
@@ -67,6 +69,7 @@ class RunningSet {
   absl::flat_hash_map<std::string, std::unique_ptr<RunningRec>> jobs_;
   void AddCandidate(const RunningRec* job);
   void EraseCandidate(const RunningRec* job);
+  void DropPreempting(const RunningRec* job);  // From its workers' preempting lists.
 
   VictimSet candidates_;
   absl::flat_hash_map<int, VictimSet> by_group_;

@@ -150,7 +150,7 @@ struct SchedulerOptions {
   int max_jobs_examined = 0;
 };
 
-class IncrementalScheduler;
+class IncrementalScheduler;  // incremental_scheduler.h
 
 class Scheduler {
  public:
@@ -163,89 +163,5 @@ class Scheduler {
 
 // The policy scheduler described above.
 std::unique_ptr<Scheduler> MakePolicyScheduler(const SchedulerOptions& options);
-
-namespace internal {
-class ClusterState;
-}  // namespace internal
-
-// IncrementalScheduler: the same policy over a standing cluster state, so that the decision after
-// one event costs O(jobs examined) instead of O(queue). The caller mirrors every change into it;
-// Schedule() then decides and commits its own decision: placed jobs become running (started at
-// now_ms), victims become preempting. The caller applies the decision and reports what happens
-// next (RemoveJob when a job exits for any reason, including after preemption; AddQueued again
-// when it is requeued).
-//
-//   AddQueued ──► queued ──Schedule──► running ──Schedule──► preempting
-//                   │                     │                      │
-//                   └──── RemoveJob ──────┴────── RemoveJob ─────┘ (slots back to the worker)
-//
-// Jobs whose request no connected worker set could ever satisfy (bad selector, too large, invalid)
-// are parked at AddQueued and return to the queue when UpsertWorker might make them fit; their
-// explanation appears in the next decision. Not thread-safe: one owner (the Dispatcher's mutex).
-class IncrementalScheduler {
- public:
-  explicit IncrementalScheduler(const SchedulerOptions& options);
-  ~IncrementalScheduler();
-  IncrementalScheduler(const IncrementalScheduler&) = delete;
-  IncrementalScheduler& operator=(const IncrementalScheduler&) = delete;
-
-  // Replaces the whole state (users, workers, running and queued jobs) with the snapshot's.
-  void Reset(const ClusterSnapshot& snapshot);
-  void SetUser(const std::string& user, const UserPolicy& policy);
-  void SetDefaultUser(const UserPolicy& policy);
-  // Adds or replaces a worker; free_slots is taken as given (it should exclude running jobs).
-  void UpsertWorker(const WorkerSnapshot& worker);
-  // Running jobs on it stay until RemoveJob; remove them before the worker comes back.
-  void RemoveWorker(const std::string& worker_id);
-  // AlreadyExists when the id is queued, parked or running.
-  absl::Status AddQueued(const QueuedJob& job);
-  // A queued job is dropped; a running one gives its slots back. NotFound when unknown.
-  absl::Status RemoveJob(const std::string& job_id);
-  // A job asked to stop for another reason than this scheduler's decision. NotFound when not
-  // running.
-  absl::Status MarkPreempting(const std::string& job_id);
-
-  // One pass bounded by options.max_jobs_examined, committed to the state.
-  Decision Schedule(int64_t now_ms);
-  // Which parked jobs a decision explains. kAll: every one (a complete pass's default). kChanged:
-  // only those parked, or explained anew, since the last decision, as a bounded pass reports
-  // them; for a caller that keeps every decision's reasons (the Dispatcher), the same knowledge
-  // without copying every parked job's reason per pass.
-  enum class ParkedReasons { kAll, kChanged };
-  // One pass over every queued job (explains all of them, parked ones as `parked` says),
-  // committed to the state.
-  Decision ScheduleAll(int64_t now_ms, ParkedReasons parked = ParkedReasons::kAll);
-  // One pass bounded by `max_jobs_examined` (0: every job, as ScheduleAll), committed to the
-  // state.
-  Decision Schedule(int64_t now_ms, int max_jobs_examined);
-  // False when a complete pass now would start or preempt nothing, so that it could only
-  // explain. That is when
-  // - the last pass was not cut short (Decision::cut_short) and nothing changed since (no call
-  //   above; and min_runtime_before_preemption_ms is 0, so that time alone makes no victim), or
-  // - no job is queued that present workers could run (parked ones aside), or
-  // - no present worker has a free slot, none has slots of a preempting job to wait for, and
-  //   no preemption candidate has a lower priority than the highest queued job (or preemption
-  //   is off).
-  // True does not promise that a pass will.
-  bool MightStartOrPreempt() const;
-  int max_jobs_examined() const { return options_.max_jobs_examined; }
-
-  size_t queued() const;  // Parked jobs included.
-  size_t running() const;
-
- private:
-  struct Parked {
-    QueuedJob job;
-    std::string why;
-  };
-  Decision Pass(int64_t now_ms, int max_jobs_examined, ParkedReasons parked);
-
-  const SchedulerOptions options_;
-  std::unique_ptr<internal::ClusterState> state_;
-  std::map<std::string, Parked> parked_;  // Jobs no present workers could run.
-  std::set<std::string> parked_news_;     // Parked since the last decision.
-  // The last pass was not cut short and no call has changed the state since.
-  bool settled_ = false;
-};
 
 }  // namespace lmtrain::scheduler

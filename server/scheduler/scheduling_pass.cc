@@ -21,8 +21,9 @@ constexpr int kVictimScansPerExaminedJob = 8;
 
 class Pass {
  public:
-  Pass(ClusterState* state, const SchedulerOptions& options, int64_t now_ms, int limit)
-      : state_(*state),
+  Pass(ClusterState* state, const SchedulerOptions& options, int64_t now_ms, int limit, bool commit)
+      : commit_(commit),
+        state_(*state),
         pool_(state->pool()),
         options_(options),
         now_ms_(now_ms),
@@ -34,7 +35,13 @@ class Pass {
       RunLevel(priority, level);
       if (stopped_) break;
     }
-    state_.EndPass();
+    if (commit_) {
+      state_.EndPass();
+    } else {
+      std::vector<std::string> preempted;
+      for (const Preemption& p : decision_.preemptions) preempted.push_back(p.job_id);
+      state_.RollBackPass(preempted);
+    }
     if (victim_scan_budget_ < 0) decision_.cut_short = true;  // A search gave up early.
     return std::move(decision_);
   }
@@ -247,6 +254,7 @@ class Pass {
     decision_.waiting[job.id] = std::move(text);
   }
 
+  const bool commit_;
   ClusterState& state_;
   const WorkerPool& pool_;
   const SchedulerOptions& options_;
@@ -269,8 +277,8 @@ class Pass {
 }  // namespace
 
 Decision RunSchedulingPass(ClusterState* state, const SchedulerOptions& options, int64_t now_ms,
-                           int max_jobs_examined) {
-  return Pass(state, options, now_ms, max_jobs_examined).Run();
+                           int max_jobs_examined, bool commit) {
+  return Pass(state, options, now_ms, max_jobs_examined, commit).Run();
 }
 
 }  // namespace lmtrain::scheduler::internal

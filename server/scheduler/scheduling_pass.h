@@ -19,7 +19,7 @@
 // reach get no Decision.waiting entry. 0 examines and explains every queued job.
 //
 // The pass commits to `state`: started jobs leave the queue and hold their slots, victims are
-// marked preempting.
+// marked preempting. With commit = false it decides the same and then leaves `state` as it was.
 #pragma once
 
 #include <cstdint>
@@ -30,6 +30,6 @@
 namespace lmtrain::scheduler::internal {
 
 Decision RunSchedulingPass(ClusterState* state, const SchedulerOptions& options, int64_t now_ms,
-                           int max_jobs_examined);
+                           int max_jobs_examined, bool commit = true);
 
 }  // namespace lmtrain::scheduler::internal

@@ -274,5 +274,65 @@ TEST_F(DispatcherEventsTest, TheLeaseTickPlacesWhatTheBoundedPassesDidNotReach) 
   EXPECT_EQ(State(x), JobState::kQueued);
 }
 
+// A complete pass is planned without the dispatcher's lock: events run meanwhile (a hook on the
+// planning thread submits and cancels; with the lock held it would deadlock), and what the plan
+// decided is committed only where it still holds.
+TEST_F(DispatcherEventsTest, EventsRunWhileACompletePassIsPlannedAndItsStalePlacementIsDropped) {
+  scheduler::SchedulerOptions bounded;
+  bounded.max_jobs_examined = 1;
+  scheduler_ = scheduler::MakePolicyScheduler(bounded);
+  Dispatcher::Options options{"/artifacts", kLeaseMs};
+  options.complete_pass_interval_ms = 1'000'000;  // Questions read the tick's pass.
+  std::string urgent, x;
+  int plans = 0;
+  options.after_plan_for_tests = [&] {
+    if (plans++ > 0) return;
+    urgent = Submit("urgent", 80, "selector: {kind: b}");  // Its own pass places it on b.
+    ASSERT_TRUE(manager_->Cancel(x, "").ok());
+  };
+  UseOptions(options);
+  Worker("a", 1, {{"kind", "a"}});
+  const std::string b = Worker("b", 1, {{"kind", "b"}});
+  ASSERT_EQ(State(Submit("busy", 0, "selector: {kind: a}")), JobState::kScheduled);
+  x = Submit("x", 0, "selector: {kind: a}");
+  const std::string y = Submit("y", 0, "selector: {kind: b}");  // Its pass examines x only.
+  ASSERT_EQ(State(y), JobState::kQueued);
+  dispatcher_->ExpireLeases();  // Plans y on b; meanwhile urgent takes b.
+  ASSERT_EQ(plans, 1);
+  EXPECT_EQ(State(urgent), JobState::kScheduled);
+  EXPECT_EQ(State(y), JobState::kQueued);  // Its planned placement no longer held.
+  EXPECT_EQ(State(x), JobState::kCancelled);
+  const std::vector<WorkerStatus> workers = dispatcher_->ListWorkers();
+  ASSERT_EQ(workers.size(), 2u);
+  for (const WorkerStatus& w : workers) EXPECT_EQ(w.running_job_ids.size(), 1u) << w.id;
+  EXPECT_EQ(dispatcher_->WaitingReason(x), "");  // The plan's reason for x is not kept.
+  EXPECT_EQ(plans, 1);
+  clock_.Advance(1'000'000);  // The next question plans again, and explains y.
+  EXPECT_THAT(dispatcher_->WaitingReason(y), ::testing::HasSubstr("slot"));
+  EXPECT_EQ(plans, 2);
+}
+
+// A plan made while nothing happens is committed whole, and the tick after it, with nothing
+// changed, plans nothing.
+TEST_F(DispatcherEventsTest, AnUndisturbedPlanIsCommittedWhole) {
+  scheduler::SchedulerOptions bounded;
+  bounded.max_jobs_examined = 1;
+  scheduler_ = scheduler::MakePolicyScheduler(bounded);
+  UseOptions(Dispatcher::Options{"/artifacts", kLeaseMs});
+  Worker("a", 1, {{"kind", "a"}});
+  Worker("b", 2, {{"kind", "b"}});
+  ASSERT_EQ(State(Submit("busy", 0, "selector: {kind: a}")), JobState::kScheduled);
+  const std::string x = Submit("x", 0, "selector: {kind: a}");
+  const std::string y = Submit("y", 0, "selector: {kind: b}");
+  const std::string z = Submit("z", 0, "selector: {kind: b}");
+  ASSERT_EQ(State(z), JobState::kQueued);
+  dispatcher_->ExpireLeases();
+  EXPECT_EQ(State(y), JobState::kScheduled);
+  EXPECT_EQ(State(z), JobState::kScheduled);
+  EXPECT_FALSE(dispatcher_->WaitingReason(x).empty());
+  dispatcher_->ExpireLeases();
+  EXPECT_EQ(dispatcher_->CompletePasses(), 1);
+}
+
 }  // namespace
 }  // namespace lmtrain

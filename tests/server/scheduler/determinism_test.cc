@@ -7,7 +7,7 @@
 
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
-#include "server/scheduler/scheduler.h"
+#include "server/scheduler/incremental_scheduler.h"
 #include "tests/server/scheduler/random_cluster.h"
 #include "tests/server/scheduler/scheduler_test_util.h"
 

@@ -6,7 +6,7 @@
 
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
-#include "server/scheduler/scheduler.h"
+#include "server/scheduler/incremental_scheduler.h"
 #include "tests/server/scheduler/scheduler_test_util.h"
 
 namespace lmtrain::scheduler {

@@ -1,13 +1,14 @@
 // IncrementalScheduler: its API contract, parked jobs, and agreement with MakePolicyScheduler
 // over seeded random event sequences (jobs arrive, finish, are cancelled or preempted and
 // requeued; workers leave and join; user policies change).
+#include "server/scheduler/incremental_scheduler.h"
+
 #include <algorithm>
 #include <string>
 #include <vector>
 
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
-#include "server/scheduler/scheduler.h"
 #include "tests/server/scheduler/random_cluster.h"
 #include "tests/server/scheduler/scheduler_test_util.h"
 
@@ -19,11 +20,18 @@ using ::testing::IsEmpty;
 using namespace lmtrain::scheduler::testing;  // NOLINT: builders.
 
 // Mirrors random events into both the model snapshot and an IncrementalScheduler, and checks
-// every decision against MakePolicyScheduler's over the snapshot.
+// every decision against MakePolicyScheduler's over the snapshot. A replica replays the
+// scheduler's journal before each decision, and its Plan() must be a complete policy pass too;
+// unbounded simulations commit every other decision by adopting that plan.
 class Simulation {
  public:
   Simulation(uint64_t seed, const SchedulerOptions& options, bool feasible_only, bool bounded)
-      : cluster_(seed, feasible_only), options_(options), bounded_(bounded), inc_(options) {
+      : cluster_(seed, feasible_only),
+        options_(options),
+        bounded_(bounded),
+        inc_(options),
+        replica_(options) {
+    inc_.set_journal(&journal_);
     inc_.Reset(s());
   }
 
@@ -38,11 +46,36 @@ class Simulation {
   void Step(int event) {
     s().now_ms += 1 + cluster_.Below(5000);
     const Decision want = MakePolicyScheduler(options_)->Schedule(s());
-    const Decision got = bounded_ ? inc_.Schedule(s().now_ms) : inc_.ScheduleAll(s().now_ms);
+    const Decision plan = CheckedPlan(event);
+    if (::testing::Test::HasFatalFailure()) return;
+    Decision got;
+    if (!bounded_ && event % 2 == 1) {
+      got = inc_.Adopt(plan, s().now_ms, replayed_version_);
+      got.waiting = plan.waiting;
+    } else {
+      got = bounded_ ? inc_.Schedule(s().now_ms) : inc_.ScheduleAll(s().now_ms);
+    }
     ASSERT_EQ(Describe(got), Describe(want)) << "after event " << event;
     s() = Apply(s(), got);
     ASSERT_EQ(inc_.running(), s().running.size());
     ASSERT_EQ(inc_.queued(), s().queued.size());
+  }
+
+  // The replica catches up with the journal and plans twice (a plan must leave its state as it
+  // was); the plan must be what a complete policy pass decides.
+  Decision CheckedPlan(int event) {
+    replica_.Replay(journal_);
+    journal_.clear();
+    replayed_version_ = inc_.version();
+    Decision plan = replica_.Plan(s().now_ms);
+    EXPECT_EQ(Describe(replica_.Plan(s().now_ms)), Describe(plan)) << "after event " << event;
+    SchedulerOptions complete = options_;
+    complete.max_jobs_examined = 0;
+    EXPECT_EQ(Describe(plan), Describe(MakePolicyScheduler(complete)->Schedule(s())))
+        << "replica's plan after event " << event;
+    EXPECT_EQ(replica_.queued(), inc_.queued());
+    EXPECT_EQ(replica_.running(), inc_.running());
+    return plan;
   }
 
   ClusterSnapshot& s() { return cluster_.snapshot(); }
@@ -151,6 +184,9 @@ class Simulation {
   const SchedulerOptions options_;
   const bool bounded_;
   IncrementalScheduler inc_;
+  std::vector<JournalOp> journal_;  // inc_'s changes since the replica's last Replay.
+  IncrementalScheduler replica_;
+  uint64_t replayed_version_ = 0;
 };
 
 SchedulerOptions Variant(int variant, uint64_t seed) {
@@ -209,6 +245,56 @@ TEST(IncrementalSchedulerTest, ResetThenScheduleAllEqualsThePolicyScheduler) {
   IncrementalScheduler inc({});
   inc.Reset(s);
   EXPECT_EQ(Describe(inc.ScheduleAll(s.now_ms)), Describe(ScheduleOnce(s)));
+}
+
+// A plan made on a replica while the owner went on: what no longer holds is dropped, and the
+// replica, replaying the owner's journal, again holds the owner's state.
+TEST(IncrementalSchedulerTest, AdoptCommitsOnlyThePlacementsThatStillHold) {
+  IncrementalScheduler live({}), replica({});
+  std::vector<JournalOp> journal;
+  live.set_journal(&journal);
+  live.UpsertWorker(Worker("x", 1, 1));
+  live.UpsertWorker(Worker("y", 1, 1));
+  live.UpsertWorker(Worker("z", 1, 1));
+  for (const char* id : {"a", "b", "c"}) ASSERT_TRUE(live.AddQueued(Queued(id, "u", 0, 1)).ok());
+  replica.Replay(journal);
+  journal.clear();
+  const uint64_t version = live.version();
+  const Decision plan = replica.Plan(10);
+  ASSERT_EQ(plan.placements.size(), 3u);
+  EXPECT_EQ(replica.running(), 0u);  // Planned, not committed.
+  // Meanwhile: the worker planned for one job leaves, and a new job takes another's worker.
+  const Placement& gone = plan.placements[0];
+  const Placement& taken = plan.placements[1];
+  const Placement& kept = plan.placements[2];
+  live.RemoveWorker(gone.worker_ids[0]);
+  ASSERT_TRUE(live.AddQueued(Queued("urgent", "v", 80, 9, Request(1, 1, {{"w", "only"}}))).ok());
+  live.UpsertWorker(Worker(taken.worker_ids[0], 1, 1, {{"w", "only"}}));
+  ASSERT_EQ(Describe(live.Schedule(11, /*max_jobs_examined=*/1)),
+            "place urgent on " + taken.worker_ids[0] + "\n");
+  const Decision adopted = live.Adopt(plan, 12, version);
+  ASSERT_EQ(adopted.placements.size(), 1u);
+  EXPECT_EQ(adopted.placements[0].job_id, kept.job_id);
+  EXPECT_THAT(adopted.waiting, IsEmpty());
+  EXPECT_EQ(live.running(), 2u);  // urgent and the kept job.
+  EXPECT_EQ(live.queued(), 2u);   // The two dropped ones wait for the next pass.
+  replica.Replay(journal);
+  EXPECT_EQ(replica.running(), 2u);
+  EXPECT_EQ(replica.queued(), 2u);
+  EXPECT_EQ(Describe(replica.Plan(13)), Describe(live.ScheduleAll(13)));
+}
+
+TEST(IncrementalSchedulerTest, AnAdoptedPlanOfAnUnchangedStateSettlesIt) {
+  IncrementalScheduler live({}), replica({});
+  std::vector<JournalOp> journal;
+  live.set_journal(&journal);
+  live.UpsertWorker(Worker("x", 1, 1));
+  ASSERT_TRUE(live.AddQueued(Queued("a", "u", 0, 1)).ok());
+  ASSERT_TRUE(live.AddQueued(Queued("b", "u", 0, 2)).ok());
+  replica.Replay(journal);
+  const Decision adopted = live.Adopt(replica.Plan(5), 5, live.version());
+  EXPECT_EQ(Describe(adopted), "place a on x\n");
+  EXPECT_FALSE(live.MightStartOrPreempt());  // As after ScheduleAll: nothing left to start.
 }
 
 TEST(IncrementalSchedulerTest, ScheduleCommitsItsDecision) {
