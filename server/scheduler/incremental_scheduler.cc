@@ -32,16 +32,18 @@ IncrementalScheduler::IncrementalScheduler(const SchedulerOptions& options)
 
 IncrementalScheduler::~IncrementalScheduler() = default;
 
-void IncrementalScheduler::Reset(const ClusterSnapshot& snapshot) {
+void IncrementalScheduler::Reset(ClusterSnapshot snapshot) {
   Changed();
-  Journal(ResetOp{snapshot});
   state_ = std::make_unique<internal::ClusterState>(options_.seed, options_.gpu_share_weight);
   parked_.clear();
   parked_news_.clear();
-  ClusterSnapshot without_queue = snapshot;
-  without_queue.queued.clear();
-  state_->Load(without_queue);
-  for (const QueuedJob& job : snapshot.queued) AddQueuedUnjournaled(job).IgnoreError();
+  std::vector<QueuedJob> queued = std::move(snapshot.queued);
+  snapshot.queued.clear();
+  state_->Load(snapshot);
+  for (const QueuedJob& job : queued) AddQueuedUnjournaled(job).IgnoreError();
+  if (journal_ == nullptr) return;
+  snapshot.queued = std::move(queued);
+  journal_->push_back(ResetOp{std::move(snapshot)});
 }
 
 void IncrementalScheduler::SetUser(const std::string& user, const UserPolicy& policy) {

@@ -45,8 +45,9 @@ class IncrementalScheduler {
   IncrementalScheduler(const IncrementalScheduler&) = delete;
   IncrementalScheduler& operator=(const IncrementalScheduler&) = delete;
 
-  // Replaces the whole state (users, workers, running and queued jobs) with the snapshot's.
-  void Reset(const ClusterSnapshot& snapshot);
+  // Replaces the whole state (users, workers, running and queued jobs) with the snapshot's
+  // (taken by value: a journal keeps it).
+  void Reset(ClusterSnapshot snapshot);
   void SetUser(const std::string& user, const UserPolicy& policy);
   void SetDefaultUser(const UserPolicy& policy);
   // Adds or replaces a worker; free_slots is taken as given (it should exclude running jobs).
