@@ -417,7 +417,10 @@ std::string Dispatcher::WaitingReason(const std::string& job_id) {
     absl::MutexLock lock(&mu_);
     pass = QuestionMayPassLocked();
   }
-  if (pass) CompletePass(PassFor::kQuestion);
+  if (pass && plan_mu_.TryLock()) {  // Else the pass being planned answers soon.
+    CompletePassPlanHeld(PassFor::kQuestion);
+    plan_mu_.Unlock();
+  }
   absl::MutexLock lock(&mu_);
   auto it = waiting_.find(job_id);
   return it == waiting_.end() ? "" : it->second;

@@ -248,7 +248,9 @@ class Dispatcher {
   // ScheduleIfDirtyLocked), so when events ran since the last complete pass, this runs one
   // first (the answer covers every queued job, however deep the queue), unless the last one
   // ran less than complete_pass_interval_ms ago: then the answer may be that old, and a job
-  // queued since behind more than the bounded pass examines may have none yet ("").
+  // queued since behind more than the bounded pass examines may have none yet (""). Nor does
+  // it wait for a complete pass that another call (the lease tick) is planning: it answers
+  // from the reasons it has, which that pass replaces when it is done.
   std::string WaitingReason(const std::string& job_id);
 
   // Turns placement on (the default) or off; see the class comment.
@@ -307,8 +309,12 @@ class Dispatcher {
   // hold (IncrementalScheduler::Adopt), a slice per hold of mu_, then its preemptions, and its
   // reasons replace every reason but those that events changed since. Complete passes run one
   // at a time (plan_mu_); the lease tick's also brings the replica up to date when it plans
-  // nothing, so the journal stays short.
+  // nothing, so the journal stays short. (WaitingReason does not wait for a pass being
+  // planned: it takes plan_mu_ only when it is free.)
   void CompletePass(PassFor why) ABSL_LOCKS_EXCLUDED(mu_, plan_mu_);
+  // CompletePass's body, for a caller that holds plan_mu_.
+  void CompletePassPlanHeld(PassFor why) ABSL_EXCLUSIVE_LOCKS_REQUIRED(plan_mu_)
+      ABSL_LOCKS_EXCLUDED(mu_);
   // Times one hold of mu_ by a complete pass into longest_pass_hold_ms_ (made after the lock,
   // so destroyed before it).
   class HoldTimer {

@@ -23,6 +23,10 @@ constexpr absl::Duration kBetweenSlices = absl::Microseconds(200);
 
 void Dispatcher::CompletePass(PassFor why) {
   absl::MutexLock plan_lock(&plan_mu_);
+  CompletePassPlanHeld(why);
+}
+
+void Dispatcher::CompletePassPlanHeld(PassFor why) {
   PlanTicket ticket;
   std::vector<scheduler::JournalOp> ops;
   {

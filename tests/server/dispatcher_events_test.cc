@@ -312,6 +312,28 @@ TEST_F(DispatcherEventsTest, EventsRunWhileACompletePassIsPlannedAndItsStalePlac
   EXPECT_EQ(plans, 2);
 }
 
+// A question that is due while another call plans a complete pass answers from the reasons it
+// has (asked here from inside that pass's planning, where waiting for it would hang).
+TEST_F(DispatcherEventsTest, AQuestionDoesNotWaitForACompletePassBeingPlanned) {
+  Dispatcher::Options options{"/artifacts", kLeaseMs};  // Questions due after every event.
+  std::string second, asked = "unasked";
+  int plans = 0;
+  options.after_plan_for_tests = [&] {
+    if (plans++ > 0) return;
+    second = Submit("second", 0, "selector: {kind: a}");  // The cluster is full: unexamined.
+    asked = dispatcher_->WaitingReason(second);
+  };
+  UseOptions(options);
+  Worker("a", 1, {{"kind", "a"}});
+  ASSERT_EQ(State(Submit("busy", 0, "selector: {kind: a}")), JobState::kScheduled);
+  const std::string first = Submit("first", 0, "selector: {kind: a}");
+  EXPECT_FALSE(dispatcher_->WaitingReason(first).empty());  // Plans; the hook asks meanwhile.
+  EXPECT_EQ(plans, 1);
+  EXPECT_EQ(asked, "");  // At once, from what it had: no pass had explained it yet.
+  EXPECT_THAT(dispatcher_->WaitingReason(second), ::testing::HasSubstr("slot"));
+  EXPECT_EQ(plans, 2);  // That question planned a pass of its own.
+}
+
 // A plan made while nothing happens is committed whole, and the tick after it, with nothing
 // changed, plans nothing.
 TEST_F(DispatcherEventsTest, AnUndisturbedPlanIsCommittedWhole) {
