@@ -133,12 +133,10 @@ Decision IncrementalScheduler::Schedule(int64_t now_ms) {
   return Schedule(now_ms, options_.max_jobs_examined);
 }
 
-Decision IncrementalScheduler::ScheduleAll(int64_t now_ms, ParkedReasons parked) {
-  return Pass(now_ms, 0, parked);
-}
+Decision IncrementalScheduler::ScheduleAll(int64_t now_ms) { return Pass(now_ms, 0); }
 
 Decision IncrementalScheduler::Schedule(int64_t now_ms, int max_jobs_examined) {
-  return Pass(now_ms, max_jobs_examined, ParkedReasons::kAll);
+  return Pass(now_ms, max_jobs_examined);
 }
 
 bool IncrementalScheduler::MightStartOrPreempt() const {
@@ -152,14 +150,18 @@ bool IncrementalScheduler::MightStartOrPreempt() const {
   return !candidates.empty() && (*candidates.begin())->priority < queue.levels().begin()->first;
 }
 
-Decision IncrementalScheduler::Pass(int64_t now_ms, int max_jobs_examined, ParkedReasons parked) {
+void IncrementalScheduler::ExplainParked(Decision* decision) const {
+  for (const auto& [id, entry] : parked_) decision->waiting[id] = entry.why;
+}
+
+Decision IncrementalScheduler::Pass(int64_t now_ms, int max_jobs_examined) {
   Decision decision =
       internal::RunSchedulingPass(state_.get(), options_, now_ms, max_jobs_examined);
-  if (max_jobs_examined <= 0 && parked == ParkedReasons::kAll) {
-    for (const auto& [id, entry] : parked_) decision.waiting[id] = entry.why;
+  if (max_jobs_examined <= 0) {
+    ExplainParked(&decision);
   } else {
     // A bounded pass reports only the news: walking every parked job would make each event's
-    // pass grow with the parked queue. So does a complete one asked for kChanged.
+    // pass grow with the parked queue.
     for (const std::string& id : parked_news_) {
       if (auto it = parked_.find(id); it != parked_.end()) decision.waiting[id] = it->second.why;
     }
@@ -214,7 +216,7 @@ void IncrementalScheduler::Replay(const std::vector<JournalOp>& ops) {
 Decision IncrementalScheduler::Plan(int64_t now_ms) {
   Decision decision =
       internal::RunSchedulingPass(state_.get(), options_, now_ms, 0, /*commit=*/false);
-  for (const auto& [id, entry] : parked_) decision.waiting[id] = entry.why;
+  ExplainParked(&decision);
   return decision;
 }
 
@@ -243,28 +245,28 @@ Decision IncrementalScheduler::Adopt(const Decision& plan, int64_t now_ms, uint6
 
 bool IncrementalScheduler::StartOn(const Placement& placement, int64_t now_ms, bool check) {
   const internal::QueuedRec* job = state_->queue().Find(placement.job_id);
-  if (job == nullptr || (check && !PlacementHolds(*job, placement))) return false;
+  if (job == nullptr) return false;
   std::vector<int> workers;
   for (const std::string& id : placement.worker_ids) {
     const int worker = state_->pool().Find(id);
     if (worker < 0) return false;
     workers.push_back(worker);
   }
+  if (check && !PlacementHolds(*job, workers)) return false;
   state_->Start(*job, workers, now_ms);
   return true;
 }
 
 bool IncrementalScheduler::PlacementHolds(const internal::QueuedRec& job,
-                                          const Placement& placement) const {
-  if (static_cast<int>(placement.worker_ids.size()) != job.workers) return false;
+                                          const std::vector<int>& workers) const {
+  if (static_cast<int>(workers.size()) != job.workers) return false;
   const internal::UserTable& users = state_->users();
   if (users.AtRunningLimit(*job.user) || users.OverGpuLimit(*job.user, job.total_gpus())) {
     return false;
   }
   const internal::WorkerPool& pool = state_->pool();
-  for (const std::string& id : placement.worker_ids) {
-    const int worker = pool.Find(id);
-    if (worker < 0 || !pool.Matches(job.selector, worker)) return false;
+  for (int worker : workers) {
+    if (!pool.Matches(job.selector, worker)) return false;
     const internal::WorkerRec& rec = pool.worker(worker);
     if (rec.free < job.slots || rec.free_gpus < job.gpus) return false;
   }

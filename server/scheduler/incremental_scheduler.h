@@ -64,14 +64,9 @@ class IncrementalScheduler {
 
   // One pass bounded by options.max_jobs_examined, committed to the state.
   Decision Schedule(int64_t now_ms);
-  // Which parked jobs a decision explains. kAll: every one (a complete pass's default). kChanged:
-  // only those parked, or explained anew, since the last decision, as a bounded pass reports
-  // them; for a caller that keeps every decision's reasons (the Dispatcher), the same knowledge
-  // without copying every parked job's reason per pass.
-  enum class ParkedReasons { kAll, kChanged };
-  // One pass over every queued job (explains all of them, parked ones as `parked` says),
-  // committed to the state.
-  Decision ScheduleAll(int64_t now_ms, ParkedReasons parked = ParkedReasons::kAll);
+  // One pass over every queued job (explains all of them, parked ones included), committed to
+  // the state.
+  Decision ScheduleAll(int64_t now_ms);
   // One pass bounded by `max_jobs_examined` (0: every job, as ScheduleAll), committed to the
   // state.
   Decision Schedule(int64_t now_ms, int max_jobs_examined);
@@ -121,7 +116,9 @@ class IncrementalScheduler {
     QueuedJob job;
     std::string why;
   };
-  Decision Pass(int64_t now_ms, int max_jobs_examined, ParkedReasons parked);
+  Decision Pass(int64_t now_ms, int max_jobs_examined);
+  // Adds every parked job's reason to the decision.
+  void ExplainParked(Decision* decision) const;
   // The state changed: a complete pass may now decide differently.
   void Changed() {
     settled_ = false;
@@ -135,7 +132,7 @@ class IncrementalScheduler {
   // Starts a queued job on the named workers (ClusterState::Start: the caller ends the pass);
   // checks the placement first when `check` (see Adopt). False when it did not start.
   bool StartOn(const Placement& placement, int64_t now_ms, bool check);
-  bool PlacementHolds(const internal::QueuedRec& job, const Placement& placement) const;
+  bool PlacementHolds(const internal::QueuedRec& job, const std::vector<int>& workers) const;
 
   const SchedulerOptions options_;
   std::unique_ptr<internal::ClusterState> state_;

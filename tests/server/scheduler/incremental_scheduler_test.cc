@@ -357,27 +357,6 @@ TEST(IncrementalSchedulerTest, ParkedExplanationFollowsWorkersLeaving) {
   EXPECT_THAT(PlacedIds(inc.Schedule(2)), ElementsAre("big"));
 }
 
-TEST(IncrementalSchedulerTest, ACompletePassCanReportOnlyTheParkedJobsThatChanged) {
-  IncrementalScheduler inc({});
-  const auto changed = IncrementalScheduler::ParkedReasons::kChanged;
-  inc.UpsertWorker(Worker("a", 8, 8));
-  inc.UpsertWorker(Worker("b", 8, 8));
-  ASSERT_TRUE(inc.AddQueued(Queued("big", "u", 0, 1, Request(3, 8))).ok());
-  ASSERT_TRUE(inc.AddQueued(Queued("one", "u", 0, 2, Request(1, 9))).ok());
-  ASSERT_TRUE(inc.AddQueued(Queued("fits", "u", 0, 3, Request(1, 1))).ok());
-  const Decision first = inc.ScheduleAll(0, changed);  // Both parked jobs are news.
-  EXPECT_EQ(first.waiting.count("big"), 1u);
-  EXPECT_EQ(first.waiting.count("one"), 1u);
-  EXPECT_THAT(PlacedIds(first), ElementsAre("fits"));
-  EXPECT_THAT(inc.ScheduleAll(1, changed).waiting, IsEmpty());
-  inc.RemoveWorker("b");  // Re-explains "big" only ("only 1 worker has that many").
-  const Decision after = inc.ScheduleAll(2, changed);
-  EXPECT_EQ(after.waiting.at("big"),
-            "needs 3 workers with 8 slots each; only 1 worker has that many");
-  EXPECT_EQ(after.waiting.count("one"), 0u);
-  EXPECT_EQ(inc.ScheduleAll(3).waiting.size(), 2u);  // kAll: every parked job.
-}
-
 TEST(IncrementalSchedulerTest, SaysWhenNoPassCouldStartOrPreemptAnything) {
   IncrementalScheduler inc({});
   EXPECT_FALSE(inc.MightStartOrPreempt());  // Nothing queued.
