@@ -132,11 +132,11 @@ absl::StatusOr<std::unique_ptr<SqliteJobStore>> SqliteJobStore::Open(const Optio
   // cascade the drop of the old table into events and checkpoints.
   RETURN_IF_ERROR(storage_internal::Migrate(*db, storage_internal::JobStoreMigrations()));
   RETURN_IF_ERROR(db->Exec("PRAGMA foreign_keys = ON"));
-  ASSIGN_OR_RETURN(
-      std::unique_ptr<storage_internal::WalCheckpointer> checkpointer,
-      storage_internal::WalCheckpointer::Start(db.get(), options.vfs, options.busy_timeout_ms));
-  return std::unique_ptr<SqliteJobStore>(
-      new SqliteJobStore(std::move(db), std::move(checkpointer), options.cache_bytes));
+  std::unique_ptr<SqliteJobStore> store(new SqliteJobStore(std::move(db), options.cache_bytes));
+  ASSIGN_OR_RETURN(store->checkpointer_,
+                   storage_internal::WalCheckpointer::Start(store->db_.get(), &store->mu_,
+                                                            options.vfs, options.busy_timeout_ms));
+  return store;
 }
 
 absl::StatusOr<SqliteJobStore::Sync> SqliteJobStore::ParseSync(const std::string& text) {
@@ -146,12 +146,8 @@ absl::StatusOr<SqliteJobStore::Sync> SqliteJobStore::ParseSync(const std::string
       absl::StrCat("--sync must be 'normal' or 'full' (got '", text, "')"));
 }
 
-SqliteJobStore::SqliteJobStore(std::unique_ptr<Connection> db,
-                               std::unique_ptr<storage_internal::WalCheckpointer> checkpointer,
-                               size_t cache_bytes)
-    : db_(std::move(db)),
-      cache_(std::make_unique<storage_internal::JobRecordCache>(cache_bytes)),
-      checkpointer_(std::move(checkpointer)) {}
+SqliteJobStore::SqliteJobStore(std::unique_ptr<Connection> db, size_t cache_bytes)
+    : db_(std::move(db)), cache_(std::make_unique<storage_internal::JobRecordCache>(cache_bytes)) {}
 
 SqliteJobStore::~SqliteJobStore() { checkpointer_.reset(); }  // Before db_ closes.
 

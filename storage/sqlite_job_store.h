@@ -17,7 +17,9 @@
 // Same semantics as one transaction per call, fewer WAL writes and checkpoints.
 //
 // WAL checkpoints run on a thread and connection of their own
-// (storage/internal/wal_checkpointer.h), never inside a caller's COMMIT.
+// (storage/internal/wal_checkpointer.h), never inside a caller's COMMIT. About once per 64 MB of
+// WAL, that thread holds the store's lock for a short second checkpoint so the WAL can start
+// over.
 //
 // Job cache (storage/internal/job_record_cache.h): GetJob keeps the records it reads, up to
 // Options::cache_bytes, and answers later reads of the same job from memory. Every write to a
@@ -123,9 +125,7 @@ class SqliteJobStore : public JobStore {
  private:
   using Creates = storage_internal::GroupCommit<NewJob, CreatedJob>;
 
-  SqliteJobStore(std::unique_ptr<storage_internal::Connection> db,
-                 std::unique_ptr<storage_internal::WalCheckpointer> checkpointer,
-                 size_t cache_bytes);
+  SqliteJobStore(std::unique_ptr<storage_internal::Connection> db, size_t cache_bytes);
   // Inserts and commits `batch` in one transaction; fills each one's result.
   void CommitCreates(const std::vector<Creates::Pending*>& batch);
 
@@ -134,7 +134,8 @@ class SqliteJobStore : public JobStore {
   absl::Mutex mu_;
   const std::unique_ptr<storage_internal::Connection> db_ ABSL_PT_GUARDED_BY(mu_);
   const std::unique_ptr<storage_internal::JobRecordCache> cache_ ABSL_PT_GUARDED_BY(mu_);
-  // Runs db_'s WAL checkpoints off the commit path; destroyed before db_ closes.
+  // Runs db_'s WAL checkpoints off the commit path (holding mu_ only for the short catch-up
+  // that lets the WAL start over); set by Open, destroyed before db_ closes.
   std::unique_ptr<storage_internal::WalCheckpointer> checkpointer_;
 };
 

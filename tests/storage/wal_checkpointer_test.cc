@@ -1,0 +1,116 @@
+// WalCheckpointer under a steady stream of commits: how often it checkpoints, and that the WAL
+// still starts over from its beginning (its file stays bounded) although no checkpoint running
+// beside the commits ever catches up with them.
+#include "storage/internal/wal_checkpointer.h"
+
+#include <gtest/gtest.h>
+
+#include <cstdint>
+#include <filesystem>
+#include <iostream>
+#include <memory>
+#include <string>
+#include <thread>
+
+#include "absl/synchronization/mutex.h"
+#include "storage/internal/sqlite_connection.h"
+#include "tests/storage/storage_test_util.h"
+#include "tests/storage/sync_observing_vfs.h"
+
+namespace lmtrain::storage_internal {
+namespace {
+
+using ::lmtrain::testing::ScratchDir;
+using ::lmtrain::testing::SyncObservingVfs;
+
+constexpr int kRowBytes = 3000;  // One row per 4 KiB page: each commit appends a few frames.
+constexpr int64_t kFrameBytes = 24 + 4096;
+
+// A WAL-mode database with one table, written through SyncObservingVfs (which counts the WAL
+// writes: two per frame).
+struct Database {
+  explicit Database(const std::string& path) {
+    SyncObservingVfs::Register();
+    auto opened = Connection::Open(path, /*busy_timeout_ms=*/5000, SyncObservingVfs::kName);
+    EXPECT_TRUE(opened.ok()) << opened.status();
+    if (!opened.ok()) return;
+    writer = *std::move(opened);
+    EXPECT_TRUE(writer->Exec("PRAGMA journal_mode = WAL").ok());
+    EXPECT_TRUE(writer->Exec("PRAGMA synchronous = NORMAL").ok());
+    EXPECT_TRUE(writer->Exec("CREATE TABLE rows (id INTEGER PRIMARY KEY, body BLOB)").ok());
+    SyncObservingVfs::Reset();
+  }
+
+  // Commits `n` rows one transaction each, as fast as it can, taking the writer's lock for each
+  // commit as a store's callers do.
+  void CommitRows(int n) {
+    const std::string insert =
+        "INSERT INTO rows (body) VALUES (randomblob(" + std::to_string(kRowBytes) + "))";
+    for (int i = 0; i < n; ++i) {
+      {
+        absl::MutexLock lock(&mu);
+        ASSERT_TRUE(writer->Exec(insert).ok());
+      }
+      std::this_thread::yield();
+    }
+  }
+
+  absl::Mutex mu;
+  std::unique_ptr<Connection> writer;
+};
+
+TEST(WalCheckpointerTest, ChecksOncePerThresholdOfNewFramesNotAfterEveryCommit) {
+  ScratchDir dir;
+  Database db(dir.File("wal.db"));
+  ASSERT_NE(db.writer, nullptr);
+  WalThresholds thresholds;
+  thresholds.pages = 100;
+  thresholds.restart_pages = 1 << 30;
+  thresholds.catch_up_pages = 1 << 30;
+  auto checkpointer =
+      WalCheckpointer::Start(db.writer.get(), &db.mu, SyncObservingVfs::kName, 5000, thresholds);
+  ASSERT_TRUE(checkpointer.ok()) << checkpointer.status();
+
+  db.CommitRows(1500);
+
+  const int64_t frames = SyncObservingVfs::wal_writes() / 2;
+  const int64_t checkpoints = (*checkpointer)->checkpoints();
+  std::cout << frames << " frames in 1500 commits, " << checkpoints << " checkpoints\n";
+  EXPECT_GE(frames, 1500);
+  EXPECT_GE(checkpoints, 1);
+  // SQLite's rule (checkpoint whenever the WAL holds 100 frames) runs one after nearly every
+  // commit here, since none catches up with the commits made while it runs.
+  EXPECT_LE(checkpoints, frames / thresholds.pages + 1);
+}
+
+TEST(WalCheckpointerTest, TheWalStartsOverUnderASteadyStreamOfCommits) {
+  ScratchDir dir;
+  const std::string path = dir.File("wal.db");
+  Database db(path);
+  ASSERT_NE(db.writer, nullptr);
+  WalThresholds thresholds;
+  thresholds.pages = 50;
+  thresholds.restart_pages = 1 << 30;  // Only the checkpoint holding the writer's lock.
+  thresholds.catch_up_pages = 300;
+  auto checkpointer =
+      WalCheckpointer::Start(db.writer.get(), &db.mu, SyncObservingVfs::kName, 5000, thresholds);
+  ASSERT_TRUE(checkpointer.ok()) << checkpointer.status();
+
+  db.CommitRows(4000);
+
+  const int64_t frames = SyncObservingVfs::wal_writes() / 2;
+  // The WAL file never shrinks: its size is the most frames the WAL ever held.
+  const int64_t most = std::filesystem::file_size(path + "-wal") / kFrameBytes;
+  const int64_t restarts = (*checkpointer)->restarts();
+  std::cout << frames << " frames in 4000 commits; the WAL held at most " << most
+            << " and started over " << restarts << " times after " << (*checkpointer)->catch_ups()
+            << " checkpoints holding the writer's lock\n";
+  EXPECT_GE(frames, 8000);
+  // Without the checkpoints holding the writer's lock, the WAL would never start over here
+  // and would end up holding every frame.
+  EXPECT_GE(restarts, 3);
+  EXPECT_LT(most, frames);
+}
+
+}  // namespace
+}  // namespace lmtrain::storage_internal
