@@ -5,6 +5,7 @@
 #include "absl/strings/str_cat.h"
 #include "proto/grpc_status.h"
 #include "server/server.h"
+#include "server/sync_server_threads.h"
 
 namespace lmtrain::bench {
 
@@ -75,6 +76,7 @@ absl::StatusOr<std::unique_ptr<CeilingServer>> CeilingServer::Start(CannedReplie
   // As Server::StartGrpc builds lm-server's.
   builder.SetMaxReceiveMessageSize(Server::Options().max_receive_message_bytes);
   builder.AddChannelArgument(GRPC_ARG_ALLOW_REUSEPORT, 0);
+  KeepSyncServerThreads(&builder);
   s->server_ = builder.BuildAndStart();
   if (s->server_ == nullptr || s->port_ == 0) {
     return absl::UnavailableError("the do-nothing JobService cannot listen on 127.0.0.1");

@@ -11,8 +11,9 @@
 //   others     UNIMPLEMENTED (the generated default).
 //
 // CeilingServer serves it on 127.0.0.1 (a free port) with the ServerBuilder options lm-server
-// uses (server/server.cc: maximum request size, no SO_REUSEPORT), but none of lm-server's
-// interceptors: the ratio of a real figure to this one prices everything lm-server adds.
+// uses (server/server.cc: maximum request size, no SO_REUSEPORT, the idle threads it keeps),
+// but none of lm-server's interceptors: the ratio of a real figure to this one prices
+// everything lm-server adds.
 //
 // Thread-safe: the canned messages are read-only after construction; the id counter is atomic.
 #pragma once

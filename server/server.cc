@@ -11,6 +11,7 @@
 #include "proto/client_channel.h"
 #include "server/metrics/grpc_metrics_interceptor.h"
 #include "server/metrics/observed_job_store.h"
+#include "server/sync_server_threads.h"
 #include "storage/postgres_job_store.h"
 #include "storage/sqlite_job_store.h"
 
@@ -173,6 +174,7 @@ absl::Status Server::StartGrpc() {
   // gRPC sets SO_REUSEPORT by default, so a second lm-server on the same address would start
   // and silently share the port (and split the workers) with the first: refuse instead.
   builder.AddChannelArgument(GRPC_ARG_ALLOW_REUSEPORT, 0);
+  KeepSyncServerThreads(&builder);
   // WatchJob's callback method next to the synchronous ones leaves no steady poller otherwise.
   grpc_poller_ = std::make_unique<GrpcPoller>(&builder);
   grpc_server_ = builder.BuildAndStart();
