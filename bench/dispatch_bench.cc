@@ -5,7 +5,8 @@
 //
 //   lm-bench-dispatch [--workers 10000] [--queued 100000] [--events 5000] [--seed 1]
 //                     [--max-examined 100] [--gpu-jobs 20] [--tick-every 100]
-//                     [--tick-beside-ms 0] [--event-gap-us 0]
+//                     [--tick-beside-ms 0] [--event-gap-us 0] [--questions 0]
+//                     [--question-interval-ms 1000]
 //
 // Workers have 1/2/4/8 slots; 20% are GPU workers (8 slots, 8 GPUs, gpu=h100). Jobs come from 8
 // users with priorities 0/10/50/80 and run on one worker with 1-4 slots; --gpu-jobs percent ask
@@ -23,6 +24,10 @@
 // after the first (open loop) and its wall time counts from then, so that an event held up
 // behind the dispatcher's lock delays the ones due after it as calls from many clients would
 // be, and each of them shows the wait (no coordinated omission).
+// With --questions P, P percent of the events are questions instead ("question": why does a
+// random submitted job wait, as GetJob and `lmctl explain` ask; Dispatcher::WaitingReason),
+// with Options::complete_pass_interval_ms = --question-interval-ms (lm-server's default 1000;
+// the manual clock advances 10 ms per event).
 // Prints wall-clock p50/p99/max per kind and overall, and the p99 of this thread's CPU time
 // (which the load of other processes does not inflate); the last line is JSON:
 //   {"workers", "queued", "events", "p50_ms", "p99_ms", "max_ms", "cpu_p99_ms", "max_examined",
@@ -73,6 +78,8 @@ struct Flags {
   int64_t tick_every = 100;
   int64_t tick_beside_ms = 0;
   int64_t event_gap_us = 0;
+  int64_t questions = 0;
+  int64_t question_interval_ms = 1000;
 };
 
 double ThreadCpuMs() {
@@ -99,7 +106,7 @@ class Bench {
       : f_(f),
         rng_(f.seed),
         policy_(scheduler::MakePolicyScheduler(Options(f))),
-        dispatcher_(&store_, &clock_, &hub_, policy_.get(), {"/bench", int64_t{1} << 50}) {}
+        dispatcher_(&store_, &clock_, &hub_, policy_.get(), DispatcherOptions(f)) {}
 
   void Setup() {
     for (int64_t i = 0; i < f_.workers; ++i) AddWorker();
@@ -119,9 +126,20 @@ class Bench {
       const SteadyClock::time_point due = first + std::chrono::microseconds(f_.event_gap_us * i);
       if (f_.event_gap_us > 0) std::this_thread::sleep_until(due);
       clock_.Advance(10);
-      const int pick = static_cast<int>(rng_() % 100);
-      const char* kind = pick < 45 ? "finish" : pick < 90 ? "submit" : pick < 95 ? "cancel" : "join";
       timed_ = false;
+      if (f_.questions > 0 && static_cast<int64_t>(rng_() % 100) < f_.questions) {
+        Ask();
+        if (f_.event_gap_us > 0) {
+          wall_ms_ = std::chrono::duration<double, std::milli>(end_ - due).count();
+        }
+        Record(&times["question"]);
+        continue;
+      }
+      const int pick = static_cast<int>(rng_() % 100);
+      const char* kind = pick < 45   ? "finish"
+                         : pick < 90 ? "submit"
+                         : pick < 95 ? "cancel"
+                                     : "join";
       if (pick < 45) {
         Finish();
       } else if (pick < 90) {
@@ -167,6 +185,18 @@ class Bench {
   }
 
  private:
+  static Dispatcher::Options DispatcherOptions(const Flags& f) {
+    Dispatcher::Options o{"/bench", int64_t{1} << 50};
+    o.complete_pass_interval_ms = f.question_interval_ms;
+    return o;
+  }
+
+  // Why a random submitted job waits ("" once it was placed or cancelled).
+  void Ask() {
+    const std::string id = queued_.empty() ? "" : queued_[rng_() % queued_.size()];
+    Timed([&] { (void)dispatcher_.WaitingReason(id); });
+  }
+
   static scheduler::SchedulerOptions Options(const Flags& f) {
     scheduler::SchedulerOptions o;
     o.seed = static_cast<uint64_t>(f.seed);
@@ -301,15 +331,20 @@ int Main(int argc, char** argv) {
   cl.AddInt("tick-beside-ms", &f.tick_beside_ms,
             "run the lease tick on its own thread, sleeping this long between ticks (0: inline)");
   cl.AddInt("event-gap-us", &f.event_gap_us, "sleep this long before each event");
+  cl.AddInt("questions", &f.questions, "percent of events that ask why a job waits");
+  cl.AddInt("question-interval-ms", &f.question_interval_ms,
+            "Dispatcher::Options::complete_pass_interval_ms");
   auto positional = cl.Parse(argc - 1, argv + 1);
   if (!positional.ok()) {
     std::cerr << positional.status().message() << "\n";
     return IsHelpRequest(positional.status()) ? 0 : 2;
   }
   if (f.workers < 1 || f.queued < 0 || f.events < 1 || f.max_examined < 0 || f.tick_every < 0 ||
-      f.tick_beside_ms < 0 || f.event_gap_us < 0) {
+      f.tick_beside_ms < 0 || f.event_gap_us < 0 || f.questions < 0 || f.questions > 100 ||
+      f.question_interval_ms < 0) {
     std::cerr << "lm-bench-dispatch: --workers/--events >= 1, --queued/--max-examined/"
-                 "--tick-every/--tick-beside-ms/--event-gap-us >= 0\n";
+                 "--tick-every/--tick-beside-ms/--event-gap-us/--question-interval-ms >= 0, "
+                 "--questions 0-100\n";
     return 2;
   }
   TuneMallocForServer();  // As lm-server does.
