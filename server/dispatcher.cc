@@ -18,7 +18,8 @@ Dispatcher::Dispatcher(JobStore* store, Clock* clock, EventHub* hub,
       options_(std::move(options)),
       planner_(policy->NewIncremental()),
       scheduler_(policy->NewIncremental()),
-      inbox_thread_([this] { InboxLoop(); }) {
+      inbox_thread_([this] { InboxLoop(); }),
+      question_thread_([this] { QuestionLoop(); }) {
   scheduler_->set_journal(&journal_);
 }
 
@@ -28,6 +29,7 @@ Dispatcher::~Dispatcher() {
     inbox_stop_ = true;
   }
   inbox_thread_.join();
+  question_thread_.join();
 }
 
 absl::Status Dispatcher::Recover() {
@@ -412,12 +414,19 @@ bool Dispatcher::QuestionMayPassLocked() {
 }
 
 std::string Dispatcher::WaitingReason(const std::string& job_id) {
-  bool pass;
   {
     absl::MutexLock lock(&mu_);
-    pass = QuestionMayPassLocked();
+    const bool due = QuestionMayPassLocked();
+    auto it = waiting_.find(job_id);
+    if (it != waiting_.end() || !due) {
+      if (due) {
+        absl::MutexLock question(&inbox_mu_);
+        question_wanted_ = true;
+      }
+      return it == waiting_.end() ? "" : it->second;
+    }
   }
-  if (pass && plan_mu_.TryLock()) {  // Else the pass being planned answers soon.
+  if (plan_mu_.TryLock()) {  // Else the pass being planned answers soon.
     CompletePassPlanHeld(PassFor::kQuestion);
     plan_mu_.Unlock();
   }

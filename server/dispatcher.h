@@ -174,7 +174,8 @@ class Dispatcher {
              Options options);
   Dispatcher(const Dispatcher&) = delete;
   Dispatcher& operator=(const Dispatcher&) = delete;
-  // Stops the inbox thread (JobCreated); jobs still in the inbox stay QUEUED in the store.
+  // Stops the inbox thread (JobCreated; jobs still in the inbox stay QUEUED in the store) and
+  // the question thread (after the complete pass it may be running).
   ~Dispatcher();
 
   // Requeues PREEMPTED/RETRYING jobs and adopts SCHEDULED/RUNNING ones as orphans. Call at
@@ -245,12 +246,17 @@ class Dispatcher {
   void JobCreated(const JobRecord& job, uint64_t stamp);
 
   // Why a QUEUED job waits; "" if unknown. Per-event passes are bounded (see
-  // ScheduleIfDirtyLocked), so when events ran since the last complete pass, this runs one
-  // first (the answer covers every queued job, however deep the queue), unless the last one
-  // ran less than complete_pass_interval_ms ago: then the answer may be that old, and a job
-  // queued since behind more than the bounded pass examines may have none yet (""). Nor does
-  // it wait for a complete pass that another call (the lease tick) is planning: it answers
-  // from the reasons it has, which that pass replaces when it is done.
+  // ScheduleIfDirtyLocked), so a job queued behind more than a bounded pass examines gets its
+  // reason from a complete pass (one over every queued job, however deep the queue). A
+  // question starts one when events ran since the last and that ran at least
+  // complete_pass_interval_ms ago:
+  //  - when the job has a reason already, the question answers with it at once and the pass
+  //    runs on a thread of the dispatcher's own (an O(queue) plan: 100-200 ms at 100k queued
+  //    jobs), whose reasons later questions get;
+  //  - when it has none, the question runs the pass itself and answers from it.
+  // Either way an answer may be as old as the last complete pass. Nor does a question wait for
+  // a complete pass that the lease tick is planning: it answers from the reasons it has, which
+  // that pass replaces when it is done.
   std::string WaitingReason(const std::string& job_id);
 
   // Turns placement on (the default) or off; see the class comment.
@@ -372,6 +378,8 @@ class Dispatcher {
   void DrainInboxLocked() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   // The inbox thread: waits until JobCreated found mu_ busy, then takes mu_ and drains.
   void InboxLoop();
+  // The question thread: runs the complete passes WaitingReason asks for in the background.
+  void QuestionLoop();
   // The dispatcher read or changed jobs in the store that JobCreated may not have announced
   // yet: records it for CreationStamp.
   void NoteStoreReadLocked() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
@@ -443,8 +451,11 @@ class Dispatcher {
   absl::Mutex inbox_mu_ ABSL_ACQUIRED_AFTER(mu_);
   std::vector<Created> inbox_ ABSL_GUARDED_BY(inbox_mu_);
   bool inbox_wanted_ ABSL_GUARDED_BY(inbox_mu_) = false;  // JobCreated found mu_ busy.
-  bool inbox_stop_ ABSL_GUARDED_BY(inbox_mu_) = false;
-  std::thread inbox_thread_;  // Last: starts once everything above exists.
+  bool inbox_stop_ ABSL_GUARDED_BY(inbox_mu_) = false;    // Also stops the question thread.
+  bool question_wanted_ ABSL_GUARDED_BY(inbox_mu_) = false;  // A question asked for a pass.
+  // Last: they start once everything above exists.
+  std::thread inbox_thread_;
+  std::thread question_thread_;
 };
 
 }  // namespace lmtrain

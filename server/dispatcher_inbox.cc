@@ -1,4 +1,5 @@
-// Dispatcher, part 4: the inbox of created jobs, so that a submit never waits for mu_.
+// Dispatcher, part 4: the inbox of created jobs, so that a submit never waits for mu_, and the
+// thread that runs the complete passes questions ask for.
 #include <utility>
 #include <vector>
 
@@ -54,6 +55,21 @@ void Dispatcher::InboxLoop() {
     }
     absl::MutexLock lock(&mu_);
     DrainInboxLocked();
+  }
+}
+
+void Dispatcher::QuestionLoop() {
+  auto wanted = [this]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(inbox_mu_) {
+    return question_wanted_ || inbox_stop_;
+  };
+  for (;;) {
+    {
+      absl::MutexLock question(&inbox_mu_);
+      inbox_mu_.Await(absl::Condition(&wanted));
+      if (inbox_stop_) return;
+      question_wanted_ = false;
+    }
+    CompletePass(PassFor::kQuestion);  // Plans nothing if another pass ran meanwhile.
   }
 }
 
