@@ -380,6 +380,9 @@ class Dispatcher {
   void InboxLoop();
   // The question thread: runs the complete passes WaitingReason asks for in the background.
   void QuestionLoop();
+  // Waits until *wanted (inbox_wanted_ or question_wanted_) or the dispatcher stops, and
+  // clears it; false when stopping.
+  bool AwaitWanted(bool* wanted) ABSL_LOCKS_EXCLUDED(inbox_mu_);
   // The dispatcher read or changed jobs in the store that JobCreated may not have announced
   // yet: records it for CreationStamp.
   void NoteStoreReadLocked() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {

@@ -42,33 +42,25 @@ void Dispatcher::DrainInboxLocked() {
   ScheduleIfDirtyLocked();
 }
 
+bool Dispatcher::AwaitWanted(bool* wanted) {
+  auto ready = [this, wanted]()
+                   ABSL_EXCLUSIVE_LOCKS_REQUIRED(inbox_mu_) { return *wanted || inbox_stop_; };
+  absl::MutexLock inbox(&inbox_mu_);
+  inbox_mu_.Await(absl::Condition(&ready));
+  if (inbox_stop_) return false;
+  *wanted = false;
+  return true;
+}
+
 void Dispatcher::InboxLoop() {
-  auto wanted = [this]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(inbox_mu_) {
-    return inbox_wanted_ || inbox_stop_;
-  };
-  for (;;) {
-    {
-      absl::MutexLock inbox(&inbox_mu_);
-      inbox_mu_.Await(absl::Condition(&wanted));
-      if (inbox_stop_) return;
-      inbox_wanted_ = false;
-    }
+  while (AwaitWanted(&inbox_wanted_)) {
     absl::MutexLock lock(&mu_);
     DrainInboxLocked();
   }
 }
 
 void Dispatcher::QuestionLoop() {
-  auto wanted = [this]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(inbox_mu_) {
-    return question_wanted_ || inbox_stop_;
-  };
-  for (;;) {
-    {
-      absl::MutexLock question(&inbox_mu_);
-      inbox_mu_.Await(absl::Condition(&wanted));
-      if (inbox_stop_) return;
-      question_wanted_ = false;
-    }
+  while (AwaitWanted(&question_wanted_)) {
     CompletePass(PassFor::kQuestion);  // Plans nothing if another pass ran meanwhile.
   }
 }
