@@ -127,20 +127,16 @@ class Bench {
       if (f_.event_gap_us > 0) std::this_thread::sleep_until(due);
       clock_.Advance(10);
       timed_ = false;
-      if (f_.questions > 0 && static_cast<int64_t>(rng_() % 100) < f_.questions) {
-        Ask();
-        if (f_.event_gap_us > 0) {
-          wall_ms_ = std::chrono::duration<double, std::milli>(end_ - due).count();
-        }
-        Record(&times["question"]);
-        continue;
-      }
-      const int pick = static_cast<int>(rng_() % 100);
-      const char* kind = pick < 45   ? "finish"
+      const bool question = f_.questions > 0 && static_cast<int64_t>(rng_() % 100) < f_.questions;
+      const int pick = question ? -1 : static_cast<int>(rng_() % 100);
+      const char* kind = question    ? "question"
+                         : pick < 45 ? "finish"
                          : pick < 90 ? "submit"
                          : pick < 95 ? "cancel"
                                      : "join";
-      if (pick < 45) {
+      if (question) {
+        Ask();
+      } else if (pick < 45) {
         Finish();
       } else if (pick < 90) {
         Timed([&] { Submit(); });
