@@ -1,6 +1,7 @@
 // internal::LinearCrossEntropy against the unfused torch::linear + cross_entropy_loss: loss and
 // every gradient, with and without bias, chunked and not, under bf16 autocast, without grad,
-// and with an upstream gradient other than 1.
+// and with an upstream gradient other than 1; each both with the per-row sweep and with ATen's
+// ops (what CPUs without AVX-512 run).
 #include "worker/models/internal/linear_cross_entropy.h"
 
 #include <gtest/gtest.h>
@@ -53,19 +54,29 @@ void ExpectClose(const Grads& a, const Grads& b, double atol, double rtol) {
   }
 }
 
-TEST(LinearCrossEntropyTest, MatchesTheUnfusedPairInFp32) {
+class LinearCrossEntropyTest : public ::testing::TestWithParam<bool> {
+ protected:
+  // Default chunks and groups, on the path under test.
+  LinearCrossEntropyOptions Options() const { return WithPath({}); }
+  LinearCrossEntropyOptions WithPath(LinearCrossEntropyOptions options) const {
+    options.row_sweep = GetParam();
+    return options;
+  }
+};
+
+TEST_P(LinearCrossEntropyTest, MatchesTheUnfusedPairInFp32) {
   for (bool bias : {false, true}) {
     const Inputs in = MakeInputs(/*rows=*/37, /*vocab=*/101, bias, 1);
-    ExpectClose(LossAndGrads(in, true), LossAndGrads(in, false), 1e-6, 1e-5);
+    ExpectClose(LossAndGrads(in, true, 1.0, Options()), LossAndGrads(in, false), 1e-6, 1e-5);
   }
 }
 
-TEST(LinearCrossEntropyTest, ManyChunksMatchTheUnfusedPair) {
+TEST_P(LinearCrossEntropyTest, ManyChunksMatchTheUnfusedPair) {
   // 8M logits a chunk: a 1M-class vocabulary makes 8-row chunks, so 20 rows take three.
   const int64_t vocab = int64_t{1} << 20;
   ASSERT_GT(20, kChunkElements / vocab);
   const Inputs in = MakeInputs(20, vocab, /*with_bias=*/true, 2);
-  ExpectClose(LossAndGrads(in, true), LossAndGrads(in, false), 1e-6, 1e-5);
+  ExpectClose(LossAndGrads(in, true, 1.0, Options()), LossAndGrads(in, false), 1e-6, 1e-5);
 }
 
 // 5-row chunks in 15-row groups: 37 rows make groups of 15, 15 and 7 rows, the last with a
@@ -74,41 +85,43 @@ LinearCrossEntropyOptions SmallGroups(int64_t vocab, int64_t element_bytes) {
   return {/*chunk_elements=*/5 * vocab, /*group_bytes=*/15 * vocab * element_bytes};
 }
 
-TEST(LinearCrossEntropyTest, ManyGroupsMatchTheUnfusedPairInFp32) {
+TEST_P(LinearCrossEntropyTest, ManyGroupsMatchTheUnfusedPairInFp32) {
   for (bool bias : {false, true}) {
     const Inputs in = MakeInputs(/*rows=*/37, /*vocab=*/101, bias, 7);
-    ExpectClose(LossAndGrads(in, true, 1.0, SmallGroups(101, 4)), LossAndGrads(in, false), 1e-6,
-                1e-5);
+    ExpectClose(LossAndGrads(in, true, 1.0, WithPath(SmallGroups(101, 4))), LossAndGrads(in, false),
+                1e-6, 1e-5);
   }
 }
 
-TEST(LinearCrossEntropyTest, ManyGroupsMatchOneGroupUnderBf16Autocast) {
+TEST_P(LinearCrossEntropyTest, ManyGroupsMatchOneGroupUnderBf16Autocast) {
   const Inputs in = MakeInputs(37, 300, true, 8);
   AutocastGuard autocast(AutocastSpec::For(c10::DeviceType::CPU, /*bf16=*/true, false));
-  const Grads grouped = LossAndGrads(in, true, 1.0, SmallGroups(300, 2));
-  const Grads one = LossAndGrads(in, true);
+  const Grads grouped = LossAndGrads(in, true, 1.0, WithPath(SmallGroups(300, 2)));
+  const Grads one = LossAndGrads(in, true, 1.0, Options());
   // The same bf16 products, summed in fp32 per group instead of inside one matmul.
   ExpectClose(grouped, one, 1e-3, 1e-3);
   EXPECT_EQ(grouped.weight.scalar_type(), torch::kFloat32);
 }
 
-TEST(LinearCrossEntropyTest, RejectsEmptyChunksAndGroups) {
+TEST_P(LinearCrossEntropyTest, RejectsEmptyChunksAndGroups) {
   const Inputs in = MakeInputs(4, 10, false, 9);
-  EXPECT_THROW(LinearCrossEntropy(in.hidden, in.weight, in.bias, in.targets, {0, 1}), c10::Error);
-  EXPECT_THROW(LinearCrossEntropy(in.hidden, in.weight, in.bias, in.targets, {1, 0}), c10::Error);
+  EXPECT_THROW(LinearCrossEntropy(in.hidden, in.weight, in.bias, in.targets, WithPath({0, 1})),
+               c10::Error);
+  EXPECT_THROW(LinearCrossEntropy(in.hidden, in.weight, in.bias, in.targets, WithPath({1, 0})),
+               c10::Error);
 }
 
-TEST(LinearCrossEntropyTest, ScalesByTheUpstreamGradient) {
+TEST_P(LinearCrossEntropyTest, ScalesByTheUpstreamGradient) {
   const Inputs in = MakeInputs(16, 50, true, 3);
-  ExpectClose(LossAndGrads(in, true, 2.5), LossAndGrads(in, false, 2.5), 1e-6, 1e-5);
+  ExpectClose(LossAndGrads(in, true, 2.5, Options()), LossAndGrads(in, false, 2.5), 1e-6, 1e-5);
 }
 
-TEST(LinearCrossEntropyTest, Bf16AutocastStaysCloseToTheUnfusedPair) {
+TEST_P(LinearCrossEntropyTest, Bf16AutocastStaysCloseToTheUnfusedPair) {
   const Inputs in = MakeInputs(64, 300, true, 4);
   Grads fused, plain;
   {
     AutocastGuard autocast(AutocastSpec::For(c10::DeviceType::CPU, /*bf16=*/true, false));
-    fused = LossAndGrads(in, true);
+    fused = LossAndGrads(in, true, 1.0, Options());
   }
   {
     AutocastGuard autocast(AutocastSpec::For(c10::DeviceType::CPU, /*bf16=*/true, false));
@@ -122,29 +135,46 @@ TEST(LinearCrossEntropyTest, Bf16AutocastStaysCloseToTheUnfusedPair) {
   EXPECT_NEAR(fused.loss.item<double>(), exact.loss.item<double>(), 5e-2);
 }
 
-TEST(LinearCrossEntropyTest, WithoutGradReturnsTheLossOnly) {
+TEST_P(LinearCrossEntropyTest, WithoutGradReturnsTheLossOnly) {
   const Inputs in = MakeInputs(10, 40, false, 5);
   torch::NoGradGuard no_grad;
-  torch::Tensor loss = LinearCrossEntropy(in.hidden, in.weight, in.bias, in.targets);
+  torch::Tensor loss = LinearCrossEntropy(in.hidden, in.weight, in.bias, in.targets, Options());
   EXPECT_FALSE(loss.requires_grad());
   torch::Tensor expected =
       torch::cross_entropy_loss(torch::linear(in.hidden, in.weight), in.targets);
   EXPECT_NEAR(loss.item<double>(), expected.item<double>(), 1e-6);
 }
 
-TEST(LinearCrossEntropyTest, NoRowsGiveNanAsTorch) {
+TEST_P(LinearCrossEntropyTest, NoRowsGiveNanAsTorch) {
   const Inputs in = MakeInputs(0, 40, false, 6);
-  EXPECT_TRUE(
-      std::isnan(LinearCrossEntropy(in.hidden, in.weight, in.bias, in.targets).item<double>()));
+  EXPECT_TRUE(std::isnan(
+      LinearCrossEntropy(in.hidden, in.weight, in.bias, in.targets, Options()).item<double>()));
 }
 
-TEST(LinearCrossEntropyTest, RejectsShapesThatDoNotFit) {
+TEST_P(LinearCrossEntropyTest, RejectsShapesThatDoNotFit) {
   const Inputs in = MakeInputs(4, 10, false, 7);
-  EXPECT_THROW(LinearCrossEntropy(in.hidden, in.weight.narrow(1, 0, 16), in.bias, in.targets),
-               c10::Error);
-  EXPECT_THROW(LinearCrossEntropy(in.hidden, in.weight, in.bias, in.targets.narrow(0, 0, 3)),
-               c10::Error);
+  EXPECT_THROW(
+      LinearCrossEntropy(in.hidden, in.weight.narrow(1, 0, 16), in.bias, in.targets, Options()),
+      c10::Error);
+  EXPECT_THROW(
+      LinearCrossEntropy(in.hidden, in.weight, in.bias, in.targets.narrow(0, 0, 3), Options()),
+      c10::Error);
 }
+
+TEST_P(LinearCrossEntropyTest, RejectsTargetsOutsideTheVocabulary) {
+  Inputs in = MakeInputs(4, 10, true, 10);
+  for (int64_t bad : {-1, 10}) {
+    torch::Tensor targets = in.targets.clone();
+    targets[2] = bad;
+    EXPECT_THROW(LinearCrossEntropy(in.hidden, in.weight, in.bias, targets, Options()), c10::Error)
+        << bad;
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(Paths, LinearCrossEntropyTest, ::testing::Bool(),
+                         [](const ::testing::TestParamInfo<bool>& info) {
+                           return info.param ? "RowSweep" : "Aten";
+                         });
 
 }  // namespace
 }  // namespace lmtrain::internal

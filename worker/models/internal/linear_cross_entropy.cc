@@ -1,9 +1,12 @@
 #include "worker/models/internal/linear_cross_entropy.h"
 
+#include <ATen/Parallel.h>
 #include <ATen/autocast_mode.h>
 
 #include <algorithm>
 #include <cmath>
+
+#include "worker/models/internal/cross_entropy_rows.h"
 
 namespace lmtrain::internal {
 namespace {
@@ -46,9 +49,14 @@ struct Operands {
   torch::Tensor x, w, b;
 };
 
-// Writes the log-softmax of rows [start, start + n)'s logits into `logp`.
-void LogSoftmaxChunk(const Operands& op, int64_t start, int64_t n, Scratch& s,
-                     torch::Tensor logp) {
+// Adds the column sums of a chunk's logits gradient `dst` (in the matmul dtype) to the bias
+// gradient, summed in the bias gradient's dtype.
+void AddColumnSums(const torch::Tensor& dst, Result& r) {
+  if (r.grad_bias.defined()) r.grad_bias.add_(at::sum(dst, {0}, false, r.grad_bias.scalar_type()));
+}
+
+// Rows [start, start + n)'s logits, in Scratch::logits.
+torch::Tensor ChunkLogits(const Operands& op, int64_t start, int64_t n, Scratch& s) {
   torch::Tensor logits = s.logits.narrow(0, 0, n);
   torch::Tensor xs = op.x.narrow(0, start, n);
   if (op.b.defined()) {
@@ -56,9 +64,39 @@ void LogSoftmaxChunk(const Operands& op, int64_t start, int64_t n, Scratch& s,
   } else {
     at::mm_out(logits, xs, op.w.t());
   }
-  torch::Tensor input = logits;
-  if (s.wide.defined()) input = s.wide.narrow(0, 0, n).copy_(logits);
+  return logits;
+}
+
+// Writes the log-softmax of rows [start, start + n)'s logits into `logp`.
+void LogSoftmaxChunk(const Operands& op, int64_t start, int64_t n, Scratch& s, torch::Tensor logp) {
+  torch::Tensor input = ChunkLogits(op, start, n, s);
+  if (s.wide.defined()) input = s.wide.narrow(0, 0, n).copy_(input);
   at::_log_softmax_out(logp, input, 1, false);
+}
+
+RowFloat RowFloatOf(const torch::Tensor& t) {
+  return t.scalar_type() == torch::kBFloat16 ? RowFloat::kBFloat16 : RowFloat::kFloat32;
+}
+
+// One sweep per row (cross_entropy_rows.h): each row's loss into `row_loss` and, when `dst` is
+// defined, d(mean loss)/d(logits) into it in the matmul dtype, its column sums added to the bias
+// gradient.
+void FusedChunk(const torch::Tensor& logits, const torch::Tensor& targets, double scale,
+                const torch::Tensor& dst, const torch::Tensor& row_loss, Result& r) {
+  CrossEntropyRowsArgs args;
+  args.logits = logits.data_ptr();
+  args.in = RowFloatOf(logits);
+  args.vocab = logits.size(1);
+  args.targets = targets.data_ptr<int64_t>();
+  args.scale = static_cast<float>(scale);
+  args.loss = row_loss.data_ptr<float>();
+  if (dst.defined()) {
+    args.grad = dst.data_ptr();
+    args.out = RowFloatOf(dst);
+  }
+  at::parallel_for(0, logits.size(0), 1,
+                   [&](int64_t begin, int64_t end) { CrossEntropyRows(args, begin, end); });
+  if (dst.defined()) AddColumnSums(dst, r);
 }
 
 // Turns a chunk's log-softmax (in place) into d(mean loss)/d(logits) =
@@ -67,10 +105,9 @@ void LogSoftmaxChunk(const Operands& op, int64_t start, int64_t n, Scratch& s,
 void ChunkGradient(const torch::Tensor& logp, const torch::Tensor& targets, double scale,
                    const torch::Tensor& dst, Result& r) {
   torch::Tensor g = logp.add_(std::log(scale)).exp_();
-  g.scatter_add_(1, targets.unsqueeze(1),
-                 torch::full({g.size(0), 1}, -scale, g.options()));
-  if (r.grad_bias.defined()) r.grad_bias.add_(g.sum(0));
+  g.scatter_add_(1, targets.unsqueeze(1), torch::full({g.size(0), 1}, -scale, g.options()));
   if (!dst.is_same(g)) dst.copy_(g);
+  AddColumnSums(dst, r);
 }
 
 // Feeds a group's logits gradient (rows [start, start + n)) to the hidden and weight
@@ -116,6 +153,34 @@ Blocking BlockingFor(int64_t rows, int64_t vocab, int64_t element_bytes,
   return {chunk, std::min(std::max(per_group, chunk), r)};
 }
 
+// The per-row sweep serves fp32 and bf16 logits on CPUs that have it.
+bool UsesRowSweep(torch::ScalarType dtype, const LinearCrossEntropyOptions& options) {
+  return options.row_sweep && (dtype == torch::kFloat32 || dtype == torch::kBFloat16) &&
+         CrossEntropyRowsAvailable();
+}
+
+// The sweep reads targets[i] as a column index: out-of-range ones must not reach it.
+void CheckTargets(const torch::Tensor& targets, int64_t vocab) {
+  const int64_t low = targets.min().item<int64_t>(), high = targets.max().item<int64_t>();
+  TORCH_CHECK(low >= 0 && high < vocab, "LinearCrossEntropy: target ", low < 0 ? low : high,
+              " is out of bounds for ", vocab, " classes");
+}
+
+// Chunk buffers of the matmul dtype `dtype`, and, off the sweep, of the softmax dtype `wide`.
+Scratch MakeScratch(const Blocking& b, int64_t vocab, bool with_grads, bool sweep,
+                    const torch::TensorOptions& options, torch::ScalarType dtype,
+                    torch::ScalarType wide) {
+  Scratch s;
+  s.logits = torch::empty({b.chunk, vocab}, options.dtype(dtype));
+  if (with_grads) s.grads = torch::empty({b.group, vocab}, options.dtype(dtype));
+  if (sweep) return s;
+  const bool widened = dtype != wide;
+  if (widened) s.wide = torch::empty({b.chunk, vocab}, options.dtype(wide));
+  // Otherwise, with gradients, the log-softmax is computed in place in Scratch::grads.
+  if (!with_grads || widened) s.logp = torch::empty({b.chunk, vocab}, options.dtype(wide));
+  return s;
+}
+
 Result Compute(const torch::Tensor& hidden, const torch::Tensor& weight, const torch::Tensor& bias,
                const torch::Tensor& targets, bool bf16, bool with_grads,
                const LinearCrossEntropyOptions& options) {
@@ -123,36 +188,41 @@ Result Compute(const torch::Tensor& hidden, const torch::Tensor& weight, const t
   const int64_t rows = hidden.size(0), vocab = weight.size(0);
   const torch::ScalarType dtype = bf16 ? torch::kBFloat16 : hidden.scalar_type();
   const torch::ScalarType wide = bf16 ? torch::kFloat32 : dtype;
+  const bool sweep = UsesRowSweep(dtype, options);
+  const torch::Tensor ids = targets.to(torch::kLong).contiguous();
+  if (sweep) CheckTargets(ids, vocab);
   Operands op{hidden.to(dtype), weight.to(dtype), bias.defined() ? bias.to(dtype) : bias};
   const Blocking b = BlockingFor(rows, vocab, c10::elementSize(dtype), options);
-  // Without bf16 the gradient is computed in place in Scratch::grads.
-  const bool logp_in_grads = with_grads && !bf16;
-  Scratch s;
-  s.logits = torch::empty({b.chunk, vocab}, hidden.options().dtype(dtype));
-  if (bf16) s.wide = torch::empty({b.chunk, vocab}, hidden.options().dtype(wide));
-  if (!logp_in_grads) s.logp = torch::empty({b.chunk, vocab}, hidden.options().dtype(wide));
+  Scratch s = MakeScratch(b, vocab, with_grads, sweep, hidden.options(), dtype, wide);
   Result r;
   if (with_grads) {
-    s.grads = torch::empty({b.group, vocab}, hidden.options().dtype(dtype));
     r.grad_hidden = torch::empty_like(hidden);
     r.grad_weight = torch::empty_like(weight);
     if (bias.defined()) r.grad_bias = torch::zeros_like(bias);
   }
   torch::Tensor total = torch::zeros({}, hidden.options().dtype(wide));
+  torch::Tensor row_loss =
+      sweep ? torch::empty({rows}, hidden.options().dtype(torch::kFloat32)) : torch::Tensor();
   const double scale = 1.0 / static_cast<double>(rows);
   for (int64_t group = 0; group < rows; group += b.group) {
     const int64_t group_rows = std::min(b.group, rows - group);
     for (int64_t start = group; start < group + group_rows; start += b.chunk) {
       const int64_t n = std::min(b.chunk, group + group_rows - start);
-      torch::Tensor t = targets.narrow(0, start, n);
+      torch::Tensor t = ids.narrow(0, start, n);
       torch::Tensor in_group = with_grads ? s.grads.narrow(0, start - group, n) : torch::Tensor();
-      torch::Tensor logp = logp_in_grads ? in_group : s.logp.narrow(0, 0, n);
+      if (sweep) {
+        FusedChunk(ChunkLogits(op, start, n, s), t, scale, in_group, row_loss.narrow(0, start, n),
+                   r);
+        continue;
+      }
+      torch::Tensor logp = s.logp.defined() ? s.logp.narrow(0, 0, n) : in_group;
       LogSoftmaxChunk(op, start, n, s, logp);
       total.sub_(logp.gather(1, t.unsqueeze(1)).sum());
       if (with_grads) ChunkGradient(logp, t, scale, in_group, r);
     }
     if (with_grads) GroupMatmuls(op, group, group_rows, group == 0, s, r);
   }
+  if (sweep) total = row_loss.sum().to(wide);
   r.loss = total.div_(static_cast<double>(rows));
   return r;
 }
@@ -164,10 +234,10 @@ class LinearCrossEntropyFunction : public torch::autograd::Function<LinearCrossE
   static torch::Tensor forward(AutogradContext* ctx, const torch::Tensor& hidden,
                                const torch::Tensor& weight, const torch::Tensor& bias,
                                const torch::Tensor& targets, bool bf16, int64_t chunk_elements,
-                               int64_t group_bytes) {
+                               int64_t group_bytes, bool row_sweep) {
     const torch::Tensor b = bias.numel() > 0 ? bias : torch::Tensor();
     Result r = Compute(hidden, weight, b, targets, bf16, /*with_grads=*/true,
-                       {chunk_elements, group_bytes});
+                       {chunk_elements, group_bytes, row_sweep});
     ctx->save_for_backward({r.grad_hidden, r.grad_weight, r.grad_bias});
     return r.loss;
   }
@@ -179,8 +249,8 @@ class LinearCrossEntropyFunction : public torch::autograd::Function<LinearCrossE
     auto scaled = [&](const torch::Tensor& grad) {
       return !grad.defined() || unit ? grad : grad * g.to(grad.scalar_type());
     };
-    return {scaled(saved[0]),  scaled(saved[1]), scaled(saved[2]), torch::Tensor(),
-            torch::Tensor(), torch::Tensor(),  torch::Tensor()};
+    return {scaled(saved[0]), scaled(saved[1]), scaled(saved[2]), torch::Tensor(),
+            torch::Tensor(),  torch::Tensor(),  torch::Tensor(),  torch::Tensor()};
   }
 };
 
@@ -209,7 +279,7 @@ torch::Tensor LinearCrossEntropy(const torch::Tensor& hidden, const torch::Tenso
   if (!needs_grad) return Compute(hidden, weight, bias, targets, bf16, false, options).loss;
   return LinearCrossEntropyFunction::apply(
       hidden, weight, bias.defined() ? bias : torch::empty({0}, weight.options()), targets, bf16,
-      options.chunk_elements, options.group_bytes);
+      options.chunk_elements, options.group_bytes, options.row_sweep);
 }
 
 }  // namespace lmtrain::internal

@@ -10,14 +10,18 @@
 // dimension, instead of once per chunk each rewriting the whole [V, E] weight gradient. The
 // gradients of hidden, weight and bias are therefore computed during the forward when grad mode
 // is on and any input requires grad, and the backward only scales them by the incoming
-// gradient. Without grad (evaluation) only the loss is computed.
+// gradient. Without grad (evaluation) only the loss is computed. On CPUs with AVX-512 each chunk's
+// softmax, loss and gradient are one sweep per row over the logits (cross_entropy_rows.h);
+// elsewhere ATen's log_softmax and exp.
 //
 // Precision follows what autocast does to the unfused pair: under CPU autocast (bf16) the
 // matmuls run in bf16 (bf16-rounded logits and logits gradient), while the softmax and the loss
 // are fp32 (as autocast's fp32 policy for cross_entropy). Outside autocast everything is in
-// hidden's dtype. The weight gradient is accumulated over groups in the weight's dtype (fp32),
-// at least as exact as autocast's single bf16 matmul. Results are deterministic for a given
-// thread count (fixed chunking and grouping).
+// hidden's dtype. The bias gradient is summed in fp32 from the logits gradient in the
+// matmul dtype (under autocast, the bf16 values that autocast's linear backward sums too). The
+// weight gradient is accumulated over groups in the weight's dtype (fp32), at least as exact as
+// autocast's single bf16 matmul. Results are deterministic for a given thread count (fixed chunking
+// and grouping).
 #pragma once
 
 #include <torch/torch.h>
@@ -34,6 +38,9 @@ inline constexpr int64_t kGroupBytes = int64_t{256} << 20;
 struct LinearCrossEntropyOptions {
   int64_t chunk_elements = kChunkElements;  // Logits per chunk; > 0.
   int64_t group_bytes = kGroupBytes;        // Logits gradient bytes per group; > 0.
+  // The per-row sweep where the CPU has it; false runs ATen's ops instead (what CPUs without
+  // AVX-512 run), so both paths can be compared on one machine.
+  bool row_sweep = true;
 };
 
 // hidden [N, E], weight [V, E], bias [V] or undefined, targets [N] int64. Returns a scalar.
