@@ -30,18 +30,23 @@ for shape in "${SHAPES[@]}"; do
   rows+=("$($PY - "$shape" "$ours" "$theirs" <<'PY'
 import json, sys
 shape, ours, theirs = sys.argv[1], json.loads(sys.argv[2]), sys.argv[3]
+# Both steps do the same FLOPs per token, so each one's share of lm-bench-train's measured
+# matmul peak (same precision) follows from its tokens/s.
+peak_share = ours["gflops"] / ours["matmul_ceiling_gflops"] / ours["tokens_per_s"]
 try:
     hf = json.loads(theirs)["tokens_per_s"]
     ratio = f"{ours['tokens_per_s'] / hf:.2f}x"
+    hf_peak = f"{100 * peak_share * hf:.0f}%"
     hf = f"{hf:.1f}"
 except (ValueError, KeyError):
-    hf, ratio = "failed: " + theirs[-80:], "-"
-print(f"| {shape} | {hf} | {ours['tokens_per_s']:.1f} | {ratio} |")
+    hf, ratio, hf_peak = "failed: " + theirs[-80:], "-", "-"
+ours_peak = f"{100 * peak_share * ours['tokens_per_s']:.0f}%"
+print(f"| {shape} | {hf} | {ours['tokens_per_s']:.1f} | {ratio} | {hf_peak} | {ours_peak} |")
 PY
 )")
   echo "${rows[-1]}"
 done
 echo
-echo "| shape | HF eager tok/s | lmtrain tok/s | ratio |"
-echo "|---|---|---|---|"
+echo "| shape | HF eager tok/s | lmtrain tok/s | ratio | HF, % of matmul peak | lmtrain, % of matmul peak |"
+echo "|---|---|---|---|---|---|"
 printf '%s\n' "${rows[@]}"
