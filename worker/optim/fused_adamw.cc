@@ -9,6 +9,8 @@
 #include <utility>
 #include <vector>
 
+#include "worker/optim/adamw_update.h"
+
 namespace lmtrain {
 namespace {
 
@@ -27,29 +29,6 @@ bool Fusable(const torch::Tensor& p, const torch::optim::AdamWOptions& options) 
          g.is_contiguous() && g.sizes() == p.sizes();
 }
 
-struct Coefficients {
-  float decay;  // 1 - lr * weight_decay
-  float beta1, one_minus_beta1, beta2, one_minus_beta2;
-  float inv_sqrt_bias_correction2;
-  float eps;
-  float step_size;  // lr / (1 - beta1^t)
-};
-
-// One element's update. Kept free of branches so that GCC vectorises the loop.
-void UpdateRange(float* p, const float* g, float* m, float* v, int64_t begin, int64_t end,
-                 const Coefficients& c) {
-  for (int64_t i = begin; i < end; ++i) {
-    const float grad = g[i];
-    const float param = p[i] * c.decay;
-    const float avg = m[i] * c.beta1 + c.one_minus_beta1 * grad;
-    const float avg_sq = v[i] * c.beta2 + c.one_minus_beta2 * grad * grad;
-    const float denom = std::sqrt(avg_sq) * c.inv_sqrt_bias_correction2 + c.eps;
-    m[i] = avg;
-    v[i] = avg_sq;
-    p[i] = param - c.step_size * (avg / denom);
-  }
-}
-
 }  // namespace
 
 bool FusedAdamW::FusedStep(const torch::Tensor& p, const torch::optim::AdamWOptions& options) {
@@ -64,20 +43,20 @@ bool FusedAdamW::FusedStep(const torch::Tensor& p, const torch::optim::AdamWOpti
   state.step(state.step() + 1);
   const auto [beta1, beta2] = options.betas();
   const double t = static_cast<double>(state.step());
-  const Coefficients c{static_cast<float>(1.0 - options.lr() * options.weight_decay()),
-                       static_cast<float>(beta1),
-                       static_cast<float>(1.0 - beta1),
-                       static_cast<float>(beta2),
-                       static_cast<float>(1.0 - beta2),
-                       static_cast<float>(1.0 / std::sqrt(1.0 - std::pow(beta2, t))),
-                       static_cast<float>(options.eps()),
-                       static_cast<float>(options.lr() / (1.0 - std::pow(beta1, t)))};
+  const AdamWCoefficients c{static_cast<float>(1.0 - options.lr() * options.weight_decay()),
+                            static_cast<float>(beta1),
+                            static_cast<float>(1.0 - beta1),
+                            static_cast<float>(beta2),
+                            static_cast<float>(1.0 - beta2),
+                            static_cast<float>(1.0 / std::sqrt(1.0 - std::pow(beta2, t))),
+                            static_cast<float>(options.eps()),
+                            static_cast<float>(options.lr() / (1.0 - std::pow(beta1, t)))};
   float* pp = p.data_ptr<float>();
   const float* gp = p.grad().data_ptr<float>();
   float* mp = m.data_ptr<float>();
   float* vp = v.data_ptr<float>();
   at::parallel_for(0, p.numel(), 1 << 15,
-                   [&](int64_t begin, int64_t end) { UpdateRange(pp, gp, mp, vp, begin, end, c); });
+                   [&](int64_t begin, int64_t end) { AdamWUpdate(pp, gp, mp, vp, begin, end, c); });
   return true;
 }
 
