@@ -269,17 +269,23 @@ TEST_F(DispatcherEventsTest, TheLeaseTickSkipsACompletePassThatCouldOnlyExplain)
 // due to start runs on the dispatcher's thread (it plans O(queue): 100-200 ms at 100k jobs).
 TEST_F(DispatcherEventsTest, AQuestionAboutAJobWithAReasonDoesNotWaitForThePassItStarts) {
   Dispatcher::Options options{"/artifacts", kLeaseMs};  // Questions due after every event.
+  // Declared first, so destroyed last: once it is notified the hook (on the question thread)
+  // touches nothing of this test's any more.
+  absl::Notification planned;
   absl::Notification answered;
   std::atomic<bool> waited_for{false};
   options.after_plan_for_tests = [&] {
+    if (planned.HasBeenNotified()) return;  // Passes plan one at a time (plan_mu_).
     waited_for = !answered.WaitForNotificationWithTimeout(absl::Seconds(10));
+    planned.Notify();
   };
   UseOptions(options);
   const std::string parked = Submit("parked");  // No worker at all: its pass parks it.
   const std::string reason = dispatcher_->WaitingReason(parked);
   answered.Notify();
   EXPECT_FALSE(reason.empty());
-  WaitForCompletePasses(1);
+  // A pass is counted when it begins, before its plan and the hook: wait for the hook itself.
+  ASSERT_TRUE(planned.WaitForNotificationWithTimeout(absl::Seconds(10)));
   EXPECT_FALSE(waited_for) << "the question waited for the pass it started";
   EXPECT_EQ(dispatcher_->WaitingReason(parked), reason);  // No event since: no pass is due.
   EXPECT_EQ(dispatcher_->CompletePasses(), 1);
