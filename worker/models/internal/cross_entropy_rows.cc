@@ -1,10 +1,10 @@
 #include "worker/models/internal/cross_entropy_rows.h"
 
+#include <c10/util/BFloat16.h>
 #include <immintrin.h>
 
 #include <algorithm>
 #include <cmath>
-#include <cstring>
 #include <limits>
 #include <vector>
 
@@ -13,25 +13,11 @@ namespace {
 
 constexpr int kLanes = 16;
 
-float Bf16ToFloat(uint16_t bits) {
-  const uint32_t wide = static_cast<uint32_t>(bits) << 16;
-  float f;
-  std::memcpy(&f, &wide, sizeof f);
-  return f;
-}
-
-// Round to nearest even, as c10::BFloat16's constructor (finite inputs only).
-uint16_t FloatToBf16(float f) {
-  uint32_t bits;
-  std::memcpy(&bits, &f, sizeof bits);
-  if (std::isnan(f)) return 0x7fc0;
-  return static_cast<uint16_t>((bits + 0x7fff + ((bits >> 16) & 1)) >> 16);
-}
-
 float ToFloat(const float* row, int64_t j) { return row[j]; }
-float ToFloat(const uint16_t* row, int64_t j) { return Bf16ToFloat(row[j]); }
+float ToFloat(const uint16_t* row, int64_t j) { return c10::detail::f32_from_bits(row[j]); }
 void Store(float* row, int64_t j, float v) { row[j] = v; }
-void Store(uint16_t* row, int64_t j, float v) { row[j] = FloatToBf16(v); }
+// Rounds to nearest even, as torch converts to bf16 (the vector path in StoreVec matches it).
+void Store(uint16_t* row, int64_t j, float v) { row[j] = c10::detail::round_to_nearest_even(v); }
 
 #define LMTRAIN_AVX512 __attribute__((target("avx512f")))
 

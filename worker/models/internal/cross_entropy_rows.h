@@ -1,5 +1,6 @@
 // Softmax cross-entropy of logit rows fused with its gradient, in one sweep per row (CPU,
-// AVX-512). Torch-free: it works on raw rows, and the caller splits the rows among threads.
+// AVX-512). It works on raw rows (only c10's header-only bf16 conversions from LibTorch), and the
+// caller splits the rows among threads.
 //
 // For each row i of `logits` ([rows, vocab], row-major, fp32 or bf16 bits) with target
 // t = targets[i] in [0, vocab):
