@@ -1,5 +1,6 @@
 #include "storage/internal/pg_job_tables.h"
 
+#include <algorithm>
 #include <nlohmann/json.hpp>
 #include <string>
 #include <unordered_map>
@@ -55,6 +56,11 @@ constexpr PgStatement kSelectJob = {
 #define LMTRAIN_PG_JOBS_BY_IDS                                                       \
   " FROM jobs WHERE id = ANY (SELECT jsonb_array_elements_text($1::jsonb)::bigint) " \
   "ORDER BY id DESC"
+// The ids and states of a page, for pages whose finished jobs the caller may hold already.
+constexpr PgStatement kSelectIdStatesPage = {"select_id_states_page",
+                                             "SELECT id, state" LMTRAIN_PG_JOBS_PAGE};
+constexpr PgStatement kSelectUserIdStatesPage = {"select_user_id_states_page",
+                                                 "SELECT id, state" LMTRAIN_PG_USER_JOBS_PAGE};
 constexpr PgStatement kSelectStateIdsPage = {
     "select_state_ids_page",
     "SELECT id FROM jobs WHERE state = $3 AND id < $1 ORDER BY id DESC LIMIT $2"};
@@ -237,7 +243,79 @@ absl::StatusOr<std::optional<JobRecord>> PgSelectJob(PgConnection& db, int64_t i
   return std::move(jobs.front());
 }
 
+namespace {
+
+// The ids and states of the page `filter` asks for, newest first: one statement without
+// states, one per state with them.
+absl::StatusOr<std::vector<std::pair<int64_t, JobState>>> SelectPageStates(
+    PgConnection& db, const JobFilter& filter) {
+  const int64_t bound = IdBound(filter);
+  std::vector<std::pair<int64_t, JobState>> page;
+  if (filter.states.empty()) {
+    ASSIGN_OR_RETURN(PgResult rows, filter.user.empty()
+                                        ? db.Run(kSelectIdStatesPage, PgParams(bound, filter.limit))
+                                        : db.Run(kSelectUserIdStatesPage,
+                                                 PgParams(bound, filter.limit, filter.user)));
+    for (int r = 0; r < rows.rows(); ++r) {
+      const int64_t id = rows.Int64(r, 0);
+      ASSIGN_OR_RETURN(JobState state, DecodeState(id, rows.Text(r, 1)));
+      page.emplace_back(id, state);
+    }
+    return page;
+  }
+  for (JobState state : DistinctStates(filter.states)) {
+    const std::string name(JobStateName(state));
+    ASSIGN_OR_RETURN(
+        PgResult rows,
+        filter.user.empty()
+            ? db.Run(kSelectStateIdsPage, PgParams(bound, filter.limit, name))
+            : db.Run(kSelectUserStateIdsPage, PgParams(bound, filter.limit, name, filter.user)));
+    for (int r = 0; r < rows.rows(); ++r) page.emplace_back(rows.Int64(r, 0), state);
+  }
+  std::sort(page.begin(), page.end(),
+            [](const auto& a, const auto& b) { return a.first > b.first; });
+  if (page.size() > static_cast<size_t>(filter.limit)) page.resize(filter.limit);
+  return page;
+}
+
+// A full-view page whose finished jobs the caller may hold (JobFilter::skip_finished): its ids and
+// states first, then the columns (and checkpoints) of only the jobs the caller lacks, so that the
+// skipped jobs' specs and attempts are neither read nor sent.
+absl::StatusOr<std::vector<JobRecord>> SelectPageSkipping(PgConnection& db,
+                                                          const JobFilter& filter) {
+  ASSIGN_OR_RETURN(auto page, SelectPageStates(db, filter));
+  std::vector<JobRecord> jobs;
+  std::vector<int64_t> wanted;
+  for (const auto& [id, state] : page) {
+    JobRecord job;
+    job.id = absl::StrCat(id);
+    job.state = state;
+    if (!SkipsFinished(filter.skip_finished, job)) wanted.push_back(id);
+    jobs.push_back(std::move(job));
+  }
+  if (wanted.empty()) return jobs;
+  ASSIGN_OR_RETURN(PgResult rows, db.Run(kFullPages.by_ids, PgParams(IdsJson(wanted))));
+  ASSIGN_OR_RETURN(std::vector<JobRecord> read, ReadPage(db, rows, JobView::kFull, nullptr));
+  // Both newest first: `read` holds the wanted jobs in the page's order.
+  size_t next = 0;
+  for (JobRecord& job : jobs) {
+    if (next < read.size() && read[next].id == job.id) job = std::move(read[next++]);
+  }
+  if (next != read.size() || read.size() != wanted.size()) {
+    return absl::InternalError(absl::StrCat("ListJobs: read ", read.size(), " of the ",
+                                            wanted.size(), " jobs the page named"));
+  }
+  return jobs;
+}
+
+}  // namespace
+
 absl::StatusOr<std::vector<JobRecord>> PgSelectJobs(PgConnection& db, const JobFilter& filter) {
+  // The basic view's columns are small: there the second round trip costs more than sending
+  // them (measured: docs/control-plane-benchmarks.md).
+  if (filter.skip_finished != nullptr && filter.view == JobView::kFull) {
+    return SelectPageSkipping(db, filter);
+  }
   const int64_t bound = IdBound(filter);
   const PgPageQueries& queries = filter.view == JobView::kBasic ? kBasicPages : kFullPages;
   if (filter.states.empty()) {

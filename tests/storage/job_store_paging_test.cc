@@ -273,9 +273,13 @@ TEST_P(JobStorePagingTest, SkipFinishedLeavesOnlyIdAndStateOfTheJobsItTakes) {
   // Succeeded, cancelled, running, queued: the store asks about the first two only.
   std::set<std::string> taken = {ids[kJobs - 1], ids[kJobs - 15], ids[kJobs - 10], ids[kJobs - 2]};
   for (JobView view : {JobView::kFull, JobView::kBasic}) {
+    // Also short pages (the page is cut before the jobs are read) and a page of only jobs it
+    // takes.
     for (JobFilter filter : {JobFilter{}, JobFilter{{}, 100, "bob", 0},
                              JobFilter{{JobState::kCancelled, JobState::kQueued}, 100, "", 0},
-                             JobFilter{{}, 100, "", 0}}) {
+                             JobFilter{{}, 100, "", 0}, JobFilter{{}, 3, "", 0},
+                             JobFilter{{JobState::kCancelled, JobState::kQueued}, 7, "", 0},
+                             JobFilter{{JobState::kSucceeded}, 100, "", 0}}) {
       filter.view = view;
       ASSERT_OK_AND_ASSIGN(std::vector<JobRecord> whole, store_->ListJobs(filter));
       std::set<std::string> asked;
