@@ -183,6 +183,7 @@ absl::StatusOr<JobRecord> JobFromRow(const PgResult& rows, int r, JobView view, 
 absl::StatusOr<std::vector<JobRecord>> ReadJobs(const PgResult& rows, JobView view,
                                                 const SkipFn& skip, std::vector<int>* whole) {
   std::vector<JobRecord> jobs;
+  jobs.reserve(rows.rows());
   for (int r = 0; r < rows.rows(); ++r) {
     bool skipped = false;
     ASSIGN_OR_RETURN(JobRecord job, JobFromRow(rows, r, view, skip, &skipped));
@@ -285,6 +286,7 @@ absl::StatusOr<std::vector<JobRecord>> SelectPageSkipping(PgConnection& db,
                                                           const JobFilter& filter) {
   ASSIGN_OR_RETURN(auto page, SelectPageStates(db, filter));
   std::vector<JobRecord> jobs;
+  jobs.reserve(page.size());
   std::vector<int64_t> wanted;
   for (const auto& [id, state] : page) {
     JobRecord job;
