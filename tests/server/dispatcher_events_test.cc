@@ -68,6 +68,16 @@ class DispatcherEventsTest : public testing::DispatcherFixture {
     }
     ASSERT_EQ(dispatcher_->CompletePasses(), n);
   }
+  // A new dispatcher with `options` over a scheduler whose event passes examine one queued job
+  // each, so that complete passes have work left that the event passes did not reach.
+  void UseBoundedScheduler(Dispatcher::Options options) {
+    manager_.reset();
+    dispatcher_.reset();  // Before the scheduler it points to.
+    scheduler::SchedulerOptions bounded;
+    bounded.max_jobs_examined = 1;
+    scheduler_ = scheduler::MakePolicyScheduler(bounded);
+    UseOptions(std::move(options));
+  }
   static std::vector<std::string> JobsOf(const SyncResult& r) {
     std::vector<std::string> out;
     for (const JobAssignment& a : r.assignments) out.push_back(a.job_id);
@@ -218,12 +228,9 @@ TEST_F(DispatcherEventsTest, ResetForgetsEverythingAndRecoverReattachesTheRunnin
 // Waiting reasons asked right after an event buy a complete pass only once per interval; in
 // between, a job the bounded event pass did not reach has no reason yet.
 TEST_F(DispatcherEventsTest, WaitingReasonRunsACompletePassAtMostOncePerInterval) {
-  scheduler::SchedulerOptions bounded;
-  bounded.max_jobs_examined = 1;
-  scheduler_ = scheduler::MakePolicyScheduler(bounded);
   Dispatcher::Options options{"/artifacts", kLeaseMs};
   options.complete_pass_interval_ms = 1000;
-  UseOptions(options);
+  UseBoundedScheduler(std::move(options));
   Worker("w", 1);
   ASSERT_EQ(State(Submit("busy")), JobState::kScheduled);  // Fills the only slot.
   const std::string a = Submit("a"), b = Submit("b"), c = Submit("c");
@@ -240,10 +247,7 @@ TEST_F(DispatcherEventsTest, WaitingReasonRunsACompletePassAtMostOncePerInterval
 }
 
 TEST_F(DispatcherEventsTest, WithoutAnIntervalEveryReasonAfterAnEventIsComplete) {
-  scheduler::SchedulerOptions bounded;
-  bounded.max_jobs_examined = 1;
-  scheduler_ = scheduler::MakePolicyScheduler(bounded);
-  UseOptions(Dispatcher::Options{"/artifacts", kLeaseMs});
+  UseBoundedScheduler(Dispatcher::Options{"/artifacts", kLeaseMs});
   Submit("a");
   EXPECT_FALSE(dispatcher_->WaitingReason(Submit("b")).empty());
   EXPECT_FALSE(dispatcher_->WaitingReason(Submit("c")).empty());
@@ -292,10 +296,7 @@ TEST_F(DispatcherEventsTest, AQuestionAboutAJobWithAReasonDoesNotWaitForThePassI
 }
 
 TEST_F(DispatcherEventsTest, TheLeaseTickPlacesWhatTheBoundedPassesDidNotReach) {
-  scheduler::SchedulerOptions bounded;
-  bounded.max_jobs_examined = 1;
-  scheduler_ = scheduler::MakePolicyScheduler(bounded);
-  UseOptions(Dispatcher::Options{"/artifacts", kLeaseMs});
+  UseBoundedScheduler(Dispatcher::Options{"/artifacts", kLeaseMs});
   Worker("a", 1, {{"kind", "a"}});
   Worker("b", 1, {{"kind", "b"}});
   ASSERT_EQ(State(Submit("busy", 0, "selector: {kind: a}")), JobState::kScheduled);
@@ -315,9 +316,6 @@ TEST_F(DispatcherEventsTest, TheLeaseTickPlacesWhatTheBoundedPassesDidNotReach) 
 // planning thread submits and cancels; with the lock held it would deadlock), and what the plan
 // decided is committed only where it still holds.
 TEST_F(DispatcherEventsTest, EventsRunWhileACompletePassIsPlannedAndItsStalePlacementIsDropped) {
-  scheduler::SchedulerOptions bounded;
-  bounded.max_jobs_examined = 1;
-  scheduler_ = scheduler::MakePolicyScheduler(bounded);
   Dispatcher::Options options{"/artifacts", kLeaseMs};
   options.complete_pass_interval_ms = 1'000'000;  // Questions read the tick's pass.
   std::string urgent, x;
@@ -327,7 +325,7 @@ TEST_F(DispatcherEventsTest, EventsRunWhileACompletePassIsPlannedAndItsStalePlac
     urgent = Submit("urgent", 80, "selector: {kind: b}");  // Its own pass places it on b.
     ASSERT_TRUE(manager_->Cancel(x, "").ok());
   };
-  UseOptions(options);
+  UseBoundedScheduler(std::move(options));
   Worker("a", 1, {{"kind", "a"}});
   const std::string b = Worker("b", 1, {{"kind", "b"}});
   ASSERT_EQ(State(Submit("busy", 0, "selector: {kind: a}")), JobState::kScheduled);
@@ -374,10 +372,7 @@ TEST_F(DispatcherEventsTest, AQuestionDoesNotWaitForACompletePassBeingPlanned) {
 // A plan made while nothing happens is committed whole, and the tick after it, with nothing
 // changed, plans nothing.
 TEST_F(DispatcherEventsTest, AnUndisturbedPlanIsCommittedWhole) {
-  scheduler::SchedulerOptions bounded;
-  bounded.max_jobs_examined = 1;
-  scheduler_ = scheduler::MakePolicyScheduler(bounded);
-  UseOptions(Dispatcher::Options{"/artifacts", kLeaseMs});
+  UseBoundedScheduler(Dispatcher::Options{"/artifacts", kLeaseMs});
   Worker("a", 1, {{"kind", "a"}});
   Worker("b", 2, {{"kind", "b"}});
   ASSERT_EQ(State(Submit("busy", 0, "selector: {kind: a}")), JobState::kScheduled);
