@@ -162,12 +162,17 @@ absl::Status Dispatcher::FinishAttemptLocked(Attempt& a) {
     attempts.back().outcome = outcome.attempt_outcome;
   }
   t.attempts = attempts;
-  auto moved = store_->TransitionJob(job.id, t);
-  if (!moved.ok()) return moved.status();
-  if (outcome.state == JobState::kPreempted || outcome.state == JobState::kRetrying) {
-    return RequeueLocked(job.id, absl::StrCat("requeued; attempt ", a.attempt + 1,
-                                              " resumes from the latest checkpoint"));
+  if (outcome.state != JobState::kPreempted && outcome.state != JobState::kRetrying) {
+    return store_->TransitionJob(job.id, t).status();
   }
+  // The attempt's end and the requeue in one store transaction.
+  JobTransition queued;
+  queued.to = JobState::kQueued;
+  queued.time_ms = t.time_ms;
+  queued.reason =
+      absl::StrCat("requeued; attempt ", a.attempt + 1, " resumes from the latest checkpoint");
+  ASSIGN_OR_RETURN(JobRecord moved, store_->TransitionJobThrough(job.id, {t, queued}));
+  QueuedAgainLocked(moved);
   return absl::OkStatus();
 }
 
@@ -178,11 +183,21 @@ absl::Status Dispatcher::RequeueLocked(const std::string& job_id, const std::str
   t.reason = reason;
   auto moved = store_->TransitionJob(job_id, t);
   if (!moved.ok() && !absl::IsFailedPrecondition(moved.status())) return moved.status();
-  if (moved.ok()) MirrorQueuedLocked(*moved);
-  dirty_ = true;
-  hub_->Bump(job_id);
-  hub_->Bump(EventHub::kWorkKey);
+  if (moved.ok()) {
+    QueuedAgainLocked(*moved);
+  } else {
+    dirty_ = true;
+    hub_->Bump(job_id);
+    hub_->Bump(EventHub::kWorkKey);
+  }
   return absl::OkStatus();
+}
+
+void Dispatcher::QueuedAgainLocked(const JobRecord& job) {
+  MirrorQueuedLocked(job);
+  dirty_ = true;
+  hub_->Bump(job.id);
+  hub_->Bump(EventHub::kWorkKey);
 }
 
 }  // namespace lmtrain

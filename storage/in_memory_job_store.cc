@@ -108,13 +108,15 @@ absl::StatusOr<std::vector<JobRecord>> InMemoryJobStore::ListJobs(const JobFilte
   return jobs;
 }
 
-absl::StatusOr<JobRecord> InMemoryJobStore::TransitionJob(const std::string& id,
-                                                          const JobTransition& t) {
+absl::StatusOr<JobRecord> InMemoryJobStore::TransitionJobThrough(
+    const std::string& id, const std::vector<JobTransition>& steps) {
   absl::MutexLock lock(&mu_);
   Job* job = FindLocked(id);
   if (job == nullptr) return storage_internal::JobNotFoundError(id);
-  ASSIGN_OR_RETURN(job->record, storage_internal::ApplyTransition(job->record, t));
-  AppendLocked(*job, t.time_ms, StateChangeEvent{t.to, t.reason});
+  ASSIGN_OR_RETURN(job->record, storage_internal::ApplyTransitions(job->record, steps));
+  for (const JobTransition& t : steps) {
+    AppendLocked(*job, t.time_ms, StateChangeEvent{t.to, t.reason});
+  }
   return job->record;
 }
 

@@ -32,7 +32,8 @@ class InMemoryJobStore : public JobStore {
       const std::string& request_id) override;
   absl::StatusOr<JobRecord> GetJob(const std::string& id) override;
   absl::StatusOr<std::vector<JobRecord>> ListJobs(const JobFilter& filter) override;
-  absl::StatusOr<JobRecord> TransitionJob(const std::string& id, const JobTransition& t) override;
+  absl::StatusOr<JobRecord> TransitionJobThrough(const std::string& id,
+                                                 const std::vector<JobTransition>& steps) override;
   absl::StatusOr<int64_t> AppendEvents(const std::string& job_id, int64_t time_ms,
                                        const std::vector<EventPayload>& events) override;
   absl::StatusOr<std::vector<EventRecord>> ListEvents(const std::string& job_id, int64_t after_seq,

@@ -243,8 +243,16 @@ class JobStore {
   // started_at_ms (to RUNNING) or finished_at_ms (to a terminal state) = t.time_ms, and
   // appends a StateChange event. Returns the updated record.
   // NotFound: no such job. FailedPrecondition: the transition is not allowed (nothing changes).
-  virtual absl::StatusOr<JobRecord> TransitionJob(const std::string& id,
-                                                  const JobTransition& t) = 0;
+  absl::StatusOr<JobRecord> TransitionJob(const std::string& id, const JobTransition& t) {
+    return TransitionJobThrough(id, {t});
+  }
+
+  // TransitionJob for each of `steps` in order, in one transaction: all of them (each with its
+  // StateChange event) or none. Returns the record after the last step. NotFound: no such job.
+  // FailedPrecondition: a step is not allowed from the state the one before it left (nothing
+  // changes). InvalidArgument: no steps.
+  virtual absl::StatusOr<JobRecord> TransitionJobThrough(
+      const std::string& id, const std::vector<JobTransition>& steps) = 0;
 
   // Appends events (in one transaction) and returns the seq of the last one. Metrics events
   // are merged into the job's latest metrics; CheckpointRecord events are added to its

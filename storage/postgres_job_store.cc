@@ -276,8 +276,8 @@ absl::StatusOr<std::vector<JobRecord>> PostgresJobStore::ListJobs(const JobFilte
   });
 }
 
-absl::StatusOr<JobRecord> PostgresJobStore::TransitionJob(const std::string& id,
-                                                          const JobTransition& t) {
+absl::StatusOr<JobRecord> PostgresJobStore::TransitionJobThrough(
+    const std::string& id, const std::vector<JobTransition>& steps) {
   std::optional<int64_t> key = storage_internal::ParseJobId(id);
   if (!key.has_value()) return storage_internal::JobNotFoundError(id);
   const Fence fence = CurrentFence();
@@ -288,11 +288,13 @@ absl::StatusOr<JobRecord> PostgresJobStore::TransitionJob(const std::string& id,
     if (!exists) return storage_internal::JobNotFoundError(id);
     ASSIGN_OR_RETURN(std::optional<JobRecord> job, storage_internal::PgSelectJob(db, *key));
     if (!job.has_value()) return storage_internal::JobNotFoundError(id);
-    ASSIGN_OR_RETURN(JobRecord updated, storage_internal::ApplyTransition(*std::move(job), t));
+    ASSIGN_OR_RETURN(JobRecord updated, storage_internal::ApplyTransitions(*std::move(job), steps));
     RETURN_IF_ERROR(storage_internal::PgUpdateJobLifecycle(db, *key, updated));
-    ASSIGN_OR_RETURN(int64_t last_seq, storage_internal::PgLastEventSeq(db, *key));
-    RETURN_IF_ERROR(storage_internal::PgInsertEvent(db, *key, last_seq + 1, t.time_ms,
-                                                    StateChangeEvent{t.to, t.reason}));
+    ASSIGN_OR_RETURN(int64_t seq, storage_internal::PgLastEventSeq(db, *key));
+    for (const JobTransition& t : steps) {
+      RETURN_IF_ERROR(storage_internal::PgInsertEvent(db, *key, ++seq, t.time_ms,
+                                                      StateChangeEvent{t.to, t.reason}));
+    }
     RETURN_IF_ERROR(txn.Commit());
     return updated;
   });

@@ -218,8 +218,8 @@ absl::StatusOr<std::vector<JobRecord>> SqliteJobStore::ListJobs(const JobFilter&
   return jobs;
 }
 
-absl::StatusOr<JobRecord> SqliteJobStore::TransitionJob(const std::string& id,
-                                                        const JobTransition& t) {
+absl::StatusOr<JobRecord> SqliteJobStore::TransitionJobThrough(
+    const std::string& id, const std::vector<JobTransition>& steps) {
   std::optional<int64_t> key = storage_internal::ParseJobId(id);
   if (!key.has_value()) return storage_internal::JobNotFoundError(id);
   absl::MutexLock lock(&mu_);
@@ -227,11 +227,13 @@ absl::StatusOr<JobRecord> SqliteJobStore::TransitionJob(const std::string& id,
   ASSIGN_OR_RETURN(Transaction txn, Transaction::Begin(*db_, Transaction::Mode::kWrite));
   ASSIGN_OR_RETURN(std::optional<JobRecord> job, storage_internal::SelectJob(*db_, *key));
   if (!job.has_value()) return storage_internal::JobNotFoundError(id);
-  ASSIGN_OR_RETURN(JobRecord updated, storage_internal::ApplyTransition(*std::move(job), t));
+  ASSIGN_OR_RETURN(JobRecord updated, storage_internal::ApplyTransitions(*std::move(job), steps));
   RETURN_IF_ERROR(storage_internal::UpdateJobLifecycle(*db_, *key, updated));
-  ASSIGN_OR_RETURN(int64_t last_seq, storage_internal::LastEventSeq(*db_, *key));
-  RETURN_IF_ERROR(storage_internal::InsertEvent(*db_, *key, last_seq + 1, t.time_ms,
-                                                StateChangeEvent{t.to, t.reason}));
+  ASSIGN_OR_RETURN(int64_t seq, storage_internal::LastEventSeq(*db_, *key));
+  for (const JobTransition& t : steps) {
+    RETURN_IF_ERROR(storage_internal::InsertEvent(*db_, *key, ++seq, t.time_ms,
+                                                  StateChangeEvent{t.to, t.reason}));
+  }
   RETURN_IF_ERROR(txn.Commit());
   return updated;
 }

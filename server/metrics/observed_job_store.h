@@ -30,7 +30,8 @@ class ObservedJobStore : public JobStore {
   absl::StatusOr<std::vector<JobRecord>> ListJobs(const JobFilter& filter) override {
     return store_->ListJobs(filter);
   }
-  absl::StatusOr<JobRecord> TransitionJob(const std::string& id, const JobTransition& t) override;
+  absl::StatusOr<JobRecord> TransitionJobThrough(const std::string& id,
+                                                 const std::vector<JobTransition>& steps) override;
   absl::StatusOr<int64_t> AppendEvents(const std::string& job_id, int64_t time_ms,
                                        const std::vector<EventPayload>& events) override {
     return store_->AppendEvents(job_id, time_ms, events);

@@ -3,11 +3,13 @@
 #include <algorithm>
 #include <functional>
 #include <limits>
+#include <utility>
 
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "common/job_state.h"
+#include "common/status_macros.h"
 
 namespace lmtrain::storage_internal {
 
@@ -39,6 +41,17 @@ absl::StatusOr<JobRecord> ApplyTransition(JobRecord record, const JobTransition&
   if (t.exit_code.has_value()) record.exit_code = t.exit_code;
   if (t.retries.has_value()) record.retries = *t.retries;
   if (t.attempts.has_value()) record.attempts = *t.attempts;
+  return record;
+}
+
+absl::StatusOr<JobRecord> ApplyTransitions(JobRecord record,
+                                           const std::vector<JobTransition>& steps) {
+  if (steps.empty()) {
+    return absl::InvalidArgumentError(absl::StrCat("job ", record.id, ": no transition given"));
+  }
+  for (const JobTransition& t : steps) {
+    ASSIGN_OR_RETURN(record, ApplyTransition(std::move(record), t));
+  }
   return record;
 }
 

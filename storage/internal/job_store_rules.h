@@ -30,6 +30,10 @@ absl::Status JobNotFoundError(absl::string_view id);
 // (to RUNNING) or finished_at_ms (to a terminal state). FailedPrecondition when
 // CanTransition(record.state, t.to) is false.
 absl::StatusOr<JobRecord> ApplyTransition(JobRecord record, const JobTransition& t);
+// ApplyTransition for each of `steps` in order (JobStore::TransitionJobThrough).
+// InvalidArgument: no steps; otherwise ApplyTransition's errors.
+absl::StatusOr<JobRecord> ApplyTransitions(JobRecord record,
+                                           const std::vector<JobTransition>& steps);
 
 // InvalidArgument if `events` holds a StateChangeEvent (those come only from TransitionJob).
 absl::Status CheckAppendable(const std::vector<EventPayload>& events);

@@ -48,6 +48,51 @@ TEST_P(JobStoreEventsContractTest, EventsAreGaplessFromOneAndIncludeStateChanges
                                             "6" + job + " @3000 state SUCCEEDED (exit 0)"));
 }
 
+// TransitionJobThrough: every step in order, each with its event, in one transaction.
+TEST_P(JobStoreEventsContractTest, TransitionJobThroughAppliesEveryStepWithItsEvent) {
+  ASSERT_OK_AND_ASSIGN(std::string id, store_->CreateJob(MakeJob("e", 1000)));
+  ASSERT_OK(store_->TransitionJob(id, To(JobState::kScheduled, 1500, "placed")));
+  ASSERT_OK(store_->TransitionJob(id, To(JobState::kRunning, 2000, "dispatched")));
+  JobTransition retrying = To(JobState::kRetrying, 3000, "attempt 1 failed");
+  retrying.retries = 1;
+  retrying.exit_code = 3;
+  retrying.attempts = std::vector<AttemptRecord>{{1, {"w"}, 1500, 3000, "failed"}};
+  ASSERT_OK_AND_ASSIGN(
+      JobRecord queued,
+      store_->TransitionJobThrough(id, {retrying, To(JobState::kQueued, 3001, "requeued")}));
+  EXPECT_EQ(queued.state, JobState::kQueued);
+  EXPECT_EQ(queued.retries, 1);
+  EXPECT_EQ(queued.exit_code, 3);
+  EXPECT_EQ(queued.attempts, *retrying.attempts);
+  ASSERT_OK_AND_ASSIGN(JobRecord stored, store_->GetJob(id));
+  EXPECT_EQ(Describe(stored), Describe(queued));
+  ASSERT_OK_AND_ASSIGN(std::vector<EventRecord> events, store_->ListEvents(id, 2, 100));
+  const std::string job = " job=" + id;
+  EXPECT_THAT(Describe(events), ElementsAre("3" + job + " @2000 state RUNNING (dispatched)",
+                                            "4" + job + " @3000 state RETRYING (attempt 1 failed)",
+                                            "5" + job + " @3001 state QUEUED (requeued)"));
+}
+
+// A step that is not allowed from where the steps before it left the job refuses them all.
+TEST_P(JobStoreEventsContractTest, TransitionJobThroughIsAllOrNothing) {
+  ASSERT_OK_AND_ASSIGN(std::string id, store_->CreateJob(MakeJob("e", 1000)));
+  ASSERT_OK_AND_ASSIGN(JobRecord before, store_->GetJob(id));
+  EXPECT_EQ(store_
+                ->TransitionJobThrough(id, {To(JobState::kCancelled, 2000, "cancelled"),
+                                            To(JobState::kQueued, 2001, "back")})
+                .status()
+                .code(),
+            absl::StatusCode::kFailedPrecondition);
+  EXPECT_EQ(store_->TransitionJobThrough(id, {}).status().code(),
+            absl::StatusCode::kInvalidArgument);
+  EXPECT_EQ(
+      store_->TransitionJobThrough("999999", {To(JobState::kCancelled, 2000)}).status().code(),
+      absl::StatusCode::kNotFound);
+  ASSERT_OK_AND_ASSIGN(JobRecord after, store_->GetJob(id));
+  EXPECT_EQ(Describe(after), Describe(before));
+  EXPECT_EQ(EventCount(id), 1u);
+}
+
 TEST_P(JobStoreEventsContractTest, AppendEventsMergesMetricsAndAddsCheckpoints) {
   ASSERT_OK_AND_ASSIGN(std::string id, store_->CreateJob(MakeJob("m")));
   TrainingMetrics first;
