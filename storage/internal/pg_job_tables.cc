@@ -246,6 +246,29 @@ absl::StatusOr<std::optional<JobRecord>> PgSelectJob(PgConnection& db, int64_t i
 
 namespace {
 
+// The ids and states of the newest filter.limit jobs below `bound` in any of filter.states:
+// one index range per state, merged here (as in the SQLite store, job_tables.cc).
+absl::StatusOr<std::vector<std::pair<int64_t, JobState>>> SelectStatePage(PgConnection& db,
+                                                                          const JobFilter& filter,
+                                                                          int64_t bound) {
+  std::vector<std::pair<int64_t, JobState>> page;
+  for (JobState state : DistinctStates(filter.states)) {
+    const std::string name(JobStateName(state));
+    ASSIGN_OR_RETURN(
+        PgResult rows,
+        filter.user.empty()
+            ? db.Run(kSelectStateIdsPage, PgParams(bound, filter.limit, name))
+            : db.Run(kSelectUserStateIdsPage, PgParams(bound, filter.limit, name, filter.user)));
+    for (int r = 0; r < rows.rows(); ++r) page.emplace_back(rows.Int64(r, 0), state);
+  }
+  const auto newer = [](const auto& a, const auto& b) { return a.first > b.first; };
+  const auto same = [](const auto& a, const auto& b) { return a.first == b.first; };
+  std::sort(page.begin(), page.end(), newer);
+  page.erase(std::unique(page.begin(), page.end(), same), page.end());
+  if (page.size() > static_cast<size_t>(filter.limit)) page.resize(filter.limit);
+  return page;
+}
+
 // The ids and states of the page `filter` asks for, newest first: one statement without
 // states, one per state with them.
 absl::StatusOr<std::vector<std::pair<int64_t, JobState>>> SelectPageStates(
@@ -264,19 +287,7 @@ absl::StatusOr<std::vector<std::pair<int64_t, JobState>>> SelectPageStates(
     }
     return page;
   }
-  for (JobState state : DistinctStates(filter.states)) {
-    const std::string name(JobStateName(state));
-    ASSIGN_OR_RETURN(
-        PgResult rows,
-        filter.user.empty()
-            ? db.Run(kSelectStateIdsPage, PgParams(bound, filter.limit, name))
-            : db.Run(kSelectUserStateIdsPage, PgParams(bound, filter.limit, name, filter.user)));
-    for (int r = 0; r < rows.rows(); ++r) page.emplace_back(rows.Int64(r, 0), state);
-  }
-  std::sort(page.begin(), page.end(),
-            [](const auto& a, const auto& b) { return a.first > b.first; });
-  if (page.size() > static_cast<size_t>(filter.limit)) page.resize(filter.limit);
-  return page;
+  return SelectStatePage(db, filter, bound);
 }
 
 // A full-view page whose finished jobs the caller may hold (JobFilter::skip_finished): its ids and
@@ -327,19 +338,10 @@ absl::StatusOr<std::vector<JobRecord>> PgSelectJobs(PgConnection& db, const JobF
                          : db.Run(queries.user_jobs, PgParams(bound, filter.limit, filter.user)));
     return ReadPage(db, rows, filter.view, filter.skip_finished);
   }
-  // One index range per state, merged here (as in the SQLite store, job_tables.cc).
+  ASSIGN_OR_RETURN(auto page, SelectStatePage(db, filter, bound));
+  if (page.empty()) return std::vector<JobRecord>{};
   std::vector<int64_t> ids;
-  for (JobState state : DistinctStates(filter.states)) {
-    const std::string name(JobStateName(state));
-    ASSIGN_OR_RETURN(
-        PgResult rows,
-        filter.user.empty()
-            ? db.Run(kSelectStateIdsPage, PgParams(bound, filter.limit, name))
-            : db.Run(kSelectUserStateIdsPage, PgParams(bound, filter.limit, name, filter.user)));
-    for (int r = 0; r < rows.rows(); ++r) ids.push_back(rows.Int64(r, 0));
-  }
-  ids = NewestIds(std::move(ids), filter.limit);
-  if (ids.empty()) return std::vector<JobRecord>{};
+  for (const auto& [id, state] : page) ids.push_back(id);
   ASSIGN_OR_RETURN(PgResult rows, db.Run(queries.by_ids, PgParams(IdsJson(ids))));
   return ReadPage(db, rows, filter.view, filter.skip_finished);
 }
