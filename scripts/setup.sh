@@ -31,6 +31,7 @@ PACKAGES=(
   # control plane
   libgrpc++-dev protobuf-compiler-grpc libprotobuf-dev protobuf-compiler libabsl-dev
   libsqlite3-dev libyaml-cpp-dev nlohmann-json3-dev libssl-dev libcpp-httplib-dev
+  libtcmalloc-minimal4  # lm-server's allocator (server/CMakeLists.txt)
   # the PostgreSQL job store: libpq, and the server its tests start (initdb, pg_ctl)
   libpq-dev postgresql
   # tokenizers (lmctl validates job files with them too)
