@@ -405,8 +405,6 @@ class Dispatcher {
   absl::Status FinishAttemptLocked(Attempt& a) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   absl::Status RequeueLocked(const std::string& job_id, const std::string& reason)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
-  // `job`, just moved back to QUEUED in the store: into the mirror, and the next pass.
-  void QueuedAgainLocked(const JobRecord& job) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
 
   JobStore* const store_;
   Clock* const clock_;

@@ -172,7 +172,7 @@ absl::Status Dispatcher::FinishAttemptLocked(Attempt& a) {
   queued.reason =
       absl::StrCat("requeued; attempt ", a.attempt + 1, " resumes from the latest checkpoint");
   ASSIGN_OR_RETURN(JobRecord moved, store_->TransitionJobThrough(job.id, {t, queued}));
-  QueuedAgainLocked(moved);
+  MirrorQueuedLocked(moved);  // The caller marks the queue changed and wakes the waiters.
   return absl::OkStatus();
 }
 
@@ -183,21 +183,11 @@ absl::Status Dispatcher::RequeueLocked(const std::string& job_id, const std::str
   t.reason = reason;
   auto moved = store_->TransitionJob(job_id, t);
   if (!moved.ok() && !absl::IsFailedPrecondition(moved.status())) return moved.status();
-  if (moved.ok()) {
-    QueuedAgainLocked(*moved);
-  } else {
-    dirty_ = true;
-    hub_->Bump(job_id);
-    hub_->Bump(EventHub::kWorkKey);
-  }
-  return absl::OkStatus();
-}
-
-void Dispatcher::QueuedAgainLocked(const JobRecord& job) {
-  MirrorQueuedLocked(job);
+  if (moved.ok()) MirrorQueuedLocked(*moved);
   dirty_ = true;
-  hub_->Bump(job.id);
+  hub_->Bump(job_id);
   hub_->Bump(EventHub::kWorkKey);
+  return absl::OkStatus();
 }
 
 }  // namespace lmtrain
