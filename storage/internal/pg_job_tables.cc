@@ -274,20 +274,18 @@ absl::StatusOr<std::vector<std::pair<int64_t, JobState>>> SelectStatePage(PgConn
 absl::StatusOr<std::vector<std::pair<int64_t, JobState>>> SelectPageStates(
     PgConnection& db, const JobFilter& filter) {
   const int64_t bound = IdBound(filter);
+  if (!filter.states.empty()) return SelectStatePage(db, filter, bound);
+  ASSIGN_OR_RETURN(PgResult rows, filter.user.empty()
+                                      ? db.Run(kSelectIdStatesPage, PgParams(bound, filter.limit))
+                                      : db.Run(kSelectUserIdStatesPage,
+                                               PgParams(bound, filter.limit, filter.user)));
   std::vector<std::pair<int64_t, JobState>> page;
-  if (filter.states.empty()) {
-    ASSIGN_OR_RETURN(PgResult rows, filter.user.empty()
-                                        ? db.Run(kSelectIdStatesPage, PgParams(bound, filter.limit))
-                                        : db.Run(kSelectUserIdStatesPage,
-                                                 PgParams(bound, filter.limit, filter.user)));
-    for (int r = 0; r < rows.rows(); ++r) {
-      const int64_t id = rows.Int64(r, 0);
-      ASSIGN_OR_RETURN(JobState state, DecodeState(id, rows.Text(r, 1)));
-      page.emplace_back(id, state);
-    }
-    return page;
+  for (int r = 0; r < rows.rows(); ++r) {
+    const int64_t id = rows.Int64(r, 0);
+    ASSIGN_OR_RETURN(JobState state, DecodeState(id, rows.Text(r, 1)));
+    page.emplace_back(id, state);
   }
-  return SelectStatePage(db, filter, bound);
+  return page;
 }
 
 // A full-view page whose finished jobs the caller may hold (JobFilter::skip_finished): its ids and
