@@ -192,6 +192,12 @@ struct JobFilter {
   std::function<bool(const std::string& id)> skip_finished;
 };
 
+// One job's steps in a TransitionJobsThrough batch.
+struct JobSteps {
+  std::string id;
+  std::vector<JobTransition> steps;
+};
+
 // A named lease: at most one holder at a time, until expires (on the store's clock).
 struct LeaseRequest {
   std::string name;            // Which lease, e.g. "lm-server".
@@ -253,6 +259,19 @@ class JobStore {
   // changes). InvalidArgument: no steps.
   virtual absl::StatusOr<JobRecord> TransitionJobThrough(
       const std::string& id, const std::vector<JobTransition>& steps) = 0;
+
+  // TransitionJobThrough for each entry of `batch`, in order: each job's steps all or none,
+  // whatever becomes of the others (an entry's error leaves the rest to go on). Returns one
+  // result per entry, in order. The SQLite and PostgreSQL stores commit the whole batch in one
+  // transaction, so a batch costs about one commit; their error as a whole (nothing changed)
+  // means that commit failed. This default runs the entries one by one.
+  virtual absl::StatusOr<std::vector<absl::StatusOr<JobRecord>>> TransitionJobsThrough(
+      const std::vector<JobSteps>& batch) {
+    std::vector<absl::StatusOr<JobRecord>> results;
+    results.reserve(batch.size());
+    for (const JobSteps& job : batch) results.push_back(TransitionJobThrough(job.id, job.steps));
+    return results;
+  }
 
   // Appends events (in one transaction) and returns the seq of the last one. Metrics events
   // are merged into the job's latest metrics; CheckpointRecord events are added to its

@@ -83,6 +83,24 @@ absl::StatusOr<CreatedJob> InsertNewJob(PgConnection& db, const NewJob& new_job)
   return CreatedJob{absl::StrCat(*id), true};
 }
 
+// The body of TransitionJobThrough, inside the caller's transaction: locks the job's row, then
+// writes its steps and their StateChange events; returns the record after the last step.
+absl::StatusOr<JobRecord> StepJob(PgConnection& db, int64_t key, const std::string& id,
+                                  const std::vector<JobTransition>& steps) {
+  ASSIGN_OR_RETURN(bool exists, storage_internal::PgLockJob(db, key));
+  if (!exists) return storage_internal::JobNotFoundError(id);
+  ASSIGN_OR_RETURN(std::optional<JobRecord> job, storage_internal::PgSelectJob(db, key));
+  if (!job.has_value()) return storage_internal::JobNotFoundError(id);
+  ASSIGN_OR_RETURN(JobRecord updated, storage_internal::ApplyTransitions(*std::move(job), steps));
+  RETURN_IF_ERROR(storage_internal::PgUpdateJobLifecycle(db, key, updated));
+  ASSIGN_OR_RETURN(int64_t seq, storage_internal::PgLastEventSeq(db, key));
+  for (const JobTransition& t : steps) {
+    RETURN_IF_ERROR(storage_internal::PgInsertEvent(db, key, ++seq, t.time_ms,
+                                                    StateChangeEvent{t.to, t.reason}));
+  }
+  return updated;
+}
+
 // One job's insert under a savepoint, rolled back when the insert fails so that the batch goes
 // on; fills *result. An error: a savepoint statement failed, and the transaction is unusable.
 absl::Status Isolated(PgConnection& db, const NewJob& job, absl::StatusOr<CreatedJob>* result) {
@@ -163,12 +181,17 @@ PostgresJobStore::~PostgresJobStore() = default;
 namespace {
 
 // Runs `body` on the lent connection; errors other than NotFound get the operation in front.
+// An error other than NotFound with "PostgresJobStore.<operation>: " in front.
+absl::Status Named(const char* operation, const absl::Status& s) {
+  if (s.ok() || s.code() == absl::StatusCode::kNotFound) return s;
+  return absl::Status(s.code(), absl::StrCat("PostgresJobStore.", operation, ": ", s.message()));
+}
+
 template <typename T, typename Body>
 absl::StatusOr<T> RunOn(absl::StatusOr<PgPool::Lease> lease, const char* operation, Body& body) {
   absl::StatusOr<T> result = lease.ok() ? body(lease->db()) : absl::StatusOr<T>(lease.status());
-  if (result.ok() || result.status().code() == absl::StatusCode::kNotFound) return result;
-  return absl::Status(result.status().code(), absl::StrCat("PostgresJobStore.", operation, ": ",
-                                                           result.status().message()));
+  if (result.ok()) return result;
+  return Named(operation, result.status());
 }
 
 }  // namespace
@@ -230,10 +253,8 @@ void PostgresJobStore::CommitCreates(const std::vector<Creates::Pending*>& batch
   for (Creates::Pending* p : batch) {
     if (!committed.ok()) {
       p->result = committed;
-    } else if (!p->result.ok() && p->result.status().code() != absl::StatusCode::kNotFound) {
-      p->result =
-          absl::Status(p->result.status().code(),
-                       absl::StrCat("PostgresJobStore.CreateJob: ", p->result.status().message()));
+    } else if (!p->result.ok()) {
+      p->result = Named("CreateJob", p->result.status());
     }
   }
 }
@@ -284,19 +305,42 @@ absl::StatusOr<JobRecord> PostgresJobStore::TransitionJobThrough(
   return Write<JobRecord>("TransitionJob", [&](PgConnection& db) -> absl::StatusOr<JobRecord> {
     ASSIGN_OR_RETURN(PgTransaction txn, PgTransaction::Begin(db, kWrite));
     RETURN_IF_ERROR(CheckFence(db, fence));
-    ASSIGN_OR_RETURN(bool exists, storage_internal::PgLockJob(db, *key));
-    if (!exists) return storage_internal::JobNotFoundError(id);
-    ASSIGN_OR_RETURN(std::optional<JobRecord> job, storage_internal::PgSelectJob(db, *key));
-    if (!job.has_value()) return storage_internal::JobNotFoundError(id);
-    ASSIGN_OR_RETURN(JobRecord updated, storage_internal::ApplyTransitions(*std::move(job), steps));
-    RETURN_IF_ERROR(storage_internal::PgUpdateJobLifecycle(db, *key, updated));
-    ASSIGN_OR_RETURN(int64_t seq, storage_internal::PgLastEventSeq(db, *key));
-    for (const JobTransition& t : steps) {
-      RETURN_IF_ERROR(storage_internal::PgInsertEvent(db, *key, ++seq, t.time_ms,
-                                                      StateChangeEvent{t.to, t.reason}));
-    }
+    ASSIGN_OR_RETURN(JobRecord updated, StepJob(db, *key, id, steps));
     RETURN_IF_ERROR(txn.Commit());
     return updated;
+  });
+}
+
+absl::StatusOr<std::vector<absl::StatusOr<JobRecord>>> PostgresJobStore::TransitionJobsThrough(
+    const std::vector<JobSteps>& batch) {
+  using Results = std::vector<absl::StatusOr<JobRecord>>;
+  if (batch.size() == 1) {  // No savepoint needed: its failure rolls the transaction back.
+    Results results;
+    results.push_back(TransitionJobThrough(batch[0].id, batch[0].steps));
+    return results;
+  }
+  const Fence fence = CurrentFence();
+  return Write<Results>("TransitionJob", [&](PgConnection& db) -> absl::StatusOr<Results> {
+    Results results;
+    results.reserve(batch.size());
+    ASSIGN_OR_RETURN(PgTransaction txn, PgTransaction::Begin(db, kWrite));
+    RETURN_IF_ERROR(CheckFence(db, fence));
+    for (const JobSteps& job : batch) {
+      std::optional<int64_t> key = storage_internal::ParseJobId(job.id);
+      if (!key.has_value()) {
+        results.push_back(storage_internal::JobNotFoundError(job.id));
+        continue;
+      }
+      RETURN_IF_ERROR(db.Exec("SAVEPOINT steps", "TransitionJob savepoint"));  // Else all fail.
+      absl::StatusOr<JobRecord> stepped = StepJob(db, *key, job.id, job.steps);
+      RETURN_IF_ERROR(db.Exec(stepped.ok() ? "RELEASE SAVEPOINT steps"
+                                           : "ROLLBACK TO SAVEPOINT steps; RELEASE SAVEPOINT steps",
+                              "TransitionJob savepoint"));
+      if (!stepped.ok()) stepped = Named("TransitionJob", stepped.status());
+      results.push_back(std::move(stepped));
+    }
+    RETURN_IF_ERROR(txn.Commit());
+    return results;
   });
 }
 

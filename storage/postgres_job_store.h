@@ -11,12 +11,12 @@
 // TransitionJob, AppendEvents, AcquireLease, ReleaseLease) runs on the writer connection, one
 // at a time; concurrent CreateJob calls share transactions (storage/internal/group_commit.h, at
 // most kMaxCreateBatch jobs, each under its own SAVEPOINT so one failing job fails alone), so
-// they share the commit's WAL flush too. Reads (GetJob, ListJobs, ListEvents,
-// FindJobByRequestId) run on the reader connections, as many at once as there are readers,
-// and never wait for the writer: a read proceeds while a write transaction is open. Reads see
-// every acknowledged write: a write returns after its COMMIT, and a read's transaction begins
-// after that, on whichever connection (read-your-writes, also across threads). Every
-// write runs in one READ COMMITTED transaction; every read sees one snapshot: one statement
+// they share the commit's WAL flush too, as do the jobs of one TransitionJobsThrough batch. Reads
+// (GetJob, ListJobs, ListEvents, FindJobByRequestId) run on the reader connections, as many at once
+// as there are readers, and never wait for the writer: a read proceeds while a write transaction is
+// open. Reads see every acknowledged write: a write returns after its COMMIT, and a read's
+// transaction begins after that, on whichever connection (read-your-writes, also across threads).
+// Every write runs in one READ COMMITTED transaction; every read sees one snapshot: one statement
 // (GetJob, FindJobByRequestId, ListEvents, ListJobs in the basic view without states), or a
 // REPEATABLE READ transaction (other ListJobs; storage/internal/pg_transaction.h). Ids may skip
 // numbers (an identity value taken by an insert that rolled back or met an existing request id is
@@ -94,6 +94,8 @@ class PostgresJobStore : public JobStore {
   absl::StatusOr<std::vector<JobRecord>> ListJobs(const JobFilter& filter) override;
   absl::StatusOr<JobRecord> TransitionJobThrough(const std::string& id,
                                                  const std::vector<JobTransition>& steps) override;
+  absl::StatusOr<std::vector<absl::StatusOr<JobRecord>>> TransitionJobsThrough(
+      const std::vector<JobSteps>& batch) override;
   absl::StatusOr<int64_t> AppendEvents(const std::string& job_id, int64_t time_ms,
                                        const std::vector<EventPayload>& events) override;
   absl::StatusOr<std::vector<EventRecord>> ListEvents(const std::string& job_id, int64_t after_seq,

@@ -118,6 +118,25 @@ absl::StatusOr<CreatedJob> InsertNewJob(Connection& db, const NewJob& new_job) {
   return CreatedJob{absl::StrCat(id), true};
 }
 
+constexpr char kStepsSavepoint[] = "SAVEPOINT steps";
+constexpr char kStepsRelease[] = "RELEASE steps";
+
+// The body of TransitionJobThrough, inside the caller's transaction: the job's steps and their
+// StateChange events; returns the record after the last step.
+absl::StatusOr<JobRecord> StepJob(Connection& db, int64_t key, const std::string& id,
+                                  const std::vector<JobTransition>& steps) {
+  ASSIGN_OR_RETURN(std::optional<JobRecord> job, storage_internal::SelectJob(db, key));
+  if (!job.has_value()) return storage_internal::JobNotFoundError(id);
+  ASSIGN_OR_RETURN(JobRecord updated, storage_internal::ApplyTransitions(*std::move(job), steps));
+  RETURN_IF_ERROR(storage_internal::UpdateJobLifecycle(db, key, updated));
+  ASSIGN_OR_RETURN(int64_t seq, storage_internal::LastEventSeq(db, key));
+  for (const JobTransition& t : steps) {
+    RETURN_IF_ERROR(
+        storage_internal::InsertEvent(db, key, ++seq, t.time_ms, StateChangeEvent{t.to, t.reason}));
+  }
+  return updated;
+}
+
 }  // namespace
 
 absl::StatusOr<std::unique_ptr<SqliteJobStore>> SqliteJobStore::Open(const Options& options) {
@@ -225,17 +244,35 @@ absl::StatusOr<JobRecord> SqliteJobStore::TransitionJobThrough(
   absl::MutexLock lock(&mu_);
   cache_->Erase(*key);
   ASSIGN_OR_RETURN(Transaction txn, Transaction::Begin(*db_, Transaction::Mode::kWrite));
-  ASSIGN_OR_RETURN(std::optional<JobRecord> job, storage_internal::SelectJob(*db_, *key));
-  if (!job.has_value()) return storage_internal::JobNotFoundError(id);
-  ASSIGN_OR_RETURN(JobRecord updated, storage_internal::ApplyTransitions(*std::move(job), steps));
-  RETURN_IF_ERROR(storage_internal::UpdateJobLifecycle(*db_, *key, updated));
-  ASSIGN_OR_RETURN(int64_t seq, storage_internal::LastEventSeq(*db_, *key));
-  for (const JobTransition& t : steps) {
-    RETURN_IF_ERROR(storage_internal::InsertEvent(*db_, *key, ++seq, t.time_ms,
-                                                  StateChangeEvent{t.to, t.reason}));
-  }
+  ASSIGN_OR_RETURN(JobRecord updated, StepJob(*db_, *key, id, steps));
   RETURN_IF_ERROR(txn.Commit());
   return updated;
+}
+
+absl::StatusOr<std::vector<absl::StatusOr<JobRecord>>> SqliteJobStore::TransitionJobsThrough(
+    const std::vector<JobSteps>& batch) {
+  std::vector<absl::StatusOr<JobRecord>> results;
+  results.reserve(batch.size());
+  if (batch.size() == 1) {  // No savepoint needed: its failure rolls the transaction back.
+    results.push_back(TransitionJobThrough(batch[0].id, batch[0].steps));
+    return results;
+  }
+  absl::MutexLock lock(&mu_);
+  ASSIGN_OR_RETURN(Transaction txn, Transaction::Begin(*db_, Transaction::Mode::kWrite));
+  for (const JobSteps& job : batch) {
+    std::optional<int64_t> key = storage_internal::ParseJobId(job.id);
+    if (!key.has_value()) {
+      results.push_back(storage_internal::JobNotFoundError(job.id));
+      continue;
+    }
+    cache_->Erase(*key);
+    RETURN_IF_ERROR(db_->RunCached(kStepsSavepoint));  // Else the transaction rolls back.
+    results.push_back(StepJob(*db_, *key, job.id, job.steps));
+    RETURN_IF_ERROR(results.back().ok() ? db_->RunCached(kStepsRelease)
+                                        : db_->Exec("ROLLBACK TO steps; RELEASE steps"));
+  }
+  RETURN_IF_ERROR(txn.Commit());
+  return results;
 }
 
 absl::StatusOr<int64_t> SqliteJobStore::AppendEvents(const std::string& job_id, int64_t time_ms,

@@ -32,7 +32,8 @@
 //    OS crash or power loss may drop the last few commits but never corrupts the file.
 //  kFull (synchronous=FULL): every commit fsyncs the WAL before the call returns, so a call
 //    that returned OK survives power loss too. Group commit makes concurrent CreateJob calls
-//    share that fsync; the other write methods pay one fsync each.
+//    share that fsync, TransitionJobsThrough makes its batch share one; the other write
+//    methods pay one fsync each.
 //
 // Semantics beyond storage/job_store.h, shared with InMemoryJobStore
 // (storage/internal/job_store_rules.h):
@@ -118,6 +119,8 @@ class SqliteJobStore : public JobStore {
   absl::StatusOr<std::vector<JobRecord>> ListJobs(const JobFilter& filter) override;
   absl::StatusOr<JobRecord> TransitionJobThrough(const std::string& id,
                                                  const std::vector<JobTransition>& steps) override;
+  absl::StatusOr<std::vector<absl::StatusOr<JobRecord>>> TransitionJobsThrough(
+      const std::vector<JobSteps>& batch) override;
   absl::StatusOr<int64_t> AppendEvents(const std::string& job_id, int64_t time_ms,
                                        const std::vector<EventPayload>& events) override;
   absl::StatusOr<std::vector<EventRecord>> ListEvents(const std::string& job_id, int64_t after_seq,

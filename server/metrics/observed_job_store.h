@@ -32,6 +32,8 @@ class ObservedJobStore : public JobStore {
   }
   absl::StatusOr<JobRecord> TransitionJobThrough(const std::string& id,
                                                  const std::vector<JobTransition>& steps) override;
+  absl::StatusOr<std::vector<absl::StatusOr<JobRecord>>> TransitionJobsThrough(
+      const std::vector<JobSteps>& batch) override;
   absl::StatusOr<int64_t> AppendEvents(const std::string& job_id, int64_t time_ms,
                                        const std::vector<EventPayload>& events) override {
     return store_->AppendEvents(job_id, time_ms, events);
@@ -51,6 +53,9 @@ class ObservedJobStore : public JobStore {
   }
 
  private:
+  // Records the histograms for `job` as `last` (the final step of a transition) left it.
+  void Observe(const JobRecord& job, const JobTransition& last);
+
   const std::unique_ptr<JobStore> store_;
   ServerMetrics* const metrics_;
 };

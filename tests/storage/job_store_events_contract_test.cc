@@ -93,6 +93,59 @@ TEST_P(JobStoreEventsContractTest, TransitionJobThroughIsAllOrNothing) {
   EXPECT_EQ(EventCount(id), 1u);
 }
 
+// TransitionJobsThrough: each entry as TransitionJobThrough would apply it, whatever becomes
+// of the others; a later entry for the same job sees what the earlier one did.
+TEST_P(JobStoreEventsContractTest, TransitionJobsThroughAppliesEachJobAlone) {
+  ASSERT_OK_AND_ASSIGN(std::string a, store_->CreateJob(MakeJob("a", 1000)));
+  ASSERT_OK_AND_ASSIGN(std::string b, store_->CreateJob(MakeJob("b", 1000)));
+  ASSERT_OK_AND_ASSIGN(std::string c, store_->CreateJob(MakeJob("c", 1000)));
+  ASSERT_OK_AND_ASSIGN(JobRecord b_before, store_->GetJob(b));
+  const std::vector<JobSteps> batch = {
+      {a, {To(JobState::kScheduled, 2000, "placed"), To(JobState::kRunning, 2001, "started")}},
+      {b, {To(JobState::kCancelled, 2000, "cancelled"), To(JobState::kQueued, 2001, "back")}},
+      {"999999", {To(JobState::kCancelled, 2000)}},
+      {"not-an-id", {To(JobState::kCancelled, 2000)}},
+      {c, {To(JobState::kCancelled, 2000, "cancelled")}},
+      {c, {}},
+      {a, {To(JobState::kSucceeded, 3000, "exit 0")}},
+  };
+  ASSERT_OK_AND_ASSIGN(std::vector<absl::StatusOr<JobRecord>> results,
+                       store_->TransitionJobsThrough(batch));
+  ASSERT_EQ(results.size(), batch.size());
+  ASSERT_OK(results[0]);
+  EXPECT_EQ(results[0]->state, JobState::kRunning);
+  EXPECT_EQ(results[1].status().code(), absl::StatusCode::kFailedPrecondition);
+  EXPECT_EQ(results[2].status().code(), absl::StatusCode::kNotFound);
+  EXPECT_EQ(results[3].status().code(), absl::StatusCode::kNotFound);
+  ASSERT_OK(results[4]);
+  EXPECT_EQ(results[4]->state, JobState::kCancelled);
+  EXPECT_EQ(results[5].status().code(), absl::StatusCode::kInvalidArgument);
+  ASSERT_OK(results[6]);
+  EXPECT_EQ(results[6]->state, JobState::kSucceeded);
+
+  ASSERT_OK_AND_ASSIGN(JobRecord a_after, store_->GetJob(a));
+  EXPECT_EQ(Describe(a_after), Describe(*results[6]));
+  EXPECT_EQ(a_after.finished_at_ms, 3000);
+  ASSERT_OK_AND_ASSIGN(std::vector<EventRecord> events, store_->ListEvents(a, 1, 100));
+  const std::string job = " job=" + a;
+  EXPECT_THAT(Describe(events), ElementsAre("2" + job + " @2000 state SCHEDULED (placed)",
+                                            "3" + job + " @2001 state RUNNING (started)",
+                                            "4" + job + " @3000 state SUCCEEDED (exit 0)"));
+  ASSERT_OK_AND_ASSIGN(JobRecord b_after, store_->GetJob(b));
+  EXPECT_EQ(Describe(b_after), Describe(b_before));
+  EXPECT_EQ(EventCount(b), 1u);
+  ASSERT_OK_AND_ASSIGN(JobRecord c_after, store_->GetJob(c));
+  EXPECT_EQ(c_after.state, JobState::kCancelled);
+  EXPECT_EQ(EventCount(c), 2u);
+
+  ASSERT_OK_AND_ASSIGN(results, store_->TransitionJobsThrough({}));
+  EXPECT_THAT(results, IsEmpty());
+  ASSERT_OK_AND_ASSIGN(results,
+                       store_->TransitionJobsThrough({{b, {To(JobState::kSucceeded, 1)}}}));
+  ASSERT_EQ(results.size(), 1u);
+  EXPECT_EQ(results[0].status().code(), absl::StatusCode::kFailedPrecondition);
+}
+
 TEST_P(JobStoreEventsContractTest, AppendEventsMergesMetricsAndAddsCheckpoints) {
   ASSERT_OK_AND_ASSIGN(std::string id, store_->CreateJob(MakeJob("m")));
   TrainingMetrics first;
