@@ -316,7 +316,9 @@ void Dispatcher::LoseWorkerLocked(const std::string& worker_id, const std::strin
     lost.error = why;
     RankEndedLocked(*attempts_.Find(job_id), r, std::move(lost));
   }
-  for (const auto& [job_id, r] : ranks) MaybeFinishAttemptLocked(job_id);
+  std::vector<std::string> jobs;
+  for (const auto& [job_id, r] : ranks) jobs.push_back(job_id);
+  FinishAttemptsLocked(jobs);
 }
 
 bool Dispatcher::LoseOrphansLocked(int64_t now_ms, int max) {
@@ -341,11 +343,12 @@ bool Dispatcher::LoseOrphansLocked(int64_t now_ms, int max) {
       lost.error = "worker lost: no worker re-attached the job after a server restart";
       RankEndedLocked(a, static_cast<int>(r), std::move(lost));
     }
-    // The mirror follows without a rebuild (which would read the whole queue from the store
-    // per batch): an attempt that ended left it and its requeued job joined the queue
-    // (MaybeFinishAttemptLocked, RequeueLocked); one still stopping was preempting there.
-    MaybeFinishAttemptLocked(job_id);
   }
+  // The mirror follows without a rebuild (which would read the whole queue from the store per
+  // batch): an attempt that ended left it and its requeued job joined the queue
+  // (FinishAttemptsLocked); one still stopping was preempting there. The batch's ends are one
+  // store transaction.
+  FinishAttemptsLocked(orphans);
   if (!orphans.empty()) hub_->Bump(EventHub::kWorkKey);
   return more;
 }

@@ -401,8 +401,17 @@ class Dispatcher {
   // Withdraws unacknowledged ranks of a stopping attempt and wakes the workers that must stop
   // the others; the mirror counts the attempt as preempting from then on.
   void StopAttemptLocked(const std::string& job_id, Attempt& a) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
-  void MaybeFinishAttemptLocked(const std::string& job_id) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
-  absl::Status FinishAttemptLocked(Attempt& a) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  void MaybeFinishAttemptLocked(const std::string& job_id) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
+    FinishAttemptsLocked({job_id});
+  }
+  // Ends the attempts of these jobs whose ranks have all ended (the others, and unknown jobs,
+  // are left alone): records each end in the store, all in one transaction, requeues those to
+  // be retried or resumed, frees their room and forgets them. A job may be listed twice.
+  void FinishAttemptsLocked(const std::vector<std::string>& job_ids)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // The store steps that record the end of `a` (attempt_outcome.h), then its requeue if any.
+  absl::StatusOr<JobSteps> AttemptEndStepsLocked(const Attempt& a)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   absl::Status RequeueLocked(const std::string& job_id, const std::string& reason)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
 

@@ -111,30 +111,62 @@ void Dispatcher::StopAttemptLocked(const std::string& job_id, Attempt& a) {
   }
 }
 
-void Dispatcher::MaybeFinishAttemptLocked(const std::string& job_id) {
-  Attempt* found = attempts_.Find(job_id);
-  if (found == nullptr || !found->all_ended()) return;
-  Attempt& a = *found;
-  // Out of the mirror before a requeue puts it back in; its workers get exact counts again.
-  scheduler_->RemoveJob(job_id).IgnoreError();
-  for (const AttemptRank& r : a.ranks) {
-    if (!r.worker_id.empty()) TouchWorkerLocked(r.worker_id);
+void Dispatcher::FinishAttemptsLocked(const std::vector<std::string>& job_ids) {
+  struct Ended {
+    std::string job_id;
+    int attempt;
+    absl::Status recorded;  // Whether the attempt's end reached the store.
+  };
+  std::vector<Ended> ended;
+  std::vector<JobSteps> batch;
+  std::vector<size_t> batch_of;  // ended[batch_of[i]] is batch[i]'s attempt.
+  for (const std::string& job_id : job_ids) {
+    Attempt* a = attempts_.Find(job_id);
+    if (a == nullptr || !a->all_ended()) continue;
+    if (std::any_of(ended.begin(), ended.end(),
+                    [&](const Ended& e) { return e.job_id == job_id; })) {
+      continue;  // Listed twice (two of its ranks ended together).
+    }
+    // Out of the mirror before a requeue puts it back in; its workers get exact counts again.
+    scheduler_->RemoveJob(job_id).IgnoreError();
+    for (const AttemptRank& r : a->ranks) {
+      if (!r.worker_id.empty()) TouchWorkerLocked(r.worker_id);
+    }
+    absl::StatusOr<JobSteps> steps = AttemptEndStepsLocked(*a);
+    ended.push_back({job_id, a->attempt, steps.status()});
+    if (!steps.ok()) continue;
+    batch.push_back(*std::move(steps));
+    batch_of.push_back(ended.size() - 1);
   }
-  absl::Status finished = FinishAttemptLocked(a);
-  if (!finished.ok()) {
-    (void)store_->AppendEvents(
-        job_id, clock_->NowMs(),
-        {LogEvent{"server", absl::StrCat("cannot record the end of attempt ", a.attempt, ": ",
-                                         finished.message())}});
+  if (ended.empty()) return;
+  // One store transaction for them all (JobStore::TransitionJobsThrough).
+  auto moved = batch.empty() ? std::vector<absl::StatusOr<JobRecord>>()
+                             : store_->TransitionJobsThrough(batch);
+  for (size_t i = 0; i < batch.size(); ++i) {
+    absl::StatusOr<JobRecord> job = moved.ok() ? std::move((*moved)[i]) : moved.status();
+    if (!job.ok()) {
+      ended[batch_of[i]].recorded = job.status();
+    } else if (job->state == JobState::kQueued) {
+      MirrorQueuedLocked(*job);  // Requeued: its next attempt waits for the pass.
+    }
   }
-  if (a.master_port > 0 && !a.gang.empty()) workers_.ReleasePort(a.gang[0], a.master_port);
-  attempts_.Erase(job_id);
+  for (const Ended& e : ended) {
+    if (!e.recorded.ok()) {
+      (void)store_->AppendEvents(
+          e.job_id, clock_->NowMs(),
+          {LogEvent{"server", absl::StrCat("cannot record the end of attempt ", e.attempt, ": ",
+                                           e.recorded.message())}});
+    }
+    const Attempt& a = *attempts_.Find(e.job_id);
+    if (a.master_port > 0 && !a.gang.empty()) workers_.ReleasePort(a.gang[0], a.master_port);
+    attempts_.Erase(e.job_id);
+    hub_->Bump(e.job_id);
+  }
   dirty_ = true;
-  hub_->Bump(job_id);
   hub_->Bump(EventHub::kWorkKey);
 }
 
-absl::Status Dispatcher::FinishAttemptLocked(Attempt& a) {
+absl::StatusOr<JobSteps> Dispatcher::AttemptEndStepsLocked(const Attempt& a) {
   ASSIGN_OR_RETURN(JobRecord job, store_->GetJob(a.job.id));
   AttemptFacts facts;
   for (const AttemptRank& r : a.ranks) facts.ranks.push_back(*r.exit);
@@ -162,18 +194,17 @@ absl::Status Dispatcher::FinishAttemptLocked(Attempt& a) {
     attempts.back().outcome = outcome.attempt_outcome;
   }
   t.attempts = attempts;
-  if (outcome.state != JobState::kPreempted && outcome.state != JobState::kRetrying) {
-    return store_->TransitionJob(job.id, t).status();
+  JobSteps steps{job.id, {t}};
+  if (outcome.state == JobState::kPreempted || outcome.state == JobState::kRetrying) {
+    // The attempt's end and the requeue in one transaction.
+    JobTransition queued;
+    queued.to = JobState::kQueued;
+    queued.time_ms = t.time_ms;
+    queued.reason =
+        absl::StrCat("requeued; attempt ", a.attempt + 1, " resumes from the latest checkpoint");
+    steps.steps.push_back(std::move(queued));
   }
-  // The attempt's end and the requeue in one store transaction.
-  JobTransition queued;
-  queued.to = JobState::kQueued;
-  queued.time_ms = t.time_ms;
-  queued.reason =
-      absl::StrCat("requeued; attempt ", a.attempt + 1, " resumes from the latest checkpoint");
-  ASSIGN_OR_RETURN(JobRecord moved, store_->TransitionJobThrough(job.id, {t, queued}));
-  MirrorQueuedLocked(moved);  // The caller marks the queue changed and wakes the waiters.
-  return absl::OkStatus();
+  return steps;
 }
 
 absl::Status Dispatcher::RequeueLocked(const std::string& job_id, const std::string& reason) {

@@ -6,8 +6,10 @@
 
 #include <memory>
 #include <string>
+#include <utility>
 #include <vector>
 
+#include "absl/synchronization/mutex.h"
 #include "server/dispatcher.h"
 #include "server/job_manager.h"
 #include "server/scheduler/scheduler.h"
@@ -18,6 +20,28 @@
 namespace lmtrain::testing {
 
 inline constexpr int64_t kLeaseMs = 10000;
+
+// The in-memory store, recording the size of each TransitionJobsThrough batch it is given.
+class BatchRecordingStore : public InMemoryJobStore {
+ public:
+  absl::StatusOr<std::vector<absl::StatusOr<JobRecord>>> TransitionJobsThrough(
+      const std::vector<JobSteps>& batch) override {
+    {
+      absl::MutexLock lock(&batches_mu_);
+      batches_.push_back(batch.size());
+    }
+    return InMemoryJobStore::TransitionJobsThrough(batch);
+  }
+  // The sizes of the batches since the last call.
+  std::vector<size_t> TakeBatches() {
+    absl::MutexLock lock(&batches_mu_);
+    return std::exchange(batches_, {});
+  }
+
+ private:
+  absl::Mutex batches_mu_;
+  std::vector<size_t> batches_ ABSL_GUARDED_BY(batches_mu_);
+};
 
 class DispatcherFixture : public ::testing::Test {
  protected:
@@ -103,7 +127,7 @@ class DispatcherFixture : public ::testing::Test {
     manager_ = std::make_unique<JobManager>(&store_, &clock_, &hub_, dispatcher_.get());
   }
 
-  InMemoryJobStore store_;
+  BatchRecordingStore store_;
   FakeClock clock_;
   EventHub hub_;
   std::unique_ptr<scheduler::Scheduler> scheduler_;

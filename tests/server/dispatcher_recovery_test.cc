@@ -88,6 +88,36 @@ TEST_F(DispatcherRecoveryTest, OrphansExpireABoundedBatchPerCall) {
   }
 }
 
+// A batch of orphans ends in one store call (one transaction in the durable stores); a job
+// whose end the store refuses (here: cancelled behind this server's back) gets a log line and
+// holds up none of the others.
+TEST_F(DispatcherRecoveryTest, ABatchOfOrphansEndsInOneStoreCallAndARefusedEndStopsNoOther) {
+  const std::vector<std::string> ids = StartJobs(kBatch);
+  RestartAndWaitOutTheOrphans();
+  JobTransition cancelled;
+  cancelled.to = JobState::kCancelled;
+  cancelled.time_ms = clock_.NowMs();
+  ASSERT_TRUE(store_.TransitionJob(ids[1], cancelled).ok());
+  store_.TakeBatches();
+  EXPECT_FALSE(dispatcher_->ExpireLeases());
+  EXPECT_THAT(store_.TakeBatches(), ElementsAre(kBatch));
+  for (const std::string& id : ids) {
+    if (id == ids[1]) continue;
+    EXPECT_EQ(State(id), JobState::kQueued) << id;
+    EXPECT_EQ(Requeues(id), 1) << id;
+  }
+  EXPECT_EQ(State(ids[1]), JobState::kCancelled);
+  const auto events = store_.ListEvents(ids[1], 0, 100);
+  ASSERT_TRUE(events.ok());
+  const auto* log = std::get_if<LogEvent>(&events->back().payload);
+  ASSERT_NE(log, nullptr);
+  EXPECT_THAT(log->text, HasSubstr("cannot record the end of attempt 1"));
+  // The cancelled job is not placed again; the others are.
+  const SyncResult r = Sync(Worker("w2", kBatch));
+  EXPECT_EQ(r.assignments.size(), static_cast<size_t>(kBatch - 1));
+  for (const JobAssignment& a : r.assignments) EXPECT_NE(a.job_id, ids[1]);
+}
+
 TEST_F(DispatcherRecoveryTest, AWorkerBackBetweenBatchesKeepsItsRank) {
   const std::vector<std::string> ids = StartJobs(10);
   RestartAndWaitOutTheOrphans();
