@@ -46,13 +46,25 @@ absl::Status MergeMetrics(PgConnection& db, int64_t job_id,
   return storage_internal::PgUpdateMetrics(db, job_id, *merged);
 }
 
+// Appends one event after the job's last (the caller holds the job's row lock). *seq: the
+// job's last seq, or 0 where not read yet (the insert finds it then); it becomes the event's.
+absl::Status AppendEvent(PgConnection& db, int64_t job_id, int64_t* seq, int64_t time_ms,
+                         const EventPayload& event) {
+  if (*seq > 0) return storage_internal::PgInsertEvent(db, job_id, ++*seq, time_ms, event);
+  ASSIGN_OR_RETURN(*seq, storage_internal::PgInsertNextEvent(db, job_id, time_ms, event));
+  return absl::OkStatus();
+}
+
 // Appends `events` after the job's last event (the caller holds the job's row lock); returns
 // the new last seq.
 absl::StatusOr<int64_t> InsertEvents(PgConnection& db, int64_t job_id, int64_t time_ms,
                                      const std::vector<EventPayload>& events) {
-  ASSIGN_OR_RETURN(int64_t seq, storage_internal::PgLastEventSeq(db, job_id));
+  int64_t seq = 0;
+  if (events.empty()) {
+    ASSIGN_OR_RETURN(seq, storage_internal::PgLastEventSeq(db, job_id));
+  }
   for (const EventPayload& event : events) {
-    RETURN_IF_ERROR(storage_internal::PgInsertEvent(db, job_id, ++seq, time_ms, event));
+    RETURN_IF_ERROR(AppendEvent(db, job_id, &seq, time_ms, event));
     if (const auto* checkpoint = std::get_if<CheckpointRecord>(&event)) {
       RETURN_IF_ERROR(storage_internal::PgUpsertCheckpoint(db, job_id, *checkpoint));
     }
@@ -93,10 +105,9 @@ absl::StatusOr<JobRecord> StepJob(PgConnection& db, int64_t key, const std::stri
   if (!job.has_value()) return storage_internal::JobNotFoundError(id);
   ASSIGN_OR_RETURN(JobRecord updated, storage_internal::ApplyTransitions(*std::move(job), steps));
   RETURN_IF_ERROR(storage_internal::PgUpdateJobLifecycle(db, key, updated));
-  ASSIGN_OR_RETURN(int64_t seq, storage_internal::PgLastEventSeq(db, key));
+  int64_t seq = 0;
   for (const JobTransition& t : steps) {
-    RETURN_IF_ERROR(storage_internal::PgInsertEvent(db, key, ++seq, t.time_ms,
-                                                    StateChangeEvent{t.to, t.reason}));
+    RETURN_IF_ERROR(AppendEvent(db, key, &seq, t.time_ms, StateChangeEvent{t.to, t.reason}));
   }
   return updated;
 }
@@ -325,20 +336,26 @@ absl::StatusOr<std::vector<absl::StatusOr<JobRecord>>> PostgresJobStore::Transit
     results.reserve(batch.size());
     ASSIGN_OR_RETURN(PgTransaction txn, PgTransaction::Begin(db, kWrite));
     RETURN_IF_ERROR(CheckFence(db, fence));
+    // A savepoint per job. Ending one shares a round trip with the next one's start, and COMMIT
+    // releases the last (unless its job failed: then it is rolled back first).
+    constexpr char kRelease[] = "RELEASE SAVEPOINT steps";
+    constexpr char kRollBack[] = "ROLLBACK TO SAVEPOINT steps; RELEASE SAVEPOINT steps";
+    const char* to_close = nullptr;  // What ends the open savepoint; null when none is open.
     for (const JobSteps& job : batch) {
       std::optional<int64_t> key = storage_internal::ParseJobId(job.id);
       if (!key.has_value()) {
         results.push_back(storage_internal::JobNotFoundError(job.id));
         continue;
       }
-      RETURN_IF_ERROR(db.Exec("SAVEPOINT steps", "TransitionJob savepoint"));  // Else all fail.
+      RETURN_IF_ERROR(db.Exec(
+          to_close == nullptr ? "SAVEPOINT steps" : absl::StrCat(to_close, "; SAVEPOINT steps"),
+          "TransitionJob savepoint"));  // Else all fail.
       absl::StatusOr<JobRecord> stepped = StepJob(db, *key, job.id, job.steps);
-      RETURN_IF_ERROR(db.Exec(stepped.ok() ? "RELEASE SAVEPOINT steps"
-                                           : "ROLLBACK TO SAVEPOINT steps; RELEASE SAVEPOINT steps",
-                              "TransitionJob savepoint"));
+      to_close = stepped.ok() ? kRelease : kRollBack;
       if (!stepped.ok()) stepped = Named("TransitionJob", stepped.status());
       results.push_back(std::move(stepped));
     }
+    if (to_close == kRollBack) RETURN_IF_ERROR(db.Exec(to_close, "TransitionJob savepoint"));
     RETURN_IF_ERROR(txn.Commit());
     return results;
   });

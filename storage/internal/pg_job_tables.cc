@@ -101,6 +101,12 @@ constexpr PgStatement kLastEventSeq = {
 constexpr PgStatement kInsertEvent = {
     "insert_event",
     "INSERT INTO events (job_id, seq, time_ms, kind, payload) VALUES ($1, $2, $3, $4, $5)"};
+// The seq after the job's last, in the same statement (the writer holds the job's row lock).
+constexpr PgStatement kInsertNextEvent = {
+    "insert_next_event",
+    "INSERT INTO events (job_id, seq, time_ms, kind, payload) "
+    "SELECT $1, COALESCE(MAX(seq), 0) + 1, $2, $3, $4 FROM events WHERE job_id = $1 "
+    "RETURNING seq"};
 constexpr PgStatement kSelectEvents = {
     "select_events",
     "SELECT seq, time_ms, kind, payload FROM events WHERE job_id = $1 AND seq > $2 "
@@ -391,6 +397,15 @@ absl::Status PgInsertEvent(PgConnection& db, int64_t job_id, int64_t seq, int64_
       .Run(kInsertEvent, PgParams(job_id, seq, time_ms, std::string(EventKind(payload)),
                                   EncodeEventPayload(payload)))
       .status();
+}
+
+absl::StatusOr<int64_t> PgInsertNextEvent(PgConnection& db, int64_t job_id, int64_t time_ms,
+                                          const EventPayload& payload) {
+  ASSIGN_OR_RETURN(PgResult rows, db.Run(kInsertNextEvent,
+                                         PgParams(job_id, time_ms, std::string(EventKind(payload)),
+                                                  EncodeEventPayload(payload))));
+  if (rows.rows() == 0) return absl::InternalError("INSERT ... RETURNING seq returned no row");
+  return rows.Int64(0, 0);
 }
 
 absl::StatusOr<std::vector<EventRecord>> PgSelectEvents(PgConnection& db, int64_t job_id,

@@ -52,6 +52,10 @@ absl::Status PgUpdateMetrics(PgConnection& db, int64_t id, const TrainingMetrics
 absl::StatusOr<int64_t> PgLastEventSeq(PgConnection& db, int64_t job_id);
 absl::Status PgInsertEvent(PgConnection& db, int64_t job_id, int64_t seq, int64_t time_ms,
                            const EventPayload& payload);
+// Inserts the event after the job's last (one statement; the caller holds the job's row lock)
+// and returns its seq.
+absl::StatusOr<int64_t> PgInsertNextEvent(PgConnection& db, int64_t job_id, int64_t time_ms,
+                                          const EventPayload& payload);
 // Events with seq > after_seq, ascending, at most `limit`.
 absl::StatusOr<std::vector<EventRecord>> PgSelectEvents(PgConnection& db, int64_t job_id,
                                                         int64_t after_seq, int limit);
