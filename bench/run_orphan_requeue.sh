@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
-# How long lm-server takes to requeue the orphans of a restart, two builds side by side.
-#   bench/run_orphan_requeue.sh BASELINE_BIN CANDIDATE_BIN     (e.g. ../main/build/bin build/bin)
+# How long lm-server takes to requeue the orphans of a restart, two or more builds side by side.
+#   bench/run_orphan_requeue.sh BASELINE_BIN CANDIDATE_BIN [MORE_BIN ...]
+#                                                              (e.g. ../main/build/bin build/bin)
 # env: STORE (sqlite | postgres; default sqlite), JOBS (100000), ROUNDS (2), DURABLE (1: the
 # PostgreSQL server keeps fsync and synchronous_commit on, as in production; default 1).
 # `lm-bench-api --op prefill` fills one store once (bench/job_prefill.h: 5% of the jobs RUNNING
@@ -9,10 +10,16 @@
 # made from the filled one as a template), with no worker and no client, and polls the store
 # until no job is RUNNING or RETRYING. It prints one line: the seconds from the server's start
 # and the span of the requeue in the store (first RETRYING event to last requeue event).
-# Within a round the two builds alternate.
+# Within a round the builds take turns, in the order given; lines name them "baseline",
+# "candidate" (two builds) or "candidate 1", "candidate 2", ... (more).
 set -euo pipefail
-base_bin="$(cd "$1" && pwd)"
-cand_bin="$(cd "$2" && pwd)"
+if [ $# -lt 2 ]; then
+  echo "usage: $0 BASELINE_BIN CANDIDATE_BIN [MORE_BIN ...]" >&2
+  exit 2
+fi
+bins=()
+for dir in "$@"; do bins+=("$(cd "$dir" && pwd)"); done
+tools_bin="${bins[-1]}"  # The last build's lm-bench-api fills the store.
 store="${STORE:-sqlite}"
 jobs="${JOBS:-100000}"
 rounds="${ROUNDS:-2}"
@@ -22,7 +29,7 @@ pid=""
 pg=""
 cleanup() {
   [ -n "$pid" ] && kill "$pid" 2>/dev/null && wait "$pid" 2>/dev/null
-  [ -n "$pg" ] && "$cand_bin/postgres_test_fixture" stop "$work/pg" >/dev/null 2>&1
+  [ -n "$pg" ] && "$tools_bin/postgres_test_fixture" stop "$work/pg" >/dev/null 2>&1
   rm -rf "$work"
 }
 trap cleanup EXIT
@@ -39,25 +46,29 @@ sql() {
 
 case "$store" in
   sqlite)
-    "$cand_bin/lm-bench-api" --op prefill --prefill "$jobs" --data-dir "$work/base" | tail -n 1 ;;
+    "$tools_bin/lm-bench-api" --op prefill --prefill "$jobs" --data-dir "$work/base" | tail -n 1 ;;
   postgres)
     durable=()
     [ "${DURABLE:-1}" = 1 ] && durable=(--durable)
-    "$cand_bin/postgres_test_fixture" start "$work/pg" "${durable[@]}" >/dev/null
+    "$tools_bin/postgres_test_fixture" start "$work/pg" "${durable[@]}" >/dev/null
     if [ -f "$work/pg/skip" ]; then echo "postgres skipped: $(cat "$work/pg/skip")"; exit 0; fi
     pg="$(cat "$work/pg/port")"
     sql postgres "CREATE DATABASE base" >/dev/null
-    "$cand_bin/lm-bench-api" --op prefill --prefill "$jobs" \
+    "$tools_bin/lm-bench-api" --op prefill --prefill "$jobs" \
       --store "postgres://postgres@127.0.0.1:$pg/base" | tail -n 1 ;;
   *) echo "STORE must be sqlite or postgres" >&2; exit 2 ;;
 esac
 
 n=0
 for _ in $(seq "$rounds"); do
-  for label in baseline candidate; do
+  for i in "${!bins[@]}"; do
     n=$((n + 1))
-    bin="$base_bin"
-    [ "$label" = candidate ] && bin="$cand_bin"
+    bin="${bins[$i]}"
+    label=baseline
+    if [ "$i" -gt 0 ]; then
+      label=candidate
+      [ ${#bins[@]} -gt 2 ] && label="candidate $i"
+    fi
     if [ "$store" = sqlite ]; then
       db="$work/run$n"
       cp -r "$work/base" "$db"
