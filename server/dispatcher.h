@@ -410,8 +410,7 @@ class Dispatcher {
   void FinishAttemptsLocked(const std::vector<std::string>& job_ids)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   // The store steps that record the end of `a` (attempt_outcome.h), then its requeue if any.
-  absl::StatusOr<JobSteps> AttemptEndStepsLocked(const Attempt& a)
-      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  JobSteps AttemptEndSteps(const Attempt& a) const;
   absl::Status RequeueLocked(const std::string& job_id, const std::string& reason)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
 

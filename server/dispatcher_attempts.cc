@@ -118,8 +118,7 @@ void Dispatcher::FinishAttemptsLocked(const std::vector<std::string>& job_ids) {
     absl::Status recorded;  // Whether the attempt's end reached the store.
   };
   std::vector<Ended> ended;
-  std::vector<JobSteps> batch;
-  std::vector<size_t> batch_of;  // ended[batch_of[i]] is batch[i]'s attempt.
+  std::vector<JobSteps> batch;  // batch[i] records the end of ended[i].
   for (const std::string& job_id : job_ids) {
     Attempt* a = attempts_.Find(job_id);
     if (a == nullptr || !a->all_ended()) continue;
@@ -132,20 +131,16 @@ void Dispatcher::FinishAttemptsLocked(const std::vector<std::string>& job_ids) {
     for (const AttemptRank& r : a->ranks) {
       if (!r.worker_id.empty()) TouchWorkerLocked(r.worker_id);
     }
-    absl::StatusOr<JobSteps> steps = AttemptEndStepsLocked(*a);
-    ended.push_back({job_id, a->attempt, steps.status()});
-    if (!steps.ok()) continue;
-    batch.push_back(*std::move(steps));
-    batch_of.push_back(ended.size() - 1);
+    ended.push_back({job_id, a->attempt, absl::OkStatus()});
+    batch.push_back(AttemptEndSteps(*a));
   }
   if (ended.empty()) return;
   // One store transaction for them all (JobStore::TransitionJobsThrough).
-  auto moved = batch.empty() ? std::vector<absl::StatusOr<JobRecord>>()
-                             : store_->TransitionJobsThrough(batch);
+  auto moved = store_->TransitionJobsThrough(batch);
   for (size_t i = 0; i < batch.size(); ++i) {
     absl::StatusOr<JobRecord> job = moved.ok() ? std::move((*moved)[i]) : moved.status();
     if (!job.ok()) {
-      ended[batch_of[i]].recorded = job.status();
+      ended[i].recorded = job.status();
     } else if (job->state == JobState::kQueued) {
       MirrorQueuedLocked(*job);  // Requeued: its next attempt waits for the pass.
     }
@@ -166,8 +161,11 @@ void Dispatcher::FinishAttemptsLocked(const std::vector<std::string>& job_ids) {
   hub_->Bump(EventHub::kWorkKey);
 }
 
-absl::StatusOr<JobSteps> Dispatcher::AttemptEndStepsLocked(const Attempt& a) {
-  ASSIGN_OR_RETURN(JobRecord job, store_->GetJob(a.job.id));
+JobSteps Dispatcher::AttemptEndSteps(const Attempt& a) const {
+  // The attempt's copy of the job is exact in every field read here: only this dispatcher
+  // writes a job's retries and attempts, at placement (which made the copy) and at an
+  // attempt's end (after which the copy is gone); a takeover or restart copies them afresh.
+  const JobRecord& job = a.job;
   AttemptFacts facts;
   for (const AttemptRank& r : a.ranks) facts.ranks.push_back(*r.exit);
   facts.first_failed = a.first_failed;
