@@ -325,9 +325,9 @@ absl::StatusOr<JobRecord> PostgresJobStore::TransitionJobThrough(
 absl::StatusOr<std::vector<absl::StatusOr<JobRecord>>> PostgresJobStore::TransitionJobsThrough(
     const std::vector<JobSteps>& batch) {
   using Results = std::vector<absl::StatusOr<JobRecord>>;
-  if (batch.size() == 1) {  // No savepoint needed: its failure rolls the transaction back.
+  if (batch.size() <= 1) {  // A lone job needs no savepoint: its failure rolls back.
     Results results;
-    results.push_back(TransitionJobThrough(batch[0].id, batch[0].steps));
+    for (const JobSteps& job : batch) results.push_back(TransitionJobThrough(job.id, job.steps));
     return results;
   }
   const Fence fence = CurrentFence();

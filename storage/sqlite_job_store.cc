@@ -253,8 +253,8 @@ absl::StatusOr<std::vector<absl::StatusOr<JobRecord>>> SqliteJobStore::Transitio
     const std::vector<JobSteps>& batch) {
   std::vector<absl::StatusOr<JobRecord>> results;
   results.reserve(batch.size());
-  if (batch.size() == 1) {  // No savepoint needed: its failure rolls the transaction back.
-    results.push_back(TransitionJobThrough(batch[0].id, batch[0].steps));
+  if (batch.size() <= 1) {  // A lone job needs no savepoint: its failure rolls back.
+    for (const JobSteps& job : batch) results.push_back(TransitionJobThrough(job.id, job.steps));
     return results;
   }
   absl::MutexLock lock(&mu_);
