@@ -1,7 +1,9 @@
 #include "storage/postgres_job_store.h"
 
+#include <algorithm>
 #include <optional>
 #include <string>
+#include <tuple>
 #include <utility>
 #include <variant>
 #include <vector>
@@ -30,20 +32,20 @@ using storage_internal::PgTransaction;
 constexpr PgTransaction::Mode kRead = PgTransaction::Mode::kRead;
 constexpr PgTransaction::Mode kWrite = PgTransaction::Mode::kWrite;
 
-// Merges the metrics events of a batch into the job's latest metrics, in batch order.
-absl::Status MergeMetrics(PgConnection& db, int64_t job_id,
+bool HasMetrics(const std::vector<EventPayload>& events) {
+  return std::any_of(events.begin(), events.end(), [](const EventPayload& event) {
+    return std::holds_alternative<TrainingMetrics>(event);
+  });
+}
+
+// Merges the metrics events of a batch into the job's latest metrics (`latest`, as the caller
+// read them under the job's row lock), in batch order, and writes the result.
+absl::Status MergeMetrics(PgConnection& db, int64_t job_id, TrainingMetrics latest,
                           const std::vector<EventPayload>& events) {
-  std::optional<TrainingMetrics> merged;
   for (const EventPayload& event : events) {
-    const auto* metrics = std::get_if<TrainingMetrics>(&event);
-    if (metrics == nullptr) continue;
-    if (!merged.has_value()) {
-      ASSIGN_OR_RETURN(merged, storage_internal::PgSelectMetrics(db, job_id));
-    }
-    merged->MergeFrom(*metrics);
+    if (const auto* metrics = std::get_if<TrainingMetrics>(&event)) latest.MergeFrom(*metrics);
   }
-  if (!merged.has_value()) return absl::OkStatus();
-  return storage_internal::PgUpdateMetrics(db, job_id, *merged);
+  return storage_internal::PgUpdateMetrics(db, job_id, latest);
 }
 
 // Appends one event after the job's last (the caller holds the job's row lock). *seq: the
@@ -56,9 +58,11 @@ absl::Status AppendEvent(PgConnection& db, int64_t job_id, int64_t* seq, int64_t
 }
 
 // Appends `events` after the job's last event (the caller holds the job's row lock); returns
-// the new last seq.
+// the new last seq. Metrics events are merged into `latest`, the job's metrics as the caller
+// read them with the lock (needed if there are any).
 absl::StatusOr<int64_t> InsertEvents(PgConnection& db, int64_t job_id, int64_t time_ms,
-                                     const std::vector<EventPayload>& events) {
+                                     const std::vector<EventPayload>& events,
+                                     std::optional<TrainingMetrics> latest) {
   int64_t seq = 0;
   if (events.empty()) {
     ASSIGN_OR_RETURN(seq, storage_internal::PgLastEventSeq(db, job_id));
@@ -69,7 +73,10 @@ absl::StatusOr<int64_t> InsertEvents(PgConnection& db, int64_t job_id, int64_t t
       RETURN_IF_ERROR(storage_internal::PgUpsertCheckpoint(db, job_id, *checkpoint));
     }
   }
-  RETURN_IF_ERROR(MergeMetrics(db, job_id, events));
+  if (HasMetrics(events)) {
+    if (!latest.has_value()) return absl::InternalError("metrics to merge but none read");
+    RETURN_IF_ERROR(MergeMetrics(db, job_id, *std::move(latest), events));
+  }
   return seq;
 }
 
@@ -370,10 +377,18 @@ absl::StatusOr<int64_t> PostgresJobStore::AppendEvents(const std::string& job_id
   return Write<int64_t>("AppendEvents", [&](PgConnection& db) -> absl::StatusOr<int64_t> {
     ASSIGN_OR_RETURN(PgTransaction txn, PgTransaction::Begin(db, kWrite));
     RETURN_IF_ERROR(CheckFence(db, fence));
-    ASSIGN_OR_RETURN(std::optional<JobState> state, storage_internal::PgLockJobState(db, *key));
+    // The lock reads the metrics too where the events will change them (a round trip less).
+    std::optional<JobState> state;
+    std::optional<TrainingMetrics> latest;
+    if (HasMetrics(events)) {
+      ASSIGN_OR_RETURN(auto locked, storage_internal::PgLockJobStateAndMetrics(db, *key));
+      if (locked.has_value()) std::tie(state, latest) = *std::move(locked);
+    } else {
+      ASSIGN_OR_RETURN(state, storage_internal::PgLockJobState(db, *key));
+    }
     if (!state.has_value()) return storage_internal::JobNotFoundError(job_id);
     RETURN_IF_ERROR(storage_internal::CheckAppendableTo(job_id, *state, events));
-    ASSIGN_OR_RETURN(int64_t last_seq, InsertEvents(db, *key, time_ms, events));
+    ASSIGN_OR_RETURN(int64_t last_seq, InsertEvents(db, *key, time_ms, events, std::move(latest)));
     RETURN_IF_ERROR(txn.Commit());
     return last_seq;
   });

@@ -86,14 +86,14 @@ constexpr PgPageQueries kBasicPages = {
 constexpr PgStatement kLockJob = {"lock_job", "SELECT 1 FROM jobs WHERE id = $1 FOR UPDATE"};
 constexpr PgStatement kLockJobState = {"lock_job_state",
                                        "SELECT state FROM jobs WHERE id = $1 FOR UPDATE"};
+constexpr PgStatement kLockJobStateAndMetrics = {
+    "lock_job_state_and_metrics", "SELECT state, metrics_json FROM jobs WHERE id = $1 FOR UPDATE"};
 constexpr PgStatement kJobExists = {"job_exists", "SELECT 1 FROM jobs WHERE id = $1"};
 constexpr PgStatement kUpdateLifecycle = {
     "update_lifecycle",
     "UPDATE jobs SET state = $2, started_at_ms = $3, finished_at_ms = $4, worker_id = $5, "
     "output_dir = $6, error = $7, exit_code = $8, retries = $9, attempts_json = $10 "
     "WHERE id = $1"};
-constexpr PgStatement kSelectMetrics = {"select_metrics",
-                                        "SELECT metrics_json FROM jobs WHERE id = $1"};
 constexpr PgStatement kUpdateMetrics = {"update_metrics",
                                         "UPDATE jobs SET metrics_json = $2 WHERE id = $1"};
 constexpr PgStatement kLastEventSeq = {
@@ -361,6 +361,15 @@ absl::StatusOr<std::optional<JobState>> PgLockJobState(PgConnection& db, int64_t
   return DecodeState(id, rows.Text(0, 0));
 }
 
+absl::StatusOr<std::optional<std::pair<JobState, TrainingMetrics>>> PgLockJobStateAndMetrics(
+    PgConnection& db, int64_t id) {
+  ASSIGN_OR_RETURN(PgResult rows, db.Run(kLockJobStateAndMetrics, PgParams(id)));
+  if (rows.rows() == 0) return std::nullopt;
+  ASSIGN_OR_RETURN(JobState state, DecodeState(id, rows.Text(0, 0)));
+  ASSIGN_OR_RETURN(TrainingMetrics metrics, DecodeMetrics(id, rows.Text(0, 1)));
+  return std::make_pair(state, std::move(metrics));
+}
+
 absl::StatusOr<bool> PgJobExists(PgConnection& db, int64_t id) {
   ASSIGN_OR_RETURN(PgResult rows, db.Run(kJobExists, PgParams(id)));
   return rows.rows() > 0;
@@ -373,12 +382,6 @@ absl::Status PgUpdateJobLifecycle(PgConnection& db, int64_t id, const JobRecord&
                     record.worker_id, record.output_dir, record.error, record.exit_code,
                     record.retries, AttemptsToJson(record.attempts)))
       .status();
-}
-
-absl::StatusOr<TrainingMetrics> PgSelectMetrics(PgConnection& db, int64_t id) {
-  ASSIGN_OR_RETURN(PgResult rows, db.Run(kSelectMetrics, PgParams(id)));
-  if (rows.rows() == 0) return JobNotFoundError(absl::StrCat(id));
-  return DecodeMetrics(id, rows.Text(0, 0));
 }
 
 absl::Status PgUpdateMetrics(PgConnection& db, int64_t id, const TrainingMetrics& metrics) {

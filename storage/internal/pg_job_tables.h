@@ -11,6 +11,7 @@
 
 #include <cstdint>
 #include <optional>
+#include <utility>
 #include <vector>
 
 #include "absl/status/status.h"
@@ -40,11 +41,13 @@ absl::StatusOr<std::vector<JobRecord>> PgSelectJobs(PgConnection& db, const JobF
 absl::StatusOr<bool> PgLockJob(PgConnection& db, int64_t id);
 // PgLockJob that also reads the job's state; nullopt if there is no such job.
 absl::StatusOr<std::optional<JobState>> PgLockJobState(PgConnection& db, int64_t id);
+// PgLockJobState that also reads the job's latest metrics.
+absl::StatusOr<std::optional<std::pair<JobState, TrainingMetrics>>> PgLockJobStateAndMetrics(
+    PgConnection& db, int64_t id);
 absl::StatusOr<bool> PgJobExists(PgConnection& db, int64_t id);
 // Writes the fields TransitionJob may change: state, started/finished times, worker_id,
 // output_dir, error, exit_code, retries, attempts.
 absl::Status PgUpdateJobLifecycle(PgConnection& db, int64_t id, const JobRecord& record);
-absl::StatusOr<TrainingMetrics> PgSelectMetrics(PgConnection& db, int64_t id);
 absl::Status PgUpdateMetrics(PgConnection& db, int64_t id, const TrainingMetrics& metrics);
 
 // --- events ---
