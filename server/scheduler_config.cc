@@ -68,7 +68,11 @@ absl::Status ReadTop(const std::string& source, const YAML::Node& key_node, cons
   if (key == "min_runtime_before_preemption_seconds") {
     double seconds = 0;
     if (auto s = Read(source, value, key, &seconds); !s.ok()) return s;
-    if (seconds < 0) return YamlError(source, value, key + " must be >= 0");
+    // NaN, infinities and values past what milliseconds in an int64_t hold are refused too.
+    constexpr double kMaxSeconds = 1e9;  // About 31 years.
+    if (!(seconds >= 0 && seconds <= kMaxSeconds)) {
+      return YamlError(source, value, key + " must be from 0 to 1e9 seconds");
+    }
     o.min_runtime_before_preemption_ms = static_cast<int64_t>(seconds * 1000);
     return absl::OkStatus();
   }

@@ -4,6 +4,8 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include "absl/strings/str_cat.h"
+
 namespace lmtrain {
 namespace {
 
@@ -89,6 +91,18 @@ TEST(SchedulerConfigTest, ErrorsNameFileLineAndKey) {
               HasSubstr("s.yaml:2: a mapping key must be a plain name"));
   EXPECT_THAT(ParseSchedulerConfig("default_user: {? {a: 1}: 2}\n", "s.yaml").status().message(),
               HasSubstr("a mapping key must be a plain name"));
+  // A number of seconds no int64_t of milliseconds holds, or none at all (found by the fuzzer):
+  // an error, not undefined behaviour.
+  for (const char* seconds : {"3e58", ".inf", ".nan", "-1", "1000000001"}) {
+    auto runtime = ParseSchedulerConfig(
+        absl::StrCat("min_runtime_before_preemption_seconds: ", seconds, "\n"), "s.yaml");
+    EXPECT_THAT(runtime.status().message(),
+                HasSubstr("s.yaml:1: min_runtime_before_preemption_seconds must be from 0 to 1e9"))
+        << seconds;
+  }
+  auto longest = ParseSchedulerConfig("min_runtime_before_preemption_seconds: 1e9\n", "s.yaml");
+  ASSERT_TRUE(longest.ok()) << longest.status();
+  EXPECT_EQ(longest->options.min_runtime_before_preemption_ms, int64_t{1000000000} * 1000);
   auto yaml = ParseSchedulerConfig("users: [\n", "s.yaml");
   EXPECT_THAT(yaml.status().message(), HasSubstr("not valid YAML"));
   EXPECT_EQ(LoadSchedulerConfig("/nonexistent/s.yaml").status().code(),
