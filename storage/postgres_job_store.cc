@@ -198,13 +198,13 @@ PostgresJobStore::~PostgresJobStore() = default;
 
 namespace {
 
-// Runs `body` on the lent connection; errors other than NotFound get the operation in front.
 // An error other than NotFound with "PostgresJobStore.<operation>: " in front.
 absl::Status Named(const char* operation, const absl::Status& s) {
   if (s.ok() || s.code() == absl::StatusCode::kNotFound) return s;
   return absl::Status(s.code(), absl::StrCat("PostgresJobStore.", operation, ": ", s.message()));
 }
 
+// Runs `body` on the lent connection; errors other than NotFound get the operation in front.
 template <typename T, typename Body>
 absl::StatusOr<T> RunOn(absl::StatusOr<PgPool::Lease> lease, const char* operation, Body& body) {
   absl::StatusOr<T> result = lease.ok() ? body(lease->db()) : absl::StatusOr<T>(lease.status());
