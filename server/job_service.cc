@@ -141,14 +141,12 @@ grpc::Status JobServiceImpl::ListJobs(grpc::ServerContext* ctx, const v1::ListJo
   filter.limit = ListPageSize(*req);
   filter.view = req->view() == v1::JOB_VIEW_BASIC ? JobView::kBasic : JobView::kFull;
   ListJobsReply reply(&list_cache_, filter.view);
-  filter.skip_finished = reply.SkipFinished();
+  filter.skip_cached = reply.SkipCached();
   auto page = manager_->ListPageFor(*caller, filter, req->page_token());
   if (!page.ok()) return ToGrpcStatus(page.status());
-  auto to_proto = [this](const JobRecord& job, v1::Job* out) {
-    JobToProto(job, out);
-    if (job.state == JobState::kQueued) out->set_waiting_reason(manager_->WaitingReason(job.id));
-  };
-  reply.Fill(*page, to_proto, resp);
+  reply.Fill(
+      *page, JobToProto, [this](const JobRecord& job) { return manager_->WaitingReason(job.id); },
+      resp);
   return grpc::Status::OK;
 }
 

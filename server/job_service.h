@@ -10,14 +10,15 @@
 // only the caller's jobs unless the caller is an admin; GetJob, CancelJob, WatchJob, RetryJob
 // and Predict of another user's job are PERMISSION_DENIED (an unknown id stays NOT_FOUND).
 //
-// ListJobs keeps the serialized bytes of finished jobs it has listed (FinishedJobCache, at
-// most kListCacheBytes) and copies them into later replies (server/list_jobs_reply.h).
+// ListJobs keeps the serialized bytes of the jobs it has listed, each at the version it was made
+// at (JobBytesCache, at most kListCacheBytes), and copies them into later replies while the job
+// is unchanged (server/list_jobs_reply.h).
 #pragma once
 
 #include "lmtrain/v1/jobs.grpc.pb.h"
 #include "server/auth/grpc_auth.h"
 #include "server/checkpoint_predictor.h"
-#include "server/finished_job_cache.h"
+#include "server/job_bytes_cache.h"
 #include "server/job_manager.h"
 #include "server/watch_fanout.h"
 
@@ -26,7 +27,7 @@ namespace lmtrain {
 class JobServiceImpl final
     : public v1::JobService::WithCallbackMethod_WatchJob<v1::JobService::Service> {
  public:
-  // The finished jobs' bytes ListJobs keeps: at the few hundred bytes a typical job
+  // The jobs' bytes ListJobs keeps: at the few hundred bytes a typical job
   // serializes to, tens of thousands of jobs (the newest pages, which lists read most).
   static constexpr size_t kListCacheBytes = 32 << 20;
 
@@ -60,7 +61,7 @@ class JobServiceImpl final
   const GrpcAuth* const auth_;
   WatchFanout* const fanout_;
   const CheckpointPredictor* const predictor_;
-  FinishedJobCache list_cache_{kListCacheBytes};
+  JobBytesCache list_cache_{kListCacheBytes};
 };
 
 // Record -> message mappings used by the service (exposed for tests).

@@ -9,9 +9,10 @@
 
 namespace lmtrain {
 
-std::function<bool(const std::string& id)> ListJobsReply::SkipFinished() {
-  return [this](const std::string& id) {
-    FinishedJobCache::Bytes bytes = cache_->Find(id, view_);
+std::function<bool(const std::string& id, JobState state, int64_t last_seq)>
+ListJobsReply::SkipCached() {
+  return [this](const std::string& id, JobState state, int64_t last_seq) {
+    JobBytesCache::Bytes bytes = cache_->Find(id, state, last_seq, view_);
     if (bytes == nullptr) return false;
     pinned_[id] = std::move(bytes);
     return true;
@@ -20,40 +21,40 @@ std::function<bool(const std::string& id)> ListJobsReply::SkipFinished() {
 
 void ListJobsReply::Fill(const JobPage& page,
                          absl::FunctionRef<void(const JobRecord&, v1::Job*)> to_proto,
+                         absl::FunctionRef<std::string(const JobRecord&)> waiting_reason,
                          v1::ListJobsResponse* resp) {
   constexpr int kJobs = v1::ListJobsResponse::kJobsFieldNumber;
-  std::vector<FinishedJobCache::Bytes> bytes(page.jobs.size());
+  std::vector<JobBytesCache::Bytes> bytes(page.jobs.size());
   bool unpinned = false;
   for (size_t i = 0; i < page.jobs.size(); ++i) {
     auto it = pinned_.find(page.jobs[i].id);
     if (it != pinned_.end()) bytes[i] = it->second;
-    unpinned |= it == pinned_.end() && IsTerminal(page.jobs[i].state);
+    unpinned |= it == pinned_.end();
   }
   if (unpinned) {
-    std::vector<FinishedJobCache::Bytes> cached = cache_->FindAll(page.jobs, view_);
+    std::vector<JobBytesCache::Bytes> cached = cache_->FindAll(page.jobs, view_);
     for (size_t i = 0; i < bytes.size(); ++i) {
       if (bytes[i] == nullptr) bytes[i] = std::move(cached[i]);
     }
   }
   google::protobuf::UnknownFieldSet* wire = resp->GetReflection()->MutableUnknownFields(resp);
-  bool made_finished = false;
+  bool made = false;
   v1::Job job;  // Reused: Clear() keeps its strings' buffers for the next job.
+  v1::Job reason;
   for (size_t i = 0; i < page.jobs.size(); ++i) {
-    if (bytes[i] != nullptr) {
-      wire->AddLengthDelimited(kJobs, *bytes[i]);
-      continue;
+    if (bytes[i] == nullptr) {
+      job.Clear();
+      to_proto(page.jobs[i], &job);
+      bytes[i] = std::make_shared<const std::string>(job.SerializeAsString());
+      made = true;
     }
-    job.Clear();
-    to_proto(page.jobs[i], &job);
-    if (!IsTerminal(page.jobs[i].state)) {
-      job.SerializeToString(wire->AddLengthDelimited(kJobs));
-      continue;
-    }
-    bytes[i] = std::make_shared<const std::string>(job.SerializeAsString());
-    wire->AddLengthDelimited(kJobs, *bytes[i]);
-    made_finished = true;
+    std::string* out = wire->AddLengthDelimited(kJobs);
+    *out = *bytes[i];
+    if (page.jobs[i].state != JobState::kQueued) continue;
+    reason.set_waiting_reason(waiting_reason(page.jobs[i]));
+    if (!reason.waiting_reason().empty()) reason.AppendToString(out);
   }
-  if (made_finished) cache_->PutAll(page.jobs, view_, bytes);
+  if (made) cache_->PutAll(page.jobs, view_, bytes);
   resp->set_next_page_token(page.next_page_token);
 }
 

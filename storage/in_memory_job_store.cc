@@ -97,12 +97,16 @@ absl::StatusOr<std::vector<JobRecord>> InMemoryJobStore::ListJobs(const JobFilte
     if (static_cast<int>(jobs.size()) == filter.limit) break;
     if (!Matches(filter, it->second.record)) continue;
     const JobRecord& job = it->second.record;
-    if (storage_internal::SkipsFinished(filter.skip_finished, job)) {
-      JobRecord& skipped = jobs.emplace_back();
-      skipped.id = job.id;
-      skipped.state = job.state;
+    JobRecord head;
+    head.id = job.id;
+    head.state = job.state;
+    head.last_seq =
+        storage_internal::ListedVersion(job.state, static_cast<int64_t>(it->second.events.size()));
+    if (storage_internal::SkipsCached(filter.skip_cached, head)) {
+      jobs.push_back(std::move(head));
     } else {
       jobs.push_back(Viewed(job, filter.view));
+      jobs.back().last_seq = head.last_seq;
     }
   }
   return jobs;

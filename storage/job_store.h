@@ -99,6 +99,9 @@ struct JobRecord {
   std::optional<int> exit_code;
   TrainingMetrics metrics;                    // Latest value of each metric.
   std::vector<CheckpointRecord> checkpoints;  // Ascending by step.
+  // Set by ListJobs only (0 elsewhere): for a job not in a terminal state, the seq of its last
+  // event, which serves as the job's version (JobFilter::skip_cached); 0 for a finished job.
+  int64_t last_seq = 0;
 };
 
 struct NewJob {
@@ -185,11 +188,16 @@ struct JobFilter {
   std::string user;               // Empty: any user; else only jobs submitted by this user.
   int64_t before_id = 0;          // > 0: only jobs whose numeric id is below it.
   JobView view = JobView::kFull;  // Which fields of each job (not which jobs).
-  // Optional: called with the id of each listed job in a terminal state (whose fields never
-  // change again). Where it returns true (the caller holds that job already) the job comes back
-  // with only id and state set: the store neither copies nor decodes its other columns. It
-  // runs while the store holds its lock, so it must be quick and must not call the store.
-  std::function<bool(const std::string& id)> skip_finished;
+  // Optional: called for each listed job with its id, state and version, where the caller may
+  // hold that job already. The version (JobRecord::last_seq) of a job not in a terminal state is
+  // the seq of its last event: every change to a job (CreateJobOrFind, TransitionJobThrough,
+  // AppendEvents) appends an event in the same transaction, so a job whose version is the one
+  // the caller saw has not changed since. A finished job never changes again (no transition
+  // leaves a terminal state; metrics and checkpoints are refused once finished): its version
+  // is 0. Where it returns true the job comes back with only id, state and last_seq set: the
+  // store neither copies nor decodes its other columns. It runs while the store holds its
+  // lock, so it must be quick and must not call the store.
+  std::function<bool(const std::string& id, JobState state, int64_t last_seq)> skip_cached;
 };
 
 // One job's steps in a TransitionJobsThrough batch.

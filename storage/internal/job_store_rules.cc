@@ -79,9 +79,11 @@ absl::Status CheckAppendableTo(const std::string& job_id, JobState state,
   return absl::OkStatus();
 }
 
-bool SkipsFinished(const SkipFn& skip, const JobRecord& job) {
-  return skip != nullptr && IsTerminal(job.state) && skip(job.id);
+bool SkipsCached(const SkipFn& skip, const JobRecord& job) {
+  return skip != nullptr && skip(job.id, job.state, job.last_seq);
 }
+
+int64_t ListedVersion(JobState state, int64_t last_seq) { return IsTerminal(state) ? 0 : last_seq; }
 
 absl::Status CheckLimit(int limit, absl::string_view what) {
   if (limit > 0) return absl::OkStatus();

@@ -44,12 +44,16 @@ absl::Status CheckAppendable(const std::vector<EventPayload>& events);
 absl::Status CheckAppendableTo(const std::string& job_id, JobState state,
                                const std::vector<EventPayload>& events);
 
-// JobFilter::skip_finished.
-using SkipFn = std::function<bool(const std::string& id)>;
+// JobFilter::skip_cached.
+using SkipFn = std::function<bool(const std::string& id, JobState state, int64_t last_seq)>;
 
-// Whether a listed job, of which only id and state are read yet, comes back with just those:
-// it is in a terminal state and `skip` (if set) takes its id.
-bool SkipsFinished(const SkipFn& skip, const JobRecord& job);
+// Whether a listed job, of which only id, state and last_seq are read yet, comes back with
+// just those: `skip` is set and takes it.
+bool SkipsCached(const SkipFn& skip, const JobRecord& job);
+
+// The version ListJobs gives a job whose last event has seq `last_seq` (JobRecord::last_seq):
+// that seq, or 0 in a terminal state.
+int64_t ListedVersion(JobState state, int64_t last_seq);
 
 // InvalidArgument unless limit > 0. `what` names the argument in the message.
 absl::Status CheckLimit(int limit, absl::string_view what);

@@ -52,12 +52,21 @@ struct PageQueries {
   const char* user_jobs;
   const char* by_ids;
 };
-constexpr PageQueries kFullPages = {"SELECT " LMTRAIN_JOB_COLUMNS LMTRAIN_JOBS_PAGE,
-                                    "SELECT " LMTRAIN_JOB_COLUMNS LMTRAIN_USER_JOBS_PAGE,
-                                    "SELECT " LMTRAIN_JOB_COLUMNS LMTRAIN_JOBS_BY_IDS};
-constexpr PageQueries kBasicPages = {"SELECT " LMTRAIN_BASIC_JOB_COLUMNS LMTRAIN_JOBS_PAGE,
-                                     "SELECT " LMTRAIN_BASIC_JOB_COLUMNS LMTRAIN_USER_JOBS_PAGE,
-                                     "SELECT " LMTRAIN_BASIC_JOB_COLUMNS LMTRAIN_JOBS_BY_IDS};
+// A listed job's version (JobRecord::last_seq), the column after the shared ones: its last
+// event's seq, found in one descent of the events' primary key; 0 for a finished job (CASE
+// spares it the descent).
+#define LMTRAIN_LAST_SEQ                                                   \
+  ", CASE WHEN state IN ('SUCCEEDED', 'FAILED', 'CANCELLED') THEN 0 ELSE " \
+  "COALESCE((SELECT seq FROM events WHERE job_id = jobs.id ORDER BY seq DESC LIMIT 1), 0) END"
+constexpr int kLastSeq = kAttemptsJson + 1;
+constexpr PageQueries kFullPages = {
+    "SELECT " LMTRAIN_JOB_COLUMNS LMTRAIN_LAST_SEQ LMTRAIN_JOBS_PAGE,
+    "SELECT " LMTRAIN_JOB_COLUMNS LMTRAIN_LAST_SEQ LMTRAIN_USER_JOBS_PAGE,
+    "SELECT " LMTRAIN_JOB_COLUMNS LMTRAIN_LAST_SEQ LMTRAIN_JOBS_BY_IDS};
+constexpr PageQueries kBasicPages = {
+    "SELECT " LMTRAIN_BASIC_JOB_COLUMNS LMTRAIN_LAST_SEQ LMTRAIN_JOBS_PAGE,
+    "SELECT " LMTRAIN_BASIC_JOB_COLUMNS LMTRAIN_LAST_SEQ LMTRAIN_USER_JOBS_PAGE,
+    "SELECT " LMTRAIN_BASIC_JOB_COLUMNS LMTRAIN_LAST_SEQ LMTRAIN_JOBS_BY_IDS};
 constexpr char kJobExists[] = "SELECT 1 FROM jobs WHERE id = ?1";
 constexpr char kSelectJobState[] = "SELECT state FROM jobs WHERE id = ?1";
 constexpr char kUpdateLifecycle[] =
@@ -83,6 +92,7 @@ constexpr char kSelectCheckpointsOfJobs[] =
     "SELECT job_id, step, path, created_at_ms FROM checkpoints "
     "WHERE job_id IN (SELECT value FROM json_each(?1)) ORDER BY job_id, step";
 
+#undef LMTRAIN_LAST_SEQ
 #undef LMTRAIN_JOBS_BY_IDS
 #undef LMTRAIN_USER_JOBS_PAGE
 #undef LMTRAIN_JOBS_PAGE
@@ -90,15 +100,19 @@ constexpr char kSelectCheckpointsOfJobs[] =
 #undef LMTRAIN_JOB_COLUMNS
 #undef LMTRAIN_JOB_COLUMNS_WITH
 
-// The job in the current row, in `view`; only its id and state where `skip` takes it
-// (JobFilter::skip_finished), which sets *skipped.
-absl::StatusOr<JobRecord> JobFromRow(const Statement& row, JobView view, const SkipFn& skip,
-                                     bool* skipped) {
+// Whether a jobs query is a list page, whose rows end with the version column (kLastSeq).
+enum class Rows { kJob, kListed };
+
+// The job in the current row, in `view`; only its id, state and (listed rows) version where
+// `skip` takes it (JobFilter::skip_cached), which sets *skipped.
+absl::StatusOr<JobRecord> JobFromRow(const Statement& row, Rows rows, JobView view,
+                                     const SkipFn& skip, bool* skipped) {
   JobRecord job;
   const int64_t id = row.ColumnInt64(kId);
   job.id = absl::StrCat(id);
   ASSIGN_OR_RETURN(job.state, DecodeState(id, row.ColumnText(kState)));
-  *skipped = SkipsFinished(skip, job);
+  if (rows == Rows::kListed) job.last_seq = row.ColumnInt64(kLastSeq);
+  *skipped = SkipsCached(skip, job);
   if (*skipped) return job;
   job.name = row.ColumnText(kName);
   job.task = row.ColumnText(kTask);
@@ -155,6 +169,7 @@ absl::Status AttachCheckpoints(Connection& db, const std::vector<int64_t>& ids,
 // view) attaches the checkpoints of the jobs not skipped (after the jobs query has finished,
 // so that only one cursor is open at a time).
 absl::StatusOr<std::vector<JobRecord>> ReadJobs(Connection& db, CachedStatement stmt,
+                                                Rows rows = Rows::kJob,
                                                 JobView view = JobView::kFull,
                                                 const SkipFn& skip = nullptr, int64_t limit = 1) {
   std::vector<JobRecord> jobs;
@@ -165,7 +180,7 @@ absl::StatusOr<std::vector<JobRecord>> ReadJobs(Connection& db, CachedStatement 
     ASSIGN_OR_RETURN(bool has_row, stmt->Step());
     if (!has_row) break;
     bool skipped = false;
-    ASSIGN_OR_RETURN(jobs.emplace_back(), JobFromRow(*stmt, view, skip, &skipped));
+    ASSIGN_OR_RETURN(jobs.emplace_back(), JobFromRow(*stmt, rows, view, skip, &skipped));
     if (skipped) continue;
     ids.push_back(stmt->ColumnInt64(kId));
     whole.push_back(jobs.size() - 1);
@@ -244,7 +259,8 @@ absl::StatusOr<std::vector<JobRecord>> SelectJobs(Connection& db, const JobFilte
     } else {
       RETURN_IF_ERROR(stmt->BindAll(bound, filter.limit));
     }
-    return ReadJobs(db, std::move(stmt), filter.view, filter.skip_finished, filter.limit);
+    return ReadJobs(db, std::move(stmt), Rows::kListed, filter.view, filter.skip_cached,
+                    filter.limit);
   }
   // One index range per state, merged here: a single `state IN (...)` query would have to
   // sort every matching row, or scan the primary key past all the jobs in other states.
@@ -257,7 +273,7 @@ absl::StatusOr<std::vector<JobRecord>> SelectJobs(Connection& db, const JobFilte
   if (ids.empty()) return std::vector<JobRecord>{};
   ASSIGN_OR_RETURN(CachedStatement stmt, db.Prepare(queries.by_ids));
   RETURN_IF_ERROR(stmt->BindAll(IdsJson(ids)));
-  return ReadJobs(db, std::move(stmt), filter.view, filter.skip_finished,
+  return ReadJobs(db, std::move(stmt), Rows::kListed, filter.view, filter.skip_cached,
                   static_cast<int64_t>(ids.size()));
 }
 

@@ -34,8 +34,15 @@ namespace {
       "FROM checkpoints c WHERE c.job_id = jobs.id)")
 #define LMTRAIN_PG_BASIC_JOB_COLUMNS \
   LMTRAIN_PG_JOB_COLUMNS_WITH("'' AS spec_yaml", "NULL AS attempts_json", "NULL")
-// The column after the shared ones (record_json.h's JobColumn).
+// A listed job's version (JobRecord::last_seq): its last event's seq, found in one descent of
+// the events' primary key; 0 for a finished job (CASE spares it the descent).
+#define LMTRAIN_PG_LAST_SEQ                                              \
+  "CASE WHEN state IN ('SUCCEEDED', 'FAILED', 'CANCELLED') THEN 0 ELSE " \
+  "COALESCE((SELECT max(e.seq) FROM events e WHERE e.job_id = jobs.id), 0) END"
+// The columns after the shared ones (record_json.h's JobColumn); list pages end with the
+// version.
 constexpr int kCheckpointsJson = kAttemptsJson + 1;
+constexpr int kLastSeq = kCheckpointsJson + 1;
 
 constexpr PgStatement kInsertJob = {
     "insert_job",
@@ -56,17 +63,19 @@ constexpr PgStatement kSelectJob = {
 #define LMTRAIN_PG_JOBS_BY_IDS                                                       \
   " FROM jobs WHERE id = ANY (SELECT jsonb_array_elements_text($1::jsonb)::bigint) " \
   "ORDER BY id DESC"
-// The ids and states of a page, for pages whose finished jobs the caller may hold already.
+// The ids, states and versions of a page (columns 0, 1, 2), for pages whose jobs the caller
+// may hold already, and of one state's part of a page.
+#define LMTRAIN_PG_PAGE_HEADS "SELECT id, state, " LMTRAIN_PG_LAST_SEQ
 constexpr PgStatement kSelectIdStatesPage = {"select_id_states_page",
-                                             "SELECT id, state" LMTRAIN_PG_JOBS_PAGE};
+                                             LMTRAIN_PG_PAGE_HEADS LMTRAIN_PG_JOBS_PAGE};
 constexpr PgStatement kSelectUserIdStatesPage = {"select_user_id_states_page",
-                                                 "SELECT id, state" LMTRAIN_PG_USER_JOBS_PAGE};
+                                                 LMTRAIN_PG_PAGE_HEADS LMTRAIN_PG_USER_JOBS_PAGE};
 constexpr PgStatement kSelectStateIdsPage = {
     "select_state_ids_page",
-    "SELECT id FROM jobs WHERE state = $3 AND id < $1 ORDER BY id DESC LIMIT $2"};
+    LMTRAIN_PG_PAGE_HEADS " FROM jobs WHERE state = $3 AND id < $1 ORDER BY id DESC LIMIT $2"};
 constexpr PgStatement kSelectUserStateIdsPage = {
-    "select_user_state_ids_page",
-    "SELECT id FROM jobs WHERE username = $4 AND state = $3 AND id < $1 "
+    "select_user_state_ids_page", LMTRAIN_PG_PAGE_HEADS
+    " FROM jobs WHERE username = $4 AND state = $3 AND id < $1 "
     "ORDER BY id DESC LIMIT $2"};
 // The page queries of one view: all jobs, one user's jobs, the jobs with the given ids.
 struct PgPageQueries {
@@ -74,15 +83,18 @@ struct PgPageQueries {
   PgStatement user_jobs;
   PgStatement by_ids;
 };
+#define LMTRAIN_PG_LISTED(columns) "SELECT " columns ", " LMTRAIN_PG_LAST_SEQ
 constexpr PgPageQueries kFullPages = {
-    {"select_jobs_page", "SELECT " LMTRAIN_PG_JOB_COLUMNS LMTRAIN_PG_JOBS_PAGE},
-    {"select_user_jobs_page", "SELECT " LMTRAIN_PG_JOB_COLUMNS LMTRAIN_PG_USER_JOBS_PAGE},
-    {"select_jobs_by_ids", "SELECT " LMTRAIN_PG_JOB_COLUMNS LMTRAIN_PG_JOBS_BY_IDS}};
+    {"select_jobs_page", LMTRAIN_PG_LISTED(LMTRAIN_PG_JOB_COLUMNS) LMTRAIN_PG_JOBS_PAGE},
+    {"select_user_jobs_page", LMTRAIN_PG_LISTED(LMTRAIN_PG_JOB_COLUMNS) LMTRAIN_PG_USER_JOBS_PAGE},
+    {"select_jobs_by_ids", LMTRAIN_PG_LISTED(LMTRAIN_PG_JOB_COLUMNS) LMTRAIN_PG_JOBS_BY_IDS}};
 constexpr PgPageQueries kBasicPages = {
-    {"select_basic_jobs_page", "SELECT " LMTRAIN_PG_BASIC_JOB_COLUMNS LMTRAIN_PG_JOBS_PAGE},
+    {"select_basic_jobs_page",
+     LMTRAIN_PG_LISTED(LMTRAIN_PG_BASIC_JOB_COLUMNS) LMTRAIN_PG_JOBS_PAGE},
     {"select_basic_user_jobs_page",
-     "SELECT " LMTRAIN_PG_BASIC_JOB_COLUMNS LMTRAIN_PG_USER_JOBS_PAGE},
-    {"select_basic_jobs_by_ids", "SELECT " LMTRAIN_PG_BASIC_JOB_COLUMNS LMTRAIN_PG_JOBS_BY_IDS}};
+     LMTRAIN_PG_LISTED(LMTRAIN_PG_BASIC_JOB_COLUMNS) LMTRAIN_PG_USER_JOBS_PAGE},
+    {"select_basic_jobs_by_ids",
+     LMTRAIN_PG_LISTED(LMTRAIN_PG_BASIC_JOB_COLUMNS) LMTRAIN_PG_JOBS_BY_IDS}};
 constexpr PgStatement kLockJob = {"lock_job", "SELECT 1 FROM jobs WHERE id = $1 FOR UPDATE"};
 constexpr PgStatement kLockJobState = {"lock_job_state",
                                        "SELECT state FROM jobs WHERE id = $1 FOR UPDATE"};
@@ -123,6 +135,9 @@ constexpr PgStatement kSelectCheckpointsOfJobs = {
     "WHERE job_id = ANY (SELECT jsonb_array_elements_text($1::jsonb)::bigint) "
     "ORDER BY job_id, step"};
 
+#undef LMTRAIN_PG_LISTED
+#undef LMTRAIN_PG_PAGE_HEADS
+#undef LMTRAIN_PG_LAST_SEQ
 #undef LMTRAIN_PG_JOB_WITH_CHECKPOINTS_COLUMNS
 #undef LMTRAIN_PG_JOBS_BY_IDS
 #undef LMTRAIN_PG_USER_JOBS_PAGE
@@ -151,15 +166,19 @@ absl::StatusOr<std::vector<CheckpointRecord>> CheckpointsFromJson(int64_t id,
   return checkpoints;
 }
 
-// Row `r` as a job in `view`; only its id and state where `skip` takes it
-// (JobFilter::skip_finished), which sets *skipped.
-absl::StatusOr<JobRecord> JobFromRow(const PgResult& rows, int r, JobView view, const SkipFn& skip,
-                                     bool* skipped) {
+// Whether a jobs query is a list page, whose rows end with the version column (kLastSeq).
+enum class Rows { kJob, kListed };
+
+// Row `r` as a job in `view`; only its id, state and (list pages) version where `skip` takes
+// it (JobFilter::skip_cached), which sets *skipped.
+absl::StatusOr<JobRecord> JobFromRow(const PgResult& rows, int r, Rows kind, JobView view,
+                                     const SkipFn& skip, bool* skipped) {
   JobRecord job;
   const int64_t id = rows.Int64(r, kId);
   job.id = absl::StrCat(id);
   ASSIGN_OR_RETURN(job.state, DecodeState(id, rows.Text(r, kState)));
-  *skipped = SkipsFinished(skip, job);
+  if (kind == Rows::kListed) job.last_seq = rows.Int64(r, kLastSeq);
+  *skipped = SkipsCached(skip, job);
   if (*skipped) return job;
   job.name = rows.Text(r, kName);
   job.task = rows.Text(r, kTask);
@@ -186,25 +205,25 @@ absl::StatusOr<JobRecord> JobFromRow(const PgResult& rows, int r, JobView view, 
 }
 
 // Decodes every row of a jobs query; `whole` gets the indexes of the jobs not skipped.
-absl::StatusOr<std::vector<JobRecord>> ReadJobs(const PgResult& rows, JobView view,
+absl::StatusOr<std::vector<JobRecord>> ReadJobs(const PgResult& rows, Rows kind, JobView view,
                                                 const SkipFn& skip, std::vector<int>* whole) {
   std::vector<JobRecord> jobs;
   jobs.reserve(rows.rows());
   for (int r = 0; r < rows.rows(); ++r) {
     bool skipped = false;
-    ASSIGN_OR_RETURN(JobRecord job, JobFromRow(rows, r, view, skip, &skipped));
+    ASSIGN_OR_RETURN(JobRecord job, JobFromRow(rows, r, kind, view, skip, &skipped));
     jobs.push_back(std::move(job));
     if (!skipped) whole->push_back(r);
   }
   return jobs;
 }
 
-// Decodes a page of jobs and (full view) attaches the checkpoints of those not skipped, one
-// query for all.
+// Decodes a list page of jobs and (full view) attaches the checkpoints of those not skipped,
+// one query for all.
 absl::StatusOr<std::vector<JobRecord>> ReadPage(PgConnection& db, const PgResult& rows,
                                                 JobView view, const SkipFn& skip) {
   std::vector<int> whole;
-  ASSIGN_OR_RETURN(std::vector<JobRecord> jobs, ReadJobs(rows, view, skip, &whole));
+  ASSIGN_OR_RETURN(std::vector<JobRecord> jobs, ReadJobs(rows, Rows::kListed, view, skip, &whole));
   if (view == JobView::kBasic || whole.empty()) return jobs;
   std::vector<int64_t> ids;
   std::unordered_map<int64_t, size_t> index;
@@ -245,19 +264,30 @@ absl::StatusOr<std::optional<int64_t>> PgFindJobByRequestId(PgConnection& db,
 absl::StatusOr<std::optional<JobRecord>> PgSelectJob(PgConnection& db, int64_t id) {
   ASSIGN_OR_RETURN(PgResult rows, db.Run(kSelectJob, PgParams(id)));
   std::vector<int> whole;
-  ASSIGN_OR_RETURN(std::vector<JobRecord> jobs, ReadJobs(rows, JobView::kFull, nullptr, &whole));
+  ASSIGN_OR_RETURN(std::vector<JobRecord> jobs,
+                   ReadJobs(rows, Rows::kJob, JobView::kFull, nullptr, &whole));
   if (jobs.empty()) return std::nullopt;
   return std::move(jobs.front());
 }
 
 namespace {
 
-// The ids and states of the newest filter.limit jobs below `bound` in any of filter.states:
-// one index range per state, merged here (as in the SQLite store, job_tables.cc).
-absl::StatusOr<std::vector<std::pair<int64_t, JobState>>> SelectStatePage(PgConnection& db,
-                                                                          const JobFilter& filter,
-                                                                          int64_t bound) {
-  std::vector<std::pair<int64_t, JobState>> page;
+// A listed job's id, state and version from row `r` of a LMTRAIN_PG_PAGE_HEADS query.
+absl::StatusOr<JobRecord> HeadFromRow(const PgResult& rows, int r) {
+  JobRecord head;
+  const int64_t id = rows.Int64(r, 0);
+  head.id = absl::StrCat(id);
+  ASSIGN_OR_RETURN(head.state, DecodeState(id, rows.Text(r, 1)));
+  head.last_seq = rows.Int64(r, 2);
+  return head;
+}
+
+// The newest first ids (with states and versions) of the newest filter.limit jobs below
+// `bound` in any of filter.states: one index range per state, merged here (as in the SQLite
+// store, job_tables.cc).
+absl::StatusOr<std::vector<JobRecord>> SelectStatePage(PgConnection& db, const JobFilter& filter,
+                                                       int64_t bound) {
+  std::vector<std::pair<int64_t, JobRecord>> page;
   for (JobState state : DistinctStates(filter.states)) {
     const std::string name(JobStateName(state));
     ASSIGN_OR_RETURN(
@@ -265,50 +295,49 @@ absl::StatusOr<std::vector<std::pair<int64_t, JobState>>> SelectStatePage(PgConn
         filter.user.empty()
             ? db.Run(kSelectStateIdsPage, PgParams(bound, filter.limit, name))
             : db.Run(kSelectUserStateIdsPage, PgParams(bound, filter.limit, name, filter.user)));
-    for (int r = 0; r < rows.rows(); ++r) page.emplace_back(rows.Int64(r, 0), state);
+    for (int r = 0; r < rows.rows(); ++r) {
+      ASSIGN_OR_RETURN(JobRecord head, HeadFromRow(rows, r));
+      page.emplace_back(rows.Int64(r, 0), std::move(head));
+    }
   }
   const auto newer = [](const auto& a, const auto& b) { return a.first > b.first; };
   const auto same = [](const auto& a, const auto& b) { return a.first == b.first; };
   std::sort(page.begin(), page.end(), newer);
   page.erase(std::unique(page.begin(), page.end(), same), page.end());
   if (page.size() > static_cast<size_t>(filter.limit)) page.resize(filter.limit);
-  return page;
+  std::vector<JobRecord> heads;
+  heads.reserve(page.size());
+  for (auto& [id, head] : page) heads.push_back(std::move(head));
+  return heads;
 }
 
-// The ids and states of the page `filter` asks for, newest first: one statement without
-// states, one per state with them.
-absl::StatusOr<std::vector<std::pair<int64_t, JobState>>> SelectPageStates(
-    PgConnection& db, const JobFilter& filter) {
+// The ids, states and versions of the page `filter` asks for, newest first: one statement
+// without states, one per state with them.
+absl::StatusOr<std::vector<JobRecord>> SelectPageHeads(PgConnection& db, const JobFilter& filter) {
   const int64_t bound = IdBound(filter);
   if (!filter.states.empty()) return SelectStatePage(db, filter, bound);
   ASSIGN_OR_RETURN(PgResult rows, filter.user.empty()
                                       ? db.Run(kSelectIdStatesPage, PgParams(bound, filter.limit))
                                       : db.Run(kSelectUserIdStatesPage,
                                                PgParams(bound, filter.limit, filter.user)));
-  std::vector<std::pair<int64_t, JobState>> page;
+  std::vector<JobRecord> heads;
+  heads.reserve(rows.rows());
   for (int r = 0; r < rows.rows(); ++r) {
-    const int64_t id = rows.Int64(r, 0);
-    ASSIGN_OR_RETURN(JobState state, DecodeState(id, rows.Text(r, 1)));
-    page.emplace_back(id, state);
+    ASSIGN_OR_RETURN(heads.emplace_back(), HeadFromRow(rows, r));
   }
-  return page;
+  return heads;
 }
 
-// A full-view page whose finished jobs the caller may hold (JobFilter::skip_finished): its ids and
-// states first, then the columns (and checkpoints) of only the jobs the caller lacks, so that the
-// skipped jobs' specs and attempts are neither read nor sent.
+// A full-view page whose jobs the caller may hold (JobFilter::skip_cached): its ids, states and
+// versions first, then the columns (and checkpoints) of only the jobs the caller lacks, so that
+// the skipped jobs' specs and attempts are neither read nor sent. Both reads run in the
+// caller's REPEATABLE READ transaction: one snapshot.
 absl::StatusOr<std::vector<JobRecord>> SelectPageSkipping(PgConnection& db,
                                                           const JobFilter& filter) {
-  ASSIGN_OR_RETURN(auto page, SelectPageStates(db, filter));
-  std::vector<JobRecord> jobs;
-  jobs.reserve(page.size());
+  ASSIGN_OR_RETURN(std::vector<JobRecord> jobs, SelectPageHeads(db, filter));
   std::vector<int64_t> wanted;
-  for (const auto& [id, state] : page) {
-    JobRecord job;
-    job.id = absl::StrCat(id);
-    job.state = state;
-    if (!SkipsFinished(filter.skip_finished, job)) wanted.push_back(id);
-    jobs.push_back(std::move(job));
+  for (const JobRecord& job : jobs) {
+    if (!SkipsCached(filter.skip_cached, job)) wanted.push_back(*ParseJobId(job.id));
   }
   if (wanted.empty()) return jobs;
   ASSIGN_OR_RETURN(PgResult rows, db.Run(kFullPages.by_ids, PgParams(IdsJson(wanted))));
@@ -330,7 +359,7 @@ absl::StatusOr<std::vector<JobRecord>> SelectPageSkipping(PgConnection& db,
 absl::StatusOr<std::vector<JobRecord>> PgSelectJobs(PgConnection& db, const JobFilter& filter) {
   // The basic view's columns are small: there the second round trip costs more than sending
   // them (measured: docs/control-plane-benchmarks.md).
-  if (filter.skip_finished != nullptr && filter.view == JobView::kFull) {
+  if (filter.skip_cached != nullptr && filter.view == JobView::kFull) {
     return SelectPageSkipping(db, filter);
   }
   const int64_t bound = IdBound(filter);
@@ -340,14 +369,14 @@ absl::StatusOr<std::vector<JobRecord>> PgSelectJobs(PgConnection& db, const JobF
                      filter.user.empty()
                          ? db.Run(queries.jobs, PgParams(bound, filter.limit))
                          : db.Run(queries.user_jobs, PgParams(bound, filter.limit, filter.user)));
-    return ReadPage(db, rows, filter.view, filter.skip_finished);
+    return ReadPage(db, rows, filter.view, filter.skip_cached);
   }
-  ASSIGN_OR_RETURN(auto page, SelectStatePage(db, filter, bound));
+  ASSIGN_OR_RETURN(std::vector<JobRecord> page, SelectStatePage(db, filter, bound));
   if (page.empty()) return std::vector<JobRecord>{};
   std::vector<int64_t> ids;
-  for (const auto& [id, state] : page) ids.push_back(id);
+  for (const JobRecord& head : page) ids.push_back(*ParseJobId(head.id));
   ASSIGN_OR_RETURN(PgResult rows, db.Run(queries.by_ids, PgParams(IdsJson(ids))));
-  return ReadPage(db, rows, filter.view, filter.skip_finished);
+  return ReadPage(db, rows, filter.view, filter.skip_cached);
 }
 
 absl::StatusOr<bool> PgLockJob(PgConnection& db, int64_t id) {

@@ -32,9 +32,9 @@ absl::StatusOr<std::optional<int64_t>> PgFindJobByRequestId(PgConnection& db,
 absl::StatusOr<std::optional<JobRecord>> PgSelectJob(PgConnection& db, int64_t id);
 // Records matching `filter`, newest (highest id) first, at most filter.limit: one statement
 // (basic view, no states), plus one per state, plus one for the full view's checkpoints. A
-// full-view page with filter.skip_finished reads the page's ids and states first (one
+// full-view page with filter.skip_cached reads the page's ids, states and versions first (one
 // statement, or one per state), then the columns of only the jobs it does not skip (none when
-// it skips them all).
+// it skips them all). Every listed job has its last_seq.
 absl::StatusOr<std::vector<JobRecord>> PgSelectJobs(PgConnection& db, const JobFilter& filter);
 // Locks the job's row until the transaction ends (SELECT ... FOR UPDATE), so writers of its
 // events and fields take turns; false if there is no such job.

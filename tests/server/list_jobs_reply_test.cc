@@ -1,5 +1,5 @@
-// ListJobsReply and FinishedJobCache (server/list_jobs_reply.h, server/finished_job_cache.h):
-// the reply's wire bytes against the plain add_jobs() reply, over a real store.
+// ListJobsReply and JobBytesCache (server/list_jobs_reply.h, server/job_bytes_cache.h): the
+// reply's wire bytes against the plain add_jobs() reply, over a real store.
 #include "server/list_jobs_reply.h"
 
 #include <gmock/gmock.h>
@@ -74,11 +74,17 @@ class ListJobsReplyTest : public ::testing::Test {
     ASSERT_OK(store_.TransitionJob(Create("cancelled"), To(JobState::kCancelled)).status());
   }
 
+  // Each queued job's waiting reason, as the dispatcher would give it.
+  std::string Reason(const JobRecord& job) {
+    auto it = reasons_.find(job.id);
+    return it == reasons_.end() ? "" : it->second;
+  }
+
   // The page of `filter` through ListJobsReply (as the ListJobs handler does), parsed from its
   // wire bytes. `converted` counts to_proto calls per job id.
   v1::ListJobsResponse Listed(JobFilter filter, std::map<std::string, int>* converted = nullptr) {
     ListJobsReply reply(&cache_, filter.view);
-    filter.skip_finished = reply.SkipFinished();
+    filter.skip_cached = reply.SkipCached();
     absl::StatusOr<JobPage> page = ListJobPage(store_, filter, "");
     EXPECT_TRUE(page.ok()) << page.status();
     v1::ListJobsResponse resp;
@@ -88,7 +94,7 @@ class ListJobsReplyTest : public ::testing::Test {
           if (converted != nullptr) ++(*converted)[job.id];
           JobToProto(job, out);
         },
-        &resp);
+        [&](const JobRecord& job) { return Reason(job); }, &resp);
     EXPECT_EQ(resp.jobs_size(), 0);  // On the wire only.
     v1::ListJobsResponse parsed;
     EXPECT_TRUE(parsed.ParseFromString(resp.SerializeAsString()));
@@ -100,7 +106,11 @@ class ListJobsReplyTest : public ::testing::Test {
     absl::StatusOr<JobPage> page = ListJobPage(store_, filter, "");
     EXPECT_TRUE(page.ok()) << page.status();
     v1::ListJobsResponse resp;
-    for (const JobRecord& job : page->jobs) JobToProto(job, resp.add_jobs());
+    for (const JobRecord& job : page->jobs) {
+      v1::Job* out = resp.add_jobs();
+      JobToProto(job, out);
+      if (job.state == JobState::kQueued) out->set_waiting_reason(Reason(job));
+    }
     resp.set_next_page_token(page->next_page_token);
     return resp;
   }
@@ -115,7 +125,8 @@ class ListJobsReplyTest : public ::testing::Test {
   }
 
   InMemoryJobStore store_;
-  FinishedJobCache cache_{1 << 20};
+  JobBytesCache cache_{1 << 20};
+  std::map<std::string, std::string> reasons_;  // By job id; none: "".
 };
 
 TEST_F(ListJobsReplyTest, RepliesParseAsThePlainReplyColdAndWarm) {
@@ -126,27 +137,36 @@ TEST_F(ListJobsReplyTest, RepliesParseAsThePlainReplyColdAndWarm) {
       filter.limit = limit;
       filter.view = view;
       ExpectSame(filter);  // Cold: every job converted.
-      ExpectSame(filter);  // Warm: the finished ones from the cache, the store skipping them.
+      ExpectSame(filter);  // Warm: every job from the cache, the store skipping them.
     }
   }
-  EXPECT_EQ(cache_.entries(), 6u);  // 3 finished jobs x 2 views.
+  EXPECT_EQ(cache_.entries(), 10u);  // 5 jobs x 2 views.
 }
 
-TEST_F(ListJobsReplyTest, FinishedJobsAreConvertedOnceOthersEveryTime) {
+TEST_F(ListJobsReplyTest, EachJobIsConvertedOncePerChange) {
   CreateMixed();
   std::map<std::string, int> converted;
   for (int i = 0; i < 3; ++i) Listed(JobFilter{}, &converted);
   EXPECT_EQ(converted,
-            (std::map<std::string, int>{{"1", 3}, {"2", 3}, {"3", 1}, {"4", 1}, {"5", 1}}));
+            (std::map<std::string, int>{{"1", 1}, {"2", 1}, {"3", 1}, {"4", 1}, {"5", 1}}));
+  Metrics("2", 4);  // The running job changes; a log line is a change of its version too.
+  ASSERT_OK(store_.AppendEvents("1", 4000, {LogEvent{"stdout", "hello"}}).status());
+  for (int i = 0; i < 2; ++i) Listed(JobFilter{}, &converted);
+  EXPECT_EQ(converted,
+            (std::map<std::string, int>{{"1", 2}, {"2", 2}, {"3", 1}, {"4", 1}, {"5", 1}}));
 }
 
 TEST_F(ListJobsReplyTest, AJobIsListedAsItIsNowUntilItFinishes) {
   const std::string id = Create("j");
+  ExpectSame(JobFilter{});
   Run(id);
+  ExpectSame(JobFilter{});
   Metrics(id, 1);
   EXPECT_EQ(Listed(JobFilter{}).jobs(0).metrics().step(), 1);
+  EXPECT_EQ(Listed(JobFilter{}).jobs(0).metrics().step(), 1);  // From the cache.
   Metrics(id, 2);
   EXPECT_EQ(Listed(JobFilter{}).jobs(0).metrics().step(), 2);
+  ExpectSame(JobFilter{});
   ASSERT_OK(store_.TransitionJob(id, To(JobState::kCancelled)).status());
   ExpectSame(JobFilter{});
   const v1::ListJobsResponse reply = Listed(JobFilter{});
@@ -155,6 +175,28 @@ TEST_F(ListJobsReplyTest, AJobIsListedAsItIsNowUntilItFinishes) {
   EXPECT_EQ(listed.state(), v1::CANCELLED);
   EXPECT_EQ(listed.metrics().step(), 2);
   EXPECT_EQ(cache_.entries(), 1u);
+}
+
+// A queued job's waiting reason is the one of the moment, on cached bytes too, and is never
+// cached: an empty reason leaves the field unset.
+TEST_F(ListJobsReplyTest, AQueuedJobsWaitingReasonIsAddedOnEveryCall) {
+  CreateMixed();
+  std::map<std::string, int> converted;
+  reasons_["1"] = "needs 2 GPUs on one worker; the most free on any worker is 1 (w3)";
+  ExpectSame(JobFilter{});
+  EXPECT_EQ(Listed(JobFilter{}, &converted).jobs(4).waiting_reason(), reasons_["1"]);
+  reasons_["1"] = "behind 3 jobs of higher priority";
+  EXPECT_EQ(Listed(JobFilter{}, &converted).jobs(4).waiting_reason(), reasons_["1"]);
+  ExpectSame(JobFilter{});
+  reasons_.erase("1");
+  const v1::ListJobsResponse reply = Listed(JobFilter{}, &converted);
+  EXPECT_EQ(reply.jobs(4).id(), "1");
+  EXPECT_EQ(reply.jobs(4).waiting_reason(), "");
+  EXPECT_EQ(reply.jobs(4).name(), "queued");
+  ExpectSame(JobFilter{});
+  EXPECT_EQ(converted["1"], 0);  // Every call above found its bytes in the cache.
+  reasons_["2"] = "never shown: the job is running";
+  EXPECT_EQ(Listed(JobFilter{}).jobs(3).waiting_reason(), "");
 }
 
 TEST_F(ListJobsReplyTest, ViewsAreCachedApart) {
@@ -177,48 +219,84 @@ TEST_F(ListJobsReplyTest, SkippedJobsKeepTheirBytesThroughAnEviction) {
   ExpectSame(JobFilter{});
   ListJobsReply reply(&cache_, JobView::kFull);
   JobFilter filter;
-  filter.skip_finished = reply.SkipFinished();
+  filter.skip_cached = reply.SkipCached();
   absl::StatusOr<JobPage> page = ListJobPage(store_, filter, "");
   ASSERT_OK(page.status());
-  EXPECT_EQ(page->jobs[0].name, "");  // The cancelled job, skipped by the store.
-  for (int i = 0; i < 2000; ++i) {    // Evicts the page's jobs.
+  for (const JobRecord& job : page->jobs) {
+    EXPECT_EQ(job.name, "") << job.id;  // Every job skipped by the store.
+  }
+  for (int i = 0; i < 2000; ++i) {  // Evicts the page's jobs.
     JobRecord filler;
     filler.id = absl::StrCat("x", i);
     filler.state = JobState::kSucceeded;
     cache_.PutAll({filler}, JobView::kFull,
                   {std::make_shared<const std::string>(std::string(1000, 'x'))});
   }
-  ASSERT_EQ(cache_.Find(page->jobs[0].id, JobView::kFull), nullptr);
+  ASSERT_EQ(cache_.FindAll(page->jobs, JobView::kFull),
+            std::vector<JobBytesCache::Bytes>(page->jobs.size()));
   v1::ListJobsResponse resp;
   reply.Fill(
-      *page, [](const JobRecord& job, v1::Job* out) { JobToProto(job, out); }, &resp);
+      *page, JobToProto, [](const JobRecord&) { return std::string(); }, &resp);
   v1::ListJobsResponse parsed;
   ASSERT_TRUE(parsed.ParseFromString(resp.SerializeAsString()));
   EXPECT_TRUE(MessageDifferencer::Equals(parsed, Expected(JobFilter{})));
 }
 
-TEST(FinishedJobCacheTest, KeepsOnlyFinishedJobsWithinItsBound) {
-  FinishedJobCache cache(10000);
-  std::vector<JobRecord> jobs(40);
-  std::vector<FinishedJobCache::Bytes> bytes;
-  for (size_t i = 0; i < jobs.size(); ++i) {
-    jobs[i].id = absl::StrCat(i + 1);
-    jobs[i].state = i % 4 == 0 ? JobState::kRunning : JobState::kSucceeded;
-    bytes.push_back(std::make_shared<const std::string>(std::string(500, 'a' + i % 26)));
+JobRecord Listed(int id, JobState state, int64_t last_seq) {
+  JobRecord job;
+  job.id = absl::StrCat(id);
+  job.state = state;
+  job.last_seq = last_seq;
+  return job;
+}
+
+JobBytesCache::Bytes Text(const std::string& text) {
+  return std::make_shared<const std::string>(text);
+}
+
+TEST(JobBytesCacheTest, KeepsTheNewestJobsWithinItsBound) {
+  JobBytesCache cache(10000);
+  std::vector<JobRecord> jobs;
+  std::vector<JobBytesCache::Bytes> bytes;
+  for (int i = 0; i < 40; ++i) {
+    jobs.push_back(
+        Listed(i + 1, i % 4 == 0 ? JobState::kRunning : JobState::kSucceeded, i % 4 == 0 ? 7 : 0));
+    bytes.push_back(Text(std::string(500, 'a' + i % 26)));
   }
+  jobs[36].last_seq = 0;  // Not from ListJobs: never cached.
   cache.PutAll(jobs, JobView::kFull, bytes);
   EXPECT_LE(cache.bytes(), 10000u);
   EXPECT_GT(cache.entries(), 10u);
-  EXPECT_EQ(cache.Find("40", JobView::kFull), bytes[39]);  // The newest stay...
-  EXPECT_EQ(cache.Find("2", JobView::kFull), nullptr);     // ...the oldest go,
-  EXPECT_EQ(cache.Find("37", JobView::kFull), nullptr);    // a running job never enters,
-  EXPECT_EQ(cache.Find("40", JobView::kBasic), nullptr);   // nor one view for another.
-  std::vector<FinishedJobCache::Bytes> found = cache.FindAll(jobs, JobView::kFull);
+  EXPECT_EQ(cache.Find("40", JobState::kSucceeded, 0, JobView::kFull), bytes[39]);  // Newest stay,
+  EXPECT_EQ(cache.Find("2", JobState::kSucceeded, 0, JobView::kFull), nullptr);     // oldest go,
+  EXPECT_EQ(cache.Find("33", JobState::kRunning, 7, JobView::kFull), bytes[32]);
+  EXPECT_EQ(cache.Find("37", JobState::kRunning, 0, JobView::kFull), nullptr);
+  EXPECT_EQ(cache.Find("40", JobState::kSucceeded, 0, JobView::kBasic), nullptr);  // Per view.
+  std::vector<JobBytesCache::Bytes> found = cache.FindAll(jobs, JobView::kFull);
   EXPECT_EQ(found[39], bytes[39]);
+  EXPECT_EQ(found[32], bytes[32]);
   EXPECT_EQ(found[36], nullptr);
-  FinishedJobCache off(0);
+  JobBytesCache off(0);
   off.PutAll(jobs, JobView::kFull, bytes);
   EXPECT_EQ(off.entries(), 0u);
+}
+
+TEST(JobBytesCacheTest, FindsAJobOnlyAtTheVersionItsBytesWereMadeAt) {
+  JobBytesCache cache(1 << 20);
+  cache.PutAll({Listed(1, JobState::kRunning, 5)}, JobView::kFull, {Text("v5")});
+  EXPECT_EQ(*cache.Find("1", JobState::kRunning, 5, JobView::kFull), "v5");
+  EXPECT_EQ(cache.Find("1", JobState::kRunning, 6, JobView::kFull), nullptr);    // Changed since.
+  EXPECT_EQ(cache.Find("1", JobState::kSucceeded, 0, JobView::kFull), nullptr);  // Finished.
+  cache.PutAll({Listed(1, JobState::kRunning, 6)}, JobView::kFull, {Text("v6!")});
+  EXPECT_EQ(cache.Find("1", JobState::kRunning, 5, JobView::kFull), nullptr);
+  EXPECT_EQ(*cache.Find("1", JobState::kRunning, 6, JobView::kFull), "v6!");
+  EXPECT_EQ(cache.entries(), 1u);
+  const size_t one = cache.bytes();
+  cache.PutAll({Listed(1, JobState::kSucceeded, 0)}, JobView::kFull, {Text("done")});
+  EXPECT_EQ(*cache.Find("1", JobState::kSucceeded, 0, JobView::kFull), "done");
+  EXPECT_EQ(cache.Find("1", JobState::kRunning, 6, JobView::kFull), nullptr);
+  EXPECT_EQ(cache.entries(), 1u);
+  EXPECT_EQ(cache.bytes(), one + 1);  // "done" replaced "v6!": one byte more.
 }
 
 }  // namespace

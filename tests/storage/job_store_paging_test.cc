@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <functional>
+#include <map>
 #include <memory>
 #include <set>
 #include <string>
@@ -248,10 +249,18 @@ TEST_P(JobStorePagingTest, BasicViewIsTheFullRecordWithoutHeavyFields) {
   EXPECT_EQ(newest[3].metrics.step, 7);
 }
 
-// JobFilter::skip_finished: asked about each listed finished job and only those; a job it takes
-// comes back as its id and state alone, every other job exactly as without it (checkpoints
-// included), in the same order.
-TEST_P(JobStorePagingTest, SkipFinishedLeavesOnlyIdAndStateOfTheJobsItTakes) {
+// The version ListJobs gives job `id`: the seq of its last event, 0 once finished.
+int64_t ExpectedVersion(JobStore& store, const std::string& id, JobState state) {
+  if (IsTerminal(state)) return 0;
+  absl::StatusOr<std::vector<EventRecord>> events = store.ListEvents(id, 0, 1 << 20);
+  EXPECT_TRUE(events.ok() && !events->empty()) << id;
+  return events.ok() && !events->empty() ? events->back().seq : -1;
+}
+
+// JobFilter::skip_cached: asked about each listed job, with its state and version; a job it
+// takes comes back as its id, state and version alone, every other job exactly as without it
+// (checkpoints included), with its version, in the same order.
+TEST_P(JobStorePagingTest, SkipCachedLeavesOnlyIdStateAndVersionOfTheJobsItTakes) {
   const std::vector<std::string> ids = CreateMixedJobs();
   ASSERT_EQ(ids.size(), static_cast<size_t>(kJobs));
   for (int i : {kJobs - 1, kJobs - 2}) {  // Running (then succeeded), queued.
@@ -270,7 +279,7 @@ TEST_P(JobStorePagingTest, SkipFinishedLeavesOnlyIdAndStateOfTheJobsItTakes) {
   ASSERT_OK_AND_ASSIGN(std::string cancelled, store_->CreateJob(extra));
   ASSERT_OK(store_->AppendEvents(cancelled, 2600, {CheckpointRecord{7, "/c", 2600}}).status());
   ASSERT_OK(store_->TransitionJob(cancelled, To(JobState::kCancelled, 2700)).status());
-  // Succeeded, cancelled, running, queued: the store asks about the first two only.
+  // Succeeded, cancelled, running, queued (with a checkpoint): the store skips these four.
   std::set<std::string> taken = {ids[kJobs - 1], ids[kJobs - 15], ids[kJobs - 10], ids[kJobs - 2]};
   for (JobView view : {JobView::kFull, JobView::kBasic}) {
     // Also short pages (the page is cut before the jobs are read) and a page of only jobs it
@@ -282,27 +291,71 @@ TEST_P(JobStorePagingTest, SkipFinishedLeavesOnlyIdAndStateOfTheJobsItTakes) {
                              JobFilter{{JobState::kSucceeded}, 100, "", 0}}) {
       filter.view = view;
       ASSERT_OK_AND_ASSIGN(std::vector<JobRecord> whole, store_->ListJobs(filter));
+      std::map<std::string, int64_t> versions;  // Read first: the callback may not call the store.
+      for (const JobRecord& job : whole) {
+        versions[job.id] = ExpectedVersion(*store_, job.id, job.state);
+      }
       std::set<std::string> asked;
-      filter.skip_finished = [&](const std::string& id) {
+      filter.skip_cached = [&](const std::string& id, JobState state, int64_t last_seq) {
         asked.insert(id);
+        EXPECT_EQ(last_seq, versions[id]) << id << " " << JobStateName(state);
         return taken.count(id) > 0;
       };
       ASSERT_OK_AND_ASSIGN(std::vector<JobRecord> page, store_->ListJobs(filter));
       ASSERT_EQ(page.size(), whole.size());
-      std::set<std::string> finished;
+      std::set<std::string> listed;
       for (size_t i = 0; i < page.size(); ++i) {
-        if (IsTerminal(whole[i].state)) finished.insert(whole[i].id);
+        listed.insert(whole[i].id);
+        const int64_t version = versions[whole[i].id];
+        EXPECT_EQ(whole[i].last_seq, version) << whole[i].id;
+        EXPECT_EQ(page[i].last_seq, version) << whole[i].id;
         JobRecord expected = whole[i];
-        if (IsTerminal(expected.state) && taken.count(expected.id) > 0) {
+        if (taken.count(expected.id) > 0) {
           expected = JobRecord{};
           expected.id = whole[i].id;
           expected.state = whole[i].state;
         }
         EXPECT_EQ(testing::Describe(page[i]), testing::Describe(expected));
       }
-      EXPECT_EQ(asked, finished);
+      EXPECT_EQ(asked, listed);
     }
   }
+}
+
+// A listed job's version changes with every change to the job and with nothing else; it is 0
+// once the job has finished.
+TEST_P(JobStorePagingTest, AListedJobsVersionChangesWithEveryChange) {
+  NewJob job;
+  job.name = "v";
+  job.task = "clm";
+  job.spec_yaml = "model: tiny-gpt2\n";
+  job.created_at_ms = 1000;
+  ASSERT_OK_AND_ASSIGN(std::string id, store_->CreateJob(job));
+  const auto version = [&]() -> int64_t {
+    absl::StatusOr<std::vector<JobRecord>> page = store_->ListJobs(JobFilter{{}, 1});
+    EXPECT_TRUE(page.ok() && page->size() == 1);
+    return page.ok() && page->size() == 1 ? page->front().last_seq : -1;
+  };
+  std::vector<int64_t> seen = {version()};
+  ASSERT_OK(store_->TransitionJob(id, To(JobState::kScheduled, 1100)).status());
+  seen.push_back(version());
+  ASSERT_OK(store_->TransitionJob(id, To(JobState::kRunning, 1200)).status());
+  seen.push_back(version());
+  TrainingMetrics metrics;
+  metrics.step = 1;
+  metrics.loss = 2.0;
+  ASSERT_OK(store_->AppendEvents(id, 1300, {metrics}).status());
+  seen.push_back(version());
+  ASSERT_OK(store_->AppendEvents(id, 1400, {CheckpointRecord{1, "/c", 1400}}).status());
+  seen.push_back(version());
+  ASSERT_OK(store_->AppendEvents(id, 1500, {}).status());  // Changes nothing.
+  EXPECT_EQ(version(), seen.back());
+  ASSERT_OK_AND_ASSIGN(JobRecord got, store_->GetJob(id));
+  EXPECT_EQ(got.last_seq, 0);  // ListJobs only.
+  for (size_t i = 1; i < seen.size(); ++i) EXPECT_GT(seen[i], seen[i - 1]) << i;
+  EXPECT_EQ(seen.front(), 1);
+  ASSERT_OK(store_->TransitionJob(id, To(JobState::kSucceeded, 1600)).status());
+  EXPECT_EQ(version(), 0);
 }
 
 INSTANTIATE_TEST_SUITE_P(AllStores, JobStorePagingTest, ::testing::ValuesIn(AllStores()),
