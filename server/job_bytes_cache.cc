@@ -14,6 +14,10 @@ int64_t VersionOf(JobState state, int64_t last_seq) {
 
 }  // namespace
 
+bool JobBytesCache::Cacheable(const JobRecord& job) {
+  return VersionOf(job.state, job.last_seq) >= 0;
+}
+
 // The hash map's node and the order deque's copy of the key, roughly.
 size_t JobBytesCache::Cost(const Key& key, const std::string& bytes) {
   return bytes.size() + 2 * key.first.size() + 104;

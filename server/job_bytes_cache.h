@@ -44,6 +44,9 @@ class JobBytesCache {
   // or null when none are cached at that version.
   Bytes Find(const std::string& id, JobState state, int64_t last_seq, JobView view) const;
 
+  // Whether `job` (from ListJobs) can be cached: it is finished, or has a version.
+  static bool Cacheable(const JobRecord& job);
+
   // Find for each job of `jobs` (its id, state and last_seq), in order.
   std::vector<Bytes> FindAll(const std::vector<JobRecord>& jobs, JobView view) const;
 

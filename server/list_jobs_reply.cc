@@ -42,14 +42,18 @@ void ListJobsReply::Fill(const JobPage& page,
   v1::Job job;  // Reused: Clear() keeps its strings' buffers for the next job.
   v1::Job reason;
   for (size_t i = 0; i < page.jobs.size(); ++i) {
-    if (bytes[i] == nullptr) {
+    std::string* out = wire->AddLengthDelimited(kJobs);
+    if (bytes[i] != nullptr) {
+      *out = *bytes[i];
+    } else {
       job.Clear();
       to_proto(page.jobs[i], &job);
-      bytes[i] = std::make_shared<const std::string>(job.SerializeAsString());
-      made = true;
+      job.SerializeToString(out);
+      if (JobBytesCache::Cacheable(page.jobs[i])) {
+        bytes[i] = std::make_shared<const std::string>(*out);
+        made = true;
+      }
     }
-    std::string* out = wire->AddLengthDelimited(kJobs);
-    *out = *bytes[i];
     if (page.jobs[i].state != JobState::kQueued) continue;
     reason.set_waiting_reason(waiting_reason(page.jobs[i]));
     if (!reason.waiting_reason().empty()) reason.AppendToString(out);

@@ -101,6 +101,8 @@ struct JobRecord {
   std::vector<CheckpointRecord> checkpoints;  // Ascending by step.
   // Set by ListJobs only (0 elsewhere): for a job not in a terminal state, the seq of its last
   // event, which serves as the job's version (JobFilter::skip_cached); 0 for a finished job.
+  // The PostgreSQL store's basic view gives 0 for every job (its versions cost the database
+  // more than they save): an unfinished job with version 0 cannot be known unchanged.
   int64_t last_seq = 0;
 };
 

@@ -64,37 +64,47 @@ constexpr PgStatement kSelectJob = {
   " FROM jobs WHERE id = ANY (SELECT jsonb_array_elements_text($1::jsonb)::bigint) " \
   "ORDER BY id DESC"
 // The ids, states and versions of a page (columns 0, 1, 2), for pages whose jobs the caller
-// may hold already, and of one state's part of a page.
+// may hold already; with version 0 in place of each job's, for pages that then read every
+// job whole (versions included).
 #define LMTRAIN_PG_PAGE_HEADS "SELECT id, state, " LMTRAIN_PG_LAST_SEQ
+#define LMTRAIN_PG_PAGE_IDS "SELECT id, state, 0"
+#define LMTRAIN_PG_STATE_PAGE " FROM jobs WHERE state = $3 AND id < $1 ORDER BY id DESC LIMIT $2"
+#define LMTRAIN_PG_USER_STATE_PAGE \
+  " FROM jobs WHERE username = $4 AND state = $3 AND id < $1 ORDER BY id DESC LIMIT $2"
 constexpr PgStatement kSelectIdStatesPage = {"select_id_states_page",
                                              LMTRAIN_PG_PAGE_HEADS LMTRAIN_PG_JOBS_PAGE};
 constexpr PgStatement kSelectUserIdStatesPage = {"select_user_id_states_page",
                                                  LMTRAIN_PG_PAGE_HEADS LMTRAIN_PG_USER_JOBS_PAGE};
-constexpr PgStatement kSelectStateIdsPage = {
-    "select_state_ids_page",
-    LMTRAIN_PG_PAGE_HEADS " FROM jobs WHERE state = $3 AND id < $1 ORDER BY id DESC LIMIT $2"};
-constexpr PgStatement kSelectUserStateIdsPage = {
-    "select_user_state_ids_page", LMTRAIN_PG_PAGE_HEADS
-    " FROM jobs WHERE username = $4 AND state = $3 AND id < $1 "
-    "ORDER BY id DESC LIMIT $2"};
+// One state's part of a page: [0] ids only, [1] with versions.
+constexpr PgStatement kSelectStatePage[] = {
+    {"select_state_ids_page", LMTRAIN_PG_PAGE_IDS LMTRAIN_PG_STATE_PAGE},
+    {"select_state_heads_page", LMTRAIN_PG_PAGE_HEADS LMTRAIN_PG_STATE_PAGE}};
+constexpr PgStatement kSelectUserStatePage[] = {
+    {"select_user_state_ids_page", LMTRAIN_PG_PAGE_IDS LMTRAIN_PG_USER_STATE_PAGE},
+    {"select_user_state_heads_page", LMTRAIN_PG_PAGE_HEADS LMTRAIN_PG_USER_STATE_PAGE}};
 // The page queries of one view: all jobs, one user's jobs, the jobs with the given ids.
 struct PgPageQueries {
   PgStatement jobs;
   PgStatement user_jobs;
   PgStatement by_ids;
 };
+// The full view's pages end with each job's version. The basic view's give 0 in its place:
+// the PostgreSQL server spends more finding the versions (an index descent per unfinished row)
+// than lm-server saves by skipping the small basic rows, so there only finished jobs can be
+// held (measured: docs/control-plane-benchmarks.md).
 #define LMTRAIN_PG_LISTED(columns) "SELECT " columns ", " LMTRAIN_PG_LAST_SEQ
+#define LMTRAIN_PG_UNVERSIONED(columns) "SELECT " columns ", 0"
 constexpr PgPageQueries kFullPages = {
     {"select_jobs_page", LMTRAIN_PG_LISTED(LMTRAIN_PG_JOB_COLUMNS) LMTRAIN_PG_JOBS_PAGE},
     {"select_user_jobs_page", LMTRAIN_PG_LISTED(LMTRAIN_PG_JOB_COLUMNS) LMTRAIN_PG_USER_JOBS_PAGE},
     {"select_jobs_by_ids", LMTRAIN_PG_LISTED(LMTRAIN_PG_JOB_COLUMNS) LMTRAIN_PG_JOBS_BY_IDS}};
 constexpr PgPageQueries kBasicPages = {
     {"select_basic_jobs_page",
-     LMTRAIN_PG_LISTED(LMTRAIN_PG_BASIC_JOB_COLUMNS) LMTRAIN_PG_JOBS_PAGE},
+     LMTRAIN_PG_UNVERSIONED(LMTRAIN_PG_BASIC_JOB_COLUMNS) LMTRAIN_PG_JOBS_PAGE},
     {"select_basic_user_jobs_page",
-     LMTRAIN_PG_LISTED(LMTRAIN_PG_BASIC_JOB_COLUMNS) LMTRAIN_PG_USER_JOBS_PAGE},
+     LMTRAIN_PG_UNVERSIONED(LMTRAIN_PG_BASIC_JOB_COLUMNS) LMTRAIN_PG_USER_JOBS_PAGE},
     {"select_basic_jobs_by_ids",
-     LMTRAIN_PG_LISTED(LMTRAIN_PG_BASIC_JOB_COLUMNS) LMTRAIN_PG_JOBS_BY_IDS}};
+     LMTRAIN_PG_UNVERSIONED(LMTRAIN_PG_BASIC_JOB_COLUMNS) LMTRAIN_PG_JOBS_BY_IDS}};
 constexpr PgStatement kLockJob = {"lock_job", "SELECT 1 FROM jobs WHERE id = $1 FOR UPDATE"};
 constexpr PgStatement kLockJobState = {"lock_job_state",
                                        "SELECT state FROM jobs WHERE id = $1 FOR UPDATE"};
@@ -136,7 +146,11 @@ constexpr PgStatement kSelectCheckpointsOfJobs = {
     "ORDER BY job_id, step"};
 
 #undef LMTRAIN_PG_LISTED
+#undef LMTRAIN_PG_UNVERSIONED
 #undef LMTRAIN_PG_PAGE_HEADS
+#undef LMTRAIN_PG_PAGE_IDS
+#undef LMTRAIN_PG_STATE_PAGE
+#undef LMTRAIN_PG_USER_STATE_PAGE
 #undef LMTRAIN_PG_LAST_SEQ
 #undef LMTRAIN_PG_JOB_WITH_CHECKPOINTS_COLUMNS
 #undef LMTRAIN_PG_JOBS_BY_IDS
@@ -272,55 +286,57 @@ absl::StatusOr<std::optional<JobRecord>> PgSelectJob(PgConnection& db, int64_t i
 
 namespace {
 
-// A listed job's id, state and version from row `r` of a LMTRAIN_PG_PAGE_HEADS query.
-absl::StatusOr<JobRecord> HeadFromRow(const PgResult& rows, int r) {
-  JobRecord head;
-  const int64_t id = rows.Int64(r, 0);
-  head.id = absl::StrCat(id);
-  ASSIGN_OR_RETURN(head.state, DecodeState(id, rows.Text(r, 1)));
+// A listed job's id, state and version, as a page's first query reads them.
+struct PageHead {
+  int64_t id = 0;
+  JobState state = JobState::kQueued;
+  int64_t last_seq = 0;
+};
+
+// Row `r` of a LMTRAIN_PG_PAGE_HEADS or LMTRAIN_PG_PAGE_IDS query.
+absl::StatusOr<PageHead> HeadFromRow(const PgResult& rows, int r) {
+  PageHead head;
+  head.id = rows.Int64(r, 0);
+  ASSIGN_OR_RETURN(head.state, DecodeState(head.id, rows.Text(r, 1)));
   head.last_seq = rows.Int64(r, 2);
   return head;
 }
 
-// The newest first ids (with states and versions) of the newest filter.limit jobs below
-// `bound` in any of filter.states: one index range per state, merged here (as in the SQLite
-// store, job_tables.cc).
-absl::StatusOr<std::vector<JobRecord>> SelectStatePage(PgConnection& db, const JobFilter& filter,
-                                                       int64_t bound) {
-  std::vector<std::pair<int64_t, JobRecord>> page;
+// The newest first ids (with states, and versions where `versions`, else 0) of the newest
+// filter.limit jobs below `bound` in any of filter.states: one index range per state, merged
+// here (as in the SQLite store, job_tables.cc).
+absl::StatusOr<std::vector<PageHead>> SelectStatePage(PgConnection& db, const JobFilter& filter,
+                                                      int64_t bound, bool versions) {
+  std::vector<PageHead> page;
   for (JobState state : DistinctStates(filter.states)) {
     const std::string name(JobStateName(state));
-    ASSIGN_OR_RETURN(
-        PgResult rows,
-        filter.user.empty()
-            ? db.Run(kSelectStateIdsPage, PgParams(bound, filter.limit, name))
-            : db.Run(kSelectUserStateIdsPage, PgParams(bound, filter.limit, name, filter.user)));
+    ASSIGN_OR_RETURN(PgResult rows,
+                     filter.user.empty()
+                         ? db.Run(kSelectStatePage[versions], PgParams(bound, filter.limit, name))
+                         : db.Run(kSelectUserStatePage[versions],
+                                  PgParams(bound, filter.limit, name, filter.user)));
     for (int r = 0; r < rows.rows(); ++r) {
-      ASSIGN_OR_RETURN(JobRecord head, HeadFromRow(rows, r));
-      page.emplace_back(rows.Int64(r, 0), std::move(head));
+      ASSIGN_OR_RETURN(page.emplace_back(), HeadFromRow(rows, r));
     }
   }
-  const auto newer = [](const auto& a, const auto& b) { return a.first > b.first; };
-  const auto same = [](const auto& a, const auto& b) { return a.first == b.first; };
+  const auto newer = [](const PageHead& a, const PageHead& b) { return a.id > b.id; };
+  const auto same = [](const PageHead& a, const PageHead& b) { return a.id == b.id; };
   std::sort(page.begin(), page.end(), newer);
   page.erase(std::unique(page.begin(), page.end(), same), page.end());
   if (page.size() > static_cast<size_t>(filter.limit)) page.resize(filter.limit);
-  std::vector<JobRecord> heads;
-  heads.reserve(page.size());
-  for (auto& [id, head] : page) heads.push_back(std::move(head));
-  return heads;
+  return page;
 }
 
 // The ids, states and versions of the page `filter` asks for, newest first: one statement
 // without states, one per state with them.
-absl::StatusOr<std::vector<JobRecord>> SelectPageHeads(PgConnection& db, const JobFilter& filter) {
+absl::StatusOr<std::vector<PageHead>> SelectPageHeads(PgConnection& db, const JobFilter& filter) {
   const int64_t bound = IdBound(filter);
-  if (!filter.states.empty()) return SelectStatePage(db, filter, bound);
+  if (!filter.states.empty()) return SelectStatePage(db, filter, bound, /*versions=*/true);
   ASSIGN_OR_RETURN(PgResult rows, filter.user.empty()
                                       ? db.Run(kSelectIdStatesPage, PgParams(bound, filter.limit))
                                       : db.Run(kSelectUserIdStatesPage,
                                                PgParams(bound, filter.limit, filter.user)));
-  std::vector<JobRecord> heads;
+  std::vector<PageHead> heads;
   heads.reserve(rows.rows());
   for (int r = 0; r < rows.rows(); ++r) {
     ASSIGN_OR_RETURN(heads.emplace_back(), HeadFromRow(rows, r));
@@ -334,10 +350,14 @@ absl::StatusOr<std::vector<JobRecord>> SelectPageHeads(PgConnection& db, const J
 // caller's REPEATABLE READ transaction: one snapshot.
 absl::StatusOr<std::vector<JobRecord>> SelectPageSkipping(PgConnection& db,
                                                           const JobFilter& filter) {
-  ASSIGN_OR_RETURN(std::vector<JobRecord> jobs, SelectPageHeads(db, filter));
+  ASSIGN_OR_RETURN(std::vector<PageHead> heads, SelectPageHeads(db, filter));
+  std::vector<JobRecord> jobs(heads.size());
   std::vector<int64_t> wanted;
-  for (const JobRecord& job : jobs) {
-    if (!SkipsCached(filter.skip_cached, job)) wanted.push_back(*ParseJobId(job.id));
+  for (size_t i = 0; i < heads.size(); ++i) {
+    jobs[i].id = absl::StrCat(heads[i].id);
+    jobs[i].state = heads[i].state;
+    jobs[i].last_seq = heads[i].last_seq;
+    if (!SkipsCached(filter.skip_cached, jobs[i])) wanted.push_back(heads[i].id);
   }
   if (wanted.empty()) return jobs;
   ASSIGN_OR_RETURN(PgResult rows, db.Run(kFullPages.by_ids, PgParams(IdsJson(wanted))));
@@ -371,10 +391,11 @@ absl::StatusOr<std::vector<JobRecord>> PgSelectJobs(PgConnection& db, const JobF
                          : db.Run(queries.user_jobs, PgParams(bound, filter.limit, filter.user)));
     return ReadPage(db, rows, filter.view, filter.skip_cached);
   }
-  ASSIGN_OR_RETURN(std::vector<JobRecord> page, SelectStatePage(db, filter, bound));
+  ASSIGN_OR_RETURN(std::vector<PageHead> page,
+                   SelectStatePage(db, filter, bound, /*versions=*/false));
   if (page.empty()) return std::vector<JobRecord>{};
   std::vector<int64_t> ids;
-  for (const JobRecord& head : page) ids.push_back(*ParseJobId(head.id));
+  for (const PageHead& head : page) ids.push_back(head.id);
   ASSIGN_OR_RETURN(PgResult rows, db.Run(queries.by_ids, PgParams(IdsJson(ids))));
   return ReadPage(db, rows, filter.view, filter.skip_cached);
 }

@@ -34,7 +34,7 @@ absl::StatusOr<std::optional<JobRecord>> PgSelectJob(PgConnection& db, int64_t i
 // (basic view, no states), plus one per state, plus one for the full view's checkpoints. A
 // full-view page with filter.skip_cached reads the page's ids, states and versions first (one
 // statement, or one per state), then the columns of only the jobs it does not skip (none when
-// it skips them all). Every listed job has its last_seq.
+// it skips them all). Full-view pages give each listed job its last_seq, basic ones 0.
 absl::StatusOr<std::vector<JobRecord>> PgSelectJobs(PgConnection& db, const JobFilter& filter);
 // Locks the job's row until the transaction ends (SELECT ... FOR UPDATE), so writers of its
 // events and fields take turns; false if there is no such job.

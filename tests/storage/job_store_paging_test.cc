@@ -291,9 +291,11 @@ TEST_P(JobStorePagingTest, SkipCachedLeavesOnlyIdStateAndVersionOfTheJobsItTakes
                              JobFilter{{JobState::kSucceeded}, 100, "", 0}}) {
       filter.view = view;
       ASSERT_OK_AND_ASSIGN(std::vector<JobRecord> whole, store_->ListJobs(filter));
-      std::map<std::string, int64_t> versions;  // Read first: the callback may not call the store.
+      // Read first: the callback may not call the store. PostgreSQL's basic view gives none.
+      const bool unversioned = GetParam().name == "Postgres" && view == JobView::kBasic;
+      std::map<std::string, int64_t> versions;
       for (const JobRecord& job : whole) {
-        versions[job.id] = ExpectedVersion(*store_, job.id, job.state);
+        versions[job.id] = unversioned ? 0 : ExpectedVersion(*store_, job.id, job.state);
       }
       std::set<std::string> asked;
       filter.skip_cached = [&](const std::string& id, JobState state, int64_t last_seq) {
