@@ -1,7 +1,7 @@
 // lm-bench-api: load generator for lm-server's JobService.
 //   lm-bench-api --server HOST:PORT --op submit|get|list|watch|submit-to-running
 //                --clients N --seconds S [--rate R] [--sync normal,full] [--fake-worker]
-//                [--ceiling]
+//                [--ceiling [--ceiling-api sync|callback]]
 // N client threads, each with its own channel (own TCP connection), call one operation back to
 // back for S seconds. The last line of output is JSON (see bench/api_load.h's ResultJson).
 // --rate R: open loop instead (bench/open_loop.h): R calls per second in total at fixed
@@ -23,7 +23,8 @@
 // in-process do-nothing JobService answering with the real server's messages
 // (bench/null_job_service.h); prints its JSON line ("service": "do-nothing"), then the real
 // one with "ceiling_qps" and "ratio_to_ceiling" (real qps / do-nothing qps). Not with
-// submit-to-running.
+// submit-to-running. --ceiling-api callback serves the do-nothing service on gRPC's callback
+// API instead of the synchronous one lm-server uses (sync, the default).
 // CPU per call: every JSON line has "bench_cpu_us_per_call", the user+system CPU of this
 // process over the timed run divided by the calls (the clients; with the do-nothing service,
 // which runs in this process, the clients and the service). --server-pid PID adds
@@ -137,7 +138,8 @@ absl::StatusOr<LoadRun> RunCeiling(ApiBenchFlags f, const JobFiles& files,
   auto canned = CaptureReplies(*NewStub(f.server, -2), ids.empty() ? "" : ids.front(),
                                static_cast<int>(f.list_limit));
   if (!canned.ok()) return canned.status();
-  auto ceiling = CeilingServer::Start(*std::move(canned));
+  auto ceiling = CeilingServer::Start(
+      *std::move(canned), f.ceiling_api == "callback" ? CeilingApi::kCallback : CeilingApi::kSync);
   if (!ceiling.ok()) return ceiling.status();
   f.server = absl::StrCat("127.0.0.1:", (*ceiling)->port());
   f.server_pid = 0;  // The do-nothing service runs in this process.
@@ -298,6 +300,8 @@ int Main(int argc, char** argv) {
              "start an in-process lm-server with one fake gRPC worker (see the file comment)");
   cl.AddBool("ceiling", &f.ceiling,
              "also run the op against a do-nothing JobService and print the ratio");
+  cl.AddString("ceiling-api", &f.ceiling_api,
+               "sync | callback: the gRPC API the do-nothing JobService answers on");
   cl.AddInt("watchers", &f.watchers, "watch-fanout: concurrent WatchJob streams");
   cl.AddInt("events", &f.events, "watch-fanout: metric events to deliver");
   cl.AddInt("interval-ms", &f.interval_ms, "watch-fanout: time between events");
@@ -322,6 +326,10 @@ int Main(int argc, char** argv) {
   }
   if (f.rate < 0 || (f.rate > 0 && f.op == "watch-fanout")) {
     std::cerr << "lm-bench-api: --rate must be >= 0, and does not apply to watch-fanout\n";
+    return 2;
+  }
+  if (f.ceiling_api != "sync" && f.ceiling_api != "callback") {
+    std::cerr << "lm-bench-api: --ceiling-api must be sync or callback\n";
     return 2;
   }
   if (f.ceiling && f.op == "submit-to-running") {

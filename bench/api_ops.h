@@ -26,6 +26,7 @@ struct ApiBenchFlags {
   std::string sync;  // "": use --server.
   bool fake_worker = false;
   bool ceiling = false;
+  std::string ceiling_api = "sync";  // sync | callback: the do-nothing service's gRPC API.
   int64_t watchers = 1000;  // watch-fanout.
   int64_t events = 20;
   int64_t interval_ms = 100;

@@ -40,6 +40,71 @@ grpc::Status NullJobService::WatchJob(grpc::ServerContext*, const v1::WatchJobRe
   return grpc::Status::OK;
 }
 
+grpc::ServerUnaryReactor* CallbackNullJobService::SubmitJob(grpc::CallbackServerContext* ctx,
+                                                            const v1::SubmitJobRequest*,
+                                                            v1::SubmitJobResponse* resp) {
+  resp->set_job_id(absl::StrCat(++next_id_));
+  grpc::ServerUnaryReactor* reactor = ctx->DefaultReactor();
+  reactor->Finish(grpc::Status::OK);
+  return reactor;
+}
+
+grpc::ServerUnaryReactor* CallbackNullJobService::GetJob(grpc::CallbackServerContext* ctx,
+                                                         const v1::GetJobRequest*, v1::Job* resp) {
+  *resp = replies_.job;
+  grpc::ServerUnaryReactor* reactor = ctx->DefaultReactor();
+  reactor->Finish(grpc::Status::OK);
+  return reactor;
+}
+
+grpc::ServerUnaryReactor* CallbackNullJobService::ListJobs(grpc::CallbackServerContext* ctx,
+                                                           const v1::ListJobsRequest*,
+                                                           v1::ListJobsResponse* resp) {
+  *resp = replies_.list;
+  grpc::ServerUnaryReactor* reactor = ctx->DefaultReactor();
+  reactor->Finish(grpc::Status::OK);
+  return reactor;
+}
+
+grpc::ServerUnaryReactor* CallbackNullJobService::CancelJob(grpc::CallbackServerContext* ctx,
+                                                            const v1::CancelJobRequest*,
+                                                            v1::CancelJobResponse* resp) {
+  resp->set_state(v1::CANCELLED);
+  grpc::ServerUnaryReactor* reactor = ctx->DefaultReactor();
+  reactor->Finish(grpc::Status::OK);
+  return reactor;
+}
+
+namespace {
+
+// Writes `events` one at a time, then finishes; deletes itself when done.
+class CannedEventWriter final : public grpc::ServerWriteReactor<v1::JobEvent> {
+ public:
+  explicit CannedEventWriter(const std::vector<v1::JobEvent>* events) : events_(events) {
+    WriteNext();
+  }
+  void OnWriteDone(bool ok) override {
+    if (!ok) return Finish(grpc::Status::CANCELLED);
+    WriteNext();
+  }
+  void OnDone() override { delete this; }
+
+ private:
+  void WriteNext() {
+    if (next_ == events_->size()) return Finish(grpc::Status::OK);
+    StartWrite(&(*events_)[next_++]);
+  }
+  const std::vector<v1::JobEvent>* events_;
+  size_t next_ = 0;
+};
+
+}  // namespace
+
+grpc::ServerWriteReactor<v1::JobEvent>* CallbackNullJobService::WatchJob(
+    grpc::CallbackServerContext*, const v1::WatchJobRequest*) {
+  return new CannedEventWriter(&replies_.events);
+}
+
 absl::StatusOr<CannedReplies> CaptureReplies(v1::JobService::Stub& stub, const std::string& job_id,
                                              int list_limit) {
   CannedReplies r;
@@ -68,11 +133,20 @@ absl::StatusOr<CannedReplies> CaptureReplies(v1::JobService::Stub& stub, const s
   return r;
 }
 
-absl::StatusOr<std::unique_ptr<CeilingServer>> CeilingServer::Start(CannedReplies replies) {
-  std::unique_ptr<CeilingServer> s(new CeilingServer(std::move(replies)));
+CeilingServer::CeilingServer(CannedReplies replies, CeilingApi api) {
+  if (api == CeilingApi::kCallback) {
+    service_ = std::make_unique<CallbackNullJobService>(std::move(replies));
+  } else {
+    service_ = std::make_unique<NullJobService>(std::move(replies));
+  }
+}
+
+absl::StatusOr<std::unique_ptr<CeilingServer>> CeilingServer::Start(CannedReplies replies,
+                                                                    CeilingApi api) {
+  std::unique_ptr<CeilingServer> s(new CeilingServer(std::move(replies), api));
   grpc::ServerBuilder builder;
   builder.AddListeningPort("127.0.0.1:0", grpc::InsecureServerCredentials(), &s->port_);
-  builder.RegisterService(&s->service_);
+  builder.RegisterService(s->service_.get());
   // As Server::StartGrpc builds lm-server's.
   builder.SetMaxReceiveMessageSize(Server::Options().max_receive_message_bytes);
   builder.AddChannelArgument(GRPC_ARG_ALLOW_REUSEPORT, 0);

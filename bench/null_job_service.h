@@ -60,11 +60,38 @@ class NullJobService final : public v1::JobService::Service {
 absl::StatusOr<CannedReplies> CaptureReplies(v1::JobService::Stub& stub, const std::string& job_id,
                                              int list_limit);
 
-// Owns a NullJobService and the gRPC server serving it; Shutdown on destruction.
+// The same do-nothing JobService on gRPC's callback API: each handler answers inline on the
+// thread that read the request (gRPC's own), instead of on a synchronous server's handler
+// thread. WatchJob writes the canned events one after another from the write reactor.
+class CallbackNullJobService final : public v1::JobService::CallbackService {
+ public:
+  explicit CallbackNullJobService(CannedReplies replies) : replies_(std::move(replies)) {}
+
+  grpc::ServerUnaryReactor* SubmitJob(grpc::CallbackServerContext* ctx, const v1::SubmitJobRequest*,
+                                      v1::SubmitJobResponse* resp) override;
+  grpc::ServerUnaryReactor* GetJob(grpc::CallbackServerContext* ctx, const v1::GetJobRequest*,
+                                   v1::Job* resp) override;
+  grpc::ServerUnaryReactor* ListJobs(grpc::CallbackServerContext* ctx, const v1::ListJobsRequest*,
+                                     v1::ListJobsResponse* resp) override;
+  grpc::ServerUnaryReactor* CancelJob(grpc::CallbackServerContext* ctx, const v1::CancelJobRequest*,
+                                      v1::CancelJobResponse* resp) override;
+  grpc::ServerWriteReactor<v1::JobEvent>* WatchJob(grpc::CallbackServerContext* ctx,
+                                                   const v1::WatchJobRequest*) override;
+
+ private:
+  const CannedReplies replies_;
+  std::atomic<int64_t> next_id_{0};
+};
+
+// Which API the do-nothing service answers on.
+enum class CeilingApi { kSync, kCallback };
+
+// Owns a do-nothing JobService and the gRPC server serving it; Shutdown on destruction.
 class CeilingServer {
  public:
   // Unavailable when no port can be bound.
-  static absl::StatusOr<std::unique_ptr<CeilingServer>> Start(CannedReplies replies);
+  static absl::StatusOr<std::unique_ptr<CeilingServer>> Start(CannedReplies replies,
+                                                              CeilingApi api = CeilingApi::kSync);
   ~CeilingServer();
   CeilingServer(const CeilingServer&) = delete;
   CeilingServer& operator=(const CeilingServer&) = delete;
@@ -72,9 +99,9 @@ class CeilingServer {
   int port() const { return port_; }
 
  private:
-  explicit CeilingServer(CannedReplies replies) : service_(std::move(replies)) {}
+  explicit CeilingServer(CannedReplies replies, CeilingApi api);
 
-  NullJobService service_;
+  std::unique_ptr<grpc::Service> service_;
   int port_ = 0;
   std::unique_ptr<grpc::Server> server_;
 };
