@@ -40,39 +40,42 @@ grpc::Status NullJobService::WatchJob(grpc::ServerContext*, const v1::WatchJobRe
   return grpc::Status::OK;
 }
 
-grpc::ServerUnaryReactor* CallbackNullJobService::SubmitJob(grpc::CallbackServerContext* ctx,
-                                                            const v1::SubmitJobRequest*,
-                                                            v1::SubmitJobResponse* resp) {
-  resp->set_job_id(absl::StrCat(++next_id_));
+namespace {
+
+// The call's reactor, finished with OK: the reply is already filled in.
+grpc::ServerUnaryReactor* Answered(grpc::CallbackServerContext* ctx) {
   grpc::ServerUnaryReactor* reactor = ctx->DefaultReactor();
   reactor->Finish(grpc::Status::OK);
   return reactor;
 }
 
+}  // namespace
+
+grpc::ServerUnaryReactor* CallbackNullJobService::SubmitJob(grpc::CallbackServerContext* ctx,
+                                                            const v1::SubmitJobRequest*,
+                                                            v1::SubmitJobResponse* resp) {
+  resp->set_job_id(absl::StrCat(++next_id_));
+  return Answered(ctx);
+}
+
 grpc::ServerUnaryReactor* CallbackNullJobService::GetJob(grpc::CallbackServerContext* ctx,
                                                          const v1::GetJobRequest*, v1::Job* resp) {
   *resp = replies_.job;
-  grpc::ServerUnaryReactor* reactor = ctx->DefaultReactor();
-  reactor->Finish(grpc::Status::OK);
-  return reactor;
+  return Answered(ctx);
 }
 
 grpc::ServerUnaryReactor* CallbackNullJobService::ListJobs(grpc::CallbackServerContext* ctx,
                                                            const v1::ListJobsRequest*,
                                                            v1::ListJobsResponse* resp) {
   *resp = replies_.list;
-  grpc::ServerUnaryReactor* reactor = ctx->DefaultReactor();
-  reactor->Finish(grpc::Status::OK);
-  return reactor;
+  return Answered(ctx);
 }
 
 grpc::ServerUnaryReactor* CallbackNullJobService::CancelJob(grpc::CallbackServerContext* ctx,
                                                             const v1::CancelJobRequest*,
                                                             v1::CancelJobResponse* resp) {
   resp->set_state(v1::CANCELLED);
-  grpc::ServerUnaryReactor* reactor = ctx->DefaultReactor();
-  reactor->Finish(grpc::Status::OK);
-  return reactor;
+  return Answered(ctx);
 }
 
 namespace {
