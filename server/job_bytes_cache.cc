@@ -33,19 +33,6 @@ JobBytesCache::Bytes JobBytesCache::Find(const std::string& id, JobState state, 
   return it->second.bytes;
 }
 
-std::vector<JobBytesCache::Bytes> JobBytesCache::FindAll(const std::vector<JobRecord>& jobs,
-                                                         JobView view) const {
-  std::vector<Bytes> found(jobs.size());
-  absl::ReaderMutexLock lock(&mu_);
-  for (size_t i = 0; i < jobs.size(); ++i) {
-    const int64_t version = VersionOf(jobs[i].state, jobs[i].last_seq);
-    if (version < 0) continue;
-    auto it = entries_.find(Key{jobs[i].id, view});
-    if (it != entries_.end() && it->second.version == version) found[i] = it->second.bytes;
-  }
-  return found;
-}
-
 void JobBytesCache::PutAll(const std::vector<JobRecord>& jobs, JobView view,
                            const std::vector<Bytes>& bytes) {
   absl::MutexLock lock(&mu_);

@@ -47,9 +47,6 @@ class JobBytesCache {
   // Whether `job` (from ListJobs) can be cached: it is finished, or has a version.
   static bool Cacheable(const JobRecord& job);
 
-  // Find for each job of `jobs` (its id, state and last_seq), in order.
-  std::vector<Bytes> FindAll(const std::vector<JobRecord>& jobs, JobView view) const;
-
   // Caches `bytes` (v1::Job in `view`) for each job of `jobs` at its version, replacing bytes
   // of another version. `jobs` and `bytes` are parallel; a null entry is skipped, and so is a
   // job not in a terminal state without a version (last_seq 0: not from ListJobs).

@@ -24,18 +24,12 @@ void ListJobsReply::Fill(const JobPage& page,
                          absl::FunctionRef<std::string(const JobRecord&)> waiting_reason,
                          v1::ListJobsResponse* resp) {
   constexpr int kJobs = v1::ListJobsResponse::kJobsFieldNumber;
+  // The jobs the store skipped have their bytes pinned; the store asked the cache about every
+  // other one already and read it whole.
   std::vector<JobBytesCache::Bytes> bytes(page.jobs.size());
-  bool unpinned = false;
   for (size_t i = 0; i < page.jobs.size(); ++i) {
     auto it = pinned_.find(page.jobs[i].id);
     if (it != pinned_.end()) bytes[i] = it->second;
-    unpinned |= it == pinned_.end();
-  }
-  if (unpinned) {
-    std::vector<JobBytesCache::Bytes> cached = cache_->FindAll(page.jobs, view_);
-    for (size_t i = 0; i < bytes.size(); ++i) {
-      if (bytes[i] == nullptr) bytes[i] = std::move(cached[i]);
-    }
   }
   google::protobuf::UnknownFieldSet* wire = resp->GetReflection()->MutableUnknownFields(resp);
   bool made = false;

@@ -40,8 +40,8 @@ class ListJobsReply {
 
   // Fills `resp` (empty) with `page`: its next_page_token and, in order, each job as
   // `to_proto` converts it (in this view; the stored record only), then, for a QUEUED job,
-  // `waiting_reason` of it where not empty. A job's bytes come from those pinned or the cache,
-  // and go into the cache when neither had them.
+  // `waiting_reason` of it where not empty. A job the store skipped takes the bytes pinned for
+  // it; every other job is converted, and its bytes go into the cache where it can hold them.
   void Fill(const JobPage& page, absl::FunctionRef<void(const JobRecord&, v1::Job*)> to_proto,
             absl::FunctionRef<std::string(const JobRecord&)> waiting_reason,
             v1::ListJobsResponse* resp);

@@ -232,8 +232,9 @@ TEST_F(ListJobsReplyTest, SkippedJobsKeepTheirBytesThroughAnEviction) {
     cache_.PutAll({filler}, JobView::kFull,
                   {std::make_shared<const std::string>(std::string(1000, 'x'))});
   }
-  ASSERT_EQ(cache_.FindAll(page->jobs, JobView::kFull),
-            std::vector<JobBytesCache::Bytes>(page->jobs.size()));
+  for (const JobRecord& job : page->jobs) {
+    ASSERT_EQ(cache_.Find(job.id, job.state, job.last_seq, JobView::kFull), nullptr) << job.id;
+  }
   v1::ListJobsResponse resp;
   reply.Fill(
       *page, JobToProto, [](const JobRecord&) { return std::string(); }, &resp);
@@ -272,10 +273,6 @@ TEST(JobBytesCacheTest, KeepsTheNewestJobsWithinItsBound) {
   EXPECT_EQ(cache.Find("33", JobState::kRunning, 7, JobView::kFull), bytes[32]);
   EXPECT_EQ(cache.Find("37", JobState::kRunning, 0, JobView::kFull), nullptr);
   EXPECT_EQ(cache.Find("40", JobState::kSucceeded, 0, JobView::kBasic), nullptr);  // Per view.
-  std::vector<JobBytesCache::Bytes> found = cache.FindAll(jobs, JobView::kFull);
-  EXPECT_EQ(found[39], bytes[39]);
-  EXPECT_EQ(found[32], bytes[32]);
-  EXPECT_EQ(found[36], nullptr);
   JobBytesCache off(0);
   off.PutAll(jobs, JobView::kFull, bytes);
   EXPECT_EQ(off.entries(), 0u);
