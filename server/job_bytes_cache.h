@@ -11,9 +11,10 @@
 // server adds at serve time (a queued job's waiting reason) is never cached.
 //
 // Bounded: entries are evicted oldest first once their bytes (payload plus key) pass
-// max_bytes; an entry replaced at a newer version keeps its place. Thread-safe: one mutex,
-// taken once per call; the returned bytes are shared, so an eviction never frees bytes a
-// caller still reads.
+// max_bytes; an entry replaced at another version (newer, or older from a call that read the
+// job before a concurrent one) keeps its place, and a lookup at the other version misses.
+// Thread-safe: one mutex, taken once per call; the returned bytes are shared, so an eviction never
+// frees bytes a caller still reads.
 #pragma once
 
 #include <cstddef>
