@@ -197,8 +197,9 @@ struct JobFilter {
   // the caller saw has not changed since. A finished job never changes again (no transition
   // leaves a terminal state; metrics and checkpoints are refused once finished): its version
   // is 0. Where it returns true the job comes back with only id, state and last_seq set: the
-  // store neither copies nor decodes its other columns. It runs while the store holds its
-  // lock, so it must be quick and must not call the store.
+  // store neither copies nor decodes its other columns. It runs inside the store's read (on a
+  // connection or under a lock that others may wait for), so it must be quick and must not
+  // call the store.
   std::function<bool(const std::string& id, JobState state, int64_t last_seq)> skip_cached;
 };
 

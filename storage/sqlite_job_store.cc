@@ -13,6 +13,7 @@
 #include "storage/internal/job_store_rules.h"
 #include "storage/internal/job_tables.h"
 #include "storage/internal/sqlite_connection.h"
+#include "storage/internal/sqlite_readers.h"
 #include "storage/internal/sqlite_schema.h"
 #include "storage/internal/sqlite_transaction.h"
 #include "storage/internal/wal_checkpointer.h"
@@ -143,6 +144,11 @@ absl::StatusOr<std::unique_ptr<SqliteJobStore>> SqliteJobStore::Open(const Optio
   if (options.path.empty()) {
     return absl::InvalidArgumentError("SqliteJobStore: Options.path must name the database file");
   }
+  if (options.read_connections < 0 || options.read_connections > kMaxReadConnections) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("SqliteJobStore: Options.read_connections must be 0 to ", kMaxReadConnections,
+                     " (got ", options.read_connections, ")"));
+  }
   ASSIGN_OR_RETURN(std::unique_ptr<Connection> db,
                    Connection::Open(options.path, options.busy_timeout_ms, options.vfs));
   RETURN_IF_ERROR(DescribeUnreadable(*db, CheckFile(*db, options.check_integrity)));
@@ -155,6 +161,11 @@ absl::StatusOr<std::unique_ptr<SqliteJobStore>> SqliteJobStore::Open(const Optio
   ASSIGN_OR_RETURN(store->checkpointer_,
                    storage_internal::WalCheckpointer::Start(store->db_.get(), &store->mu_,
                                                             options.vfs, options.busy_timeout_ms));
+  if (options.read_connections > 0) {
+    ASSIGN_OR_RETURN(store->readers_,
+                     storage_internal::SqliteReaders::Open(options.path, options.read_connections,
+                                                           options.busy_timeout_ms, options.vfs));
+  }
   return store;
 }
 
@@ -168,7 +179,25 @@ absl::StatusOr<SqliteJobStore::Sync> SqliteJobStore::ParseSync(const std::string
 SqliteJobStore::SqliteJobStore(std::unique_ptr<Connection> db, size_t cache_bytes)
     : db_(std::move(db)), cache_(std::make_unique<storage_internal::JobRecordCache>(cache_bytes)) {}
 
-SqliteJobStore::~SqliteJobStore() { checkpointer_.reset(); }  // Before db_ closes.
+SqliteJobStore::~SqliteJobStore() {
+  // Both before db_ closes, so that the writer, closing last, checkpoints the whole WAL.
+  readers_.reset();
+  checkpointer_.reset();
+}
+
+absl::Status SqliteJobStore::Read(absl::FunctionRef<absl::Status(Connection&)> body) {
+  auto run = [&body](Connection& db) -> absl::Status {
+    ASSIGN_OR_RETURN(Transaction txn, Transaction::Begin(db, Transaction::Mode::kRead));
+    RETURN_IF_ERROR(body(db));
+    return txn.Commit();
+  };
+  if (readers_ == nullptr) {
+    absl::MutexLock lock(&mu_);
+    return run(*db_);
+  }
+  storage_internal::SqliteReaders::Lease lease = readers_->Borrow();
+  return run(lease.db());
+}
 
 absl::StatusOr<CreatedJob> SqliteJobStore::CreateJobOrFind(const NewJob& new_job) {
   return creates_.Run(
@@ -230,10 +259,11 @@ absl::StatusOr<JobRecord> SqliteJobStore::GetJob(const std::string& id) {
 
 absl::StatusOr<std::vector<JobRecord>> SqliteJobStore::ListJobs(const JobFilter& filter) {
   RETURN_IF_ERROR(storage_internal::CheckLimit(filter.limit, "JobFilter.limit"));
-  absl::MutexLock lock(&mu_);
-  ASSIGN_OR_RETURN(Transaction txn, Transaction::Begin(*db_, Transaction::Mode::kRead));
-  ASSIGN_OR_RETURN(std::vector<JobRecord> jobs, storage_internal::SelectJobs(*db_, filter));
-  RETURN_IF_ERROR(txn.Commit());
+  std::vector<JobRecord> jobs;
+  RETURN_IF_ERROR(Read([&](Connection& db) -> absl::Status {
+    ASSIGN_OR_RETURN(jobs, storage_internal::SelectJobs(db, filter));
+    return absl::OkStatus();
+  }));
   return jobs;
 }
 
@@ -296,13 +326,13 @@ absl::StatusOr<std::vector<EventRecord>> SqliteJobStore::ListEvents(const std::s
   std::optional<int64_t> key = storage_internal::ParseJobId(job_id);
   if (!key.has_value()) return storage_internal::JobNotFoundError(job_id);
   RETURN_IF_ERROR(storage_internal::CheckLimit(limit, "ListEvents limit"));
-  absl::MutexLock lock(&mu_);
-  ASSIGN_OR_RETURN(Transaction txn, Transaction::Begin(*db_, Transaction::Mode::kRead));
-  ASSIGN_OR_RETURN(bool exists, storage_internal::JobExists(*db_, *key));
-  if (!exists) return storage_internal::JobNotFoundError(job_id);
-  ASSIGN_OR_RETURN(std::vector<EventRecord> events,
-                   storage_internal::SelectEvents(*db_, *key, after_seq, limit));
-  RETURN_IF_ERROR(txn.Commit());
+  std::vector<EventRecord> events;
+  RETURN_IF_ERROR(Read([&](Connection& db) -> absl::Status {
+    ASSIGN_OR_RETURN(bool exists, storage_internal::JobExists(db, *key));
+    if (!exists) return storage_internal::JobNotFoundError(job_id);
+    ASSIGN_OR_RETURN(events, storage_internal::SelectEvents(db, *key, after_seq, limit));
+    return absl::OkStatus();
+  }));
   return events;
 }
 

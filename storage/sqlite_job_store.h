@@ -4,8 +4,12 @@
 //        |
 //        `--> error: nothing written; a corrupt or too-new file is left byte-for-byte as it was
 //
-// Concurrency model: one SQLite connection, used under one absl::Mutex, so calls from any
-// number of threads run one at a time (each is a few indexed statements in one transaction).
+// Concurrency model: thread-safe. One writer connection, used under one absl::Mutex, runs every
+// write (each a few indexed statements in one transaction) and GetJob and FindJobByRequestId,
+// one call at a time. ListJobs and ListEvents run on reader connections
+// (storage/internal/sqlite_readers.h, Options::read_connections), as many at once as there are
+// readers, beside the writer and never waiting for it; with no readers they run on the writer.
+// A read sees every write that returned before it began, on any connection (WAL snapshots).
 // Write methods run in BEGIN IMMEDIATE transactions and reads in BEGIN DEFERRED ones, so other
 // processes that open the same file stay consistent too (SQLite's file locks and
 // busy_timeout_ms arbitrate); lmtrain itself runs one server per file.
@@ -54,6 +58,7 @@
 #include <vector>
 
 #include "absl/base/thread_annotations.h"
+#include "absl/functional/function_ref.h"
 #include "absl/status/statusor.h"
 #include "absl/synchronization/mutex.h"
 #include "storage/internal/group_commit.h"
@@ -64,6 +69,7 @@ namespace lmtrain {
 namespace storage_internal {
 class Connection;
 class JobRecordCache;
+class SqliteReaders;
 class WalCheckpointer;
 }  // namespace storage_internal
 
@@ -92,10 +98,14 @@ class SqliteJobStore : public JobStore {
     // as JobRecordCache::ApproximateBytes counts them; 0 turns the cache off. Default 8 MiB
     // (a few thousand jobs of ordinary size).
     size_t cache_bytes = 8 << 20;
+    // Connections that ListJobs and ListEvents run on beside the writer (see Concurrency
+    // model), each with SQLite's own page cache (up to 2 MB); 0 runs them on the writer.
+    // At most kMaxReadConnections. Default 2.
+    int read_connections = 2;
   };
 
   // Opens or creates the store and brings its schema up to date. Errors, each naming the path:
-  //  InvalidArgument: options.path is empty.
+  //  InvalidArgument: options.path is empty, or read_connections is out of range.
   //  FailedPrecondition: the file cannot be opened (missing directory, permissions), or its
   //    schema version is newer than this build knows.
   //  DataLoss: the file is not an SQLite database or is damaged (left unchanged).
@@ -107,6 +117,8 @@ class SqliteJobStore : public JobStore {
 
   // Most jobs one group-commit transaction takes.
   static constexpr size_t kMaxCreateBatch = 256;
+  // Most reader connections Options::read_connections may ask for.
+  static constexpr int kMaxReadConnections = 64;
 
   ~SqliteJobStore() override;
   SqliteJobStore(const SqliteJobStore&) = delete;
@@ -132,6 +144,9 @@ class SqliteJobStore : public JobStore {
   SqliteJobStore(std::unique_ptr<storage_internal::Connection> db, size_t cache_bytes);
   // Inserts and commits `batch` in one transaction; fills each one's result.
   void CommitCreates(const std::vector<Creates::Pending*>& batch);
+  // Runs `body` in one read transaction on a reader connection (on the writer, under mu_, when
+  // there are none) and commits it; body's error rolls it back and is returned.
+  absl::Status Read(absl::FunctionRef<absl::Status(storage_internal::Connection&)> body);
 
   Creates creates_{kMaxCreateBatch};  // Its queue's lock is never held while waiting for mu_.
 
@@ -141,6 +156,9 @@ class SqliteJobStore : public JobStore {
   // Runs db_'s WAL checkpoints off the commit path (holding mu_ only for the short catch-up
   // that lets the WAL start over); set by Open, destroyed before db_ closes.
   std::unique_ptr<storage_internal::WalCheckpointer> checkpointer_;
+  // ListJobs' and ListEvents' connections; null when Options::read_connections is 0. Set by
+  // Open, closed before the writer.
+  std::unique_ptr<storage_internal::SqliteReaders> readers_;
 };
 
 }  // namespace lmtrain
