@@ -24,6 +24,8 @@ absl::StatusOr<std::unique_ptr<WalCheckpointer>> WalCheckpointer::Start(Connecti
         absl::StrCat(writer->path(), ": the checkpoint connection sees journal_mode '", mode,
                      "', not 'wal'"));
   }
+  // Only a RESTART checkpoint waits (PASSIVE ones never do): for the reads it must outlast.
+  sqlite3_busy_timeout(own->raw(), kCatchUpWaitMs);
   std::unique_ptr<WalCheckpointer> c(
       new WalCheckpointer(writer, writer_mu, std::move(own), thresholds));
   sqlite3_wal_hook(writer->raw(), &WalCheckpointer::OnWalCommit, c.get());
@@ -97,7 +99,7 @@ void WalCheckpointer::Loop() {
     {
       // The frames committed while the first one ran, with no commit adding more.
       absl::MutexLock writer_lock(writer_mu_);
-      Checkpoint();
+      CatchUp();
     }
     mu_.Lock();
   }
@@ -107,6 +109,13 @@ void WalCheckpointer::Checkpoint() const {
   // PASSIVE: copies what it can without waiting for, or blocking, any other connection. Its
   // result needs no handling: one that did not finish is tried again `pages` frames later.
   sqlite3_wal_checkpoint_v2(own_->raw(), nullptr, SQLITE_CHECKPOINT_PASSIVE, nullptr, nullptr);
+}
+
+void WalCheckpointer::CatchUp() const {
+  // Copies every frame once no read on an older snapshot is left, and makes the writer's next
+  // transaction start the WAL over. SQLITE_BUSY (a read outlasted kCatchUpWaitMs) needs no
+  // handling either: the frames it could copy are copied, and it is tried again later.
+  sqlite3_wal_checkpoint_v2(own_->raw(), nullptr, SQLITE_CHECKPOINT_RESTART, nullptr, nullptr);
 }
 
 }  // namespace lmtrain::storage_internal

@@ -20,7 +20,11 @@
 //  - When the WAL holds `catch_up_pages` frames all the same, the checkpoint is followed by a
 //    short second one that holds `writer_mu` (the lock every use of the writer connection
 //    takes): no commit can add frames meanwhile, so it copies the rest and the WAL starts over.
-//    Callers wait for it (a few frames and two fsyncs); at most once per `pages` frames.
+//    It is a RESTART checkpoint: it also waits (at most kCatchUpWaitMs) for read transactions
+//    begun on an older snapshot to end, since each holds back the frames after its snapshot;
+//    with reads running all the while (SqliteJobStore's reader connections) a checkpoint that
+//    did not wait for them would never copy the last frames. Callers wait for it (the reads in
+//    flight, a few frames and two fsyncs); at most once per `pages` frames.
 // A checkpoint that fails or stops short (disk full, another process's lock or reader) is
 // tried again later; nothing the writer committed depends on it.
 //
@@ -54,6 +58,9 @@ struct WalThresholds {
 class WalCheckpointer {
  public:
   using Thresholds = WalThresholds;
+  // Longest the checkpoint holding writer_mu waits for older reads to end; a read of another
+  // process that lasts longer leaves the WAL as it is until the next try.
+  static constexpr int kCatchUpWaitMs = 100;
 
   // Opens a second connection to writer's file (through `vfs`, "" = SQLite's default), installs
   // the WAL hook on `writer` (turning its automatic checkpoints off) and starts the thread.
@@ -81,6 +88,8 @@ class WalCheckpointer {
   void Loop();
   // One PASSIVE checkpoint on own_.
   void Checkpoint() const;
+  // One RESTART checkpoint on own_ (see catch_up_pages above); the caller holds writer_mu.
+  void CatchUp() const;
   bool Wanted() const ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) { return requested_ || stop_; }
 
   Connection* const writer_;
