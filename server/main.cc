@@ -2,6 +2,7 @@
 //   lm-server --listen HOST:PORT --data-dir DIR [--artifacts DIR] [--local-worker N]
 //             [--artifact-cache-max-bytes N]   (the embedded worker's artifact cache)
 //             [--sync normal|full]   (store durability; docs/operations.md)
+//             [--sqlite-read-connections N]   (SQLite reads beside the writer)
 //             [--store postgres://USER@HOST:PORT/DB] (default $LMTRAIN_STORE, else SQLite)
 //             [--scheduler-config FILE] (see server/scheduler_config.h)
 //             [--auth-tokens FILE] [--tls-cert F --tls-key F [--tls-client-ca F]]
@@ -56,6 +57,7 @@ int main(int argc, char** argv) {
   int64_t local_workers = 0, lease_ms = o.lease_timeout_ms;
   int64_t local_cache_max_bytes = ArtifactCache::kDefaultMaxBytes;
   int64_t max_request_bytes = o.max_receive_message_bytes;
+  int64_t sqlite_readers = o.sqlite_read_connections;
   std::string scheduler_config, data_roots, sync = "normal";
   CommandLine cl("lm-server", "the lmtrain control plane");
   cl.AddString("listen", &o.listen, "gRPC address HOST:PORT (port 0: any free port)");
@@ -63,6 +65,9 @@ int main(int argc, char** argv) {
   cl.AddString("sync", &sync,
                "normal: commits survive a crash of lm-server; full: also power loss (an fsync "
                "per commit, shared by concurrent submits)");
+  cl.AddInt("sqlite-read-connections", &sqlite_readers,
+            "SQLite store: connections that lists and event reads run on beside the writer "
+            "(0 to 64; 0: on the writer, one call at a time)");
   if (const char* store = getenv("LMTRAIN_STORE")) o.store = store;
   cl.AddString("store", &o.store,
                "job store: postgres://USER@HOST:PORT/DB (default $LMTRAIN_STORE; '': SQLite "
@@ -119,6 +124,12 @@ int main(int argc, char** argv) {
     return 2;
   }
   o.sync = *sync_mode;
+  if (sqlite_readers < 0 || sqlite_readers > SqliteJobStore::kMaxReadConnections) {
+    std::cerr << "lm-server: --sqlite-read-connections must be 0 to "
+              << SqliteJobStore::kMaxReadConnections << " (got " << sqlite_readers << ")\n";
+    return 2;
+  }
+  o.sqlite_read_connections = static_cast<int>(sqlite_readers);
   for (absl::string_view root : absl::StrSplit(data_roots, ',', absl::SkipEmpty())) {
     o.data_roots.push_back(std::filesystem::absolute(std::string(root)).string());
   }

@@ -32,6 +32,7 @@ absl::StatusOr<std::unique_ptr<JobStore>> OpenStore(const Server::Options& optio
     SqliteJobStore::Options sqlite;
     sqlite.path = options.data_dir + "/lm.db";
     sqlite.sync = options.sync;
+    sqlite.read_connections = options.sqlite_read_connections;
     ASSIGN_OR_RETURN(std::unique_ptr<SqliteJobStore> store, SqliteJobStore::Open(sqlite));
     return store;
   }

@@ -60,6 +60,9 @@ class Server {
     // When a store commit reaches the disk: kNormal (default) survives a process crash, kFull
     // (--sync full) also power loss (storage/sqlite_job_store.h, docs/operations.md).
     SqliteJobStore::Sync sync = SqliteJobStore::Sync::kNormal;
+    // SQLite store: connections that list calls and event reads run on beside the writer
+    // (SqliteJobStore::Options::read_connections; --sqlite-read-connections). 0 to 64.
+    int sqlite_read_connections = 2;
     // lm-train, for predictions; default next to us.
     std::string trainer_path;
     absl::Duration predict_timeout = absl::Seconds(120);  // One lm-train predict child.

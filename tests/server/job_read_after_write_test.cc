@@ -52,5 +52,60 @@ TEST(JobReadAfterWriteTest, GetJobShowsAnotherClientsCancelAtOnce) {
   (*server)->Shutdown();
 }
 
+// Pages of ListJobs run on the store's reader connections (none: on the writer): each shows
+// every submit and cancel acknowledged before it, to the client that made it and to another.
+class ListReadAfterWriteTest : public ::testing::TestWithParam<int> {};
+
+TEST_P(ListReadAfterWriteTest, ListJobsShowsEverySubmitAndCancelAtOnce) {
+  testing_internal::TempDir dir;
+  Server::Options o;
+  o.listen = "127.0.0.1:0";
+  o.data_dir = dir.path();
+  o.sqlite_read_connections = GetParam();
+  auto server = Server::Start(o);
+  ASSERT_TRUE(server.ok()) << server.status();
+  const std::string address = absl::StrCat("127.0.0.1:", (*server)->port());
+  JobClient alice(address);
+  JobClient bob(address);
+  for (int round = 0; round < 5; ++round) {
+    SCOPED_TRACE(absl::StrCat("round ", round));
+    auto id = alice.SubmitText(JobText(absl::StrCat("j", round)), "job.yaml", "/", "");
+    ASSERT_TRUE(id.ok()) << id.status();
+    for (JobClient* reader : {&alice, &bob}) {
+      auto newest = reader->List(1);
+      ASSERT_TRUE(newest.ok()) << newest.status();
+      ASSERT_EQ(newest->size(), 1u);
+      EXPECT_EQ((*newest)[0].id(), *id);
+      EXPECT_EQ((*newest)[0].state(), v1::QUEUED);
+    }
+    ASSERT_TRUE(bob.Cancel(*id).ok());
+    for (JobClient* reader : {&alice, &bob}) {
+      auto newest = reader->List(1);
+      ASSERT_TRUE(newest.ok()) << newest.status();
+      ASSERT_EQ(newest->size(), 1u);
+      EXPECT_EQ((*newest)[0].state(), v1::CANCELLED);
+    }
+  }
+  (*server)->Shutdown();
+}
+
+INSTANTIATE_TEST_SUITE_P(ReadConnections, ListReadAfterWriteTest, ::testing::Values(0, 2),
+                         [](const ::testing::TestParamInfo<int>& info) {
+                           return absl::StrCat("Readers", info.param);
+                         });
+
+TEST(ServerStartTest, ReadConnectionsOutOfRangeStopTheStart) {
+  testing_internal::TempDir dir;
+  Server::Options o;
+  o.listen = "127.0.0.1:0";
+  o.data_dir = dir.path();
+  o.sqlite_read_connections = -1;
+  auto server = Server::Start(o);
+  ASSERT_FALSE(server.ok());
+  EXPECT_EQ(server.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_NE(server.status().message().find("read_connections"), std::string::npos)
+      << server.status();
+}
+
 }  // namespace
 }  // namespace lmtrain

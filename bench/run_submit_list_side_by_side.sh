@@ -1,0 +1,87 @@
+#!/usr/bin/env bash
+# Durable submits while others list pages, two lm-server builds side by side.
+#   bench/run_submit_list_side_by_side.sh BASELINE_BIN CANDIDATE_BIN   (e.g. ../main/build/bin build/bin)
+# env: JOBS (100000), ROUNDS (2), SECONDS_PER_RUN (15), SUBMIT_CLIENTS (32), LIST_CLIENTS (8),
+# LIST_RATE (pages/s offered by the list clients; empty, the default: a closed loop), BENCH
+# (lm-bench-api to drive both; default CANDIDATE_BIN/lm-bench-api).
+# `lm-bench-api --op prefill` fills one SQLite store once (bench/job_prefill.h: 5% QUEUED, 5%
+# RUNNING, the rest finished); each run starts the build's lm-server on a fresh copy of it (no
+# worker, --lease-timeout-ms 600000 as in run_rss_bench.sh) and runs, at the same time,
+# `lm-bench-api --op submit` (SUBMIT_CLIENTS, closed loop) and `lm-bench-api --op list
+# --list-limit 100 --list-pages 10 --list-view full` (LIST_CLIENTS) for SECONDS_PER_RUN. It
+# prints the submit line, the list line, the WAL file's size at the end and lm-server's VmHWM.
+# The builds alternate run by run, the baseline first in odd rounds and second in even ones.
+set -euo pipefail
+base_bin="$(cd "$1" && pwd)"
+cand_bin="$(cd "$2" && pwd)"
+bench="${BENCH:-$cand_bin/lm-bench-api}"
+jobs="${JOBS:-100000}"
+rounds="${ROUNDS:-2}"
+secs="${SECONDS_PER_RUN:-15}"
+submit_clients="${SUBMIT_CLIENTS:-32}"
+list_clients="${LIST_CLIENTS:-8}"
+rate_args=()
+[ -n "${LIST_RATE:-}" ] && rate_args=(--rate "$LIST_RATE")
+work="$(mktemp -d /tmp/lm-submit-list-sbs.XXXXXX)"
+pid=""
+cleanup() {
+  [ -n "$pid" ] && kill "$pid" 2>/dev/null && wait "$pid" 2>/dev/null
+  rm -rf "$work"
+}
+trap cleanup EXIT
+
+summary() {  # summary LABEL JSON_LINE
+  python3 - "$1" "$2" <<'PY'
+import json, sys
+label, line = sys.argv[1:]
+r = json.loads(line)
+late = f"  late {r['late_calls']}" if "late_calls" in r else ""
+print(f"  {label:18s} {r['qps']:7.0f}/s  p50 {r['p50_ms']:6.2f}  p99 {r['p99_ms']:7.2f}  "
+      f"max {r['max_ms']:7.1f} ms  errors {r.get('errors', 0)}{late}")
+PY
+}
+
+one_run() {  # one_run LABEL BIN
+  local label="$1" bin="$2"
+  rm -rf "$work/run" && cp -r "$work/base" "$work/run"
+  : >"$work/server.log"  # Empty before the server starts: no address of the last run's.
+  "$bin/lm-server" --listen 127.0.0.1:0 --http-listen 127.0.0.1:0 --data-dir "$work/run" \
+    --lease-timeout-ms 600000 >"$work/server.log" 2>&1 &
+  pid=$!
+  local addr=""
+  for _ in $(seq 600); do
+    addr="$(sed -n 's/^lm-server: listening on \([^,]*\),.*/\1/p' "$work/server.log")"
+    [ -n "$addr" ] && break
+    sleep 0.1
+  done
+  [ -n "$addr" ] || { echo "lm-server did not start:" >&2; cat "$work/server.log" >&2; exit 1; }
+  echo " $label (load $(cut -d' ' -f1 /proc/loadavg))"
+  "$bench" --server "$addr" --op list --clients "$list_clients" --seconds "$secs" \
+    --list-limit 100 --list-pages 10 --list-view full "${rate_args[@]}" | tail -n 1 \
+    >"$work/list.out" &
+  local lister=$!
+  local submits
+  submits="$("$bench" --server "$addr" --op submit --clients "$submit_clients" \
+    --seconds "$secs" | tail -n 1)"
+  wait "$lister"
+  summary submits "$submits"
+  summary "list pages" "$(cat "$work/list.out")"
+  echo "  WAL $(($(stat -c %s "$work/run/lm.db-wal") / 1048576)) MB  VmHWM" \
+    "$(($(awk '/^VmHWM/ {print $2}' "/proc/$pid/status") / 1024)) MB"
+  kill "$pid"; wait "$pid" 2>/dev/null || true; pid=""
+}
+
+echo "== prefill $jobs jobs"
+"$bench" --op prefill --prefill "$jobs" --data-dir "$work/base" | tail -n 1
+echo "uptime: $(uptime)"
+for round in $(seq "$rounds"); do
+  echo "round $round"
+  if [ $((round % 2)) -eq 1 ]; then
+    one_run baseline "$base_bin"
+    one_run candidate "$cand_bin"
+  else
+    one_run candidate "$cand_bin"
+    one_run baseline "$base_bin"
+  fi
+done
+echo "uptime: $(uptime)"
