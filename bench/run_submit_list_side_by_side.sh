@@ -3,7 +3,9 @@
 #   bench/run_submit_list_side_by_side.sh BASELINE_BIN CANDIDATE_BIN   (e.g. ../main/build/bin build/bin)
 # env: JOBS (100000), ROUNDS (2), SECONDS_PER_RUN (15), SUBMIT_CLIENTS (32), LIST_CLIENTS (8),
 # LIST_RATE (pages/s offered by the list clients; empty, the default: a closed loop), BENCH
-# (lm-bench-api to drive both; default CANDIDATE_BIN/lm-bench-api).
+# (lm-bench-api to drive both; default CANDIDATE_BIN/lm-bench-api), BASELINE_ARGS and
+# CANDIDATE_ARGS (more lm-server flags for each, e.g. "--sqlite-read-connections 1": one build
+# twice, two settings).
 # `lm-bench-api --op prefill` fills one SQLite store once (bench/job_prefill.h: 5% QUEUED, 5%
 # RUNNING, the rest finished); each run starts the build's lm-server on a fresh copy of it (no
 # worker, --lease-timeout-ms 600000 as in run_rss_bench.sh) and runs, at the same time,
@@ -20,6 +22,8 @@ rounds="${ROUNDS:-2}"
 secs="${SECONDS_PER_RUN:-15}"
 submit_clients="${SUBMIT_CLIENTS:-32}"
 list_clients="${LIST_CLIENTS:-8}"
+read -r -a base_args <<<"${BASELINE_ARGS:-}"
+read -r -a cand_args <<<"${CANDIDATE_ARGS:-}"
 rate_args=()
 [ -n "${LIST_RATE:-}" ] && rate_args=(--rate "$LIST_RATE")
 work="$(mktemp -d /tmp/lm-submit-list-sbs.XXXXXX)"
@@ -41,12 +45,12 @@ print(f"  {label:18s} {r['qps']:7.0f}/s  p50 {r['p50_ms']:6.2f}  p99 {r['p99_ms'
 PY
 }
 
-one_run() {  # one_run LABEL BIN
-  local label="$1" bin="$2"
+one_run() {  # one_run LABEL BIN [lm-server flags...]
+  local label="$1" bin="$2"; shift 2
   rm -rf "$work/run" && cp -r "$work/base" "$work/run"
   : >"$work/server.log"  # Empty before the server starts: no address of the last run's.
   "$bin/lm-server" --listen 127.0.0.1:0 --http-listen 127.0.0.1:0 --data-dir "$work/run" \
-    --lease-timeout-ms 600000 >"$work/server.log" 2>&1 &
+    --lease-timeout-ms 600000 "$@" >"$work/server.log" 2>&1 &
   pid=$!
   local addr=""
   for _ in $(seq 600); do
@@ -77,11 +81,11 @@ echo "uptime: $(uptime)"
 for round in $(seq "$rounds"); do
   echo "round $round"
   if [ $((round % 2)) -eq 1 ]; then
-    one_run baseline "$base_bin"
-    one_run candidate "$cand_bin"
+    one_run baseline "$base_bin" "${base_args[@]}"
+    one_run candidate "$cand_bin" "${cand_args[@]}"
   else
-    one_run candidate "$cand_bin"
-    one_run baseline "$base_bin"
+    one_run candidate "$cand_bin" "${cand_args[@]}"
+    one_run baseline "$base_bin" "${base_args[@]}"
   fi
 done
 echo "uptime: $(uptime)"
