@@ -10,6 +10,8 @@
 # stime from /proc/PID/stat over the run, over the pages served), pages/s, p50/p99 ms, VmHWM
 # and the 1-minute load. Within a round the two builds alternate run by run.
 set -euo pipefail
+# shellcheck source=bench/lm_server_on_copy.sh
+source "$(dirname "$0")/lm_server_on_copy.sh"
 base_bin="$(cd "$1" && pwd)"
 cand_bin="$(cd "$2" && pwd)"
 bench="${BENCH:-$cand_bin/lm-bench-api}"
@@ -22,6 +24,7 @@ default_runs+="basic 1 --list-pages 10"
 runs="${RUNS:-$default_runs}"
 work="$(mktemp -d /tmp/lm-list-sbs.XXXXXX)"
 pid=""
+addr=""
 cleanup() {
   [ -n "$pid" ] && kill "$pid" 2>/dev/null && wait "$pid" 2>/dev/null
   rm -rf "$work"
@@ -32,18 +35,7 @@ cpu_ticks() { awk '{print $14 + $15}' "/proc/$1/stat"; }
 
 one_run() {  # one_run LABEL BIN VIEW CLIENTS [list args...]
   local label="$1" bin="$2" view="$3" clients="$4"; shift 4
-  rm -rf "$work/run" && cp -r "$work/base" "$work/run"
-  : >"$work/server.log"  # Empty before the server starts: no address of the last run's.
-  "$bin/lm-server" --listen 127.0.0.1:0 --http-listen 127.0.0.1:0 --data-dir "$work/run" \
-    --lease-timeout-ms 600000 >"$work/server.log" 2>&1 &
-  pid=$!
-  local addr=""
-  for _ in $(seq 600); do
-    addr="$(sed -n 's/^lm-server: listening on \([^,]*\),.*/\1/p' "$work/server.log")"
-    [ -n "$addr" ] && break
-    sleep 0.1
-  done
-  [ -n "$addr" ] || { echo "lm-server did not start:" >&2; cat "$work/server.log" >&2; exit 1; }
+  start_on_copy "$bin" "$work"
   local before after out hwm
   before="$(cpu_ticks "$pid")"
   out="$("$bench" --server "$addr" --op list --clients "$clients" --seconds "$secs" \

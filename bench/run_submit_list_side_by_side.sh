@@ -14,6 +14,8 @@
 # prints the submit line, the list line, the WAL file's size at the end and lm-server's VmHWM.
 # The builds alternate run by run, the baseline first in odd rounds and second in even ones.
 set -euo pipefail
+# shellcheck source=bench/lm_server_on_copy.sh
+source "$(dirname "$0")/lm_server_on_copy.sh"
 base_bin="$(cd "$1" && pwd)"
 cand_bin="$(cd "$2" && pwd)"
 bench="${BENCH:-$cand_bin/lm-bench-api}"
@@ -28,6 +30,7 @@ rate_args=()
 [ -n "${LIST_RATE:-}" ] && rate_args=(--rate "$LIST_RATE")
 work="$(mktemp -d /tmp/lm-submit-list-sbs.XXXXXX)"
 pid=""
+addr=""
 cleanup() {
   [ -n "$pid" ] && kill "$pid" 2>/dev/null && wait "$pid" 2>/dev/null
   rm -rf "$work"
@@ -47,18 +50,7 @@ PY
 
 one_run() {  # one_run LABEL BIN [lm-server flags...]
   local label="$1" bin="$2"; shift 2
-  rm -rf "$work/run" && cp -r "$work/base" "$work/run"
-  : >"$work/server.log"  # Empty before the server starts: no address of the last run's.
-  "$bin/lm-server" --listen 127.0.0.1:0 --http-listen 127.0.0.1:0 --data-dir "$work/run" \
-    --lease-timeout-ms 600000 "$@" >"$work/server.log" 2>&1 &
-  pid=$!
-  local addr=""
-  for _ in $(seq 600); do
-    addr="$(sed -n 's/^lm-server: listening on \([^,]*\),.*/\1/p' "$work/server.log")"
-    [ -n "$addr" ] && break
-    sleep 0.1
-  done
-  [ -n "$addr" ] || { echo "lm-server did not start:" >&2; cat "$work/server.log" >&2; exit 1; }
+  start_on_copy "$bin" "$work" "$@"
   echo " $label (load $(cut -d' ' -f1 /proc/loadavg))"
   "$bench" --server "$addr" --op list --clients "$list_clients" --seconds "$secs" \
     --list-limit 100 --list-pages 10 --list-view full "${rate_args[@]}" | tail -n 1 \

@@ -18,6 +18,7 @@
 #include <thread>
 #include <vector>
 
+#include "absl/strings/str_cat.h"
 #include "absl/synchronization/mutex.h"
 #include "absl/time/clock.h"
 #include "absl/time/time.h"
@@ -91,6 +92,22 @@ bool Eventually(const std::function<bool()>& done) {
   return done();
 }
 
+// After a steady stream of commits (`what`, for the log) into the WAL of the database at
+// `path`: it started over at least 3 times and never held every frame.
+void ExpectTheWalStartedOver(const std::string& path, const WalCheckpointer& checkpointer,
+                             const std::string& what) {
+  const int64_t frames = SyncObservingVfs::wal_writes() / 2;
+  // The WAL file never shrinks: its size is the most frames the WAL ever held.
+  const int64_t most = std::filesystem::file_size(path + "-wal") / kFrameBytes;
+  const int64_t restarts = checkpointer.restarts();
+  std::cout << frames << " frames in " << what << "; the WAL held at most " << most
+            << " and started over " << restarts << " times after " << checkpointer.catch_ups()
+            << " checkpoints holding the writer's lock\n";
+  EXPECT_GE(frames, 8000);
+  EXPECT_GE(restarts, 3);
+  EXPECT_LT(most, frames);
+}
+
 // The parameter: how long each WAL fsync takes.
 class WalCheckpointerTest : public ::testing::TestWithParam<absl::Duration> {};
 
@@ -137,18 +154,9 @@ TEST_P(WalCheckpointerTest, TheWalStartsOverUnderASteadyStreamOfCommits) {
   const int commits =
       db.CommitRowsUntil(4000, 300'000, [&] { return (*checkpointer)->restarts() >= 3; });
 
-  const int64_t frames = SyncObservingVfs::wal_writes() / 2;
-  // The WAL file never shrinks: its size is the most frames the WAL ever held.
-  const int64_t most = std::filesystem::file_size(path + "-wal") / kFrameBytes;
-  const int64_t restarts = (*checkpointer)->restarts();
-  std::cout << frames << " frames in " << commits << " commits; the WAL held at most " << most
-            << " and started over " << restarts << " times after " << (*checkpointer)->catch_ups()
-            << " checkpoints holding the writer's lock\n";
-  EXPECT_GE(frames, 8000);
   // Without the checkpoints holding the writer's lock, the WAL would never start over here
   // and would end up holding every frame.
-  EXPECT_GE(restarts, 3);
-  EXPECT_LT(most, frames);
+  ExpectTheWalStartedOver(path, **checkpointer, absl::StrCat(commits, " commits"));
 }
 
 // The same with read transactions running on other connections all the while, as a store's
@@ -190,16 +198,8 @@ TEST_P(WalCheckpointerTest, TheWalStartsOverWhileReadersReadWithoutPause) {
   stop = true;
   for (std::thread& reader : readers) reader.join();
 
-  const int64_t frames = SyncObservingVfs::wal_writes() / 2;
-  const int64_t most = std::filesystem::file_size(path + "-wal") / kFrameBytes;
-  const int64_t restarts = (*checkpointer)->restarts();
-  std::cout << frames << " frames in " << commits << " commits beside " << reads
-            << " reads; the WAL held at most " << most << " and started over " << restarts
-            << " times after " << (*checkpointer)->catch_ups()
-            << " checkpoints holding the writer's lock\n";
-  EXPECT_GE(frames, 8000);
-  EXPECT_GE(restarts, 3);
-  EXPECT_LT(most, frames);
+  ExpectTheWalStartedOver(path, **checkpointer,
+                          absl::StrCat(commits, " commits beside ", reads.load(), " reads"));
 }
 
 INSTANTIATE_TEST_SUITE_P(Disks, WalCheckpointerTest,

@@ -1,0 +1,20 @@
+# Sourced by the side-by-side scripts: start_on_copy BIN WORK [lm-server flags...] copies the
+# prefilled store WORK/base to WORK/run and starts BIN/lm-server on it (loopback, any free
+# ports, no worker, --lease-timeout-ms 600000 so that the prefill's orphaned RUNNING jobs are
+# not requeued mid-run, as in run_rss_bench.sh); sets `pid` and `addr` (HOST:PORT of its gRPC
+# API). Exits the script when the server does not start within 60 s.
+start_on_copy() {
+  local bin="$1" work="$2"; shift 2
+  rm -rf "$work/run" && cp -r "$work/base" "$work/run"
+  : >"$work/server.log"  # Empty before the server starts: no address of the last run's.
+  "$bin/lm-server" --listen 127.0.0.1:0 --http-listen 127.0.0.1:0 --data-dir "$work/run" \
+    --lease-timeout-ms 600000 "$@" >"$work/server.log" 2>&1 &
+  pid=$!
+  addr=""
+  for _ in $(seq 600); do
+    addr="$(sed -n 's/^lm-server: listening on \([^,]*\),.*/\1/p' "$work/server.log")"
+    [ -n "$addr" ] && break
+    sleep 0.1
+  done
+  [ -n "$addr" ] || { echo "lm-server did not start:" >&2; cat "$work/server.log" >&2; exit 1; }
+}
