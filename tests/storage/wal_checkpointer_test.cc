@@ -92,6 +92,16 @@ bool Eventually(const std::function<bool()>& done) {
   return done();
 }
 
+// Checkpoints every 50 frames, and only the one holding the writer's lock (from 300 frames)
+// can let the WAL start over.
+WalThresholds CatchUpOnly() {
+  WalThresholds thresholds;
+  thresholds.pages = 50;
+  thresholds.restart_pages = 1 << 30;
+  thresholds.catch_up_pages = 300;
+  return thresholds;
+}
+
 // After a steady stream of commits (`what`, for the log) into the WAL of the database at
 // `path`: it started over at least 3 times and never held every frame.
 void ExpectTheWalStartedOver(const std::string& path, const WalCheckpointer& checkpointer,
@@ -141,12 +151,8 @@ TEST_P(WalCheckpointerTest, TheWalStartsOverUnderASteadyStreamOfCommits) {
   const std::string path = dir.File("wal.db");
   Database db(path, GetParam());
   ASSERT_NE(db.writer, nullptr);
-  WalThresholds thresholds;
-  thresholds.pages = 50;
-  thresholds.restart_pages = 1 << 30;  // Only the checkpoint holding the writer's lock.
-  thresholds.catch_up_pages = 300;
   auto checkpointer =
-      WalCheckpointer::Start(db.writer.get(), &db.mu, SyncObservingVfs::kName, 5000, thresholds);
+      WalCheckpointer::Start(db.writer.get(), &db.mu, SyncObservingVfs::kName, 5000, CatchUpOnly());
   ASSERT_TRUE(checkpointer.ok()) << checkpointer.status();
 
   // However slowly the checkpoints go, the commits never stop for long enough to let one catch
@@ -168,12 +174,8 @@ TEST_P(WalCheckpointerTest, TheWalStartsOverWhileReadersReadWithoutPause) {
   const std::string path = dir.File("wal.db");
   Database db(path, GetParam());
   ASSERT_NE(db.writer, nullptr);
-  WalThresholds thresholds;
-  thresholds.pages = 50;
-  thresholds.restart_pages = 1 << 30;
-  thresholds.catch_up_pages = 300;
   auto checkpointer =
-      WalCheckpointer::Start(db.writer.get(), &db.mu, SyncObservingVfs::kName, 5000, thresholds);
+      WalCheckpointer::Start(db.writer.get(), &db.mu, SyncObservingVfs::kName, 5000, CatchUpOnly());
   ASSERT_TRUE(checkpointer.ok()) << checkpointer.status();
 
   std::atomic<bool> stop{false};
