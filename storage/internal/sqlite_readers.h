@@ -12,8 +12,9 @@
 // What a read sees does not depend on the connection: in WAL mode a read transaction sees
 // every transaction that committed before its first statement, on any connection, so a read
 // begun after a write returned sees that write. Reads never wait for the writer, nor the
-// writer for reads; a long read only keeps the WAL from starting over while it lasts
-// (storage/internal/wal_checkpointer.h retries).
+// writer for reads, except that the checkpoint which lets a long WAL start over holds the
+// writer while it waits (at most 100 ms) for the reads in flight to end
+// (storage/internal/wal_checkpointer.h).
 #pragma once
 
 #include <memory>
