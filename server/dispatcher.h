@@ -272,6 +272,20 @@ class Dispatcher {
   double TakeLongestCompletePassHoldMs();
 
  private:
+  // What the dispatcher keeps of a QUEUED job: what the scheduler ranks and places it by (not
+  // its spec, which a deep queue cannot afford to hold), and its attempts so far where known
+  // (the next attempt's number and history follow them; placement reads them from the store
+  // where unknown).
+  struct QueueEntry {
+    std::string user;  // "" when anonymous.
+    int priority = 0;
+    int64_t created_at_ms = 0;
+    JobResources resources;
+    std::optional<std::vector<AttemptRecord>> attempts;
+  };
+  static QueueEntry EntryOf(const JobRecord& job, bool attempts_known);
+  static scheduler::QueuedJob ToQueued(int64_t id, const QueueEntry& entry);
+
   // dispatcher.cc: registry, Sync, reports, cancel, leases.
   void AttachLocked(const std::string& worker_id, const std::vector<RankRef>& running,
                     SyncResult* result) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
@@ -362,6 +376,12 @@ class Dispatcher {
   // Loads the queue from the store and rebuilds the mirror, on first use and after rare
   // events (orphans re-attached, dispatching turned on). False when the store failed.
   bool EnsureMirrorLocked() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // Reads every QUEUED job into queued_ (basic view, in pages): their attempts stay unknown.
+  absl::Status LoadQueuedLocked() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // Reads the job's attempts from the store where `entry` lacks them. OK with them still
+  // unknown when the job is no longer QUEUED there (cancelled meanwhile: nothing to place).
+  absl::Status KnowAttemptsLocked(const std::string& job_id, QueueEntry& entry)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   scheduler::ClusterSnapshot SnapshotLocked() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   // Usage on a worker changed: its free slots and GPUs go to the mirror before the next pass.
   void TouchWorkerLocked(const std::string& worker_id) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
@@ -392,10 +412,14 @@ class Dispatcher {
   bool ApplyDecisionLocked(const scheduler::Decision& decision) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
 
   // dispatcher_attempts.cc: placement and the ends of attempts.
-  absl::Status PlaceLocked(const JobRecord& job, const std::vector<std::string>& gang)
-      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
-  // Per rank, the GPUs of a new attempt of `job` on `gang` (empty vectors for a CPU job).
-  absl::StatusOr<std::vector<std::vector<int>>> PickGpusLocked(const JobRecord& job,
+  // Starts the next attempt of queued job `job_id` (`q`, its attempts known) on `gang`: the
+  // store's SCHEDULED transition, then the attempt table. OK without an attempt when the job
+  // left the queue meanwhile (cancelled).
+  absl::Status PlaceLocked(const std::string& job_id, const QueueEntry& q,
+                           const std::vector<std::string>& gang) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // Per rank, the GPUs of a new attempt of a job with `resources` on `gang` (empty vectors for
+  // a CPU job).
+  absl::StatusOr<std::vector<std::vector<int>>> PickGpusLocked(const JobResources& resources,
                                                                const std::vector<std::string>& gang)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   // Withdraws unacknowledged ranks of a stopping attempt and wakes the workers that must stop
@@ -431,7 +455,7 @@ class Dispatcher {
   std::map<std::string, std::string> waiting_ ABSL_GUARDED_BY(mu_);
   // The QUEUED jobs, by numeric id: loaded from the store with the mirror, then kept up to
   // date by JobQueued, RequeueLocked, placements and cancels.
-  std::map<int64_t, JobRecord> queued_ ABSL_GUARDED_BY(mu_);
+  std::map<int64_t, QueueEntry> queued_ ABSL_GUARDED_BY(mu_);
   bool mirrored_ ABSL_GUARDED_BY(mu_) = false;  // False: rebuild the mirror before a pass.
   bool dirty_ ABSL_GUARDED_BY(mu_) = true;      // Something changed since the last pass.
   bool complete_ ABSL_GUARDED_BY(mu_) = true;   // No bounded pass since the last complete one.

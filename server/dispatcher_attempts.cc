@@ -12,11 +12,11 @@
 namespace lmtrain {
 
 absl::StatusOr<std::vector<std::vector<int>>> Dispatcher::PickGpusLocked(
-    const JobRecord& job, const std::vector<std::string>& gang) {
-  const int per_worker = job.resources.slots_per_worker;
+    const JobResources& resources, const std::vector<std::string>& gang) {
+  const int per_worker = resources.slots_per_worker;
   std::vector<std::vector<int>> ranks(gang.size() * per_worker);
-  if (job.resources.gpus_per_worker <= 0) return ranks;
-  const int per_rank = std::max(1, job.resources.gpus_per_worker / std::max(1, per_worker));
+  if (resources.gpus_per_worker <= 0) return ranks;
+  const int per_rank = std::max(1, resources.gpus_per_worker / std::max(1, per_worker));
   for (size_t i = 0; i < gang.size(); ++i) {
     const WorkerRegistry::Worker& w = *workers_.Find(gang[i]);
     std::set<int> held = attempts_.UsageOn(gang[i]).gpus;
@@ -31,17 +31,20 @@ absl::StatusOr<std::vector<std::vector<int>>> Dispatcher::PickGpusLocked(
   return ranks;
 }
 
-absl::Status Dispatcher::PlaceLocked(const JobRecord& job, const std::vector<std::string>& gang) {
-  const int per_worker = job.resources.slots_per_worker;
-  if (static_cast<int>(gang.size()) != job.resources.workers) {
+absl::Status Dispatcher::PlaceLocked(const std::string& job_id, const QueueEntry& q,
+                                     const std::vector<std::string>& gang) {
+  const JobResources& resources = q.resources;
+  const int per_worker = resources.slots_per_worker;
+  if (static_cast<int>(gang.size()) != resources.workers) {
     return absl::InternalError(
-        absl::StrCat("scheduler gave ", gang.size(), " workers for ", job.resources.workers));
+        absl::StrCat("scheduler gave ", gang.size(), " workers for ", resources.workers));
   }
+  if (!q.attempts.has_value()) return absl::InternalError("placing a job of unknown attempts");
   for (const std::string& w : gang) {
     if (!workers_.Contains(w)) return absl::InternalError(absl::StrCat("unknown worker ", w));
   }
-  const int world = job.resources.workers * per_worker;
-  ASSIGN_OR_RETURN(std::vector<std::vector<int>> rank_gpus, PickGpusLocked(job, gang));
+  const int world = resources.workers * per_worker;
+  ASSIGN_OR_RETURN(std::vector<std::vector<int>> rank_gpus, PickGpusLocked(resources, gang));
   int port = 0;
   if (world > 1) {
     std::optional<int> taken = workers_.TakePort(gang[0]);
@@ -51,7 +54,7 @@ absl::Status Dispatcher::PlaceLocked(const JobRecord& job, const std::vector<std
     }
     port = *taken;
   }
-  const int attempt = static_cast<int>(job.attempts.size()) + 1;
+  const int attempt = static_cast<int>(q.attempts->size()) + 1;
   JobTransition t;
   t.to = JobState::kScheduled;
   t.time_ms = clock_->NowMs();
@@ -63,18 +66,18 @@ absl::Status Dispatcher::PlaceLocked(const JobRecord& job, const std::vector<std
   }
   if (!pinned.empty()) absl::StrAppend(&t.reason, ": ", absl::StrJoin(pinned, "; "));
   t.worker_id = gang[0];
-  t.output_dir = absl::StrCat(options_.artifacts_dir, "/jobs/", job.id);
-  std::vector<AttemptRecord> attempts = job.attempts;
+  t.output_dir = absl::StrCat(options_.artifacts_dir, "/jobs/", job_id);
+  std::vector<AttemptRecord> attempts = *q.attempts;
   attempts.push_back({attempt, gang, t.time_ms, 0, ""});
-  if (job.resources.gpus_per_worker > 0) attempts.back().rank_gpus = rank_gpus;
+  if (resources.gpus_per_worker > 0) attempts.back().rank_gpus = rank_gpus;
   t.attempts = attempts;
-  auto moved = store_->TransitionJob(job.id, t);
+  auto moved = store_->TransitionJob(job_id, t);
   if (!moved.ok()) {
     if (port > 0) workers_.ReleasePort(gang[0], port);
     if (absl::IsFailedPrecondition(moved.status())) return absl::OkStatus();  // Cancelled.
     return moved.status();
   }
-  Attempt& a = attempts_.Create(job.id);
+  Attempt& a = attempts_.Create(job_id);
   a.job = *std::move(moved);
   a.attempt = attempt;
   a.gang = gang;
@@ -86,9 +89,9 @@ absl::Status Dispatcher::PlaceLocked(const JobRecord& job, const std::vector<std
   }
   a.master_addr = workers_.Find(gang[0])->info.advertise_address;
   a.master_port = port;
-  waiting_.erase(job.id);
+  waiting_.erase(job_id);
   for (const std::string& w : gang) workers_.Wake(w);  // Its parked Sync takes the assignment.
-  hub_->Bump(job.id);
+  hub_->Bump(job_id);
   return absl::OkStatus();
 }
 

@@ -31,18 +31,11 @@ scheduler::ResourceRequest ToRequest(const JobResources& r) {
   return out;
 }
 
-std::string UserOf(const JobRecord& job) { return job.user.empty() ? kAnonymousUser : job.user; }
+// The store's pages when the mirror loads the queue: bounded so that a deep queue never sits
+// in memory twice over as whole job records.
+constexpr int kQueuePageJobs = 2048;
 
-scheduler::QueuedJob ToQueued(const JobRecord& job) {
-  scheduler::QueuedJob q;
-  q.id = job.id;
-  q.user = UserOf(job);
-  q.priority = job.priority;
-  q.queued_seq = std::stoll(job.id);
-  q.queued_at_ms = job.created_at_ms;
-  q.resources = ToRequest(job.resources);
-  return q;
-}
+std::string UserOf(const std::string& user) { return user.empty() ? kAnonymousUser : user; }
 
 scheduler::WorkerSnapshot ToWorker(const std::string& id, const WorkerRegistry::Worker& w,
                                    const AttemptTable::Usage& usage) {
@@ -68,7 +61,7 @@ scheduler::ClusterSnapshot Dispatcher::SnapshotLocked() {
   for (const auto& [job_id, a] : attempts_.all()) {
     scheduler::RunningJob& run = s.running.emplace_back();
     run.id = job_id;
-    run.user = UserOf(a.job);
+    run.user = UserOf(a.job.user);
     run.priority = a.job.priority;
     run.started_at_ms = a.job.attempts.empty() ? 0 : a.job.attempts.back().scheduled_at_ms;
     run.resources = ToRequest(a.job.resources);
@@ -81,23 +74,70 @@ scheduler::ClusterSnapshot Dispatcher::SnapshotLocked() {
     auto it = usage.find(id);
     s.workers.push_back(ToWorker(id, w, it == usage.end() ? none : it->second));
   }
-  for (const auto& [id, job] : queued_) s.queued.push_back(ToQueued(job));
+  for (const auto& [id, entry] : queued_) s.queued.push_back(ToQueued(id, entry));
   return s;
 }
 
 bool Dispatcher::EnsureMirrorLocked() {
   if (mirrored_) return true;
-  auto listed = store_->ListJobs({{JobState::kQueued}, 1 << 30});
-  NoteStoreReadLocked();  // It may list jobs created but not yet announced by JobCreated.
-  if (!listed.ok()) return false;
-  queued_.clear();
-  for (JobRecord& job : *listed) queued_[std::stoll(job.id)] = std::move(job);
+  if (!LoadQueuedLocked().ok()) return false;
   scheduler_->Reset(SnapshotLocked());  // Journaled: the replica restarts from it too.
   replica_stale_ = false;
   ++mirror_epoch_;
   touched_.clear();
   mirrored_ = true;
   return true;
+}
+
+scheduler::QueuedJob Dispatcher::ToQueued(int64_t id, const QueueEntry& e) {
+  scheduler::QueuedJob q;
+  q.id = absl::StrCat(id);
+  q.user = UserOf(e.user);
+  q.priority = e.priority;
+  q.queued_seq = id;
+  q.queued_at_ms = e.created_at_ms;
+  q.resources = ToRequest(e.resources);
+  return q;
+}
+
+Dispatcher::QueueEntry Dispatcher::EntryOf(const JobRecord& job, bool attempts_known) {
+  QueueEntry e;
+  e.user = job.user;
+  e.priority = job.priority;
+  e.created_at_ms = job.created_at_ms;
+  e.resources = job.resources;
+  if (attempts_known) e.attempts = job.attempts;
+  return e;
+}
+
+absl::Status Dispatcher::LoadQueuedLocked() {
+  queued_.clear();
+  JobFilter filter{{JobState::kQueued}, kQueuePageJobs};
+  filter.view = JobView::kBasic;  // No spec, no attempts: placement reads those it needs.
+  while (true) {
+    // Newest first, each page below the last: a job created meanwhile is above every page,
+    // and JobCreated (drained under mu_, after this) mirrors it.
+    absl::StatusOr<std::vector<JobRecord>> page = store_->ListJobs(filter);
+    NoteStoreReadLocked();  // It may list jobs created but not yet announced by JobCreated.
+    if (!page.ok()) {
+      queued_.clear();
+      return page.status();
+    }
+    for (const JobRecord& job : *page) {
+      queued_.emplace(std::stoll(job.id), EntryOf(job, /*attempts_known=*/false));
+    }
+    if (static_cast<int>(page->size()) < filter.limit) return absl::OkStatus();
+    filter.before_id = std::stoll(page->back().id);
+  }
+}
+
+absl::Status Dispatcher::KnowAttemptsLocked(const std::string& job_id, QueueEntry& entry) {
+  if (entry.attempts.has_value()) return absl::OkStatus();
+  absl::StatusOr<JobRecord> job = store_->GetJob(job_id);
+  if (absl::IsNotFound(job.status())) return absl::OkStatus();
+  if (!job.ok()) return job.status();
+  if (job->state == JobState::kQueued) entry.attempts = std::move(job->attempts);
+  return absl::OkStatus();
 }
 
 void Dispatcher::TouchWorkerLocked(const std::string& worker_id) {
@@ -117,8 +157,9 @@ void Dispatcher::FlushTouchedLocked() {
 void Dispatcher::MirrorQueuedLocked(const JobRecord& job) {
   dirty_ = true;
   if (!mirrored_) return;  // The rebuild reads it from the store.
-  queued_[std::stoll(job.id)] = job;
-  scheduler_->AddQueued(ToQueued(job)).IgnoreError();  // AlreadyExists: known already.
+  const int64_t id = std::stoll(job.id);
+  QueueEntry& entry = queued_[id] = EntryOf(job, /*attempts_known=*/true);
+  scheduler_->AddQueued(ToQueued(id, entry)).IgnoreError();  // AlreadyExists: known already.
 }
 
 void Dispatcher::MirrorRemovedLocked(const std::string& job_id) {
@@ -161,18 +202,22 @@ bool Dispatcher::ApplyDecisionLocked(const scheduler::Decision& decision) {
       scheduler_->RemoveJob(p.job_id).IgnoreError();
       continue;
     }
-    const JobRecord job = it->second;
-    absl::Status placed = PlaceLocked(job, p.worker_ids);
+    absl::Status placed = KnowAttemptsLocked(p.job_id, it->second);
+    if (placed.ok() && it->second.attempts.has_value()) {
+      placed = PlaceLocked(p.job_id, it->second, p.worker_ids);
+    }
     NoteReasonLocked(p.job_id);
-    if (placed.ok()) {
+    if (placed.ok()) {  // Placed, or out of the queue meanwhile (no attempt).
       queued_.erase(it);
       waiting_.erase(p.job_id);
-      // Placed, or cancelled meanwhile (no attempt): the mirror must not keep it running.
-      if (attempts_.Find(job.id) == nullptr) scheduler_->RemoveJob(job.id).IgnoreError();
+      if (attempts_.Find(p.job_id) == nullptr) {  // Gone: the room it had is free again.
+        scheduler_->RemoveJob(p.job_id).IgnoreError();
+        dirty_ = true;
+      }
     } else {
       waiting_[p.job_id] = absl::StrCat("placement failed: ", placed.message());
-      scheduler_->RemoveJob(job.id).IgnoreError();  // Back to the queue, its room freed.
-      scheduler_->AddQueued(ToQueued(job)).IgnoreError();
+      scheduler_->RemoveJob(p.job_id).IgnoreError();  // Back to the queue, its room freed.
+      scheduler_->AddQueued(ToQueued(it->first, it->second)).IgnoreError();
       all_placed = false;
     }
     changed = true;
