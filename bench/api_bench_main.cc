@@ -38,7 +38,9 @@
 //                      --list-view) following next_page_token for --list-pages pages, then
 //                      from the first page again.
 //   prefill            No load: fills the store of --data-dir (or --store URI) with --prefill
-//                      jobs (bench/job_prefill.h: 10% active) for an lm-server to start on.
+//                      jobs (bench/job_prefill.h: 10% active; all QUEUED with
+//                      --prefill-all-queued), each with the spec lm-server would store for
+//                      the submit op's job file, for an lm-server to start on.
 //   watch              WatchJob(after_seq=0) of a finished seeded job: the whole replay.
 //   submit-to-running  Submit, then WatchJob until the job's RUNNING event arrives (the
 //                      latency recorded); then cancel it (in case it still runs) and watch
@@ -71,6 +73,7 @@
 #include "bench/open_loop.h"
 #include "bench/watch_fanout_bench.h"
 #include "common/command_line.h"
+#include "common/job_spec.h"
 #include "common/malloc_tuning.h"
 #include "server/server.h"
 #include "storage/sqlite_job_store.h"
@@ -252,8 +255,19 @@ int RunPrefill(const ApiBenchFlags& f) {
   }
   PrefillOptions options;
   options.jobs = f.prefill;
+  options.all_queued = f.prefill_all_queued;
   const JobFiles files = MakeJobFiles();
-  options.spec_yaml = files.yaml;
+  // The spec as lm-server stores a submitted one: parsed, every default written out.
+  ParseOptions parse;
+  parse.base_dir = files.dir.string();
+  parse.check_files = true;
+  parse.scheduled = true;
+  absl::StatusOr<JobSpec> spec = ParseJobSpec(files.yaml, parse);
+  if (!spec.ok()) {
+    std::cerr << "lm-bench-api: prefill: " << spec.status().message() << "\n";
+    return 1;
+  }
+  options.spec_yaml = JobSpecToYaml(*spec);
   auto counts = PrefillStore(f.data_dir, f.store, options);
   fs::remove_all(files.dir);
   if (!counts.ok()) {
@@ -292,6 +306,8 @@ int Main(int argc, char** argv) {
   cl.AddString("list-states", &f.list_states, "list: states to filter on, e.g. QUEUED,RUNNING");
   cl.AddString("list-view", &f.list_view, "list: basic | full (ListJobsRequest.view)");
   cl.AddInt("prefill", &f.prefill, "prefill: jobs to create (10% active)");
+  cl.AddBool("prefill-all-queued", &f.prefill_all_queued,
+             "prefill: every job QUEUED (a deep queue) instead of 10% active");
   cl.AddString("data-dir", &f.data_dir, "prefill: the lm-server data dir to fill (SQLite)");
   cl.AddString("store", &f.store, "prefill: a postgres:// URI to fill instead");
   cl.AddString("sync", &f.sync,

@@ -35,6 +35,7 @@ struct ApiBenchFlags {
   std::string list_states;         // Comma-separated JobState names; "": all.
   std::string list_view = "full";  // basic | full
   int64_t prefill = 100000;
+  bool prefill_all_queued = false;
   std::string data_dir;
   std::string store;
   int64_t server_pid = 0;  // > 0: report that process's CPU per call.

@@ -35,7 +35,7 @@ absl::StatusOr<JobState> FillOne(JobStore& store, const PrefillOptions& options,
   job.created_at_ms = 1700000000000 + i;
   ASSIGN_OR_RETURN(std::string id, store.CreateJob(job));
   const int64_t t = job.created_at_ms + 1;
-  if (i % 20 == 0) return JobState::kQueued;
+  if (options.all_queued || i % 20 == 0) return JobState::kQueued;
   if (i % 10 == 0 || i % 3 == 0) {
     JobTransition scheduled = To(JobState::kScheduled, t);
     scheduled.worker_id = "prefill-worker";

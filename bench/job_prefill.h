@@ -4,9 +4,9 @@
 //
 // Job i (0-based, creation order) is active when i % 10 == 0 (10%): QUEUED when i % 20 == 0,
 // else RUNNING on worker "prefill-worker" (attempt 1, one rank); every other job is finished:
-// SUCCEEDED when i % 3 == 0, else CANCELLED. Each job's spec is `spec_yaml`; its user cycles
-// through "user0".."user9". Calls run on `threads` threads, each job's calls in order.
-// Thread-safe if the store is (every JobStore is).
+// SUCCEEDED when i % 3 == 0, else CANCELLED. With all_queued, every job stays QUEUED. Each job's
+// spec is `spec_yaml`; its user cycles through "user0".."user9". Calls run on `threads` threads,
+// each job's calls in order. Thread-safe if the store is (every JobStore is).
 #pragma once
 
 #include <cstdint>
@@ -21,6 +21,7 @@ struct PrefillOptions {
   int64_t jobs = 100000;  // How many to create.
   int threads = 8;        // Concurrent callers (SQLite group-commits their CreateJob calls).
   std::string spec_yaml;  // Stored as each job's spec (must parse: the server reads it back).
+  bool all_queued = false;  // A deep queue: every job QUEUED instead of the mix above.
 };
 
 struct PrefillCounts {
