@@ -9,6 +9,14 @@ bool Attempt::all_ended() const {
                      [](const AttemptRank& r) { return r.exit.has_value(); });
 }
 
+void Attempt::MarkDelivered(int rank) {
+  ranks[rank].delivered = true;
+  if (std::all_of(ranks.begin(), ranks.end(),
+                  [](const AttemptRank& r) { return r.delivered || r.exit.has_value(); })) {
+    std::string().swap(job.spec_yaml);
+  }
+}
+
 Attempt& AttemptTable::Create(const std::string& job_id) {
   Attempt& a = attempts_[job_id];
   Unindex(a);

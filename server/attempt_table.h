@@ -51,7 +51,11 @@ struct AttemptRank {
 };
 
 struct Attempt {
-  JobRecord job;  // As of placement (or recovery).
+  // As of placement (or recovery). Its job file (spec_yaml) is what an assignment carries, and
+  // is dropped once no rank will be sent again (MarkDelivered); a recovered attempt never sends
+  // one (its ranks are re-attached, or lost), and keeps neither job file, metrics nor
+  // checkpoints.
+  JobRecord job;
   int attempt = 0;
   std::vector<std::string> gang;  // Worker per gang member (rank / slots_per_worker).
   std::vector<AttemptRank> ranks;
@@ -65,6 +69,9 @@ struct Attempt {
   int64_t orphan_deadline_ms = 0;  // > 0: recovered after a restart, not all claimed.
   bool stopping() const { return cancel || preempt || first_failed.has_value(); }
   bool all_ended() const;
+  // The worker acknowledged the rank. Once every rank is acknowledged or has ended, none is
+  // sent again: the job file is released.
+  void MarkDelivered(int rank);
 };
 
 class AttemptTable {

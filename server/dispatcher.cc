@@ -46,7 +46,11 @@ absl::Status Dispatcher::Recover() {
   const int64_t deadline = clock_->NowMs() + 2 * options_.lease_timeout_ms;
   for (const JobRecord& job : holding) {
     Attempt& a = attempts_.Create(job.id);
-    a.job = job;
+    a.job = job;  // Without what it never needs (see Attempt::job).
+    std::string().swap(a.job.spec_yaml);
+    a.job.metrics = {};
+    a.job.checkpoints.clear();
+    a.job.checkpoints.shrink_to_fit();
     a.attempt = job.attempts.empty() ? 1 : job.attempts.back().number;
     a.gang.assign(job.resources.workers, "");
     const int world = job.resources.workers * job.resources.slots_per_worker;
@@ -117,7 +121,7 @@ void Dispatcher::AttachLocked(const std::string& worker_id, const std::vector<Ra
       stop(ref);
       continue;
     }
-    rank.delivered = true;
+    a->MarkDelivered(ref.rank);
   }
   if (stale_gpus != stale_before) TouchWorkerLocked(worker_id);  // GPUs freed or newly held.
 }
@@ -207,7 +211,7 @@ absl::StatusOr<bool> Dispatcher::ReportEvents(const std::string& worker_id, cons
                                                       " is not running on worker ", worker_id));
   }
   Attempt& a = *current;
-  a.ranks[ref.rank].delivered = true;
+  a.MarkDelivered(ref.rank);
   std::vector<EventPayload> events;
   std::optional<JobExitedReport> exit;
   for (const WorkerReport& r : reports) {

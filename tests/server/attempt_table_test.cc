@@ -72,5 +72,18 @@ TEST(AttemptTableTest, CreateReplacesTheJobsEarlierAttempt) {
   EXPECT_EQ(table.Current(RankRef{"3", 1, 2}), nullptr);  // No such rank.
 }
 
+TEST(AttemptTableTest, TheJobFileIsReleasedOnceNoRankWillBeSentAgain) {
+  AttemptTable table;
+  Attempt& a = Place(table, "1", {"w1", "w2", "w3"});
+  a.job.spec_yaml = "task: clm\n";
+  a.MarkDelivered(0);
+  EXPECT_EQ(a.job.spec_yaml, "task: clm\n");  // Ranks 1 and 2 are still sent.
+  table.EndRank(a, 2, RankExit{});            // Withdrawn: never sent again.
+  EXPECT_EQ(a.job.spec_yaml, "task: clm\n");
+  a.MarkDelivered(1);
+  EXPECT_TRUE(a.job.spec_yaml.empty());
+  EXPECT_TRUE(a.ranks[0].delivered && a.ranks[1].delivered);
+}
+
 }  // namespace
 }  // namespace lmtrain

@@ -53,6 +53,20 @@ TEST_F(DispatcherTest, AssignmentIsResentUntilAcknowledged) {
   EXPECT_TRUE(Sync(w, {{id, 0, 1}}).empty());  // Listed as running: acknowledged.
 }
 
+TEST_F(DispatcherTest, AGangMembersAssignmentCarriesTheJobFileAfterAnotherAcknowledgedIts) {
+  const std::string id = Submit("ddp", 0, "workers: 2");
+  const std::string w1 = Worker("w1", 1);
+  const std::string w2 = Worker("w2", 1);
+  const std::vector<JobAssignment> first = Sync(w1).assignments;
+  ASSERT_EQ(first.size(), 1u);
+  Start(w1, first[0]);  // Acknowledged: its rank is not sent again.
+  const std::vector<JobAssignment> second = Sync(w2).assignments;
+  ASSERT_EQ(second.size(), 1u);
+  EXPECT_EQ(second[0].spec_yaml, first[0].spec_yaml);
+  EXPECT_EQ(second[0].spec_yaml, Job(id).spec_yaml);
+  EXPECT_FALSE(second[0].spec_yaml.empty());
+}
+
 TEST_F(DispatcherTest, UnknownWorkerIsToldToReregister) {
   EXPECT_TRUE(Sync("w-unknown").reregister);
 }
