@@ -34,8 +34,7 @@ void Dispatcher::CompletePassPlanHeld(PassFor why) {
     const HoldTimer hold(this);
     ticket = BeginPlanLocked(why, &ops);
   }
-  planner_->Replay(ops);
-  ops.clear();
+  planner_->Replay(std::move(ops));
   if (!ticket.plan) return;
   scheduler::Decision plan = planner_->Plan(ticket.now_ms);
   if (options_.after_plan_for_tests) options_.after_plan_for_tests();

@@ -181,13 +181,13 @@ void IncrementalScheduler::JournalDecision(const Decision& decision, int64_t now
   for (const Preemption& p : decision.preemptions) journal_->push_back(MarkPreemptingOp{p.job_id});
 }
 
-void IncrementalScheduler::Replay(const std::vector<JournalOp>& ops) {
-  for (const JournalOp& op : ops) {
+void IncrementalScheduler::Replay(std::vector<JournalOp> ops) {
+  for (JournalOp& op : ops) {
     std::visit(
-        [this](const auto& o) {
+        [this](auto& o) {
           using T = std::decay_t<decltype(o)>;
           if constexpr (std::is_same_v<T, ResetOp>) {
-            Reset(o.snapshot);
+            Reset(std::move(o.snapshot));
           } else if constexpr (std::is_same_v<T, SetUserOp>) {
             SetUser(o.user, o.policy);
           } else if constexpr (std::is_same_v<T, SetDefaultUserOp>) {

@@ -89,7 +89,8 @@ class IncrementalScheduler {
   // Applies another scheduler's journal to this one (a replica built with the same options).
   // Ops that do not apply here (a start of a job this state does not hold queued) are skipped:
   // they cannot occur while the replica has replayed every op since the other's ResetOp.
-  void Replay(const std::vector<JournalOp>& ops);
+  // Takes the ops: a ResetOp's snapshot (every queued job) is moved in, not copied.
+  void Replay(std::vector<JournalOp> ops);
   // What ScheduleAll(now_ms) would decide (every parked job explained), without committing it:
   // the state is left as it was.
   Decision Plan(int64_t now_ms);
