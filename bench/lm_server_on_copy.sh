@@ -1,4 +1,27 @@
-# Sourced by the side-by-side scripts: start_on_copy BIN WORK [lm-server flags...] copies the
+# shellcheck shell=bash disable=SC2034  # Sets variables for the scripts that source it.
+# Sourced by the side-by-side scripts.
+#
+# side_by_side_init NAME BASELINE_BIN CANDIDATE_BIN sets base_bin and cand_bin (absolute),
+# bench (env BENCH; default CANDIDATE_BIN/lm-bench-api), jobs (env JOBS, 100000), rounds (env
+# ROUNDS, 2) and work (a fresh /tmp/NAME.XXXXXX), and on the script's exit stops the server
+# start_on_copy left running, if any, and removes work.
+side_by_side_init() {
+  base_bin="$(cd "$2" && pwd)"
+  cand_bin="$(cd "$3" && pwd)"
+  bench="${BENCH:-$cand_bin/lm-bench-api}"
+  jobs="${JOBS:-100000}"
+  rounds="${ROUNDS:-2}"
+  work="$(mktemp -d "/tmp/$1.XXXXXX")"
+  pid=""
+  addr=""
+  trap side_by_side_cleanup EXIT
+}
+side_by_side_cleanup() {
+  [ -n "$pid" ] && kill "$pid" 2>/dev/null && wait "$pid" 2>/dev/null
+  rm -rf "$work"
+}
+
+# start_on_copy BIN WORK [lm-server flags...] copies the
 # prefilled store WORK/base to WORK/run and starts BIN/lm-server on it (loopback, any free
 # ports, no worker, --lease-timeout-ms 600000 so that the prefill's orphaned RUNNING jobs are
 # not requeued mid-run, as in run_rss_bench.sh); sets `pid` and `addr` (HOST:PORT of its gRPC

@@ -12,24 +12,12 @@
 set -euo pipefail
 # shellcheck source=bench/lm_server_on_copy.sh
 source "$(dirname "$0")/lm_server_on_copy.sh"
-base_bin="$(cd "$1" && pwd)"
-cand_bin="$(cd "$2" && pwd)"
-bench="${BENCH:-$cand_bin/lm-bench-api}"
-jobs="${JOBS:-100000}"
-rounds="${ROUNDS:-2}"
+side_by_side_init lm-list-sbs "$1" "$2"
 secs="${SECONDS_PER_RUN:-10}"
 default_runs="full 32 --list-pages 10|basic 32 --list-pages 10|full 32 --list-pages 1|"
 default_runs+="full 32 --list-pages 10 --list-states QUEUED,RUNNING|full 1 --list-pages 10|"
 default_runs+="basic 1 --list-pages 10"
 runs="${RUNS:-$default_runs}"
-work="$(mktemp -d /tmp/lm-list-sbs.XXXXXX)"
-pid=""
-addr=""
-cleanup() {
-  [ -n "$pid" ] && kill "$pid" 2>/dev/null && wait "$pid" 2>/dev/null
-  rm -rf "$work"
-}
-trap cleanup EXIT
 
 cpu_ticks() { awk '{print $14 + $15}' "/proc/$1/stat"; }
 

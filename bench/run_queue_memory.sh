@@ -15,19 +15,7 @@
 set -euo pipefail
 # shellcheck source=bench/lm_server_on_copy.sh
 source "$(dirname "$0")/lm_server_on_copy.sh"
-base_bin="$(cd "$1" && pwd)"
-cand_bin="$(cd "$2" && pwd)"
-bench="${BENCH:-$cand_bin/lm-bench-api}"
-jobs="${JOBS:-100000}"
-rounds="${ROUNDS:-2}"
-work="$(mktemp -d /tmp/lm-queue-memory.XXXXXX)"
-pid=""
-addr=""
-cleanup() {
-  [ -n "$pid" ] && kill "$pid" 2>/dev/null && wait "$pid" 2>/dev/null
-  rm -rf "$work"
-}
-trap cleanup EXIT
+side_by_side_init lm-queue-memory "$1" "$2"
 
 memory_mb() {  # memory_mb FIELD: VmRSS or VmHWM of lm-server, in MB
   awk -v f="$1:" '$1 == f {printf "%.1f", $2 / 1024}' "/proc/$pid/status"

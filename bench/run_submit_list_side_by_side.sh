@@ -16,11 +16,7 @@
 set -euo pipefail
 # shellcheck source=bench/lm_server_on_copy.sh
 source "$(dirname "$0")/lm_server_on_copy.sh"
-base_bin="$(cd "$1" && pwd)"
-cand_bin="$(cd "$2" && pwd)"
-bench="${BENCH:-$cand_bin/lm-bench-api}"
-jobs="${JOBS:-100000}"
-rounds="${ROUNDS:-2}"
+side_by_side_init lm-submit-list-sbs "$1" "$2"
 secs="${SECONDS_PER_RUN:-15}"
 submit_clients="${SUBMIT_CLIENTS:-32}"
 list_clients="${LIST_CLIENTS:-8}"
@@ -28,14 +24,6 @@ read -r -a base_args <<<"${BASELINE_ARGS:-}"
 read -r -a cand_args <<<"${CANDIDATE_ARGS:-}"
 rate_args=()
 [ -n "${LIST_RATE:-}" ] && rate_args=(--rate "$LIST_RATE")
-work="$(mktemp -d /tmp/lm-submit-list-sbs.XXXXXX)"
-pid=""
-addr=""
-cleanup() {
-  [ -n "$pid" ] && kill "$pid" 2>/dev/null && wait "$pid" 2>/dev/null
-  rm -rf "$work"
-}
-trap cleanup EXIT
 
 summary() {  # summary LABEL JSON_LINE
   python3 - "$1" "$2" <<'PY'
