@@ -3,7 +3,12 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 #include <httplib.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <sys/socket.h>
+#include <unistd.h>
 
+#include <filesystem>
 #include <nlohmann/json.hpp>
 
 #include "server/http/http_server.h"
@@ -460,6 +465,46 @@ TEST_F(HttpApiTest, PrometheusMetricsShowQueueRunningAndWorkerThroughput) {
                                    "\",name=\"gpu-box\"} 2048\n"));
   EXPECT_THAT(res->body,
               HasSubstr("lmtrain_worker_used_slots{worker=\"" + w + "\",name=\"gpu-box\"} 1\n"));
+}
+
+// The TCP port a socket of this process is bound to (local) or connected to (peer); 0 if none.
+int PortOf(int fd, bool peer) {
+  sockaddr_in addr{};
+  socklen_t len = sizeof addr;
+  const int rc = peer ? getpeername(fd, reinterpret_cast<sockaddr*>(&addr), &len)
+                      : getsockname(fd, reinterpret_cast<sockaddr*>(&addr), &len);
+  return rc == 0 && addr.sin_family == AF_INET ? ntohs(addr.sin_port) : 0;
+}
+
+TEST_F(HttpApiTest, ResponsesAreNotHeldBackByNaglesAlgorithm) {
+  // A response is written as headers, then body: under Nagle's algorithm the body waits for
+  // the client's (delayed, 40 ms) ACK of the headers on every call of a kept-alive connection.
+  const int client = socket(AF_INET, SOCK_STREAM, 0);
+  ASSERT_GE(client, 0);
+  sockaddr_in server{};
+  server.sin_family = AF_INET;
+  server.sin_port = htons(http_->port());
+  server.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  ASSERT_EQ(connect(client, reinterpret_cast<sockaddr*>(&server), sizeof server), 0);
+  const std::string request = "GET /healthz HTTP/1.1\r\nHost: x\r\n\r\n";
+  ASSERT_EQ(write(client, request.data(), request.size()), static_cast<ssize_t>(request.size()));
+  char buf[256];
+  ASSERT_GT(read(client, buf, sizeof buf), 0);  // Answered: the server's end is accepted.
+  // The server's end of this connection, among this process's descriptors.
+  int accepted = -1;
+  for (const auto& entry : std::filesystem::directory_iterator("/proc/self/fd")) {
+    const int fd = std::stoi(entry.path().filename().string());
+    if (fd != client && PortOf(fd, false) == http_->port() &&
+        PortOf(fd, true) == PortOf(client, false)) {
+      accepted = fd;
+    }
+  }
+  ASSERT_GE(accepted, 0) << "no accepted socket for the client's port " << PortOf(client, false);
+  int nodelay = 0;
+  socklen_t len = sizeof nodelay;
+  ASSERT_EQ(getsockopt(accepted, IPPROTO_TCP, TCP_NODELAY, &nodelay, &len), 0);
+  EXPECT_NE(nodelay, 0);
+  close(client);
 }
 
 class HttpServerStart : public DispatcherFixture {};
