@@ -1,5 +1,6 @@
 // ListJobsReply: the ListJobs reply of one page, with each job's bytes made once per change of
-// the job and then taken from a JobBytesCache, which also spares the store reading those jobs.
+// the job and then taken from a JobBytesCache, which also spares the store reading those jobs
+// (JobPageBytes).
 //
 // The jobs go into the reply's unknown-field set as field 1 (ListJobsResponse.jobs), each the
 // serialized v1::Job: on the wire the reply parses as the one add_jobs() would make, in the
@@ -10,8 +11,7 @@
 // field sets it), never cached.
 //
 // Lifecycle, one per call:  construct -> SkipCached() as the store's JobFilter::skip_cached
-// -> store.ListJobs (calls it) -> Fill().  The bytes of every job SkipCached took stay pinned
-// until Fill, so an eviction in between cannot leave a job the store skipped without bytes.
+// -> store.ListJobs (calls it) -> Fill().
 // Not thread-safe (one call's object); the cache is.
 #pragma once
 
@@ -19,24 +19,26 @@
 #include <functional>
 #include <string>
 
-#include "absl/container/flat_hash_map.h"
 #include "absl/functional/function_ref.h"
 #include "lmtrain/v1/jobs.pb.h"
 #include "server/job_bytes_cache.h"
 #include "server/job_page.h"
+#include "server/job_page_bytes.h"
 
 namespace lmtrain {
 
 class ListJobsReply {
  public:
   // `cache` (not owned) must outlive this; `view` is the view the page is listed in.
-  ListJobsReply(JobBytesCache* cache, JobView view) : cache_(cache), view_(view) {}
+  ListJobsReply(JobBytesCache* cache, JobView view) : bytes_(cache, view) {}
   ListJobsReply(const ListJobsReply&) = delete;
   ListJobsReply& operator=(const ListJobsReply&) = delete;
 
   // For JobFilter::skip_cached: true, and that job's bytes pinned, when the cache holds job
   // `id` at this version in this view. The function refers to this object.
-  std::function<bool(const std::string& id, JobState state, int64_t last_seq)> SkipCached();
+  std::function<bool(const std::string& id, JobState state, int64_t last_seq)> SkipCached() {
+    return bytes_.SkipCached();
+  }
 
   // Fills `resp` (empty) with `page`: its next_page_token and, in order, each job as
   // `to_proto` converts it (in this view; the stored record only), then, for a QUEUED job,
@@ -47,9 +49,7 @@ class ListJobsReply {
             v1::ListJobsResponse* resp);
 
  private:
-  JobBytesCache* const cache_;
-  const JobView view_;
-  absl::flat_hash_map<std::string, JobBytesCache::Bytes> pinned_;
+  JobPageBytes bytes_;
 };
 
 }  // namespace lmtrain

@@ -25,8 +25,9 @@ void SendJson(httplib::Response& res, const ApiResponse& api) {
   res.status = api.status;
   res.set_header("Cache-Control", "no-store");
   // Stored text may hold invalid UTF-8 (log lines): replace it rather than fail the response.
-  res.set_content(api.body.dump(-1, ' ', false, json::error_handler_t::replace),
-                  "application/json");
+  res.set_content(
+      api.text.empty() ? api.body.dump(-1, ' ', false, json::error_handler_t::replace) : api.text,
+      "application/json");
 }
 
 constexpr char kJsonPostError[] = "POST needs Content-Type: application/json";

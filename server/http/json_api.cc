@@ -10,6 +10,7 @@
 #include "absl/strings/str_split.h"
 #include "proto/job_json.h"
 #include "server/http/job_json.h"
+#include "server/job_page_bytes.h"
 #include "server/job_service.h"
 
 namespace lmtrain {
@@ -32,6 +33,19 @@ v1::Job JobProto(JobManager& jobs, const JobRecord& job) {
 // The job in the one JSON shape lmctl prints too (proto/job_json.h).
 json JobJson(JobManager& jobs, const JobRecord& job, bool with_spec) {
   return JobToJson(JobProto(jobs, job), with_spec);
+}
+
+// JSON text as the HTTP front end sends it: invalid UTF-8 in stored text (log lines, names) is
+// replaced rather than failing the response.
+std::string Dump(const json& j) { return j.dump(-1, ' ', false, json::error_handler_t::replace); }
+
+// A listed job's JSON text in `view` without "waiting_reason", which the list adds per call.
+void ListedJobText(const JobRecord& job, JobView view, std::string* out) {
+  v1::Job proto;
+  JobToProto(job, &proto);
+  json j = view == JobView::kBasic ? BasicJobToJson(proto) : JobToJson(proto, /*with_spec=*/false);
+  j.erase("waiting_reason");
+  *out = Dump(j);
 }
 
 absl::Status CheckParams(const QueryParams& query, const std::set<std::string>& allowed) {
@@ -191,15 +205,24 @@ ApiResponse JsonApi::ListJobs(const Principal& caller, const QueryParams& query)
     if (!own) return {200, json{{"jobs", json::array()}, {"next_page_token", ""}}};
     filter.user = caller.user;
   }
+  JobPageBytes texts(&list_cache_, filter.view);
+  filter.skip_cached = texts.SkipCached();
   auto page = jobs_->ListPage(filter, token == query.end() ? "" : token->second);
   if (!page.ok()) return ErrorResponse(page.status());
-  json out = json::array();
-  for (const JobRecord& job : page->jobs) {
-    if (!CanAccessJob(caller, job.user)) continue;  // The store filtered already; belt and braces.
-    out.push_back(*view == JobView::kBasic ? BasicJobToJson(JobProto(*jobs_, job))
-                                           : JobJson(*jobs_, job, /*with_spec=*/false));
+  const std::vector<JobBytesCache::Bytes> cached = texts.Encode(
+      *page, [&](const JobRecord& job, std::string* out) { ListedJobText(job, *view, out); });
+  // Each job's object with "waiting_reason" added before its closing brace.
+  std::string text = "{\"jobs\":[";
+  for (size_t i = 0; i < page->jobs.size(); ++i) {
+    const JobRecord& job = page->jobs[i];
+    const std::string reason =
+        job.state == JobState::kQueued ? jobs_->WaitingReason(job.id) : std::string();
+    absl::StrAppend(&text, i == 0 ? "" : ",",
+                    absl::string_view(*cached[i]).substr(0, cached[i]->size() - 1),
+                    ",\"waiting_reason\":", reason.empty() ? "null" : Dump(reason), "}");
   }
-  return {200, json{{"jobs", std::move(out)}, {"next_page_token", page->next_page_token}}};
+  absl::StrAppend(&text, "],\"next_page_token\":", Dump(page->next_page_token), "}");
+  return {200, nullptr, std::move(text)};
 }
 
 ApiResponse JsonApi::GetJob(const Principal& caller, const std::string& id) {

@@ -17,7 +17,11 @@
 // Errors: {"error": "..."} with 400 (bad id or parameter), 403, 404 (unknown job), 409
 // (cancel of a finished job), 500 (store failure).
 //
-// Thread-safe: stateless apart from the collaborators (not owned).
+// The job list keeps the JSON text of the jobs it has listed, each at the version it was made at
+// (JobBytesCache, at most kListCacheBytes), and copies it into later lists while the job is
+// unchanged (server/job_page_bytes.h); a queued job's waiting reason is added on every call.
+//
+// Thread-safe: the collaborators (not owned) are, and so is the cache.
 #pragma once
 
 #include <map>
@@ -27,6 +31,7 @@
 #include "absl/status/status.h"
 #include "server/auth/principal.h"
 #include "server/dispatcher.h"
+#include "server/job_bytes_cache.h"
 #include "server/job_manager.h"
 
 namespace lmtrain {
@@ -36,6 +41,8 @@ using QueryParams = std::multimap<std::string, std::string>;
 struct ApiResponse {
   int status = 200;
   nlohmann::json body;
+  // When not empty: the body as JSON text already, sent instead of `body`.
+  std::string text;
 };
 
 // The HTTP status for a Status (NotFound 404, InvalidArgument/OutOfRange 400,
@@ -48,6 +55,9 @@ class JsonApi {
   static constexpr int kMaxLimit = 10000;
   // Events one metrics/logs request reads at most; the client continues from next_after.
   static constexpr int kMaxEventsPerRequest = 20000;
+  // The jobs' JSON text the list keeps: at the ~400 bytes of a basic-view job, about 40,000
+  // jobs (the newest pages, which a dashboard polls).
+  static constexpr size_t kListCacheBytes = 16 << 20;
 
   JsonApi(JobManager* jobs, Dispatcher* dispatcher) : jobs_(jobs), dispatcher_(dispatcher) {}
   JsonApi(const JsonApi&) = delete;
@@ -68,6 +78,7 @@ class JsonApi {
 
   JobManager* const jobs_;
   Dispatcher* const dispatcher_;
+  JobBytesCache list_cache_{kListCacheBytes};
 };
 
 }  // namespace lmtrain

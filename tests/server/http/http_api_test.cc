@@ -188,6 +188,66 @@ TEST_F(HttpApiTest, BadQueryParametersAre400WithTheReason) {
   EXPECT_EQ(Get("/api/v1/jobs/" + id + "/events?after=-1", &body), 400);
 }
 
+// Each job of a list page as GET /api/v1/jobs/ID shows it, without what the list leaves out.
+json AsListed(json job, bool basic) {
+  job.erase("spec_yaml");
+  if (basic) {
+    job.erase("checkpoints");
+    job.erase("attempts");
+  }
+  return job;
+}
+
+TEST_F(HttpApiTest, ListedJobsAreAsTheyAreNowOnEveryCall) {
+  JobAssignment a;
+  const std::string run = Submit("run", 1, "", "alice");
+  const std::string w = RunOnWorker(run, &a);
+  TrainingMetrics m;
+  m.step = 3;
+  m.loss = 2.5;
+  Report(w, a, {m});
+  const std::string done = Submit("done");
+  json body;
+  ASSERT_EQ(Cancel(done, "{}", &body), 200) << body;
+  const std::string queued = Submit("queued", 0, "slots_per_worker: 4");
+  for (const bool basic : {false, true}) {
+    const std::string path = basic ? "/api/v1/jobs?view=basic" : "/api/v1/jobs";
+    for (int call = 0; call < 2; ++call) {  // Made, then from the list's cache.
+      ASSERT_EQ(Get(path, &body), 200) << body;
+      ASSERT_EQ(body["jobs"].size(), 3u) << body;
+      for (const json& listed : body["jobs"]) {
+        json job;
+        ASSERT_EQ(Get("/api/v1/jobs/" + listed["id"].get<std::string>(), &job), 200);
+        EXPECT_EQ(listed, AsListed(job, basic)) << path << " call " << call;
+      }
+      ASSERT_EQ(Get(path, &body), 200);
+      // Exactly one reason a job: the cached text holds none of its own.
+      size_t reasons = 0;
+      for (size_t at = 0; (at = last_.body.find("\"waiting_reason\"", at)) != std::string::npos;
+           ++at) {
+        ++reasons;
+      }
+      EXPECT_EQ(reasons, 3u) << last_.body;
+    }
+  }
+  EXPECT_FALSE(body["jobs"][0]["waiting_reason"].get<std::string>().empty());
+
+  // The running job changes: its next listing shows the new metrics, not the cached ones.
+  m.step = 4;
+  Report(w, a, {m});
+  // The queued job's reason changes without the job changing: a worker too small for it joins.
+  const std::string before = dispatcher_->WaitingReason(queued);
+  Worker("cpu-box", 3);
+  const std::string after = dispatcher_->WaitingReason(queued);
+  ASSERT_NE(before, after);
+  ASSERT_EQ(Get("/api/v1/jobs?view=basic", &body), 200);
+  EXPECT_EQ(body["jobs"][0]["waiting_reason"], after);
+  EXPECT_EQ(body["jobs"][2]["metrics"]["step"], 4);
+  ASSERT_EQ(Get("/api/v1/jobs", &body), 200);
+  EXPECT_EQ(body["jobs"][2]["metrics"]["step"], 4);
+  EXPECT_EQ(body["jobs"][0]["waiting_reason"], after);
+}
+
 TEST_F(HttpApiTest, GetJobHasSpecAndWaitingReasonUnknownIs404BadIdIs400) {
   const std::string id = Submit("first", 3);
   json body;
