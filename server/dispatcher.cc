@@ -5,6 +5,7 @@
 
 #include <algorithm>
 
+#include "absl/functional/function_ref.h"
 #include "absl/strings/str_cat.h"
 #include "common/status_macros.h"
 
@@ -32,41 +33,66 @@ Dispatcher::~Dispatcher() {
   question_thread_.join();
 }
 
+namespace {
+
+// Jobs a page of Recover's store reads holds: bounded so that thousands of active jobs, each
+// with its job file, attempts and checkpoints, are never in memory at once as whole records.
+constexpr int kRecoverPageJobs = 256;
+
+// Calls `fn` on each job `filter` lists, a page of filter.limit at a time, newest first. `fn`
+// may move a job out of the listed states: each page lists below the last page's oldest job.
+absl::Status ForEachListedJob(JobStore& store, JobFilter filter,
+                              absl::FunctionRef<absl::Status(const JobRecord&)> fn) {
+  while (true) {
+    ASSIGN_OR_RETURN(const std::vector<JobRecord> page, store.ListJobs(filter));
+    for (const JobRecord& job : page) RETURN_IF_ERROR(fn(job));
+    if (static_cast<int>(page.size()) < filter.limit) return absl::OkStatus();
+    filter.before_id = std::stoll(page.back().id);
+  }
+}
+
+}  // namespace
+
 absl::Status Dispatcher::Recover() {
   absl::MutexLock lock(&mu_);
-  ASSIGN_OR_RETURN(auto requeue,
-                   store_->ListJobs({{JobState::kPreempted, JobState::kRetrying}, 1 << 30}));
-  for (const JobRecord& job : requeue) {
-    RETURN_IF_ERROR(RequeueLocked(job.id, "requeued after a server restart"));
-  }
-  ASSIGN_OR_RETURN(auto holding,
-                   store_->ListJobs({{JobState::kScheduled, JobState::kRunning}, 1 << 30}));
+  JobFilter requeue{{JobState::kPreempted, JobState::kRetrying}, kRecoverPageJobs};
+  requeue.view = JobView::kBasic;  // The id is all a requeue needs.
+  RETURN_IF_ERROR(ForEachListedJob(*store_, requeue, [&](const JobRecord& job) {
+    return RequeueLocked(job.id, "requeued after a server restart");
+  }));
   // Workers notice the restart, reconnect and re-register within about a second; give them
   // two lease timeouts before their ranks count as lost.
   const int64_t deadline = clock_->NowMs() + 2 * options_.lease_timeout_ms;
-  for (const JobRecord& job : holding) {
-    Attempt& a = attempts_.Create(job.id);
-    a.job = job;  // Without what it never needs (see Attempt::job).
-    std::string().swap(a.job.spec_yaml);
-    a.job.metrics = {};
-    a.job.checkpoints.clear();
-    a.job.checkpoints.shrink_to_fit();
-    a.attempt = job.attempts.empty() ? 1 : job.attempts.back().number;
-    a.gang.assign(job.resources.workers, "");
-    const int world = job.resources.workers * job.resources.slots_per_worker;
-    a.ranks.resize(world);
-    for (int r = 0; r < world; ++r) {
-      a.ranks[r].local_rank = r % job.resources.slots_per_worker;
-      a.ranks[r].started = job.state == JobState::kRunning;
-      if (!job.attempts.empty() && r < static_cast<int>(job.attempts.back().rank_gpus.size())) {
-        a.ranks[r].gpus = job.attempts.back().rank_gpus[r];  // Until its worker reports them.
-      }
-    }
-    a.orphan_deadline_ms = deadline;
-  }
+  RETURN_IF_ERROR(ForEachListedJob(*store_,
+                                   {{JobState::kScheduled, JobState::kRunning}, kRecoverPageJobs},
+                                   [&](const JobRecord& job) {
+                                     AdoptLocked(job, deadline);
+                                     return absl::OkStatus();
+                                   }));
   mirrored_ = false;
   dirty_ = true;
   return absl::OkStatus();
+}
+
+void Dispatcher::AdoptLocked(const JobRecord& job, int64_t orphan_deadline_ms) {
+  Attempt& a = attempts_.Create(job.id);
+  a.job = job;  // Without what it never needs (see Attempt::job).
+  std::string().swap(a.job.spec_yaml);
+  a.job.metrics = {};
+  a.job.checkpoints.clear();
+  a.job.checkpoints.shrink_to_fit();
+  a.attempt = job.attempts.empty() ? 1 : job.attempts.back().number;
+  a.gang.assign(job.resources.workers, "");
+  const int world = job.resources.workers * job.resources.slots_per_worker;
+  a.ranks.resize(world);
+  for (int r = 0; r < world; ++r) {
+    a.ranks[r].local_rank = r % job.resources.slots_per_worker;
+    a.ranks[r].started = job.state == JobState::kRunning;
+    if (!job.attempts.empty() && r < static_cast<int>(job.attempts.back().rank_gpus.size())) {
+      a.ranks[r].gpus = job.attempts.back().rank_gpus[r];  // Until its worker reports them.
+    }
+  }
+  a.orphan_deadline_ms = orphan_deadline_ms;
 }
 
 std::string Dispatcher::RegisterWorker(const WorkerInfo& info,

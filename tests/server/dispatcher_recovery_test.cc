@@ -143,6 +143,56 @@ TEST_F(DispatcherRecoveryTest, AWorkerBackBetweenBatchesKeepsItsRank) {
   for (const std::string& id : ids) EXPECT_EQ(Requeues(id), id == *still ? 0 : 1) << id;
 }
 
+// Recover reads the active jobs a page at a time: every page's jobs are adopted or requeued.
+TEST_F(DispatcherRecoveryTest, MoreActiveJobsThanAStorePageAreAllRecovered) {
+  constexpr int kJobs = 700;  // Over two of Recover's pages (256 jobs).
+  std::vector<std::string> ids;
+  for (int i = 0; i < kJobs; ++i) ids.push_back(Submit("j" + std::to_string(i)));
+  const std::string before = Worker("w", kJobs);
+  size_t started = 0;
+  // An event's pass places 256 at most; the lease tick's complete pass places the rest.
+  for (int tick = 0; tick < 10 && started < ids.size(); ++tick) {
+    dispatcher_->ExpireLeases();
+    for (const JobAssignment& a : Sync(before).assignments) {
+      Start(before, a);
+      ++started;
+    }
+  }
+  ASSERT_EQ(started, ids.size());
+  std::vector<RankRef> running;
+  std::vector<std::string> retrying;
+  for (size_t i = 0; i < ids.size(); ++i) {
+    if (i % 2 == 0) {
+      running.push_back(RankRef{ids[i], 0, 1});
+      continue;
+    }
+    JobTransition t;
+    t.to = JobState::kRetrying;
+    t.time_ms = clock_.NowMs();
+    ASSERT_TRUE(store_.TransitionJob(ids[i], t).ok());
+    retrying.push_back(ids[i]);
+  }
+  Restart();
+  for (const std::string& id : retrying) EXPECT_EQ(State(id), JobState::kQueued) << id;
+  // The worker comes back with every rank it runs: each is an attempt Recover adopted.
+  WorkerInfo info;
+  info.name = "w";
+  info.hostname = "w.host";
+  info.slots = kJobs;
+  const std::string w = dispatcher_->RegisterWorker(info, running);
+  const SyncResult r = Sync(w, running);
+  EXPECT_TRUE(r.stop.empty()) << r.stop.size() << " ranks told to stop";
+  // Past the orphans' deadline, the worker still alive: no adopted attempt is lost.
+  clock_.Advance(2 * kLeaseMs + 1);
+  Sync(w, running);
+  while (dispatcher_->ExpireLeases()) {
+  }
+  for (const RankRef& ref : running) {
+    EXPECT_EQ(State(ref.job_id), JobState::kRunning) << ref.job_id;
+    EXPECT_EQ(Requeues(ref.job_id), 0) << ref.job_id;
+  }
+}
+
 // A replica that takes over (or a restarted server) must be the one the worker registers
 // with. Until then the worker's running ranks keep reporting under its old id; the refusal
 // must neither stop the rank (a code the worker takes as final) nor send the worker's client
