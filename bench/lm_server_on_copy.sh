@@ -16,6 +16,19 @@ side_by_side_init() {
   addr=""
   trap side_by_side_cleanup EXIT
 }
+# side_by_side_rounds: `rounds` rounds of `one_run LABEL BIN` (the caller's) for the baseline and
+# the candidate, the order swapped each round.
+side_by_side_rounds() {
+  local round
+  for round in $(seq "$rounds"); do
+    echo "== round $round"
+    if [ $((round % 2)) -eq 1 ]; then
+      one_run baseline "$base_bin"; one_run candidate "$cand_bin"
+    else
+      one_run candidate "$cand_bin"; one_run baseline "$base_bin"
+    fi
+  done
+}
 side_by_side_cleanup() {
   [ -n "$pid" ] && kill "$pid" 2>/dev/null && wait "$pid" 2>/dev/null
   rm -rf "$work"

@@ -50,11 +50,4 @@ one_run() {  # one_run LABEL BIN
 echo "== prefill $jobs QUEUED jobs"
 "$bench" --op prefill --prefill "$jobs" --prefill-all-queued --data-dir "$work/base" | tail -n 1
 echo "uptime: $(uptime)"
-for round in $(seq "$rounds"); do
-  echo "== round $round"
-  if [ $((round % 2)) -eq 1 ]; then
-    one_run baseline "$base_bin"; one_run candidate "$cand_bin"
-  else
-    one_run candidate "$cand_bin"; one_run baseline "$base_bin"
-  fi
-done
+side_by_side_rounds
