@@ -286,11 +286,12 @@ class Dispatcher {
   static QueueEntry EntryOf(const JobRecord& job, bool attempts_known);
   static scheduler::QueuedJob ToQueued(int64_t id, const QueueEntry& entry);
 
-  // dispatcher.cc: registry, Sync, reports, cancel, leases.
-  // Recover's part for one SCHEDULED/RUNNING job: an attempt with no worker yet, whose ranks
-  // are lost unless a worker re-attaches them by `orphan_deadline_ms`.
+  // dispatcher_recover.cc: Recover's part for one SCHEDULED/RUNNING job: an attempt with no worker
+  // yet, whose ranks are lost unless a worker re-attaches them by `orphan_deadline_ms`.
   void AdoptLocked(const JobRecord& job, int64_t orphan_deadline_ms)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+
+  // dispatcher.cc: registry, Sync, reports, cancel, leases.
   void AttachLocked(const std::string& worker_id, const std::vector<RankRef>& running,
                     SyncResult* result) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   bool ReattachLocked(Attempt& a, const RankRef& ref, const std::string& worker_id)
