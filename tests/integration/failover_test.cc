@@ -119,6 +119,13 @@ class FailoverTest : public ::testing::Test {
               << ", running job seen re-attached " << reattached_ms << " ms" << std::endl;
   }
 
+  // Prints the end of the worker's and each replica's log: what a failed takeover left behind.
+  void PrintLogTails() {
+    for (const std::string log : {"worker-0.log", "server.log", "server-1.log"}) {
+      std::cout << "---- last lines of " << log << "\n" << group_->LogTail(log, 40);
+    }
+  }
+
   // Prints each attempt's start and end in ms after `killed`.
   static void PrintAttempts(const v1::Job& job, absl::Time killed) {
     const int64_t k = absl::ToUnixMillis(killed);
@@ -167,6 +174,7 @@ TEST_F(FailoverTest, StandbyRedirectsThenTakesOverAndRunningJobKeepsItsAttempt) 
   std::cout << "failover: replica 1 active with the job re-attached " << took_ms
             << " ms after SIGKILL of replica 0 (lease TTL 2000 ms, renew 400 ms)" << std::endl;
   PrintTakeover(killed, 0, took_ms);
+  if (took_ms < 0) PrintLogTails();
   ASSERT_GE(took_ms, 0) << "the standby did not take over";
   ASSERT_EQ(Active(), 1);
   ASSERT_TRUE(group_->StartServer(0).ok());  // Comes back as a standby.
@@ -179,6 +187,7 @@ TEST_F(FailoverTest, StandbyRedirectsThenTakesOverAndRunningJobKeepsItsAttempt) 
     job = client.Get(*id);
   } while (absl::Now() < done_by && (!job.ok() || job->state() != v1::SUCCEEDED));
   ASSERT_TRUE(job.ok()) << job.status();
+  if (job->state() != v1::SUCCEEDED) PrintLogTails();
   EXPECT_EQ(job->state(), v1::SUCCEEDED) << job->error();
   PrintAttempts(*job, killed);
   EXPECT_EQ(job->attempts_size(), 1) << "the running attempt should survive the failover";

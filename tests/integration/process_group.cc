@@ -4,6 +4,7 @@
 #include <signal.h>
 #include <unistd.h>
 
+#include <deque>
 #include <fstream>
 #include <regex>
 
@@ -138,6 +139,18 @@ absl::Status ProcessGroup::StartServer(int index) {
   ports_.at(index) = std::stoi(port);
   http_ports_.at(index) = std::stoi(http_port);
   return absl::OkStatus();
+}
+
+std::string ProcessGroup::LogTail(const std::string& log, int lines) const {
+  std::ifstream in(dir_ / "logs" / log);
+  std::deque<std::string> last;
+  for (std::string line; std::getline(in, line);) {
+    last.push_back(std::move(line));
+    if (static_cast<int>(last.size()) > lines) last.pop_front();
+  }
+  std::string out;
+  for (const std::string& line : last) absl::StrAppend(&out, line, "\n");
+  return out;
 }
 
 std::optional<absl::Time> ProcessGroup::LogTime(const std::string& log, absl::string_view text,

@@ -61,6 +61,8 @@ class ProcessGroup {
   // that contains `text` and arrived at or after `after` arrived; nullopt if none has.
   std::optional<absl::Time> LogTime(const std::string& log, absl::string_view text,
                                     absl::Time after) const;
+  // The last `lines` lines of dir()/logs/`log`, each with its arrival stamp ("" if none).
+  std::string LogTail(const std::string& log, int lines) const;
   std::string artifacts_dir() const { return (dir_ / "data" / "artifacts").string(); }
 
  private:
