@@ -383,17 +383,35 @@ bool Dispatcher::QuestionMayPassLocked() {
          (!last_complete_ms_.has_value() || clock_->NowMs() - *last_complete_ms_ >= interval);
 }
 
+bool Dispatcher::ReasonsLocked(const std::vector<std::string>& job_ids,
+                               std::vector<std::string>* reasons) {
+  bool all = true;
+  for (size_t i = 0; i < job_ids.size(); ++i) {
+    auto it = waiting_.find(job_ids[i]);
+    if (it == waiting_.end()) {
+      all = false;
+    } else {
+      (*reasons)[i] = it->second;
+    }
+  }
+  return all;
+}
+
 std::string Dispatcher::WaitingReason(const std::string& job_id) {
+  return WaitingReasons({job_id}).front();
+}
+
+std::vector<std::string> Dispatcher::WaitingReasons(const std::vector<std::string>& job_ids) {
+  std::vector<std::string> reasons(job_ids.size());
   {
     absl::MutexLock lock(&mu_);
     const bool due = QuestionMayPassLocked();
-    auto it = waiting_.find(job_id);
-    if (it != waiting_.end() || !due) {
+    if (ReasonsLocked(job_ids, &reasons) || !due) {
       if (due) {
         absl::MutexLock question(&inbox_mu_);
         question_wanted_ = true;
       }
-      return it == waiting_.end() ? "" : it->second;
+      return reasons;
     }
   }
   if (plan_mu_.TryLock()) {  // Else the pass being planned answers soon.
@@ -401,8 +419,8 @@ std::string Dispatcher::WaitingReason(const std::string& job_id) {
     plan_mu_.Unlock();
   }
   absl::MutexLock lock(&mu_);
-  auto it = waiting_.find(job_id);
-  return it == waiting_.end() ? "" : it->second;
+  ReasonsLocked(job_ids, &reasons);
+  return reasons;
 }
 
 void Dispatcher::SetDispatching(bool on) {

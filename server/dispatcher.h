@@ -258,6 +258,9 @@ class Dispatcher {
   // a complete pass that the lease tick is planning: it answers from the reasons it has, which
   // that pass replaces when it is done.
   std::string WaitingReason(const std::string& job_id);
+  // WaitingReason of each job, in order, from one hold of the dispatcher's mutex (and at most
+  // one complete pass): for a page of listed jobs.
+  std::vector<std::string> WaitingReasons(const std::vector<std::string>& job_ids);
 
   // Turns placement on (the default) or off; see the class comment.
   void SetDispatching(bool on);
@@ -314,6 +317,9 @@ class Dispatcher {
   // WaitingReason's rule: events ran since the last complete pass, and it ran at least
   // complete_pass_interval_ms ago.
   bool QuestionMayPassLocked() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // Sets (*reasons)[i] to job_ids[i]'s reason where one is known; true when all are.
+  bool ReasonsLocked(const std::vector<std::string>& job_ids, std::vector<std::string>* reasons)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
 
   // dispatcher_schedule.cc: the scheduler's mirror and the passes.
   // Runs a pass when an event changed something since the last one. An event's pass examines

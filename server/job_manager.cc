@@ -241,6 +241,20 @@ std::string JobManager::WaitingReason(const std::string& id) {
   return dispatcher_->WaitingReason(id);
 }
 
+std::vector<std::string> JobManager::WaitingReasons(const std::vector<JobRecord>& jobs) {
+  std::vector<std::string> ids;
+  for (const JobRecord& job : jobs) {
+    if (job.state == JobState::kQueued) ids.push_back(job.id);
+  }
+  std::vector<std::string> reasons(jobs.size());
+  if (ids.empty()) return reasons;
+  std::vector<std::string> queued = dispatcher_->WaitingReasons(ids);
+  for (size_t i = 0, q = 0; i < jobs.size(); ++i) {
+    if (jobs[i].state == JobState::kQueued) reasons[i] = std::move(queued[q++]);
+  }
+  return reasons;
+}
+
 absl::StatusOr<std::vector<EventRecord>> JobManager::EventsAfter(const std::string& id,
                                                                  int64_t after_seq, int limit) {
   return store_->ListEvents(id, after_seq, limit);

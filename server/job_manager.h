@@ -99,6 +99,9 @@ class JobManager {
   std::vector<WorkerStatus> ListWorkers();
   // Why a QUEUED job waits ("" when not known).
   std::string WaitingReason(const std::string& id);
+  // The WaitingReason of each QUEUED job in `jobs`, "" for the others, in order: one question
+  // to the dispatcher for a listed page.
+  std::vector<std::string> WaitingReasons(const std::vector<JobRecord>& jobs);
 
   // Watch support: events after `after_seq` (at most `limit`).
   absl::StatusOr<std::vector<EventRecord>> EventsAfter(const std::string& id, int64_t after_seq,

@@ -144,9 +144,7 @@ grpc::Status JobServiceImpl::ListJobs(grpc::ServerContext* ctx, const v1::ListJo
   filter.skip_cached = reply.SkipCached();
   auto page = manager_->ListPageFor(*caller, filter, req->page_token());
   if (!page.ok()) return ToGrpcStatus(page.status());
-  reply.Fill(
-      *page, JobToProto, [this](const JobRecord& job) { return manager_->WaitingReason(job.id); },
-      resp);
+  reply.Fill(*page, JobToProto, manager_->WaitingReasons(page->jobs), resp);
   return grpc::Status::OK;
 }
 

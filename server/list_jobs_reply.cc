@@ -11,7 +11,7 @@ namespace lmtrain {
 
 void ListJobsReply::Fill(const JobPage& page,
                          absl::FunctionRef<void(const JobRecord&, v1::Job*)> to_proto,
-                         absl::FunctionRef<std::string(const JobRecord&)> waiting_reason,
+                         const std::vector<std::string>& waiting_reasons,
                          v1::ListJobsResponse* resp) {
   constexpr int kJobs = v1::ListJobsResponse::kJobsFieldNumber;
   v1::Job job;  // Reused: Clear() keeps its strings' buffers for the next job.
@@ -27,7 +27,7 @@ void ListJobsReply::Fill(const JobPage& page,
     std::string* out = wire->AddLengthDelimited(kJobs);
     *out = *bytes[i];
     if (page.jobs[i].state != JobState::kQueued) continue;
-    reason.set_waiting_reason(waiting_reason(page.jobs[i]));
+    reason.set_waiting_reason(waiting_reasons[i]);
     if (!reason.waiting_reason().empty()) reason.AppendToString(out);
   }
   resp->set_next_page_token(page.next_page_token);

@@ -18,6 +18,7 @@
 #include <cstdint>
 #include <functional>
 #include <string>
+#include <vector>
 
 #include "absl/functional/function_ref.h"
 #include "lmtrain/v1/jobs.pb.h"
@@ -42,11 +43,11 @@ class ListJobsReply {
 
   // Fills `resp` (empty) with `page`: its next_page_token and, in order, each job as
   // `to_proto` converts it (in this view; the stored record only), then, for a QUEUED job,
-  // `waiting_reason` of it where not empty. A job the store skipped takes the bytes pinned for
-  // it; every other job is converted, and its bytes go into the cache where it can hold them.
+  // its `waiting_reasons` entry where not empty (one entry per page.jobs, in order). A job
+  // the store skipped takes the bytes pinned for it; every other job is converted, and its
+  // bytes go into the cache where it can hold them.
   void Fill(const JobPage& page, absl::FunctionRef<void(const JobRecord&, v1::Job*)> to_proto,
-            absl::FunctionRef<std::string(const JobRecord&)> waiting_reason,
-            v1::ListJobsResponse* resp);
+            const std::vector<std::string>& waiting_reasons, v1::ListJobsResponse* resp);
 
  private:
   JobPageBytes bytes_;

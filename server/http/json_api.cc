@@ -212,11 +212,10 @@ ApiResponse JsonApi::ListJobs(const Principal& caller, const QueryParams& query)
   const std::vector<JobBytesCache::Bytes> cached = texts.Encode(
       *page, [&](const JobRecord& job, std::string* out) { ListedJobText(job, *view, out); });
   // Each job's object with "waiting_reason" added before its closing brace.
+  const std::vector<std::string> reasons = jobs_->WaitingReasons(page->jobs);
   std::string text = "{\"jobs\":[";
   for (size_t i = 0; i < page->jobs.size(); ++i) {
-    const JobRecord& job = page->jobs[i];
-    const std::string reason =
-        job.state == JobState::kQueued ? jobs_->WaitingReason(job.id) : std::string();
+    const std::string& reason = reasons[i];
     absl::StrAppend(&text, i == 0 ? "" : ",",
                     absl::string_view(*cached[i]).substr(0, cached[i]->size() - 1),
                     ",\"waiting_reason\":", reason.empty() ? "null" : Dump(reason), "}");

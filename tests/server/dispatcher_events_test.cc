@@ -246,6 +246,29 @@ TEST_F(DispatcherEventsTest, WaitingReasonRunsACompletePassAtMostOncePerInterval
   EXPECT_FALSE(dispatcher_->WaitingReason(b).empty());
 }
 
+// A listed page asks for its queued jobs' reasons together: in order, from at most one
+// complete pass, and under the same interval as single questions.
+TEST_F(DispatcherEventsTest, APageOfReasonsIsAnsweredInOrderFromOneCompletePass) {
+  Dispatcher::Options options{"/artifacts", kLeaseMs};
+  options.complete_pass_interval_ms = 1000;
+  UseBoundedScheduler(std::move(options));
+  Worker("w", 1);
+  ASSERT_EQ(State(Submit("busy")), JobState::kScheduled);
+  const std::string a = Submit("a"), b = Submit("b"), c = Submit("c");
+  const int64_t passes = dispatcher_->CompletePasses();
+  const std::vector<std::string> reasons = dispatcher_->WaitingReasons({c, a, b});
+  ASSERT_EQ(reasons.size(), 3u);
+  EXPECT_EQ(reasons[0], dispatcher_->WaitingReason(c));
+  EXPECT_EQ(reasons[1], dispatcher_->WaitingReason(a));
+  EXPECT_EQ(reasons[2], dispatcher_->WaitingReason(b));
+  for (const std::string& reason : reasons) EXPECT_FALSE(reason.empty());
+  EXPECT_EQ(dispatcher_->CompletePasses(), passes + 1);
+  clock_.Advance(10);
+  const std::string d = Submit("d");  // Not reached by its bounded pass; no pass due yet.
+  EXPECT_THAT(dispatcher_->WaitingReasons({a, d, "no-such-job"}), ElementsAre(reasons[1], "", ""));
+  EXPECT_EQ(dispatcher_->CompletePasses(), passes + 1);
+}
+
 TEST_F(DispatcherEventsTest, WithoutAnIntervalEveryReasonAfterAnEventIsComplete) {
   UseBoundedScheduler(Dispatcher::Options{"/artifacts", kLeaseMs});
   Submit("a");

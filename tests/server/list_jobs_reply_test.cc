@@ -74,10 +74,14 @@ class ListJobsReplyTest : public ::testing::Test {
     ASSERT_OK(store_.TransitionJob(Create("cancelled"), To(JobState::kCancelled)).status());
   }
 
-  // Each queued job's waiting reason, as the dispatcher would give it.
-  std::string Reason(const JobRecord& job) {
-    auto it = reasons_.find(job.id);
-    return it == reasons_.end() ? "" : it->second;
+  // Each job's waiting reason, as JobManager::WaitingReasons would give them.
+  std::vector<std::string> Reasons(const std::vector<JobRecord>& jobs) {
+    std::vector<std::string> out;
+    for (const JobRecord& job : jobs) {
+      auto it = reasons_.find(job.id);
+      out.push_back(it == reasons_.end() ? "" : it->second);
+    }
+    return out;
   }
 
   // The page of `filter` through ListJobsReply (as the ListJobs handler does), parsed from its
@@ -94,7 +98,7 @@ class ListJobsReplyTest : public ::testing::Test {
           if (converted != nullptr) ++(*converted)[job.id];
           JobToProto(job, out);
         },
-        [&](const JobRecord& job) { return Reason(job); }, &resp);
+        Reasons(page->jobs), &resp);
     EXPECT_EQ(resp.jobs_size(), 0);  // On the wire only.
     v1::ListJobsResponse parsed;
     EXPECT_TRUE(parsed.ParseFromString(resp.SerializeAsString()));
@@ -109,7 +113,7 @@ class ListJobsReplyTest : public ::testing::Test {
     for (const JobRecord& job : page->jobs) {
       v1::Job* out = resp.add_jobs();
       JobToProto(job, out);
-      if (job.state == JobState::kQueued) out->set_waiting_reason(Reason(job));
+      if (job.state == JobState::kQueued) out->set_waiting_reason(Reasons({job}).front());
     }
     resp.set_next_page_token(page->next_page_token);
     return resp;
@@ -236,8 +240,7 @@ TEST_F(ListJobsReplyTest, SkippedJobsKeepTheirBytesThroughAnEviction) {
     ASSERT_EQ(cache_.Find(job.id, job.state, job.last_seq, JobView::kFull), nullptr) << job.id;
   }
   v1::ListJobsResponse resp;
-  reply.Fill(
-      *page, JobToProto, [](const JobRecord&) { return std::string(); }, &resp);
+  reply.Fill(*page, JobToProto, std::vector<std::string>(page->jobs.size()), &resp);
   v1::ListJobsResponse parsed;
   ASSERT_TRUE(parsed.ParseFromString(resp.SerializeAsString()));
   EXPECT_TRUE(MessageDifferencer::Equals(parsed, Expected(JobFilter{})));
