@@ -4,11 +4,33 @@
 #include "server/dispatcher.h"
 
 #include <algorithm>
+#include <map>
+#include <string>
+#include <vector>
 
 #include "absl/strings/str_cat.h"
 #include "common/status_macros.h"
 
 namespace lmtrain {
+
+namespace {
+
+// Sets (*reasons)[i] to job_ids[i]'s reason in `waiting` where it has one; true when all do.
+bool KnownReasons(const std::map<std::string, std::string>& waiting,
+                  const std::vector<std::string>& job_ids, std::vector<std::string>* reasons) {
+  bool all = true;
+  for (size_t i = 0; i < job_ids.size(); ++i) {
+    auto it = waiting.find(job_ids[i]);
+    if (it == waiting.end()) {
+      all = false;
+    } else {
+      (*reasons)[i] = it->second;
+    }
+  }
+  return all;
+}
+
+}  // namespace
 
 Dispatcher::Dispatcher(JobStore* store, Clock* clock, EventHub* hub,
                        const scheduler::Scheduler* policy, Options options)
@@ -383,20 +405,6 @@ bool Dispatcher::QuestionMayPassLocked() {
          (!last_complete_ms_.has_value() || clock_->NowMs() - *last_complete_ms_ >= interval);
 }
 
-bool Dispatcher::ReasonsLocked(const std::vector<std::string>& job_ids,
-                               std::vector<std::string>* reasons) {
-  bool all = true;
-  for (size_t i = 0; i < job_ids.size(); ++i) {
-    auto it = waiting_.find(job_ids[i]);
-    if (it == waiting_.end()) {
-      all = false;
-    } else {
-      (*reasons)[i] = it->second;
-    }
-  }
-  return all;
-}
-
 std::string Dispatcher::WaitingReason(const std::string& job_id) {
   return WaitingReasons({job_id}).front();
 }
@@ -406,7 +414,7 @@ std::vector<std::string> Dispatcher::WaitingReasons(const std::vector<std::strin
   {
     absl::MutexLock lock(&mu_);
     const bool due = QuestionMayPassLocked();
-    if (ReasonsLocked(job_ids, &reasons) || !due) {
+    if (KnownReasons(waiting_, job_ids, &reasons) || !due) {
       if (due) {
         absl::MutexLock question(&inbox_mu_);
         question_wanted_ = true;
@@ -419,7 +427,7 @@ std::vector<std::string> Dispatcher::WaitingReasons(const std::vector<std::strin
     plan_mu_.Unlock();
   }
   absl::MutexLock lock(&mu_);
-  ReasonsLocked(job_ids, &reasons);
+  KnownReasons(waiting_, job_ids, &reasons);
   return reasons;
 }
 

@@ -37,7 +37,8 @@
 // Workers register (slots, labels, rendezvous ports), then call Sync() as heartbeat and
 // request for work; a worker silent for longer than lease_timeout_ms loses its lease and
 // every rank it ran counts as lost. A placement (QUEUED -> SCHEDULED) gives one Assignment
-// per rank, sent on every Sync of its worker until the worker acknowledges it.
+// per rank, sent on every Sync of its worker until the worker acknowledges it. The values
+// exchanged (assignments, reports, worker status) are in dispatcher_messages.h.
 //
 // An attempt is one placement of a job on a gang of workers: ranks = workers x
 // slots_per_worker lm-train processes that rendezvous at rank 0's worker (its
@@ -97,55 +98,13 @@
 #include "common/clock.h"
 #include "server/attempt_outcome.h"
 #include "server/attempt_table.h"
+#include "server/dispatcher_messages.h"
 #include "server/event_hub.h"
 #include "server/scheduler/incremental_scheduler.h"
 #include "server/worker_registry.h"
 #include "storage/job_store.h"
 
 namespace lmtrain {
-
-struct JobAssignment {
-  std::string job_id;
-  std::string spec_yaml;
-  std::string output_dir;
-  int attempt = 1;
-  int rank = 0;
-  int world_size = 1;
-  int local_rank = 0;
-  std::string master_addr;
-  int master_port = 0;  // 0: single process, no rendezvous.
-  bool resume = false;  // Continue from the newest complete checkpoint, if any.
-  std::vector<int> gpus;  // The worker's cuda device indices this rank may use; empty: none.
-};
-
-struct SyncResult {
-  std::vector<JobAssignment> assignments;
-  std::vector<RankRef> stop;  // Stop exactly these ranks (job, rank, attempt) on this worker.
-  bool reregister = false;    // Unknown worker id: register again.
-  bool empty() const { return assignments.empty() && stop.empty() && !reregister; }
-};
-
-// What a worker reports about one rank.
-struct JobStartedReport {
-  int pid = 0;
-};
-struct JobExitedReport {
-  int exit_code = 0;  // -1 when killed by a signal.
-  int signal = 0;
-  std::string error;
-  bool cancelled = false;  // The worker stopped it because the server asked.
-};
-using WorkerReport =
-    std::variant<JobStartedReport, TrainingMetrics, CheckpointRecord, LogEvent, JobExitedReport>;
-
-struct WorkerStatus {
-  std::string id;
-  WorkerInfo info;
-  int64_t last_seen_ms = 0;
-  int used_slots = 0;
-  int used_gpus = 0;
-  std::vector<std::string> running_job_ids;
-};
 
 class Dispatcher {
  public:
@@ -258,8 +217,7 @@ class Dispatcher {
   // a complete pass that the lease tick is planning: it answers from the reasons it has, which
   // that pass replaces when it is done.
   std::string WaitingReason(const std::string& job_id);
-  // WaitingReason of each job, in order, from one hold of the dispatcher's mutex (and at most
-  // one complete pass): for a page of listed jobs.
+  // The same for each job, in order, from one hold of mu_ and at most one complete pass.
   std::vector<std::string> WaitingReasons(const std::vector<std::string>& job_ids);
 
   // Turns placement on (the default) or off; see the class comment.
@@ -317,9 +275,6 @@ class Dispatcher {
   // WaitingReason's rule: events ran since the last complete pass, and it ran at least
   // complete_pass_interval_ms ago.
   bool QuestionMayPassLocked() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
-  // Sets (*reasons)[i] to job_ids[i]'s reason where one is known; true when all are.
-  bool ReasonsLocked(const std::vector<std::string>& job_ids, std::vector<std::string>* reasons)
-      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
 
   // dispatcher_schedule.cc: the scheduler's mirror and the passes.
   // Runs a pass when an event changed something since the last one. An event's pass examines
