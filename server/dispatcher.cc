@@ -413,6 +413,8 @@ std::vector<std::string> Dispatcher::WaitingReasons(const std::vector<std::strin
   std::vector<std::string> reasons(job_ids.size());
   {
     absl::MutexLock lock(&mu_);
+    // After a restart or a takeover, nothing may have loaded the queue yet: no event, no tick.
+    if (!mirrored_) ScheduleIfDirtyLocked();
     const bool due = QuestionMayPassLocked();
     if (KnownReasons(waiting_, job_ids, &reasons) || !due) {
       if (due) {

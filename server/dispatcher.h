@@ -213,6 +213,8 @@ class Dispatcher {
   //    runs on a thread of the dispatcher's own (an O(queue) plan: 100-200 ms at 100k queued
   //    jobs), whose reasons later questions get;
   //  - when it has none, the question runs the pass itself and answers from it.
+  // The first question after Recover or SetDispatching(true) loads the scheduler's mirror
+  // first (O(queue)) if no event has yet.
   // Either way an answer may be as old as the last complete pass. Nor does a question wait for
   // a complete pass that the lease tick is planning: it answers from the reasons it has, which
   // that pass replaces when it is done.

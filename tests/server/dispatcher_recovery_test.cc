@@ -264,5 +264,19 @@ TEST_F(DispatcherRecoveryTest, AHalfClaimedGangStopsBeforeItIsRequeuedOnce) {
   EXPECT_EQ(Requeues(id), 1);
 }
 
+// After a restart nothing has loaded the queue until an event or the lease tick; a question
+// about a queued job loads it and answers as before the restart.
+TEST_F(DispatcherRecoveryTest, QueuedJobsHaveTheirReasonsAtTheFirstQuestionAfterARestart) {
+  const std::string a = Submit("a"), b = Submit("b");  // No worker: both wait.
+  const std::string reason = dispatcher_->WaitingReason(a);
+  ASSERT_FALSE(reason.empty());
+  manager_.reset();
+  dispatcher_ = std::make_unique<Dispatcher>(&store_, &clock_, &hub_, scheduler_.get(),
+                                             Dispatcher::Options{"/artifacts", kLeaseMs});
+  ASSERT_TRUE(dispatcher_->Recover().ok());
+  EXPECT_EQ(dispatcher_->WaitingReason(a), reason);
+  EXPECT_THAT(dispatcher_->WaitingReasons({b, a}), ElementsAre(reason, reason));
+}
+
 }  // namespace
 }  // namespace lmtrain
