@@ -286,6 +286,10 @@ TEST_F(DispatcherEventsTest, TheLeaseTickSkipsACompletePassThatCouldOnlyExplain)
   const std::string reason = dispatcher_->WaitingReason(parked);  // A question still buys one.
   EXPECT_FALSE(reason.empty());
   WaitForCompletePasses(1);
+  // A pass counts when it starts; until it ends it may hold mu_, and a submit then waits in the
+  // inbox, maybe past the next question. The tick's own pass (skipped: it could only explain)
+  // waits for the question's to end (plan_mu_), so the submit below is applied before it returns.
+  dispatcher_->ExpireLeases();
   Submit("another");  // Its bounded pass leaves the next question a complete pass to run.
   EXPECT_EQ(dispatcher_->WaitingReason(parked), reason);  // Kept, though not reported again.
   WaitForCompletePasses(2);
