@@ -23,6 +23,9 @@
 
 namespace lmtrain::bench {
 
+// The deadline of one benchmark RPC.
+inline constexpr int kRpcTimeoutMs = 30000;
+
 // One client's operation; Call() is one timed request. Errors are counted, not fatal.
 class Operation {
  public:

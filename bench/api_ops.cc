@@ -15,7 +15,6 @@ namespace fs = std::filesystem;
 
 namespace {
 using SteadyClock = std::chrono::steady_clock;
-constexpr int kRpcTimeoutMs = 30000;
 }  // namespace
 
 JobFiles MakeJobFiles() {

@@ -25,7 +25,6 @@ namespace lmtrain::bench {
 namespace {
 
 using SteadyClock = std::chrono::steady_clock;
-constexpr int kRpcTimeoutMs = 30000;
 
 int64_t NowNs() { return SteadyClock::now().time_since_epoch().count(); }
 

@@ -10,12 +10,12 @@
 namespace lmtrain::internal {
 namespace {
 
-enum class Kind { kInt, kNumber, kBool, kString };
+enum class ValueKind { kInt, kNumber, kBool, kString };
 
 // One key of an HF config class, with the type and range lm-train accepts for it.
 struct ConfigKey {
   std::string_view key;
-  Kind kind;
+  ValueKind kind;
   Range range = Range::Any();
   bool nullable = false;
 };
@@ -23,24 +23,24 @@ struct ConfigKey {
 // transformers.GPT2Config's fields (those that shape or initialise the model).
 const std::vector<ConfigKey>& Gpt2Keys() {
   static const auto* keys = new std::vector<ConfigKey>{
-      {"model_type", Kind::kString},
-      {"vocab_size", Kind::kInt, Range::Above(0)},
-      {"n_positions", Kind::kInt, Range::Above(0)},
-      {"n_embd", Kind::kInt, Range::Above(0)},
-      {"n_layer", Kind::kInt, Range::Above(0)},
-      {"n_head", Kind::kInt, Range::Above(0)},
-      {"n_inner", Kind::kInt, Range::Above(0), /*nullable=*/true},
-      {"activation_function", Kind::kString},
-      {"resid_pdrop", Kind::kNumber, Range::HalfOpen(0, 1)},
-      {"embd_pdrop", Kind::kNumber, Range::HalfOpen(0, 1)},
-      {"attn_pdrop", Kind::kNumber, Range::HalfOpen(0, 1)},
-      {"layer_norm_epsilon", Kind::kNumber, Range::Above(0)},
-      {"initializer_range", Kind::kNumber, Range::AtLeast(0)},
-      {"bos_token_id", Kind::kInt, Range::AtLeast(0), /*nullable=*/true},
-      {"eos_token_id", Kind::kInt, Range::AtLeast(0), /*nullable=*/true},
-      {"scale_attn_weights", Kind::kBool},
-      {"use_cache", Kind::kBool},
-      {"tie_word_embeddings", Kind::kBool},
+      {"model_type", ValueKind::kString},
+      {"vocab_size", ValueKind::kInt, Range::Above(0)},
+      {"n_positions", ValueKind::kInt, Range::Above(0)},
+      {"n_embd", ValueKind::kInt, Range::Above(0)},
+      {"n_layer", ValueKind::kInt, Range::Above(0)},
+      {"n_head", ValueKind::kInt, Range::Above(0)},
+      {"n_inner", ValueKind::kInt, Range::Above(0), /*nullable=*/true},
+      {"activation_function", ValueKind::kString},
+      {"resid_pdrop", ValueKind::kNumber, Range::HalfOpen(0, 1)},
+      {"embd_pdrop", ValueKind::kNumber, Range::HalfOpen(0, 1)},
+      {"attn_pdrop", ValueKind::kNumber, Range::HalfOpen(0, 1)},
+      {"layer_norm_epsilon", ValueKind::kNumber, Range::Above(0)},
+      {"initializer_range", ValueKind::kNumber, Range::AtLeast(0)},
+      {"bos_token_id", ValueKind::kInt, Range::AtLeast(0), /*nullable=*/true},
+      {"eos_token_id", ValueKind::kInt, Range::AtLeast(0), /*nullable=*/true},
+      {"scale_attn_weights", ValueKind::kBool},
+      {"use_cache", ValueKind::kBool},
+      {"tie_word_embeddings", ValueKind::kBool},
   };
   return *keys;
 }
@@ -53,16 +53,16 @@ int64_t IntOr(const nlohmann::json& config, const char* key, int64_t fallback) {
 // Keys every encoder family's config class accepts (PretrainedConfig's and the heads').
 void AddCommonEncoderKeys(std::vector<ConfigKey>& keys) {
   const std::vector<ConfigKey> common = {
-      {"model_type", Kind::kString},
-      {"vocab_size", Kind::kInt, Range::Above(0)},
-      {"max_position_embeddings", Kind::kInt, Range::Above(0)},
-      {"initializer_range", Kind::kNumber, Range::AtLeast(0)},
-      {"pad_token_id", Kind::kInt, Range::AtLeast(0), /*nullable=*/true},
-      {"bos_token_id", Kind::kInt, Range::AtLeast(0), /*nullable=*/true},
-      {"eos_token_id", Kind::kInt, Range::AtLeast(0), /*nullable=*/true},
-      {"num_labels", Kind::kInt, Range::Above(0)},
-      {"problem_type", Kind::kString, Range::Any(), /*nullable=*/true},
-      {"tie_word_embeddings", Kind::kBool},
+      {"model_type", ValueKind::kString},
+      {"vocab_size", ValueKind::kInt, Range::Above(0)},
+      {"max_position_embeddings", ValueKind::kInt, Range::Above(0)},
+      {"initializer_range", ValueKind::kNumber, Range::AtLeast(0)},
+      {"pad_token_id", ValueKind::kInt, Range::AtLeast(0), /*nullable=*/true},
+      {"bos_token_id", ValueKind::kInt, Range::AtLeast(0), /*nullable=*/true},
+      {"eos_token_id", ValueKind::kInt, Range::AtLeast(0), /*nullable=*/true},
+      {"num_labels", ValueKind::kInt, Range::Above(0)},
+      {"problem_type", ValueKind::kString, Range::Any(), /*nullable=*/true},
+      {"tie_word_embeddings", ValueKind::kBool},
   };
   keys.insert(keys.end(), common.begin(), common.end());
 }
@@ -70,17 +70,17 @@ void AddCommonEncoderKeys(std::vector<ConfigKey>& keys) {
 // BertConfig's shape keys, shared by RoBERTa, ELECTRA and ALBERT.
 void AddBertShapeKeys(std::vector<ConfigKey>& keys) {
   const std::vector<ConfigKey> shape = {
-      {"hidden_size", Kind::kInt, Range::Above(0)},
-      {"num_hidden_layers", Kind::kInt, Range::Above(0)},
-      {"num_attention_heads", Kind::kInt, Range::Above(0)},
-      {"intermediate_size", Kind::kInt, Range::Above(0)},
-      {"hidden_act", Kind::kString},
-      {"hidden_dropout_prob", Kind::kNumber, Range::HalfOpen(0, 1)},
-      {"attention_probs_dropout_prob", Kind::kNumber, Range::HalfOpen(0, 1)},
-      {"type_vocab_size", Kind::kInt, Range::Above(0)},
-      {"layer_norm_eps", Kind::kNumber, Range::Above(0)},
-      {"position_embedding_type", Kind::kString},
-      {"classifier_dropout", Kind::kNumber, Range::HalfOpen(0, 1), /*nullable=*/true},
+      {"hidden_size", ValueKind::kInt, Range::Above(0)},
+      {"num_hidden_layers", ValueKind::kInt, Range::Above(0)},
+      {"num_attention_heads", ValueKind::kInt, Range::Above(0)},
+      {"intermediate_size", ValueKind::kInt, Range::Above(0)},
+      {"hidden_act", ValueKind::kString},
+      {"hidden_dropout_prob", ValueKind::kNumber, Range::HalfOpen(0, 1)},
+      {"attention_probs_dropout_prob", ValueKind::kNumber, Range::HalfOpen(0, 1)},
+      {"type_vocab_size", ValueKind::kInt, Range::Above(0)},
+      {"layer_norm_eps", ValueKind::kNumber, Range::Above(0)},
+      {"position_embedding_type", ValueKind::kString},
+      {"classifier_dropout", ValueKind::kNumber, Range::HalfOpen(0, 1), /*nullable=*/true},
   };
   keys.insert(keys.end(), shape.begin(), shape.end());
 }
@@ -91,28 +91,28 @@ std::vector<ConfigKey> EncoderKeys(std::string_view model_type) {
   AddCommonEncoderKeys(keys);
   if (model_type == "distilbert") {
     const std::vector<ConfigKey> distil = {
-        {"dim", Kind::kInt, Range::Above(0)},
-        {"n_layers", Kind::kInt, Range::Above(0)},
-        {"n_heads", Kind::kInt, Range::Above(0)},
-        {"hidden_dim", Kind::kInt, Range::Above(0)},
-        {"activation", Kind::kString},
-        {"dropout", Kind::kNumber, Range::HalfOpen(0, 1)},
-        {"attention_dropout", Kind::kNumber, Range::HalfOpen(0, 1)},
-        {"qa_dropout", Kind::kNumber, Range::HalfOpen(0, 1)},
-        {"seq_classif_dropout", Kind::kNumber, Range::HalfOpen(0, 1)},
-        {"sinusoidal_pos_embds", Kind::kBool},
+        {"dim", ValueKind::kInt, Range::Above(0)},
+        {"n_layers", ValueKind::kInt, Range::Above(0)},
+        {"n_heads", ValueKind::kInt, Range::Above(0)},
+        {"hidden_dim", ValueKind::kInt, Range::Above(0)},
+        {"activation", ValueKind::kString},
+        {"dropout", ValueKind::kNumber, Range::HalfOpen(0, 1)},
+        {"attention_dropout", ValueKind::kNumber, Range::HalfOpen(0, 1)},
+        {"qa_dropout", ValueKind::kNumber, Range::HalfOpen(0, 1)},
+        {"seq_classif_dropout", ValueKind::kNumber, Range::HalfOpen(0, 1)},
+        {"sinusoidal_pos_embds", ValueKind::kBool},
     };
     keys.insert(keys.end(), distil.begin(), distil.end());
     return keys;
   }
   AddBertShapeKeys(keys);
   if (model_type == "albert" || model_type == "electra") {
-    keys.push_back({"embedding_size", Kind::kInt, Range::Above(0)});
+    keys.push_back({"embedding_size", ValueKind::kInt, Range::Above(0)});
   }
   if (model_type == "albert") {
-    keys.push_back({"num_hidden_groups", Kind::kInt, Range::Above(0)});
-    keys.push_back({"inner_group_num", Kind::kInt, Range::Above(0)});
-    keys.push_back({"classifier_dropout_prob", Kind::kNumber, Range::HalfOpen(0, 1)});
+    keys.push_back({"num_hidden_groups", ValueKind::kInt, Range::Above(0)});
+    keys.push_back({"inner_group_num", ValueKind::kInt, Range::Above(0)});
+    keys.push_back({"classifier_dropout_prob", ValueKind::kNumber, Range::HalfOpen(0, 1)});
   }
   return keys;
 }
@@ -201,16 +201,16 @@ void CheckValue(YamlReader& reader, const ConfigKey& key, const YamlNode& node,
                 const std::string& path) {
   if (key.nullable && node.IsNull()) return;
   switch (key.kind) {
-    case Kind::kInt:
+    case ValueKind::kInt:
       reader.ReadInt(node, path, key.range);
       break;
-    case Kind::kNumber:
+    case ValueKind::kNumber:
       reader.ReadDouble(node, path, key.range);
       break;
-    case Kind::kBool:
+    case ValueKind::kBool:
       reader.ReadBool(node, path);
       break;
-    case Kind::kString:
+    case ValueKind::kString:
       if (node.IsScalar()) break;
       reader.ReportAt(path, absl::StrCat(path, " must be a string (got ",
                                          node.IsNull() ? "null" : "a collection", ")"));

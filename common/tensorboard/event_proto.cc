@@ -56,35 +56,35 @@ void PutBytes(std::string& out, int field, std::string_view bytes) {
 }
 
 // Event fields.
-constexpr int kWallTime = 1;
-constexpr int kStep = 2;
-constexpr int kFileVersion = 3;
-constexpr int kSummary = 5;
+constexpr int kEventWallTime = 1;
+constexpr int kEventStep = 2;
+constexpr int kEventFileVersion = 3;
+constexpr int kEventSummary = 5;
 // Summary fields.
 constexpr int kSummaryValue = 1;
 // Summary.Value fields.
-constexpr int kTag = 1;
-constexpr int kSimpleValue = 2;
+constexpr int kValueTag = 1;
+constexpr int kValueSimpleValue = 2;
 
 }  // namespace
 
 std::string EncodeFileVersionEvent(double wall_time, std::string_view file_version) {
   std::string event;
-  PutDouble(event, kWallTime, wall_time);
-  PutBytes(event, kFileVersion, file_version);
+  PutDouble(event, kEventWallTime, wall_time);
+  PutBytes(event, kEventFileVersion, file_version);
   return event;
 }
 
 std::string EncodeScalarEvent(double wall_time, int64_t step, std::string_view tag, float value) {
   std::string summary_value;
-  PutBytes(summary_value, kTag, tag);
-  PutFloat(summary_value, kSimpleValue, value);
+  PutBytes(summary_value, kValueTag, tag);
+  PutFloat(summary_value, kValueSimpleValue, value);
   std::string summary;
   PutBytes(summary, kSummaryValue, summary_value);
   std::string event;
-  PutDouble(event, kWallTime, wall_time);
-  if (step != 0) PutInt64(event, kStep, step);  // proto3 leaves default values out.
-  PutBytes(event, kSummary, summary);
+  PutDouble(event, kEventWallTime, wall_time);
+  if (step != 0) PutInt64(event, kEventStep, step);  // proto3 leaves default values out.
+  PutBytes(event, kEventSummary, summary);
   return event;
 }
 

@@ -21,7 +21,7 @@ namespace lmtrain {
 namespace {
 
 namespace fs = std::filesystem;
-constexpr absl::Duration kWait = absl::Seconds(60);
+constexpr absl::Duration kReactorWait = absl::Seconds(60);
 
 // Counts over every stream of a test, to wait on.
 struct Counts {
@@ -31,7 +31,7 @@ struct Counts {
   bool Await(int Counts::*field, int n) {
     absl::MutexLock lock(&mu);
     auto ready = [&]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu) { return this->*field >= n; };
-    return mu.AwaitWithTimeout(absl::Condition(&ready), kWait);
+    return mu.AwaitWithTimeout(absl::Condition(&ready), kReactorWait);
   }
 };
 
@@ -122,7 +122,7 @@ class WatchReactorTest : public ::testing::Test {
   }
   // Waits (on the server's own count) until `n` watches are open.
   bool AwaitWatchers(int n) {
-    const absl::Time deadline = absl::Now() + kWait;
+    const absl::Time deadline = absl::Now() + kReactorWait;
     while (server_->watch_streams() != n) {
       if (absl::Now() > deadline) return false;
       absl::SleepFor(absl::Milliseconds(5));

@@ -22,7 +22,7 @@ namespace ti = tokenizers_internal;
 
 constexpr char kEndOfText[] = "<|endoftext|>";
 
-ti::TokenIdMap MakeTokenIdMap(const std::vector<std::string>& id_to_token) {
+ti::TokenIdMap FirstIdOfEachToken(const std::vector<std::string>& id_to_token) {
   ti::TokenIdMap map;
   map.reserve(id_to_token.size());
   for (size_t id = 0; id < id_to_token.size(); ++id) {
@@ -80,7 +80,7 @@ absl::StatusOr<std::unique_ptr<Gpt2BpeTokenizer>> Gpt2BpeTokenizer::FromFiles(
   ASSIGN_OR_RETURN(std::string merges_text, ti::ReadFile(merges_txt));
   ASSIGN_OR_RETURN(parts.id_to_token,
                    ti::ParseVocabJson(vocab_text, vocab_json));
-  const ti::TokenIdMap vocab = MakeTokenIdMap(parts.id_to_token);
+  const ti::TokenIdMap vocab = FirstIdOfEachToken(parts.id_to_token);
   ASSIGN_OR_RETURN(parts.merges,
                    ti::ParseMergesTxt(merges_text, merges_txt, vocab));
   ASSIGN_OR_RETURN(parts.specials,
@@ -96,16 +96,15 @@ Gpt2BpeTokenizer::FromTokenizerJson(const std::string& path) {
   parts.source = path;
   parts.id_to_token = std::move(files.id_to_token);
   parts.merges = std::move(files.merges);
-  ASSIGN_OR_RETURN(
-      parts.specials,
-      SpecialTokensFor(ti::DirName(path), MakeTokenIdMap(parts.id_to_token),
-                       files.special_tokens));
+  ASSIGN_OR_RETURN(parts.specials,
+                   SpecialTokensFor(ti::DirName(path), FirstIdOfEachToken(parts.id_to_token),
+                                    files.special_tokens));
   return Create(std::move(parts));
 }
 
 absl::StatusOr<std::unique_ptr<Gpt2BpeTokenizer>> Gpt2BpeTokenizer::Create(
     Parts parts) {
-  ti::TokenIdMap vocab = MakeTokenIdMap(parts.id_to_token);
+  ti::TokenIdMap vocab = FirstIdOfEachToken(parts.id_to_token);
   // Every byte needs a symbol, so that any text encodes without loss.
   std::array<int32_t, 256> byte_ids;
   for (int b = 0; b < 256; ++b) {

@@ -19,7 +19,8 @@ namespace {
 
 namespace ti = tokenizers_internal;
 
-ti::TokenIdMap MakeTokenIdMap(const std::vector<std::string>& id_to_token) {
+// vocab.txt may repeat a token: the last id wins, as in Hugging Face's WordPiece.
+ti::TokenIdMap LastIdOfEachToken(const std::vector<std::string>& id_to_token) {
   ti::TokenIdMap map;
   map.reserve(id_to_token.size());
   for (size_t id = 0; id < id_to_token.size(); ++id) {
@@ -69,7 +70,7 @@ absl::StatusOr<std::unique_ptr<WordPieceTokenizer>> WordPieceTokenizer::FromToke
 
 absl::StatusOr<std::unique_ptr<WordPieceTokenizer>> WordPieceTokenizer::Create(
     ti::WordPieceFiles files) {
-  ti::TokenIdMap vocab = MakeTokenIdMap(files.id_to_token);
+  ti::TokenIdMap vocab = LastIdOfEachToken(files.id_to_token);
   auto unk = vocab.find(files.unk_token);
   if (unk == vocab.end()) {
     return absl::InvalidArgumentError(absl::StrCat(files.source, ": the unknown token \"",

@@ -22,18 +22,18 @@ namespace {
 
 namespace fs = std::filesystem;
 
-struct Batch {
+struct FeatureBatch {
   EncoderInputs inputs;
   int64_t tokens = 0;
 };
 
-Batch Collate(const std::vector<ClassificationFeature>& features, const BatchIndices& indices,
-              int32_t pad_id, int64_t pad_to) {
+FeatureBatch Collate(const std::vector<ClassificationFeature>& features,
+                     const BatchIndices& indices, int32_t pad_id, int64_t pad_to) {
   int64_t len = pad_to;
   for (int64_t i : indices) len = std::max<int64_t>(len, features[i].ids.size());
   const int64_t rows = static_cast<int64_t>(indices.size());
   std::vector<int64_t> ids(rows * len, pad_id), mask(rows * len, 0), types(rows * len, 0);
-  Batch batch;
+  FeatureBatch batch;
   for (int64_t r = 0; r < rows; ++r) {
     const ClassificationFeature& f = features[indices[r]];
     for (size_t t = 0; t < f.ids.size(); ++t) {
@@ -167,7 +167,7 @@ ClassificationTask::ClassificationTask(std::shared_ptr<SequenceClassificationMod
 namespace {
 
 struct ClassificationBatch : PreparedBatch {
-  Batch batch;
+  FeatureBatch batch;
   torch::Tensor labels;
   int64_t num_examples = 0;
 };
@@ -210,7 +210,7 @@ absl::StatusOr<ClassificationTask::Outputs> ClassificationTask::Run(
     }
     status = CatchTorchErrors(
         [&] {
-          const Batch batch = Collate(split.features, indices, pad_id_, pad_to_);
+          const FeatureBatch batch = Collate(split.features, indices, pad_id_, pad_to_);
           shape = ShapeString(batch.inputs.input_ids);
           AutocastGuard autocast(context.autocast);
           // On the host: one copy from a GPU per batch, then plain reads.

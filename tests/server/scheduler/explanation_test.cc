@@ -12,8 +12,6 @@ namespace {
 
 using namespace lmtrain::scheduler::testing;  // NOLINT: builders.
 
-const Labels kH100 = {{"gpu", "h100"}};
-
 // Why `job` waits on a cluster of `workers`, with reservations off (no suffix).
 std::string WhyWaits(std::vector<WorkerSnapshot> workers, const QueuedJob& job) {
   ClusterSnapshot s;

@@ -19,8 +19,6 @@ using ::testing::SizeIs;
 using ::testing::UnorderedElementsAre;
 using namespace lmtrain::scheduler::testing;  // NOLINT: builders.
 
-const Labels kH100 = {{"gpu", "h100"}};
-
 TEST(GangTest, TwoGangsCompetingForThreeWorkersDoNotDeadlock) {
   ClusterSnapshot s;
   s.workers = {Worker("w1", 1, 1), Worker("w2", 1, 1), Worker("w3", 1, 1)};

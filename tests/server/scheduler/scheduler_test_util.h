@@ -17,6 +17,9 @@ namespace lmtrain::scheduler::testing {
 
 using Labels = std::map<std::string, std::string>;
 
+// The labels of an H100 worker (and a selector that asks for one).
+inline const Labels kH100 = {{"gpu", "h100"}};
+
 inline WorkerSnapshot Worker(const std::string& id, int total, int free, Labels labels = {}) {
   WorkerSnapshot worker;
   worker.id = id;

@@ -10,6 +10,7 @@
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "tests/text/mlm/char_tokenizer.h"
+#include "tests/text/mlm/mlm_test_util.h"
 
 namespace lmtrain {
 namespace {
@@ -18,8 +19,7 @@ using ::testing::ElementsAre;
 using ::testing::ElementsAreArray;
 using testing_internal::CharTokenizer;
 using testing_internal::LoadBertOrNull;
-
-constexpr int32_t N = kNoWord;
+using testing_internal::N;
 
 std::vector<MlmExample> Build(const std::vector<std::string>& lines, const Tokenizer& tokenizer,
                               int max_seq_length, bool line_by_line = false,

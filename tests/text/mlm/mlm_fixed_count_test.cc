@@ -13,16 +13,17 @@
 
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
+#include "tests/text/mlm/mlm_test_util.h"
 #include "text/mlm/mlm_masker.h"
 
 namespace lmtrain {
 namespace {
 
 using ::testing::ElementsAre;
-
-constexpr int32_t kMask = 103;
-constexpr int32_t kVocab = 30522;
-constexpr int32_t N = kNoWord;
+using testing_internal::kMask;
+using testing_internal::kVocab;
+using testing_internal::MaskOrDie;
+using testing_internal::N;
 
 MlmMasker FixedCountMasker(double p) {
   MaskingOptions options;
@@ -100,12 +101,6 @@ MaskedExample Reference(const MlmExample& e, double p, RandomSource& source) {
     }
   }
   return out;
-}
-
-MaskedExample MaskOrDie(const MlmMasker& masker, const MlmExample& e, RandomSource& source) {
-  absl::StatusOr<MaskedExample> masked = masker.Mask(ViewOf(e), source);
-  EXPECT_TRUE(masked.ok()) << masked.status();
-  return masked.value_or(MaskedExample());
 }
 
 // Words 1, 3, 2, a special token, then 1, 2, 1, 4, 1: 15 word tokens, 18 tokens.

@@ -7,15 +7,16 @@
 
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
+#include "tests/text/mlm/mlm_test_util.h"
 
 namespace lmtrain {
 namespace {
 
 using ::testing::ElementsAre;
-
-constexpr int32_t kMask = 103;
-constexpr int32_t kVocab = 30522;
-constexpr int32_t N = kNoWord;
+using testing_internal::kMask;
+using testing_internal::kVocab;
+using testing_internal::MaskOrDie;
+using testing_internal::N;
 
 // Replays scripted words, and fails the test if more are drawn than scripted.
 class ScriptedSource : public RandomSource {
@@ -69,12 +70,6 @@ MlmExample SyntheticExample(int words, int word_length, int32_t first_id = 2000)
   example.special_tokens_mask.push_back(1);
   example.word_ids.push_back(kNoWord);
   return example;
-}
-
-MaskedExample MaskOrDie(const MlmMasker& masker, const MlmExample& example, RandomSource& source) {
-  absl::StatusOr<MaskedExample> masked = masker.Mask(ViewOf(example), source);
-  EXPECT_TRUE(masked.ok()) << masked.status();
-  return masked.value_or(MaskedExample());
 }
 
 // The draw contract, token level: one selection draw per non-special token, then per selected

@@ -64,7 +64,7 @@ TEST_F(CrossEntropyRowsTest, MatchesLogSoftmaxAcrossRowLengthsAndDtypes) {
         const float scale = 1.0f / rows;
         const Swept got = Sweep(logits, targets, scale, out, 3);
         const Swept want = Reference(logits, targets, scale);
-        SCOPED_TRACE(testing::Message() << "vocab " << vocab << " in " << in << " out " << out);
+        SCOPED_TRACE(::testing::Message() << "vocab " << vocab << " in " << in << " out " << out);
         EXPECT_TRUE(torch::allclose(got.loss, want.loss, 1e-5, 1e-5))
             << (got.loss - want.loss).abs().max();
         // bf16 gradients are the fp32 ones rounded to 8 bits of mantissa.

@@ -5,6 +5,9 @@
 #include <nlohmann/json.hpp>
 #include <string>
 
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+
 namespace lmtrain::testing {
 
 // A fresh directory under the test temp dir, removed with its contents on destruction.
@@ -32,5 +35,12 @@ nlohmann::json TinyGpt2Config();
 // A tiny encoder HF config of `model_type` (bert, roberta, distilbert, albert, electra): vocab
 // 37, 16 positions, hidden 16 (ALBERT/ELECTRA embedding size 8), 2 heads, 2 layers, no dropout.
 nlohmann::json TinyEncoderConfig(const std::string& model_type);
+
+// The message of `status` (or of `value`'s status), for matching error texts.
+inline std::string ErrorText(const absl::Status& status) { return std::string(status.message()); }
+template <typename T>
+std::string ErrorText(const absl::StatusOr<T>& value) {
+  return ErrorText(value.status());
+}
 
 }  // namespace lmtrain::testing

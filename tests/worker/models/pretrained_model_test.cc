@@ -14,6 +14,7 @@
 namespace lmtrain {
 namespace {
 
+using ::lmtrain::testing::ErrorText;
 using ::lmtrain::testing::ReadFileBytes;
 using ::lmtrain::testing::ScopedTempDir;
 using ::lmtrain::testing::TinyGpt2Config;
@@ -29,8 +30,6 @@ std::shared_ptr<CausalLmModel> NewModel(uint64_t seed = 5) {
   return *model;
 }
 
-std::string Message(const absl::Status& status) { return std::string(status.message()); }
-
 TEST(PretrainedModelTest, CreateDispatchesOnModelType) {
   auto model = NewModel();
   EXPECT_EQ(model->VocabSize(), 37);
@@ -39,10 +38,10 @@ TEST(PretrainedModelTest, CreateDispatchesOnModelType) {
 
   auto bert = CreateCausalLm({{"model_type", "bert"}});
   EXPECT_EQ(bert.status().code(), absl::StatusCode::kInvalidArgument);
-  EXPECT_THAT(Message(bert.status()), HasSubstr("model_type 'bert' is not supported yet"));
-  EXPECT_THAT(Message(CreateCausalLm({{"n_layer", 2}}).status()), HasSubstr("model_type"));
-  EXPECT_THAT(Message(CreateCausalLm(json::array()).status()), HasSubstr("model_type"));
-  EXPECT_THAT(Message(CreateCausalLm({{"model_type", "gpt2"}, {"n_head", 5}}).status()),
+  EXPECT_THAT(ErrorText(bert.status()), HasSubstr("model_type 'bert' is not supported yet"));
+  EXPECT_THAT(ErrorText(CreateCausalLm({{"n_layer", 2}}).status()), HasSubstr("model_type"));
+  EXPECT_THAT(ErrorText(CreateCausalLm(json::array()).status()), HasSubstr("model_type"));
+  EXPECT_THAT(ErrorText(CreateCausalLm({{"model_type", "gpt2"}, {"n_head", 5}}).status()),
               HasSubstr("n_embd (768) must be divisible by n_head (5)"));
 }
 
@@ -114,35 +113,35 @@ TEST(PretrainedModelTest, LoadsShardedCheckpoints) {
 TEST(PretrainedModelTest, LoadExplainsWhatIsWrongWithTheDirectory) {
   ScopedTempDir dir;
   EXPECT_EQ(LoadCausalLm(dir.File("absent")).status().code(), absl::StatusCode::kNotFound);
-  EXPECT_THAT(Message(LoadCausalLm(dir.path().string()).status()), HasSubstr("config.json"));
+  EXPECT_THAT(ErrorText(LoadCausalLm(dir.path().string()).status()), HasSubstr("config.json"));
 
   WriteFileBytes(dir.File("config.json"), "{\"model_type\": \"gpt2\", \"n_layer\": \"x\"}");
-  EXPECT_THAT(Message(LoadCausalLm(dir.path().string()).status()),
+  EXPECT_THAT(ErrorText(LoadCausalLm(dir.path().string()).status()),
               HasSubstr(dir.File("config.json") + ": n_layer must be an integer"));
 
   WriteFileBytes(dir.File("config.json"), TinyGpt2Config().dump());
-  EXPECT_THAT(Message(LoadCausalLm(dir.path().string()).status()),
+  EXPECT_THAT(ErrorText(LoadCausalLm(dir.path().string()).status()),
               HasSubstr("no model.safetensors, model.safetensors.index.json, pytorch_model.bin or "
                         "pytorch_model.bin.index.json"));
 
   WriteFileBytes(dir.File("tf_model.h5"), "hdf5");
   auto h5 = LoadCausalLm(dir.path().string());
   EXPECT_EQ(h5.status().code(), absl::StatusCode::kUnimplemented);
-  EXPECT_THAT(Message(h5.status()),
+  EXPECT_THAT(ErrorText(h5.status()),
               HasSubstr("only safetensors and pytorch_model.bin weights are supported, not "
                         "tf_model.h5"));
 
   WriteFileBytes(dir.File("pytorch_model.bin"), "pickle");
   auto pickle = LoadCausalLm(dir.path().string());
   EXPECT_EQ(pickle.status().code(), absl::StatusCode::kInvalidArgument);
-  EXPECT_THAT(Message(pickle.status()),
+  EXPECT_THAT(ErrorText(pickle.status()),
               HasSubstr(dir.File("pytorch_model.bin") + ": not a readable torch.save zip archive"));
 
   ASSERT_TRUE(WriteSafetensors(dir.File("model.safetensors"),
                                {{"bert.embeddings.word_embeddings.weight", torch::zeros({37, 16})}},
                                {{"format", "pt"}})
                   .ok());
-  EXPECT_THAT(Message(LoadCausalLm(dir.path().string()).status()),
+  EXPECT_THAT(ErrorText(LoadCausalLm(dir.path().string()).status()),
               HasSubstr("no tensor matches a parameter of this model"));
 
   json bigger = TinyGpt2Config();
@@ -151,7 +150,7 @@ TEST(PretrainedModelTest, LoadExplainsWhatIsWrongWithTheDirectory) {
   ASSERT_TRUE(big_model.ok());
   ASSERT_TRUE(SavePretrained(**big_model, dir.path().string()).ok());
   WriteFileBytes(dir.File("config.json"), TinyGpt2Config().dump());
-  EXPECT_THAT(Message(LoadCausalLm(dir.path().string()).status()),
+  EXPECT_THAT(ErrorText(LoadCausalLm(dir.path().string()).status()),
               HasSubstr("transformer.h.0.attn.c_attn.bias: shape [96] in the checkpoint but [48]"));
 }
 

@@ -17,17 +17,12 @@
 namespace lmtrain {
 namespace {
 
+using ::lmtrain::testing::ErrorText;
 using ::lmtrain::testing::ScopedTempDir;
 using ::lmtrain::testing::TinyEncoderConfig;
 using ::lmtrain::testing::TinyGpt2Config;
 using ::testing::HasSubstr;
 namespace fs = std::filesystem;
-
-std::string Message(const absl::Status& status) { return std::string(status.message()); }
-template <typename T>
-std::string Message(const absl::StatusOr<T>& value) {
-  return Message(value.status());
-}
 
 // Every HF tensor of `a` equals `b`'s.
 void ExpectSameWeights(const PretrainedModel& a, const PretrainedModel& b) {
@@ -132,7 +127,7 @@ TEST_F(PytorchWeightsTest, PickleThatCallsAFunctionIsRefusedUnread) {
   const std::string file = Dir("gpt2", "evil") + "/pytorch_model.bin";
   auto loaded = LoadCausalLm(Dir("gpt2", "evil"));
   EXPECT_EQ(loaded.status().code(), absl::StatusCode::kInvalidArgument);
-  EXPECT_THAT(Message(loaded.status()), HasSubstr(file + ": the pickle imports posix.system"));
+  EXPECT_THAT(ErrorText(loaded.status()), HasSubstr(file + ": the pickle imports posix.system"));
   EXPECT_FALSE(fs::exists(dir_->path() / "gpt2" / "pwned"));
 }
 
@@ -141,7 +136,7 @@ TEST_F(PytorchWeightsTest, NotATorchArchiveNamesTheFile) {
   lmtrain::testing::WriteFileBytes(dir.File("pytorch_model.bin"), "not a zip archive");
   auto tensors = ReadPytorchWeights(dir.File("pytorch_model.bin"));
   EXPECT_EQ(tensors.status().code(), absl::StatusCode::kInvalidArgument);
-  EXPECT_THAT(Message(tensors.status()),
+  EXPECT_THAT(ErrorText(tensors.status()),
               HasSubstr(dir.File("pytorch_model.bin") + ": not a readable torch.save zip"));
   EXPECT_EQ(ReadPytorchWeights(dir.File("absent.bin")).status().code(),
             absl::StatusCode::kNotFound);
@@ -163,17 +158,18 @@ TEST(StateDictPickleTest, AllowsStateDictGlobalsOnly) {
       "cbuiltins\neval\nX\x03\x00\x00\x00"
       "1+1\x85R."s,
       "f.bin");
-  EXPECT_THAT(Message(builtins), HasSubstr("f.bin: the pickle imports builtins.eval"));
-  EXPECT_THAT(Message(builtins), HasSubstr("(at byte 2)"));
+  EXPECT_THAT(ErrorText(builtins), HasSubstr("f.bin: the pickle imports builtins.eval"));
+  EXPECT_THAT(ErrorText(builtins), HasSubstr("(at byte 2)"));
   // Protocol 4 names its globals from the stack: refused, whatever they are.
   auto stack_global = CheckStateDictPickle("\x80\x04\x8c\x02os\x8c\x06system\x93."s, "f.bin");
-  EXPECT_THAT(Message(stack_global), HasSubstr("opcode 0x93"));
-  EXPECT_THAT(Message(CheckStateDictPickle("\x80\x02X\xff\x00\x00\x00"
-                                           "ab"s,
-                                           "f.bin")),
+  EXPECT_THAT(ErrorText(stack_global), HasSubstr("opcode 0x93"));
+  EXPECT_THAT(ErrorText(CheckStateDictPickle("\x80\x02X\xff\x00\x00\x00"
+                                             "ab"s,
+                                             "f.bin")),
               HasSubstr("truncated"));
-  EXPECT_THAT(Message(CheckStateDictPickle("\x80\x02}"s, "f.bin")), HasSubstr("without the STOP"));
-  EXPECT_THAT(Message(CheckStateDictPickle("\x80\x02\xff."s, "f.bin")),
+  EXPECT_THAT(ErrorText(CheckStateDictPickle("\x80\x02}"s, "f.bin")),
+              HasSubstr("without the STOP"));
+  EXPECT_THAT(ErrorText(CheckStateDictPickle("\x80\x02\xff."s, "f.bin")),
               HasSubstr("unknown opcode 0xff"));
 }
 
@@ -193,9 +189,9 @@ TEST(StateDictPickleTest, RewritesOrderedDictCallsAndBuild) {
   ASSERT_TRUE(ordered.ok()) << ordered.status();
   EXPECT_EQ(*ordered, "\x80\x02}q\x01}\x86."s);
   // Any other use of the class is refused.
-  EXPECT_THAT(Message(CheckStateDictPickle("\x80\x02"
-                                           "ccollections\nOrderedDict\n}R."s,
-                                           "f.bin")),
+  EXPECT_THAT(ErrorText(CheckStateDictPickle("\x80\x02"
+                                             "ccollections\nOrderedDict\n}R."s,
+                                             "f.bin")),
               HasSubstr("uses collections.OrderedDict other than as OrderedDict()"));
 }
 

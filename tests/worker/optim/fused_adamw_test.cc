@@ -15,18 +15,18 @@
 namespace lmtrain {
 namespace {
 
-struct Params {
+struct ParamGroups {
   std::vector<torch::Tensor> decay, no_decay;
 };
 
-Params MakeParams(uint64_t seed) {
+ParamGroups MakeParamGroups(uint64_t seed) {
   torch::manual_seed(seed);
   return {{torch::randn({70, 33}).requires_grad_(), torch::randn({1000}).requires_grad_()},
           {torch::randn({33}).requires_grad_(), torch::randn({5}).requires_grad_()}};
 }
 
 template <typename Optimizer>
-std::unique_ptr<torch::optim::Optimizer> Make(const Params& p) {
+std::unique_ptr<torch::optim::Optimizer> Make(const ParamGroups& p) {
   auto options = [](double wd) {
     return std::make_unique<torch::optim::AdamWOptions>(
         torch::optim::AdamWOptions(3e-2).betas({0.9, 0.99}).eps(1e-6).weight_decay(wd));
@@ -38,7 +38,7 @@ std::unique_ptr<torch::optim::Optimizer> Make(const Params& p) {
 }
 
 // Deterministic gradients for step `step`; the last no-decay tensor gets none on odd steps.
-void SetGrads(const Params& p, int step) {
+void SetGrads(const ParamGroups& p, int step) {
   int index = 0;
   for (const auto* list : {&p.decay, &p.no_decay}) {
     for (const torch::Tensor& t : *list) {
@@ -49,14 +49,14 @@ void SetGrads(const Params& p, int step) {
   }
 }
 
-void Steps(const Params& p, torch::optim::Optimizer& optimizer, int from, int to) {
+void Steps(const ParamGroups& p, torch::optim::Optimizer& optimizer, int from, int to) {
   for (int step = from; step < to; ++step) {
     SetGrads(p, step);
     optimizer.step();
   }
 }
 
-void ExpectClose(const Params& a, const Params& b, double tolerance) {
+void ExpectClose(const ParamGroups& a, const ParamGroups& b, double tolerance) {
   for (size_t i = 0; i < a.decay.size(); ++i) {
     EXPECT_TRUE(torch::allclose(a.decay[i], b.decay[i], tolerance, tolerance))
         << (a.decay[i] - b.decay[i]).abs().max();
@@ -68,20 +68,20 @@ void ExpectClose(const Params& a, const Params& b, double tolerance) {
 }
 
 TEST(FusedAdamWTest, FollowsTorchAdamW) {
-  const Params fused = MakeParams(1), plain = MakeParams(1);
+  const ParamGroups fused = MakeParamGroups(1), plain = MakeParamGroups(1);
   auto a = Make<FusedAdamW>(fused);
   auto b = Make<torch::optim::AdamW>(plain);
   Steps(fused, *a, 0, 20);
   Steps(plain, *b, 0, 20);
   ExpectClose(fused, plain, 1e-5);
   // The parameters moved: the comparison is not between two untouched copies.
-  EXPECT_FALSE(torch::allclose(fused.decay[0], MakeParams(1).decay[0]));
+  EXPECT_FALSE(torch::allclose(fused.decay[0], MakeParamGroups(1).decay[0]));
 }
 
 TEST(FusedAdamWTest, OptimizerFilesMoveBetweenTheTwo) {
   const std::filesystem::path file =
       std::filesystem::temp_directory_path() / "fused_adamw_test_optimizer.pt";
-  const Params fused = MakeParams(2), plain = MakeParams(2);
+  const ParamGroups fused = MakeParamGroups(2), plain = MakeParamGroups(2);
   auto a = Make<FusedAdamW>(fused);
   Steps(fused, *a, 0, 5);
   torch::save(*a, file.string());
@@ -126,7 +126,7 @@ TEST(FusedAdamWTest, NonContiguousAndDoubleParametersTakeTorchsStep) {
 
 TEST(FusedAdamWTest, ThreadCountDoesNotChangeTheResult) {
   const int threads = at::get_num_threads();
-  const Params one = MakeParams(4), two = MakeParams(4);
+  const ParamGroups one = MakeParamGroups(4), two = MakeParamGroups(4);
   auto a = Make<FusedAdamW>(one);
   auto b = Make<FusedAdamW>(two);
   at::set_num_threads(1);

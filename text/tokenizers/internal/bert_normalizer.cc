@@ -8,15 +8,12 @@
 #include <utility>
 #include <vector>
 
+#include "text/tokenizers/internal/bert_pretokenizer.h"
+
 namespace lmtrain::tokenizers_internal {
 namespace {
 
 using Changes = std::vector<std::pair<char32_t, int>>;
-
-bool IsWhitespace(char32_t c) {
-  if (c < 0x80) return c == ' ' || (c >= '\t' && c <= '\r');
-  return u_isUWhiteSpace(static_cast<UChar32>(c));
-}
 
 // unicode_categories' is_other(): Cc, Cf or Co (not Cn, not Cs).
 bool IsControl(char32_t c) {
@@ -35,7 +32,7 @@ bool IsControl(char32_t c) {
 void CleanText(NormalizedText* text) {
   text->Filter([](char32_t c) { return !(c == 0 || c == 0xFFFD || IsControl(c)); });
   for (char32_t& c : text->chars) {
-    if (IsWhitespace(c)) c = ' ';
+    if (IsBertWhitespace(c)) c = ' ';
   }
 }
 

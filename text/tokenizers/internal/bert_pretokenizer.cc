@@ -3,14 +3,10 @@
 #include <unicode/uchar.h>
 
 namespace lmtrain::tokenizers_internal {
-namespace {
-
-bool IsWhitespace(char32_t c) {
+bool IsBertWhitespace(char32_t c) {
   if (c < 0x80) return c == ' ' || (c >= '\t' && c <= '\r');
   return u_isUWhiteSpace(static_cast<UChar32>(c));
 }
-
-}  // namespace
 
 bool IsBertPunctuation(char32_t c) {
   if (c < 0x80) {
@@ -38,7 +34,7 @@ std::vector<std::pair<size_t, size_t>> SplitBertWords(const std::u32string& char
     if (end > start) words.emplace_back(start, end);
   };
   for (size_t i = 0; i < chars.size(); ++i) {
-    if (IsWhitespace(chars[i])) {
+    if (IsBertWhitespace(chars[i])) {
       flush(i);
       start = i + 1;
     } else if (IsBertPunctuation(chars[i])) {

@@ -14,6 +14,9 @@ namespace lmtrain::tokenizers_internal {
 // [\]^_`{|}~) or a Unicode P* category.
 bool IsBertPunctuation(char32_t c);
 
+// Whitespace as BERT defines it: ASCII \t \n \v \f \r and space, or Unicode White_Space.
+bool IsBertWhitespace(char32_t c);
+
 // [begin, end) character ranges of the words of `chars`, in order.
 std::vector<std::pair<size_t, size_t>> SplitBertWords(const std::u32string& chars);
 

@@ -52,7 +52,7 @@ void ApplyTokenizerConfig(const Json& config, WordPieceFiles* files) {
   files->pair_after = {{files->sep_token, 1}};
 }
 
-absl::Status Unsupported(const std::string& path, const std::string& what) {
+absl::Status UnsupportedWordPiece(const std::string& path, const std::string& what) {
   return absl::UnimplementedError(
       absl::StrCat(path, ": ", what, "; only BERT-style WordPiece tokenizer.json is supported"));
 }
@@ -70,7 +70,7 @@ absl::Status ReadNormalizer(const Json& root, WordPieceFiles* files) {
     return absl::OkStatus();
   }
   if (normalizer.value("type", "") != "BertNormalizer")
-    return Unsupported(files->source, "the normalizer is not BertNormalizer");
+    return UnsupportedWordPiece(files->source, "the normalizer is not BertNormalizer");
   n.clean_text = Flag(normalizer, "clean_text", true);
   n.handle_chinese_chars = Flag(normalizer, "handle_chinese_chars", true);
   n.lowercase = Flag(normalizer, "lowercase", true);
@@ -110,7 +110,8 @@ absl::Status ReadTemplate(const Json& processor, WordPieceFiles* files) {
   RETURN_IF_ERROR(SplitTemplate(processor.value("pair", Json::array()),
                                 files->source + ": post_processor.pair", &pair));
   if (single.size() != 2 || pair.size() != 3) {
-    return Unsupported(files->source, "the template needs $A once (single) and $A, $B (pair)");
+    return UnsupportedWordPiece(files->source,
+                                "the template needs $A once (single) and $A, $B (pair)");
   }
   files->single_before = single[0];
   files->single_after = single[1];
@@ -134,7 +135,8 @@ absl::Status ReadPostProcessor(const Json& root, WordPieceFiles* files) {
     return absl::OkStatus();
   }
   if (type == "TemplateProcessing") return ReadTemplate(processor, files);
-  if (!processor.is_null()) return Unsupported(files->source, "post_processor type " + type);
+  if (!processor.is_null())
+    return UnsupportedWordPiece(files->source, "post_processor type " + type);
   files->single_before = files->single_after = {};
   files->pair_before = files->pair_between = files->pair_after = {};
   return absl::OkStatus();
@@ -215,11 +217,11 @@ absl::StatusOr<WordPieceFiles> ReadWordPieceTokenizerJson(const std::string& pat
   try {
     if (!root.is_object() || !root.contains("model") ||
         root["model"].value("type", "") != "WordPiece") {
-      return Unsupported(path, "model.type is not \"WordPiece\"");
+      return UnsupportedWordPiece(path, "model.type is not \"WordPiece\"");
     }
     const Json& pre = root.value("pre_tokenizer", Json());
     if (!pre.is_object() || pre.value("type", "") != "BertPreTokenizer")
-      return Unsupported(path, "the pre_tokenizer is not BertPreTokenizer");
+      return UnsupportedWordPiece(path, "the pre_tokenizer is not BertPreTokenizer");
     RETURN_IF_ERROR(ReadNormalizer(root, &files));
     RETURN_IF_ERROR(ReadPostProcessor(root, &files));
     RETURN_IF_ERROR(ReadVocabulary(root, &files));
