@@ -4,13 +4,17 @@
 #include "worker/models/pytorch_weights.h"
 
 #include <filesystem>
+#include <memory>
 #include <string>
+#include <utility>
+#include <vector>
 
+#include "absl/strings/str_cat.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
-#include "tests/worker/models/model_test_util.h"
 #include "tests/test_paths.h"
 #include "tests/test_python.h"
+#include "tests/worker/models/model_test_util.h"
 #include "worker/models/internal/pickle_globals.h"
 #include "worker/models/pretrained_model.h"
 
@@ -44,7 +48,7 @@ class PytorchWeightsTest : public ::testing::Test {
     electra_ =
         new std::shared_ptr<DiscriminatorModel>(*CreateDiscriminator(TinyEncoderConfig("electra")));
     output_ = new std::string;
-    status_ = Convert(**gpt2_, "gpt2") + Convert(**electra_, "electra");
+    status_ = Convert({{*gpt2_, "gpt2"}, {*electra_, "electra"}});
   }
   static void TearDownTestSuite() {
     delete dir_;
@@ -55,15 +59,18 @@ class PytorchWeightsTest : public ::testing::Test {
     ASSERT_EQ(status_, 0) << *output_;
   }
 
-  // Saves `model` as safetensors in NAME/src and runs the script into NAME/.
-  static int Convert(const PretrainedModel& model, const std::string& name) {
-    const fs::path src = dir_->path() / name / "src";
-    fs::create_directories(src);
-    if (!SavePretrained(model, src.string()).ok()) return 1;
-    const std::string script =
+  // Saves each model as safetensors in NAME/src, then runs the script once into each NAME/.
+  static int Convert(
+      const std::vector<std::pair<std::shared_ptr<PretrainedModel>, std::string>>& models) {
+    std::string command =
         std::string(LMTRAIN_SOURCE_DIR) + "/tests/worker/models/hf/pytorch_model_bin.py";
-    return lmtrain::testing::RunTestPython(
-        script + " " + src.string() + " " + (dir_->path() / name).string(), output_);
+    for (const auto& [model, name] : models) {
+      const fs::path src = dir_->path() / name / "src";
+      fs::create_directories(src);
+      if (!SavePretrained(*model, src.string()).ok()) return 1;
+      absl::StrAppend(&command, " ", src.string(), " ", (dir_->path() / name).string());
+    }
+    return lmtrain::testing::RunTestPython(command, output_);
   }
   static std::string Dir(const std::string& name, const std::string& variant) {
     return (dir_->path() / name / variant).string();

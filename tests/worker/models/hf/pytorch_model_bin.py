@@ -1,8 +1,9 @@
 """Re-saves an HF model directory in PyTorch's pickled format, as transformers 4.x's
 save_pretrained(safe_serialization=False) wrote it, plus a weights file that must never load.
 
-    python3 pytorch_model_bin.py SRC_DIR OUT_DIR
+    python3 pytorch_model_bin.py SRC_DIR OUT_DIR [SRC_DIR OUT_DIR ...]
 
+(several pairs in one run share one start of Python, torch and transformers: seconds per pair)
 SRC_DIR: config.json + model.safetensors, loaded with transformers (the class named by
 config.json's architectures[0]). OUT_DIR gets:
   single/   config.json + pytorch_model.bin (torch.save of model.state_dict())
@@ -59,4 +60,8 @@ def main(src_dir, out_dir):
 
 
 if __name__ == "__main__":
-    main(sys.argv[1], sys.argv[2])
+    args = sys.argv[1:]
+    if not args or len(args) % 2:
+        sys.exit(__doc__)
+    for i in range(0, len(args), 2):
+        main(args[i], args[i + 1])
