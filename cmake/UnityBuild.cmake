@@ -42,7 +42,7 @@ function(_lmtrain_unity_eligible out target src)
 endfunction()
 
 # lmtrain_unity_build(TARGET): replaces TARGET's eligible sources by batch files that include
-# them. The original list stays in the target property LMTRAIN_UNITY_SOURCES.
+# them.
 function(lmtrain_unity_build target)
   get_target_property(dir ${target} SOURCE_DIR)
   get_target_property(bin ${target} BINARY_DIR)
@@ -82,7 +82,6 @@ function(lmtrain_unity_build target)
     list(APPEND batch_files "${file}")
     math(EXPR index "${index} + 1")
   endwhile()
-  set_property(TARGET ${target} PROPERTY LMTRAIN_UNITY_SOURCES "${sources}")
   set_property(TARGET ${target} PROPERTY SOURCES ${kept} ${batch_files})
   target_include_directories(${target} PRIVATE "${PROJECT_SOURCE_DIR}")
 endfunction()
