@@ -80,11 +80,10 @@ absl::StatusOr<std::unique_ptr<Gpt2BpeTokenizer>> Gpt2BpeTokenizer::FromFiles(
   ASSIGN_OR_RETURN(std::string merges_text, ti::ReadFile(merges_txt));
   ASSIGN_OR_RETURN(parts.id_to_token,
                    ti::ParseVocabJson(vocab_text, vocab_json));
-  const ti::TokenIdMap vocab = FirstIdOfEachToken(parts.id_to_token);
-  ASSIGN_OR_RETURN(parts.merges,
-                   ti::ParseMergesTxt(merges_text, merges_txt, vocab));
+  parts.token_to_id = FirstIdOfEachToken(parts.id_to_token);
+  ASSIGN_OR_RETURN(parts.merges, ti::ParseMergesTxt(merges_text, merges_txt, parts.token_to_id));
   ASSIGN_OR_RETURN(parts.specials,
-                   SpecialTokensFor(ti::DirName(vocab_json), vocab, {}));
+                   SpecialTokensFor(ti::DirName(vocab_json), parts.token_to_id, {}));
   return Create(std::move(parts));
 }
 
@@ -96,15 +95,15 @@ Gpt2BpeTokenizer::FromTokenizerJson(const std::string& path) {
   parts.source = path;
   parts.id_to_token = std::move(files.id_to_token);
   parts.merges = std::move(files.merges);
+  parts.token_to_id = FirstIdOfEachToken(parts.id_to_token);
   ASSIGN_OR_RETURN(parts.specials,
-                   SpecialTokensFor(ti::DirName(path), FirstIdOfEachToken(parts.id_to_token),
-                                    files.special_tokens));
+                   SpecialTokensFor(ti::DirName(path), parts.token_to_id, files.special_tokens));
   return Create(std::move(parts));
 }
 
 absl::StatusOr<std::unique_ptr<Gpt2BpeTokenizer>> Gpt2BpeTokenizer::Create(
     Parts parts) {
-  ti::TokenIdMap vocab = FirstIdOfEachToken(parts.id_to_token);
+  const ti::TokenIdMap& vocab = parts.token_to_id;
   // Every byte needs a symbol, so that any text encodes without loss.
   std::array<int32_t, 256> byte_ids;
   for (int b = 0; b < 256; ++b) {
@@ -120,17 +119,14 @@ absl::StatusOr<std::unique_ptr<Gpt2BpeTokenizer>> Gpt2BpeTokenizer::Create(
     }
     byte_ids[b] = it->second;
   }
-  return std::unique_ptr<Gpt2BpeTokenizer>(
-      new Gpt2BpeTokenizer(std::move(parts), std::move(vocab), byte_ids));
+  return std::unique_ptr<Gpt2BpeTokenizer>(new Gpt2BpeTokenizer(std::move(parts), byte_ids));
 }
 
-Gpt2BpeTokenizer::Gpt2BpeTokenizer(Parts parts,
-                                   tokenizers_internal::TokenIdMap token_to_id,
-                                   const std::array<int32_t, 256>& byte_ids)
+Gpt2BpeTokenizer::Gpt2BpeTokenizer(Parts parts, const std::array<int32_t, 256>& byte_ids)
     : id_to_token_(std::move(parts.id_to_token)),
       merges_(std::move(parts.merges)),
       specials_(std::move(parts.specials)),
-      token_to_id_(std::move(token_to_id)),
+      token_to_id_(std::move(parts.token_to_id)),
       special_matcher_(SplitTokens(specials_, token_to_id_)),
       bpe_(byte_ids, merges_) {
   id_to_bytes_.reserve(id_to_token_.size());

@@ -82,13 +82,13 @@ class Gpt2BpeTokenizer final : public Tokenizer {
   struct Parts {
     std::vector<std::string>
         id_to_token;  // "" for ids missing from the vocabulary.
+    tokenizers_internal::TokenIdMap token_to_id;  // The first id of each token.
     std::vector<tokenizers_internal::BpeMerge> merges;
     tokenizers_internal::SpecialTokenNames specials;
     std::string source;  // File named in errors.
   };
   static absl::StatusOr<std::unique_ptr<Gpt2BpeTokenizer>> Create(Parts parts);
-  Gpt2BpeTokenizer(Parts parts, tokenizers_internal::TokenIdMap token_to_id,
-                   const std::array<int32_t, 256>& byte_ids);
+  Gpt2BpeTokenizer(Parts parts, const std::array<int32_t, 256>& byte_ids);
 
   std::optional<int32_t> IdOfSpecial(const std::string& token) const;
   void EncodeOrdinaryText(std::string_view text,
