@@ -179,6 +179,13 @@ struct TrainingSpec {
   int64_t save_steps = 500;                  // >= 0; 0: save only at the end
   int save_total_limit = 0;                  // >= 0; 0: keep all
   int64_t seed = 42;
+  // The seed of the training data's order, epoch by epoch (HF's data_seed). Unset: seed. The
+  // model's initialisation, dropout and MLM masking keep following seed.
+  std::optional<int64_t> data_seed;
+  // HF's group_by_length: batches of examples of similar length (fewer padding tokens), in
+  // random megabatches of up to 50 updates sorted longest first (batch_order.h
+  // LengthGroupedOrder); the longest batch comes first.
+  bool group_by_length = false;
   bool bf16 = false;                  // bf16 autocast (CPU and CUDA)
   int64_t max_eval_samples = 0;       // > 0 caps the evaluation set (in examples)
   bool do_train = true;               // false: evaluate the model only

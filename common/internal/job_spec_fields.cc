@@ -160,6 +160,8 @@ const FieldTable<TrainingSpec>& TrainingFields() {
       NumberField("save_steps", &T::save_steps, Range::AtLeast(0)),
       NumberField("save_total_limit", &T::save_total_limit, Range::AtLeast(0)),
       NumberField("seed", &T::seed),
+      OptionalNumberField("data_seed", &T::data_seed),
+      BoolField("group_by_length", &T::group_by_length),
       BoolField("bf16", &T::bf16),
       NumberField("max_eval_samples", &T::max_eval_samples, Range::AtLeast(0)),
       BoolField("do_train", &T::do_train),

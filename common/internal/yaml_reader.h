@@ -298,24 +298,29 @@ Field<S> OptionalBoolField(std::string_view key, std::optional<bool> S::*member)
           }};
 }
 
-// An optional floating-point member checked against `range`: a null value (or `~`) leaves it
-// unset; written back as null when unset.
-template <typename S>
-Field<S> OptionalNumberField(std::string_view key, std::optional<double> S::*member,
+// An optional integer (int64_t) or floating-point member checked against `range`: a null value
+// (or `~`) leaves it unset; written back as null when unset.
+template <typename S, typename N>
+Field<S> OptionalNumberField(std::string_view key, std::optional<N> S::*member,
                              Range range = Range::Any()) {
+  static_assert(std::is_same_v<N, int64_t> || std::is_same_v<N, double>);
   return {key,
           [member, range](YamlReader& r, const YamlNode& v, const std::string& path, S& out) {
             if (v.IsNull()) {
               out.*member = std::nullopt;
+            } else if constexpr (std::is_integral_v<N>) {
+              if (auto x = r.ReadInt(v, path, range)) out.*member = *x;
             } else if (auto x = r.ReadDouble(v, path, range)) {
               out.*member = *x;
             }
           },
           [member](YamlOut& e, const S& s) {
-            if ((s.*member).has_value()) {
-              e << FormatDouble(*(s.*member));
-            } else {
+            if (!(s.*member).has_value()) {
               e << YAML::Null;
+            } else if constexpr (std::is_integral_v<N>) {
+              e << static_cast<long long>(*(s.*member));
+            } else {
+              e << FormatDouble(*(s.*member));
             }
           }};
 }

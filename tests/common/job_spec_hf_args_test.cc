@@ -1,5 +1,6 @@
 // ParseJobSpec on HF TrainingArguments that take more than a value: lr_scheduler_kwargs,
-// overwrite_output_dir, HF's deprecated names, read with a warning, and eval_strategy.
+// overwrite_output_dir, data_seed and group_by_length, HF's deprecated names, read with a warning,
+// and eval_strategy.
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
@@ -136,6 +137,25 @@ TEST_F(JobSpecHfArgsTest, LayerwiseLrDecayAndEvalAllCheckpoints) {
       HasError(ParseTraining("  layerwise_lr_decay: 0\n"), 8, "training.layerwise_lr_decay"));
   EXPECT_TRUE(
       HasError(ParseTraining("  layerwise_lr_decay: 1.5\n"), 8, "training.layerwise_lr_decay"));
+}
+
+TEST_F(JobSpecHfArgsTest, DataSeedAndGroupByLength) {
+  auto spec = ParseTraining("  data_seed: 7\n  group_by_length: true\n");
+  ASSERT_TRUE(spec.ok()) << spec.status();
+  EXPECT_EQ(spec->training.data_seed, 7);
+  EXPECT_TRUE(spec->training.group_by_length);
+  auto again = ParseJobSpec(JobSpecToYaml(*spec), ParseOptions{});
+  ASSERT_TRUE(again.ok()) << again.status();
+  test_util::ExpectTrainingEqual(again->training, spec->training);
+  spec = ParseTraining("  seed: 1\n  data_seed: null\n");
+  ASSERT_TRUE(spec.ok()) << spec.status();
+  EXPECT_FALSE(spec->training.data_seed.has_value());
+  EXPECT_FALSE(spec->training.group_by_length);
+  again = ParseJobSpec(JobSpecToYaml(*spec), ParseOptions{});
+  ASSERT_TRUE(again.ok()) << again.status();
+  EXPECT_FALSE(again->training.data_seed.has_value());
+  EXPECT_TRUE(HasError(ParseTraining("  data_seed: 1.5\n"), 8, "training.data_seed"));
+  EXPECT_TRUE(HasError(ParseTraining("  group_by_length: 3\n"), 8, "training.group_by_length"));
 }
 
 TEST_F(JobSpecHfArgsTest, OverwriteOutputDirIsABool) {

@@ -131,6 +131,8 @@ inline void ExpectTrainingEqual(const TrainingSpec& a, const TrainingSpec& b) {
   EXPECT_EQ(a.device, b.device);
   EXPECT_EQ(a.use_cpu, b.use_cpu);
   EXPECT_EQ(a.full_determinism, b.full_determinism);
+  EXPECT_EQ(a.data_seed, b.data_seed);
+  EXPECT_EQ(a.group_by_length, b.group_by_length);
 }
 
 // Field-by-field equality with a readable failure for each differing field.

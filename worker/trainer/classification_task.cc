@@ -174,6 +174,16 @@ struct ClassificationBatch : PreparedBatch {
 
 }  // namespace
 
+std::vector<int64_t> ClassificationTask::TrainExampleLengths() const {
+  std::vector<int64_t> lengths;
+  lengths.reserve(data_.train.features.size());
+  for (const ClassificationFeature& f : data_.train.features) {
+    // Rows padded to max_seq_length all have its length, as HF's padded input_ids.
+    lengths.push_back(std::max<int64_t>(pad_to_, static_cast<int64_t>(f.ids.size())));
+  }
+  return lengths;
+}
+
 std::unique_ptr<PreparedBatch> ClassificationTask::PrepareTrainBatch(const BatchIndices& indices,
                                                                      uint64_t) const {
   auto prepared = std::make_unique<ClassificationBatch>();

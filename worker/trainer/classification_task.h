@@ -53,6 +53,7 @@ class ClassificationTask : public TrainingTask {
   int64_t NumTrainExamples() const override {
     return static_cast<int64_t>(data_.train.features.size());
   }
+  std::vector<int64_t> TrainExampleLengths() const override;
   std::unique_ptr<PreparedBatch> PrepareTrainBatch(const BatchIndices& indices,
                                                    uint64_t batch_seed) const override;
   TaskLoss TrainLossOf(PreparedBatch& batch) override;

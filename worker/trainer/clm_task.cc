@@ -30,6 +30,13 @@ struct ClmBatch : PreparedBatch {
 
 }  // namespace
 
+std::vector<int64_t> ClmTask::TrainExampleLengths() const {
+  std::vector<int64_t> lengths;
+  lengths.reserve(examples_.train.size());
+  for (const TokenIds& ids : examples_.train) lengths.push_back(static_cast<int64_t>(ids.size()));
+  return lengths;
+}
+
 std::unique_ptr<PreparedBatch> ClmTask::PrepareTrainBatch(const BatchIndices& indices,
                                                           uint64_t /*batch_seed*/) const {
   auto prepared = std::make_unique<ClmBatch>();

@@ -137,6 +137,14 @@ LabelledRows ChooseLabelledRows(const torch::Tensor& labels) {
               {flat.index_select(0, rows), torch::full({padded - n}, kIgnoreIndex, torch::kLong)})};
 }
 
+std::vector<int64_t> MlmTask::TrainExampleLengths() const {
+  std::vector<int64_t> lengths(static_cast<size_t>(NumTrainExamples()));
+  for (size_t i = 0; i < lengths.size(); ++i) {
+    lengths[i] = static_cast<int64_t>(data_.train.Example(static_cast<int64_t>(i)).size());
+  }
+  return lengths;
+}
+
 std::unique_ptr<PreparedBatch> MlmTask::PrepareTrainBatch(const BatchIndices& indices,
                                                           uint64_t batch_seed) const {
   Mt19937RandomSource source({batch_seed});

@@ -52,6 +52,7 @@ class MlmTask : public TrainingTask {
   int64_t NumTrainExamples() const override {
     return data_.max_train > 0 ? std::min(data_.max_train, data_.train.size()) : data_.train.size();
   }
+  std::vector<int64_t> TrainExampleLengths() const override;
   std::unique_ptr<PreparedBatch> PrepareTrainBatch(const BatchIndices& indices,
                                                    uint64_t batch_seed) const override;
   TaskLoss TrainLossOf(PreparedBatch& batch) override;

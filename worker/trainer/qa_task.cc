@@ -86,6 +86,15 @@ struct QaBatch : PreparedBatch {
 
 }  // namespace
 
+std::vector<int64_t> QaTask::TrainExampleLengths() const {
+  std::vector<int64_t> lengths;
+  lengths.reserve(data_.train.size());
+  for (const QaTrainFeature& f : data_.train) {
+    lengths.push_back(static_cast<int64_t>(f.inputs.input_ids.size()));  // Padded or not.
+  }
+  return lengths;
+}
+
 std::unique_ptr<PreparedBatch> QaTask::PrepareTrainBatch(const BatchIndices& indices,
                                                          uint64_t) const {
   std::vector<const QaModelInputs*> rows;

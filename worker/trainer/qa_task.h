@@ -40,6 +40,7 @@ class QaTask : public TrainingTask {
 
   PretrainedModel& model() override { return *model_; }
   int64_t NumTrainExamples() const override { return static_cast<int64_t>(data_.train.size()); }
+  std::vector<int64_t> TrainExampleLengths() const override;
   std::unique_ptr<PreparedBatch> PrepareTrainBatch(const BatchIndices& indices,
                                                    uint64_t batch_seed) const override;
   TaskLoss TrainLossOf(PreparedBatch& batch) override;

@@ -81,9 +81,10 @@ Trainer::Trainer(Options options, TrainingTask* task, const Tokenizer* tokenizer
       plan_(std::move(plan)),
       state_(InitialState(plan_, options_.training)) {
   if (task_->NumTrainExamples() > 0) {
-    cursor_ = std::make_unique<StepCursor>(task_->NumTrainExamples(), GlobalBatchSize(),
-                                           options_.training.gradient_accumulation_steps,
-                                           static_cast<uint64_t>(options_.training.seed));
+    cursor_ = std::make_unique<StepCursor>(
+        task_->NumTrainExamples(), GlobalBatchSize(), options_.training.gradient_accumulation_steps,
+        TrainOrderFor(options_.training, GlobalBatchSize(),
+                      [this] { return task_->TrainExampleLengths(); }));
   }
 }
 
@@ -129,14 +130,12 @@ absl::Status Trainer::ResumeFrom(const std::string& dir) {
   if (scaler_ != nullptr && std::filesystem::exists(dir + "/" + kScalerFile)) {
     RETURN_IF_ERROR(scaler_->Load(dir + "/" + kScalerFile));
   }
-  const TrainingSpec& t = options_.training;
-  if (record.train_batch_size != GlobalBatchSize() ||
-      record.gradient_accumulation_steps != t.gradient_accumulation_steps ||
-      record.num_train_examples != task_->NumTrainExamples() || record.seed != t.seed) {
+  if (!SameRunShape(record,
+                    RunShapeOf(options_.training, GlobalBatchSize(), task_->NumTrainExamples()))) {
     return absl::FailedPreconditionError(
         dir +
-        " was written by a run with another batch size, accumulation, seed or dataset "
-        "(it cannot continue this run exactly); start a fresh output_dir");
+        " was written by a run with another batch size, accumulation, seed, data order or "
+        "dataset (it cannot continue this run exactly); start a fresh output_dir");
   }
   if (record.global_step > plan_.max_steps) {
     return absl::FailedPreconditionError(dir + " is at step " + std::to_string(record.global_step) +
@@ -436,14 +435,10 @@ absl::StatusOr<EvalLogRecord> Trainer::Evaluate() {
 absl::Status Trainer::SaveCheckpoint() {
   const double start = Now();
   const int64_t step = state_.global_step;
-  ResumeRecord resume;
+  ResumeRecord resume = RunShapeOf(options_.training, GlobalBatchSize(), task_->NumTrainExamples());
   resume.global_step = step;
   resume.total_loss_sum = total_loss_sum_;
   resume.total_samples = total_samples_;
-  resume.train_batch_size = GlobalBatchSize();  // What the data order depends on.
-  resume.gradient_accumulation_steps = options_.training.gradient_accumulation_steps;
-  resume.num_train_examples = task_->NumTrainExamples();
-  resume.seed = options_.training.seed;
   resume.scheduler_steps = scheduler_steps_;
   if (plateau_.has_value()) resume.lr_scheduler = plateau_->ToJson();
   const std::string path = checkpoints_->PathFor(step);

@@ -9,6 +9,7 @@
 #include "common/status_macros.h"
 #include "worker/models/rng_state.h"
 #include "worker/trainer/torch_errors.h"
+#include "worker/trainer_base/training_plan.h"
 
 namespace lmtrain {
 namespace {
@@ -30,6 +31,8 @@ nlohmann::json RecordToJson(const ResumeRecord& r) {
                       {"gradient_accumulation_steps", r.gradient_accumulation_steps},
                       {"num_train_examples", r.num_train_examples},
                       {"seed", r.seed},
+                      {"data_seed", r.data_seed},
+                      {"group_by_length", r.group_by_length},
                       {"scheduler_steps", r.scheduler_steps}};
   if (!r.lr_scheduler.is_null()) j["lr_scheduler"] = r.lr_scheduler;
   return j;
@@ -53,6 +56,8 @@ absl::StatusOr<ResumeRecord> RecordFromFile(const std::string& path) {
     r.gradient_accumulation_steps = j.at("gradient_accumulation_steps").get<int64_t>();
     r.num_train_examples = j.at("num_train_examples").get<int64_t>();
     r.seed = j.at("seed").get<int64_t>();
+    r.data_seed = j.value("data_seed", r.seed);
+    r.group_by_length = j.value("group_by_length", false);
     r.scheduler_steps = j.value("scheduler_steps", r.global_step);
     if (j.contains("lr_scheduler")) r.lr_scheduler = j["lr_scheduler"];
   } catch (const nlohmann::json::exception& e) {
@@ -100,6 +105,25 @@ absl::Status WriteResumeFiles(const std::string& dir, const torch::optim::Optimi
       [&] { return "writing the optimizer and RNG state into " + dir; }));
   // Last: its presence marks the resume files complete.
   return WriteFileAtomically(dir + "/" + kStateFile, RecordToJson(record).dump(2) + "\n");
+}
+
+ResumeRecord RunShapeOf(const TrainingSpec& training, int64_t global_batch,
+                        int64_t num_train_examples) {
+  ResumeRecord r;
+  r.train_batch_size = global_batch;
+  r.gradient_accumulation_steps = training.gradient_accumulation_steps;
+  r.num_train_examples = num_train_examples;
+  r.seed = training.seed;
+  r.data_seed = DataSeedOf(training);
+  r.group_by_length = training.group_by_length;
+  return r;
+}
+
+bool SameRunShape(const ResumeRecord& a, const ResumeRecord& b) {
+  return a.train_batch_size == b.train_batch_size &&
+         a.gradient_accumulation_steps == b.gradient_accumulation_steps &&
+         a.num_train_examples == b.num_train_examples && a.seed == b.seed &&
+         a.data_seed == b.data_seed && a.group_by_length == b.group_by_length;
 }
 
 absl::StatusOr<ResumeRecord> ReadResumeFiles(const std::string& dir,

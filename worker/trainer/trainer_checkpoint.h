@@ -24,6 +24,7 @@
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
+#include "common/job_spec.h"
 #include "worker/models/pretrained_model.h"
 
 namespace lmtrain {
@@ -37,6 +38,10 @@ struct ResumeRecord {
   int64_t gradient_accumulation_steps = 0;
   int64_t num_train_examples = 0;
   int64_t seed = 0;
+  // The data order's seed (training.data_seed, else seed) and group_by_length; files without
+  // them mean seed and false.
+  int64_t data_seed = 0;
+  bool group_by_length = false;
   // Optimizer updates done (the LR schedule's position); below global_step only after skipped
   // fp16 steps. Files without it mean global_step.
   int64_t scheduler_steps = 0;
@@ -44,6 +49,13 @@ struct ResumeRecord {
   // (reduce_lr_on_plateau: PlateauSchedule::ToJson); null for the others.
   nlohmann::json lr_scheduler;
 };
+
+// A record of the run's shape only (the fields that decide its data order) for `training`, a
+// micro-batch of `global_batch` examples over all ranks and `num_train_examples` examples.
+ResumeRecord RunShapeOf(const TrainingSpec& training, int64_t global_batch,
+                        int64_t num_train_examples);
+// Whether `a` and `b` have the same shape: a checkpoint of one can continue the other exactly.
+bool SameRunShape(const ResumeRecord& a, const ResumeRecord& b);
 
 // Writes optimizer.pt, rng_state.pt and lmtrain_state.json into `dir` (exists). Internal
 // on failure, naming the file.

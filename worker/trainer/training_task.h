@@ -86,6 +86,10 @@ class TrainingTask {
 
   // Training examples (0 when the job only evaluates).
   virtual int64_t NumTrainExamples() const = 0;
+  // Each training example's length in tokens as HF's group_by_length sees it (the input_ids
+  // of its model inputs, padding included where the task pads every row to max_seq_length):
+  // NumTrainExamples() entries.
+  virtual std::vector<int64_t> TrainExampleLengths() const = 0;
 
   // The host-side inputs of training examples `indices` (in range, non-empty). `batch_seed`
   // seeds any per-batch randomness (MLM's dynamic masks): the same seed gives the same inputs,

@@ -46,9 +46,32 @@ std::vector<int64_t> EpochOrder(int64_t num_examples, uint64_t seed, int64_t epo
   return order;
 }
 
-std::vector<BatchIndices> ShuffledBatches(int64_t num_examples, int64_t batch_size, uint64_t seed,
-                                          int64_t epoch) {
-  return Chunk(EpochOrder(num_examples, seed, epoch), batch_size);
+std::vector<int64_t> LengthGroupedOrder(const std::vector<int64_t>& lengths, int64_t group_size,
+                                        uint64_t seed, int64_t epoch) {
+  const auto n = static_cast<int64_t>(lengths.size());
+  std::vector<int64_t> order = EpochOrder(n, seed, epoch);
+  const int64_t mult = std::max<int64_t>(1, std::min<int64_t>(n / (group_size * 4), 50));
+  const int64_t megabatch = mult * group_size;
+  const auto longer = [&lengths](int64_t a, int64_t b) { return lengths[a] > lengths[b]; };
+  int64_t longest_start = 0;  // The megabatch whose first example is the longest of all.
+  for (int64_t start = 0; start < n; start += megabatch) {
+    const auto begin = order.begin() + start;
+    const auto end = order.begin() + std::min(n, start + megabatch);
+    std::stable_sort(begin, end, longer);
+    if (lengths[*begin] > lengths[order[longest_start]]) longest_start = start;
+  }
+  if (n > 0) std::swap(order[0], order[longest_start]);
+  return order;
+}
+
+std::vector<int64_t> TrainEpochOrder(int64_t num_examples, const TrainOrder& order, int64_t epoch) {
+  if (order.lengths.empty()) return EpochOrder(num_examples, order.seed, epoch);
+  return LengthGroupedOrder(order.lengths, order.group_size, order.seed, epoch);
+}
+
+std::vector<BatchIndices> TrainBatches(int64_t num_examples, int64_t batch_size,
+                                       const TrainOrder& order, int64_t epoch) {
+  return Chunk(TrainEpochOrder(num_examples, order, epoch), batch_size);
 }
 
 std::vector<BatchIndices> SequentialBatches(int64_t num_examples, int64_t batch_size) {

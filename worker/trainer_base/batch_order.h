@@ -17,10 +17,32 @@ using BatchIndices = std::vector<int64_t>;
 // A permutation of [0, num_examples) for `epoch` (>= 0).
 std::vector<int64_t> EpochOrder(int64_t num_examples, uint64_t seed, int64_t epoch);
 
-// EpochOrder cut into batches of `batch_size` (> 0); the last batch may be smaller
+// HF's group_by_length (LengthGroupedSampler): EpochOrder's permutation of the examples, cut
+// into megabatches of mult × group_size examples (mult = min(n / (group_size × 4), 50), at least
+// 1), each sorted by length, longest first (ties keep the shuffled order), and the first
+// example of the megabatch that holds the longest one swapped with the first of megabatch 0,
+// so the longest batch comes first and an out-of-memory error shows at once. `lengths` has one
+// entry per example (tokens); group_size > 0 is the examples of one update
+// (batch × gradient_accumulation_steps in HF). A permutation of [0, lengths.size()).
+std::vector<int64_t> LengthGroupedOrder(const std::vector<int64_t>& lengths, int64_t group_size,
+                                        uint64_t seed, int64_t epoch);
+
+// How the training examples are ordered, epoch by epoch.
+struct TrainOrder {
+  uint64_t seed = 42;  // training.data_seed, else training.seed.
+  // Empty: EpochOrder. Otherwise one length per example: LengthGroupedOrder with group_size.
+  std::vector<int64_t> lengths;
+  int64_t group_size = 1;
+};
+
+// `order`'s permutation of `num_examples` (lengths.size() when order groups by length) for
+// `epoch`.
+std::vector<int64_t> TrainEpochOrder(int64_t num_examples, const TrainOrder& order, int64_t epoch);
+
+// TrainEpochOrder cut into batches of `batch_size` (> 0); the last batch may be smaller
 // (drop_last = false, as HF's training dataloader).
-std::vector<BatchIndices> ShuffledBatches(int64_t num_examples, int64_t batch_size, uint64_t seed,
-                                          int64_t epoch);
+std::vector<BatchIndices> TrainBatches(int64_t num_examples, int64_t batch_size,
+                                       const TrainOrder& order, int64_t epoch);
 
 // [0, num_examples) in order, cut into batches of `batch_size` (> 0); the last may be
 // smaller. For evaluation.

@@ -1,19 +1,21 @@
 #include "worker/trainer_base/step_cursor.h"
 
+#include <utility>
+
 namespace lmtrain {
 
 StepCursor::StepCursor(int64_t num_examples, int64_t batch_size, int64_t accumulation,
-                       uint64_t seed)
+                       TrainOrder order)
     : num_examples_(num_examples),
       batch_size_(batch_size),
       accumulation_(accumulation),
-      seed_(seed),
-      batches_(ShuffledBatches(num_examples, batch_size, seed, 0)) {}
+      order_(std::move(order)),
+      batches_(TrainBatches(num_examples, batch_size, order_, 0)) {}
 
 std::vector<BatchIndices> StepCursor::Next() {
   if (next_ >= batches_.size()) {
     ++epoch_;
-    batches_ = ShuffledBatches(num_examples_, batch_size_, seed_, epoch_);
+    batches_ = TrainBatches(num_examples_, batch_size_, order_, epoch_);
     next_ = 0;
   }
   std::vector<BatchIndices> step;
@@ -25,7 +27,7 @@ std::vector<BatchIndices> StepCursor::Next() {
 
 BatchIndices StepCursor::PeekFirst() const {
   if (next_ < batches_.size()) return batches_[next_];
-  return ShuffledBatches(num_examples_, batch_size_, seed_, epoch_ + 1).front();
+  return TrainBatches(num_examples_, batch_size_, order_, epoch_ + 1).front();
 }
 
 double StepCursor::EpochProgress() const {

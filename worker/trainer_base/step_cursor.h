@@ -1,8 +1,8 @@
 // Walks the training data update by update: which batches each optimizer update trains on,
 // and how far through the epochs the run is. Torch-free.
 //
-//   epoch 0: ShuffledBatches(seed, 0) ─► Next() takes up to `accumulation` batches at a time
-//            (never crossing the epoch's end) ─► epoch 1: ShuffledBatches(seed, 1) ─► ...
+//   epoch 0: TrainBatches(order, 0) ─► Next() takes up to `accumulation` batches at a time
+//            (never crossing the epoch's end) ─► epoch 1: TrainBatches(order, 1) ─► ...
 //
 // Not thread-safe: owned by the training loop.
 #pragma once
@@ -17,8 +17,8 @@ namespace lmtrain {
 
 class StepCursor {
  public:
-  // num_examples, batch_size and accumulation > 0.
-  StepCursor(int64_t num_examples, int64_t batch_size, int64_t accumulation, uint64_t seed);
+  // num_examples, batch_size and accumulation > 0; order.lengths empty or of num_examples.
+  StepCursor(int64_t num_examples, int64_t batch_size, int64_t accumulation, TrainOrder order);
 
   // The batches of the next update: `accumulation` of them, fewer at an epoch's end.
   std::vector<BatchIndices> Next();
@@ -36,7 +36,7 @@ class StepCursor {
   const int64_t num_examples_;
   const int64_t batch_size_;
   const int64_t accumulation_;
-  const uint64_t seed_;
+  const TrainOrder order_;
   int64_t epoch_ = 0;
   std::vector<BatchIndices> batches_;  // Of epoch_.
   size_t next_ = 0;

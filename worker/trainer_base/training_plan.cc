@@ -68,6 +68,21 @@ absl::StatusOr<TrainingPlan> PlanTraining(const TrainingSpec& t, int64_t num_tra
   return plan;
 }
 
+int64_t DataSeedOf(const TrainingSpec& training) {
+  return training.data_seed.value_or(training.seed);
+}
+
+TrainOrder TrainOrderFor(const TrainingSpec& training, int64_t global_batch,
+                         const std::function<std::vector<int64_t>()>& lengths) {
+  TrainOrder order;
+  order.seed = static_cast<uint64_t>(DataSeedOf(training));
+  if (training.group_by_length) {
+    order.lengths = lengths();
+    order.group_size = global_batch * training.gradient_accumulation_steps;
+  }
+  return order;
+}
+
 bool LogDue(const TrainingPlan& plan, int64_t step, bool epoch_end) {
   if (step == 1 && plan.logging_first_step) return true;
   if (plan.logging_strategy == "steps") return IsDue(step, plan.logging_steps);

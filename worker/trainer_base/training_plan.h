@@ -4,10 +4,13 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <string>
+#include <vector>
 
 #include "absl/status/statusor.h"
 #include "common/job_spec.h"
+#include "worker/trainer_base/batch_order.h"
 #include "worker/trainer_base/lr_schedule.h"
 
 namespace lmtrain {
@@ -31,6 +34,15 @@ struct TrainingPlan {
 // ParseJobSpec would reject (non-positive sizes, unknown scheduler), so that directly
 // constructed specs fail cleanly too.
 absl::StatusOr<TrainingPlan> PlanTraining(const TrainingSpec& training, int64_t num_train_examples);
+
+// The seed of the training data's order: training.data_seed, else training.seed.
+int64_t DataSeedOf(const TrainingSpec& training);
+
+// How the training examples are ordered: DataSeedOf's seed and, with group_by_length, the
+// examples' lengths (from `lengths`, called only then) grouped per update of `global_batch` ×
+// gradient_accumulation_steps examples, as HF's LengthGroupedSampler.
+TrainOrder TrainOrderFor(const TrainingSpec& training, int64_t global_batch,
+                         const std::function<std::vector<int64_t>()>& lengths);
 
 // Whether the training loss is logged after update `step` (>= 1), HF's DefaultFlowCallback:
 // step 1 with logging_first_step; every logging_steps with strategy "steps"; the update that

@@ -9,12 +9,15 @@
 #include <cmath>
 #include <filesystem>
 #include <fstream>
+#include <vector>
 
+#include "absl/synchronization/mutex.h"
 #include "tests/text/clm/fake_tokenizer.h"
 #include "tests/worker/trainer/trainer_fixture.h"
 #include "worker/trainer/clm_task.h"
 #include "worker/trainer/evaluator.h"
 #include "worker/trainer/optimizer_factory.h"
+#include "worker/trainer_base/training_plan.h"
 
 namespace lmtrain {
 namespace {
@@ -216,8 +219,21 @@ TEST_F(TrainerTest, ResumeRefusesACheckpointOfAnotherRun) {
   absl::Status status = h.trainer->ResumeFrom((out_dir_ / "checkpoint-2").string());
   EXPECT_EQ(status.code(), absl::StatusCode::kFailedPrecondition);
   EXPECT_THAT(status.message(), HasSubstr("another batch size"));
-  fs::remove(out_dir_ / "checkpoint-2" / "optimizer.pt");
   t.per_device_train_batch_size = 8;
+  for (const auto& change : {+[](TrainingSpec& s) { s.group_by_length = true; },
+                             +[](TrainingSpec& s) { s.data_seed = 7; }}) {
+    TrainingSpec other = t;
+    change(other);
+    Harness h_other = Make(other, NewModel());
+    status = h_other.trainer->ResumeFrom((out_dir_ / "checkpoint-2").string());
+    EXPECT_EQ(status.code(), absl::StatusCode::kFailedPrecondition);
+    EXPECT_THAT(status.message(), HasSubstr("data order"));
+  }
+  t.data_seed = t.seed;  // The same order as no data_seed: that checkpoint continues.
+  Harness same = Make(t, NewModel());
+  EXPECT_TRUE(same.trainer->ResumeFrom((out_dir_ / "checkpoint-2").string()).ok());
+  t.data_seed.reset();
+  fs::remove(out_dir_ / "checkpoint-2" / "optimizer.pt");
   Harness again = Make(t, NewModel());
   status = again.trainer->ResumeFrom((out_dir_ / "checkpoint-2").string());
   EXPECT_EQ(status.code(), absl::StatusCode::kNotFound);
@@ -356,6 +372,63 @@ TEST_F(TrainerTest, LineByLineExamplesTrainWithPadding) {
   ASSERT_EQ(evals.size(), 2u);
   EXPECT_TRUE(std::isfinite(evals[1]));
   EXPECT_LT(evals[1], evals[0]);
+}
+
+// A ClmTask that records the examples of each training batch it builds.
+class RecordingClmTask : public ClmTask {
+ public:
+  using ClmTask::ClmTask;
+  std::unique_ptr<PreparedBatch> PrepareTrainBatch(const BatchIndices& indices,
+                                                   uint64_t batch_seed) const override {
+    absl::MutexLock lock(&mu_);
+    batches_.push_back(indices);
+    return ClmTask::PrepareTrainBatch(indices, batch_seed);
+  }
+  std::vector<BatchIndices> batches() const {
+    absl::MutexLock lock(&mu_);
+    return batches_;
+  }
+
+ private:
+  mutable absl::Mutex mu_;
+  mutable std::vector<BatchIndices> batches_;
+};
+
+TEST_F(TrainerTest, GroupByLengthAndDataSeedOrderTheTrainingBatches) {
+  DataSpec data;
+  data.train_file = kData + "austen_train.txt";
+  data.line_by_line = true;  // Lines of 2..64 tokens.
+  auto examples = BuildClmExamples(data, *tokenizer_, /*block_size=*/64, 0);
+  ASSERT_TRUE(examples.ok()) << examples.status();
+  TrainingSpec t = FastSpec();
+  t.max_steps = 3;
+  t.gradient_accumulation_steps = 2;
+  t.eval_on_start = false;
+  t.evaluation_strategy = "no";
+  t.do_eval = false;
+  t.save_steps = 0;
+  t.group_by_length = true;
+  t.data_seed = 5;
+  RecordingClmTask task(NewModel(), *examples, tokenizer_->PadId().value_or(0));
+  const std::vector<int64_t> lengths = task.TrainExampleLengths();
+  ASSERT_EQ(lengths.size(), examples->train.size());
+  Trainer::Options options;
+  options.training = t;
+  options.output_dir = out_dir_.string();
+  auto trainer = Trainer::Create(options, &task, tokenizer_, &reporter_, checkpoints_.get());
+  ASSERT_TRUE(trainer.ok()) << trainer.status();
+  ASSERT_TRUE((*trainer)->Train().ok()) << err_.str();
+  TrainOrder order;
+  order.seed = 5;
+  order.lengths = lengths;
+  order.group_size = 16;  // 8 examples × 2 micro-batches.
+  const std::vector<BatchIndices> expected = TrainBatches(lengths.size(), 8, order, 0);
+  const std::vector<BatchIndices> built = task.batches();
+  ASSERT_GE(built.size(), 6u);  // 3 updates of 2 micro-batches.
+  for (size_t i = 0; i < 6; ++i) EXPECT_EQ(built[i], expected[i]) << "micro-batch " << i;
+  const int64_t longest = *std::max_element(lengths.begin(), lengths.end());
+  EXPECT_EQ(lengths[built[0][0]], longest);  // The longest batch comes first.
+  EXPECT_NE(built[0], TrainBatches(lengths.size(), 8, TrainOrder{}, 0)[0]);
 }
 
 }  // namespace

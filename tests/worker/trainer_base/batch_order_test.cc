@@ -4,6 +4,8 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <utility>
+#include <vector>
 
 #include "worker/trainer_base/step_cursor.h"
 
@@ -11,6 +13,19 @@ namespace lmtrain {
 namespace {
 
 using ::testing::ElementsAre;
+
+TrainOrder Seeded(uint64_t seed) {
+  TrainOrder order;
+  order.seed = seed;
+  return order;
+}
+
+TrainOrder ByLength(std::vector<int64_t> lengths, int64_t group_size, uint64_t seed) {
+  TrainOrder order = Seeded(seed);
+  order.lengths = std::move(lengths);
+  order.group_size = group_size;
+  return order;
+}
 
 TEST(BatchOrderTest, EpochOrderIsAPermutationFixedBySeedAndEpoch) {
   const auto a = EpochOrder(100, 42, 0);
@@ -32,7 +47,7 @@ TEST(BatchOrderTest, OrderIsPinnedAcrossPlatforms) {
 TEST(BatchOrderTest, BatchesKeepTheLastPartialBatch) {
   EXPECT_THAT(SequentialBatches(5, 2),
               ElementsAre(BatchIndices{0, 1}, BatchIndices{2, 3}, BatchIndices{4}));
-  const auto shuffled = ShuffledBatches(5, 2, 1, 3);
+  const auto shuffled = TrainBatches(5, 2, Seeded(1), 3);
   ASSERT_EQ(shuffled.size(), 3u);
   EXPECT_EQ(shuffled[2].size(), 1u);
   EXPECT_EQ(NumBatches(5, 2), 3);
@@ -48,8 +63,50 @@ TEST(BatchOrderTest, RankSharesConcatenateToTheGlobalBatch) {
   EXPECT_TRUE(RankShare(short_batch, 2, 4).empty());
 }
 
+TEST(LengthGroupedOrderTest, SortsEachMegabatchLongestFirst) {
+  // EpochOrder(8, 42, 0) is 7 2 4 5 1 0 3 6; 8 examples in groups of 1 make megabatches of
+  // min(8 / 4, 50) = 2: (7 2) (4 5) (1 0) (3 6), each sorted by length, longest first.
+  EXPECT_THAT(LengthGroupedOrder({0, 1, 2, 3, 4, 5, 6, 7}, 1, 42, 0),
+              ElementsAre(7, 2, 5, 4, 1, 0, 6, 3));
+}
+
+TEST(LengthGroupedOrderTest, TheLongestExampleComesFirst) {
+  // Lengths 7 - i: the megabatches sort to (2 7) (4 5) (0 1) (3 6); the third holds the
+  // longest example (0), whose place it swaps with the first of all (2).
+  EXPECT_THAT(LengthGroupedOrder({7, 6, 5, 4, 3, 2, 1, 0}, 1, 42, 0),
+              ElementsAre(0, 7, 4, 5, 2, 1, 3, 6));
+}
+
+TEST(LengthGroupedOrderTest, MegabatchesHoldUpToFiftyUpdatesAndEqualLengthsKeepTheShuffle) {
+  std::vector<int64_t> lengths(1000);
+  for (size_t i = 0; i < lengths.size(); ++i) lengths[i] = static_cast<int64_t>((i * 37) % 101);
+  const std::vector<int64_t> order = LengthGroupedOrder(lengths, /*group_size=*/4, 5, 2);
+  std::vector<int64_t> sorted = order;
+  std::sort(sorted.begin(), sorted.end());
+  for (int64_t i = 0; i < 1000; ++i) ASSERT_EQ(sorted[i], i);
+  // min(1000 / 16, 50) = 50 updates of 4: megabatches of 200, longest first within each (the
+  // first example aside: it was swapped in as the longest of all).
+  EXPECT_EQ(lengths[order[0]], 100);
+  for (size_t start = 0; start < order.size(); start += 200) {
+    for (size_t i = std::max<size_t>(start, 1) + 1; i < start + 200; ++i) {
+      ASSERT_GE(lengths[order[i - 1]], lengths[order[i]]) << "position " << i;
+    }
+  }
+  EXPECT_LT(lengths[order[199]], lengths[order[200]]);  // A new megabatch starts long again.
+  EXPECT_EQ(LengthGroupedOrder(std::vector<int64_t>(1000, 9), 4, 5, 2), EpochOrder(1000, 5, 2));
+  EXPECT_NE(order, LengthGroupedOrder(lengths, 4, 5, 3));  // Each epoch its own order.
+}
+
+TEST(LengthGroupedOrderTest, TrainBatchesGroupByLengthWhenLengthsAreGiven) {
+  const std::vector<int64_t> lengths = {3, 9, 1, 7, 5, 2, 8, 4};
+  EXPECT_EQ(TrainEpochOrder(8, ByLength(lengths, 1, 42), 0), LengthGroupedOrder(lengths, 1, 42, 0));
+  EXPECT_EQ(TrainEpochOrder(8, Seeded(42), 0), EpochOrder(8, 42, 0));
+  StepCursor cursor(8, 2, 1, ByLength(lengths, 2, 42));
+  EXPECT_EQ(cursor.Next()[0], TrainBatches(8, 2, ByLength(lengths, 2, 42), 0)[0]);
+}
+
 TEST(StepCursorTest, AccumulatesWithinAnEpochAndReshufflesTheNext) {
-  StepCursor cursor(/*num_examples=*/10, /*batch_size=*/3, /*accumulation=*/2, /*seed=*/7);
+  StepCursor cursor(/*num_examples=*/10, /*batch_size=*/3, /*accumulation=*/2, Seeded(7));
   // 4 batches per epoch → updates of 2 and 2 batches.
   EXPECT_EQ(cursor.Next().size(), 2u);
   EXPECT_DOUBLE_EQ(cursor.EpochProgress(), 0.5);
@@ -59,12 +116,12 @@ TEST(StepCursorTest, AccumulatesWithinAnEpochAndReshufflesTheNext) {
   EXPECT_DOUBLE_EQ(cursor.EpochProgress(), 1.0);
   const auto third = cursor.Next();
   EXPECT_EQ(cursor.epoch(), 1);
-  EXPECT_EQ(third[0], ShuffledBatches(10, 3, 7, 1)[0]);
+  EXPECT_EQ(third[0], TrainBatches(10, 3, Seeded(7), 1)[0]);
   EXPECT_DOUBLE_EQ(cursor.EpochProgress(), 1.5);
 }
 
 TEST(StepCursorTest, LastUpdateOfAnEpochMayBeShort) {
-  StepCursor cursor(9, 3, 2, 1);  // 3 batches per epoch: updates of 2, then 1.
+  StepCursor cursor(9, 3, 2, Seeded(1));  // 3 batches per epoch: updates of 2, then 1.
   EXPECT_EQ(cursor.Next().size(), 2u);
   EXPECT_EQ(cursor.Next().size(), 1u);
   EXPECT_EQ(cursor.epoch(), 0);
@@ -73,7 +130,7 @@ TEST(StepCursorTest, LastUpdateOfAnEpochMayBeShort) {
 }
 
 TEST(StepCursorTest, PeekFirstIsWhatTheNextUpdateStartsWithAcrossEpochs) {
-  StepCursor cursor(10, 3, 2, 7);
+  StepCursor cursor(10, 3, 2, Seeded(7));
   for (int update = 0; update < 5; ++update) {
     const BatchIndices peeked = cursor.PeekFirst();
     EXPECT_EQ(cursor.PeekFirst(), peeked);  // Peeking takes nothing.

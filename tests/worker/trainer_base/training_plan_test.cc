@@ -76,6 +76,29 @@ TEST(TrainingPlanTest, LogsByStepsEpochOrNeverAndOnTheFirstStepWhenAsked) {
   EXPECT_THAT(PlanTraining(t, 8).status().message(), ::testing::HasSubstr("logging_strategy"));
 }
 
+TEST(TrainingPlanTest, DataOrderFollowsDataSeedElseSeedAndGroupsByLengthPerUpdate) {
+  TrainingSpec t;
+  t.seed = 3;
+  t.gradient_accumulation_steps = 2;
+  int calls = 0;
+  const auto lengths = [&calls] {
+    ++calls;
+    return std::vector<int64_t>{5, 1, 4};
+  };
+  TrainOrder order = TrainOrderFor(t, /*global_batch=*/8, lengths);
+  EXPECT_EQ(order.seed, 3u);
+  EXPECT_TRUE(order.lengths.empty());
+  EXPECT_EQ(calls, 0);  // Lengths are only read for group_by_length.
+  t.data_seed = 11;
+  t.group_by_length = true;
+  order = TrainOrderFor(t, 8, lengths);
+  EXPECT_EQ(calls, 1);
+  EXPECT_EQ(order.seed, 11u);
+  EXPECT_EQ(DataSeedOf(t), 11);
+  EXPECT_EQ(order.lengths, (std::vector<int64_t>{5, 1, 4}));
+  EXPECT_EQ(order.group_size, 16);  // 8 examples × 2 micro-batches per update.
+}
+
 TEST(TrainingPlanTest, IsDue) {
   EXPECT_TRUE(IsDue(10, 5));
   EXPECT_FALSE(IsDue(11, 5));
