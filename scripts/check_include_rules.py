@@ -46,6 +46,8 @@ TORCH_ALLOWED = [
 EXCEPTIONS = [
     ("server/main.cc", "worker/agent/*",
      "lm-server's composition root: it adds a LocalWorker for --local-worker N"),
+    ("server/server_flags.cc", "worker/agent/artifact_cache.h",
+     "lm-server's flags: --artifact-cache-max-bytes defaults to the embedded worker's own bound"),
     ("tests/text/tokenizers/sentencepiece_torch_test.cc", "torch/*",
      "checks sentencepiece ids against the torch wheel's reference"),
 ]
