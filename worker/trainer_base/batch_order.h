@@ -1,9 +1,10 @@
-// Which examples go into which batch: seeded epoch shuffles and sequential evaluation
-// batches, as index lists. Torch-free.
+// Which examples go into which batch: seeded epoch shuffles (optionally grouped by length) and
+// sequential evaluation batches, as index lists. Torch-free.
 //
-// An epoch's order depends only on (seed, epoch): a std::mt19937_64 seeded from both drives
-// a Fisher-Yates shuffle with an unbiased bounded draw, so the order is the same on every
-// platform and standard library, and a run resumed at epoch e sees the same order.
+// An epoch's order depends only on (seed, epoch), and the examples' lengths when grouped by
+// length: a std::mt19937_64 seeded from both drives a Fisher-Yates shuffle with an unbiased
+// bounded draw, so the order is the same on every platform and standard library, and a run
+// resumed at epoch e sees the same order.
 // Thread-safe: pure functions over values.
 #pragma once
 
