@@ -11,6 +11,7 @@
 #include "absl/strings/ascii.h"
 #include "absl/strings/str_cat.h"
 #include "common/artifact_ref.h"
+#include "common/internal/best_model_checks.h"
 #include "common/internal/job_spec_fields.h"
 #include "common/internal/mlm_masking_checks.h"
 #include "common/internal/model_config.h"
@@ -365,24 +366,7 @@ void CheckTraining(YamlReader& r, TrainingSpec& t) {
                             "folder, without '..' (got '",
                             t.logging_dir, "')"));
   }
-  if (!t.load_best_model_at_end || r.HasProblem("training")) return;
-  if (t.evaluation_strategy == "no") {
-    r.ReportAt("training.load_best_model_at_end",
-               "training.load_best_model_at_end needs evaluation_strategy steps or epoch");
-  } else if (t.save_strategy != t.evaluation_strategy) {
-    r.ReportAt(
-        "training.save_strategy",
-        absl::StrCat("training.load_best_model_at_end needs save_strategy equal to "
-                     "evaluation_strategy (got save_strategy '",
-                     t.save_strategy, "', evaluation_strategy '", t.evaluation_strategy, "')"));
-  } else if (t.save_strategy == "steps") {
-    const int64_t eval_steps = t.eval_steps > 0 ? t.eval_steps : t.logging_steps;
-    if (t.save_steps <= 0 || t.save_steps % eval_steps != 0) {
-      r.ReportAt("training.save_steps",
-                 absl::StrCat("training.load_best_model_at_end needs save_steps (", t.save_steps,
-                              ") to be a multiple of eval_steps (", eval_steps, ")"));
-    }
-  }
+  internal::CheckBestModelKeys(r, t);
 }
 
 // training.device and HF's use_cpu agree; the CUDA-only fp16 is refused where no GPU can be

@@ -210,6 +210,12 @@ struct TrainingSpec {
   // accuracy for classification (pearson for regression). With or without "eval_".
   std::string metric_for_best_model;
   std::optional<bool> greater_is_better;  // unset: false for *loss, true otherwise
+  // HF's EarlyStoppingCallback: with early_stopping_patience > 0, training ends (a normal end:
+  // the best checkpoint is loaded back) after that many evaluations in a row that do not improve
+  // on the best metric_for_best_model so far by more than early_stopping_threshold (>= 0).
+  // Needs load_best_model_at_end. 0 (the default): no early stopping.
+  int64_t early_stopping_patience = 0;
+  double early_stopping_threshold = 0.0;
   bool fp16 = false;                      // fp16 autocast: CUDA only
   // Where lm-train computes: "auto" (CUDA when the process can see a GPU, else CPU), "cpu" or
   // "cuda" (fail when no GPU is visible). Under lm-server a process sees exactly the GPUs the

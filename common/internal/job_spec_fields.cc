@@ -177,6 +177,8 @@ const FieldTable<TrainingSpec>& TrainingFields() {
       BoolField("load_best_model_at_end", &T::load_best_model_at_end),
       StringField("metric_for_best_model", &T::metric_for_best_model),
       OptionalBoolField("greater_is_better", &T::greater_is_better),
+      NumberField("early_stopping_patience", &T::early_stopping_patience, Range::AtLeast(0)),
+      NumberField("early_stopping_threshold", &T::early_stopping_threshold, Range::AtLeast(0)),
       BoolField("fp16", &T::fp16),
       ChoiceField("device", &T::device, {"auto", "cpu", "cuda"}),
       BoolField("use_cpu", &T::use_cpu),

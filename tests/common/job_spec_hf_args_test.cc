@@ -158,6 +158,32 @@ TEST_F(JobSpecHfArgsTest, DataSeedAndGroupByLength) {
   EXPECT_TRUE(HasError(ParseTraining("  group_by_length: 3\n"), 8, "training.group_by_length"));
 }
 
+TEST_F(JobSpecHfArgsTest, EarlyStoppingNeedsLoadBestModelAtEnd) {
+  constexpr char kBest[] =
+      "  load_best_model_at_end: true\n  evaluation_strategy: steps\n  eval_steps: 10\n"
+      "  save_steps: 20\n";  // Lines 8-11.
+  auto spec = ParseTraining(std::string(kBest) +
+                            "  early_stopping_patience: 3\n  early_stopping_threshold: 0.01\n");
+  ASSERT_TRUE(spec.ok()) << spec.status();
+  EXPECT_EQ(spec->training.early_stopping_patience, 3);
+  EXPECT_EQ(spec->training.early_stopping_threshold, 0.01);
+  auto again = ParseJobSpec(JobSpecToYaml(*spec), ParseOptions{});
+  ASSERT_TRUE(again.ok()) << again.status();
+  test_util::ExpectTrainingEqual(again->training, spec->training);
+  spec = ParseTraining("  seed: 1\n");
+  ASSERT_TRUE(spec.ok()) << spec.status();
+  EXPECT_EQ(spec->training.early_stopping_patience, 0);  // Off by default.
+  EXPECT_TRUE(HasError(ParseTraining("  early_stopping_patience: 2\n"), 8,
+                       "training.early_stopping_patience needs load_best_model_at_end: true"));
+  EXPECT_TRUE(HasError(ParseTraining(std::string(kBest) + "  early_stopping_threshold: 0.5\n"), 12,
+                       "applies with early_stopping_patience > 0"));
+  EXPECT_TRUE(HasError(ParseTraining(std::string(kBest) + "  early_stopping_patience: -1\n"), 12,
+                       "training.early_stopping_patience"));
+  EXPECT_TRUE(HasError(ParseTraining(std::string(kBest) + "  early_stopping_patience: 2\n"
+                                                          "  early_stopping_threshold: -0.1\n"),
+                       13, "training.early_stopping_threshold"));
+}
+
 TEST_F(JobSpecHfArgsTest, OverwriteOutputDirIsABool) {
   auto spec = ParseTraining("  overwrite_output_dir: true\n");
   ASSERT_TRUE(spec.ok()) << spec.status();

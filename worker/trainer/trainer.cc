@@ -153,6 +153,7 @@ absl::Status Trainer::ResumeFrom(const std::string& dir) {
   state_.best_model_checkpoint = saved.best_model_checkpoint;
   total_loss_sum_ = record.total_loss_sum;
   total_samples_ = record.total_samples;
+  early_stopping_counter_ = record.early_stopping_counter;
   last_saved_step_ = record.global_step;
   reporter_->RestoreLogHistory(saved.log_history);
   return absl::OkStatus();
@@ -170,8 +171,9 @@ absl::StatusOr<Trainer::TrainOutcome> Trainer::Train() {
   }
   RETURN_IF_ERROR(SyncReplicas());
   while (state_.global_step < plan_.max_steps) {
-    ASSIGN_OR_RETURN(const bool stop, StopAgreed());
-    if (stop) return StopAndSave();
+    ASSIGN_OR_RETURN(const StopKind stop, StopAgreed());
+    if (stop == StopKind::kRequested) return StopAndSave();
+    if (stop == StopKind::kEarly) break;
     ASSIGN_OR_RETURN(const StepStats stats, TrainStep(cursor_->Next()));
     absl::Status status = AfterStep(stats);
     if (absl::IsCancelled(status)) return StopAndSave();
@@ -194,11 +196,13 @@ absl::StatusOr<Trainer::TrainOutcome> Trainer::StopAndSave() {
   return Finish(/*stopped=*/true);
 }
 
-absl::StatusOr<bool> Trainer::StopAgreed() {
-  if (options_.group == nullptr) return StopRequested();
-  ASSIGN_OR_RETURN(const std::vector<double> stops,
-                   options_.group->SumValues({StopRequested() ? 1.0 : 0.0}));
-  return stops[0] > 0;
+absl::StatusOr<Trainer::StopKind> Trainer::StopAgreed() {
+  std::vector<double> stops = {StopRequested() ? 1.0 : 0.0, early_stopped_ ? 1.0 : 0.0};
+  if (options_.group != nullptr) {
+    ASSIGN_OR_RETURN(stops, options_.group->SumValues(stops));
+  }
+  if (stops[0] > 0) return StopKind::kRequested;
+  return stops[1] > 0 ? StopKind::kEarly : StopKind::kNone;
 }
 
 absl::Status Trainer::SyncReplicas() {
@@ -429,6 +433,7 @@ absl::StatusOr<EvalLogRecord> Trainer::Evaluate() {
   window_.paused += record.runtime_seconds;
   last_eval_ = record;
   RETURN_IF_ERROR(StepPlateau(record));
+  StepEarlyStopping(record);
   return record;
 }
 
@@ -439,6 +444,7 @@ absl::Status Trainer::SaveCheckpoint() {
   resume.global_step = step;
   resume.total_loss_sum = total_loss_sum_;
   resume.total_samples = total_samples_;
+  resume.early_stopping_counter = early_stopping_counter_;
   resume.scheduler_steps = scheduler_steps_;
   if (plateau_.has_value()) resume.lr_scheduler = plateau_->ToJson();
   const std::string path = checkpoints_->PathFor(step);

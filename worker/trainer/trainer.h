@@ -168,8 +168,10 @@ class Trainer {
   absl::Status EvaluateAndSave(bool eval, bool save);
   // Makes every rank's weights rank 0's once all ranks are ready to train.
   absl::Status SyncReplicas();
-  // Whether any rank was asked to stop.
-  absl::StatusOr<bool> StopAgreed();
+  // What ends training before max_steps, the same on every rank: a stop request on any rank
+  // (kRequested: StopAndSave), or early stopping on rank 0 (kEarly: a normal end).
+  enum class StopKind { kNone, kRequested, kEarly };
+  absl::StatusOr<StopKind> StopAgreed();
   // Saves a checkpoint at the current step (unless save_strategy is "no"), then Finish.
   absl::StatusOr<TrainOutcome> StopAndSave();
   bool EvalDue(int64_t step, bool epoch_end) const;
@@ -182,6 +184,9 @@ class Trainer {
   // reduce_lr_on_plateau: steps it with `record`'s metric_for_best_model (HF: eval_loss when
   // unset). InvalidArgument naming the available metrics when the record lacks it.
   absl::Status StepPlateau(const EvalLogRecord& record);
+  // early_stopping_patience: counts `record` as an improvement on the best metric so far or
+  // not (HF's EarlyStoppingCallback), and sets early_stopped_ once the count reaches it.
+  void StepEarlyStopping(const EvalLogRecord& record);
   absl::Status LoadBestModel();
   TrainOutcome Finish(bool stopped);
   bool StopRequested() const;
@@ -210,6 +215,8 @@ class Trainer {
   std::unique_ptr<torch::optim::Optimizer> optimizer_;
   std::vector<double> group_lr_scales_;     // One per optimizer param group (layerwise_lr_decay).
   std::optional<PlateauSchedule> plateau_;  // lr_scheduler_type reduce_lr_on_plateau only.
+  int64_t early_stopping_counter_ = 0;      // Evaluations in a row without improvement.
+  bool early_stopped_ = false;              // Rank 0: early stopping ends training.
   std::unique_ptr<StepCursor> cursor_;  // Null without training data.
   AutocastSpec autocast_;               // The forward passes' (the model's device type).
   std::unique_ptr<GradScaler> scaler_;  // fp16 only.

@@ -1,6 +1,7 @@
 // The Trainer's uses of HF's metric_for_best_model: load_best_model_at_end bookkeeping (with
-// greater_is_better: which checkpoint is the best so far, and loading it back at the end) and
-// reduce_lr_on_plateau, stepped on that metric.
+// greater_is_better: which checkpoint is the best so far, and loading it back at the end),
+// reduce_lr_on_plateau, stepped on that metric, and early stopping (HF's EarlyStoppingCallback).
+#include <cmath>
 #include <optional>
 #include <string>
 
@@ -27,6 +28,12 @@ std::optional<double> MetricValue(const EvalLogRecord& record, const std::string
   return std::nullopt;
 }
 
+// HF's default greater_is_better: false for metrics that end in "loss".
+bool GreaterIsBetter(const TrainingSpec& t, const std::string& name) {
+  return t.greater_is_better.value_or(name.size() < 4 ||
+                                      name.compare(name.size() - 4, 4, "loss") != 0);
+}
+
 }  // namespace
 
 void Trainer::TrackBest(const std::string& checkpoint_path) {
@@ -35,8 +42,7 @@ void Trainer::TrackBest(const std::string& checkpoint_path) {
   const std::string name = BestMetricName(options_.training, *task_);
   const std::optional<double> value = MetricValue(*last_eval_, name);
   if (!value.has_value() || std::isnan(*value)) return;
-  const bool greater = options_.training.greater_is_better.value_or(
-      name.size() < 4 || name.compare(name.size() - 4, 4, "loss") != 0);
+  const bool greater = GreaterIsBetter(options_.training, name);
   if (state_.best_metric.has_value() &&
       (greater ? *value <= *state_.best_metric : *value >= *state_.best_metric)) {
     return;
@@ -67,6 +73,29 @@ absl::Status Trainer::StepPlateau(const EvalLogRecord& record) {
   }
   plateau_->Step(*value);
   return absl::OkStatus();
+}
+
+void Trainer::StepEarlyStopping(const EvalLogRecord& record) {
+  const TrainingSpec& t = options_.training;
+  if (t.early_stopping_patience <= 0) return;
+  const std::string name = BestMetricName(t, *task_);
+  const std::optional<double> value = MetricValue(record, name);
+  if (!value.has_value()) {
+    reporter_->Warn("early stopping needs metric_for_best_model " + name +
+                    ", which this evaluation does not report; not counted");
+    return;
+  }
+  // As HF: compared with the best of the checkpoints saved before this evaluation.
+  const std::optional<double>& best = state_.best_metric;
+  const bool improved =
+      !best.has_value() || ((GreaterIsBetter(t, name) ? *value > *best : *value < *best) &&
+                            std::abs(*value - *best) > t.early_stopping_threshold);
+  early_stopping_counter_ = improved ? 0 : early_stopping_counter_ + 1;
+  if (early_stopping_counter_ < t.early_stopping_patience) return;
+  early_stopped_ = true;
+  reporter_->Info("Early stopping at step " + std::to_string(record.step) + ": " + name +
+                  " has not improved for " + std::to_string(early_stopping_counter_) +
+                  " evaluations.");
 }
 
 absl::Status Trainer::LoadBestModel() {

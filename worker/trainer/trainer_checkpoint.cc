@@ -27,6 +27,7 @@ nlohmann::json RecordToJson(const ResumeRecord& r) {
                       {"global_step", r.global_step},
                       {"total_loss_sum", r.total_loss_sum},
                       {"total_samples", r.total_samples},
+                      {"early_stopping_patience_counter", r.early_stopping_counter},
                       {"train_batch_size", r.train_batch_size},
                       {"gradient_accumulation_steps", r.gradient_accumulation_steps},
                       {"num_train_examples", r.num_train_examples},
@@ -52,6 +53,7 @@ absl::StatusOr<ResumeRecord> RecordFromFile(const std::string& path) {
     r.global_step = j.at("global_step").get<int64_t>();
     r.total_loss_sum = j.at("total_loss_sum").get<double>();
     r.total_samples = j.at("total_samples").get<int64_t>();
+    r.early_stopping_counter = j.value("early_stopping_patience_counter", int64_t{0});
     r.train_batch_size = j.at("train_batch_size").get<int64_t>();
     r.gradient_accumulation_steps = j.at("gradient_accumulation_steps").get<int64_t>();
     r.num_train_examples = j.at("num_train_examples").get<int64_t>();

@@ -33,6 +33,8 @@ struct ResumeRecord {
   int64_t global_step = 0;
   double total_loss_sum = 0;  // Sum of per-update losses so far (for train_loss).
   int64_t total_samples = 0;  // Examples trained on so far.
+  // Evaluations in a row without improvement (early_stopping_patience); files without it: 0.
+  int64_t early_stopping_counter = 0;
   // The run's shape: a resume with different values would not continue the same run.
   int64_t train_batch_size = 0;  // Per micro-batch over all ranks (per device × world size).
   int64_t gradient_accumulation_steps = 0;

@@ -374,6 +374,47 @@ TEST_F(TrainerTest, LineByLineExamplesTrainWithPadding) {
   EXPECT_LT(evals[1], evals[0]);
 }
 
+// Early stopping with a threshold no evaluation can beat: the first evaluation sets the best,
+// each later one counts, and training ends (normally) at the patience-th of them.
+TrainingSpec EarlyStoppingSpec() {
+  TrainingSpec t = FastSpec();
+  t.max_steps = 60;
+  t.eval_on_start = false;
+  t.eval_steps = 10;
+  t.save_steps = 10;
+  t.load_best_model_at_end = true;
+  t.early_stopping_patience = 2;
+  t.early_stopping_threshold = 1e9;
+  return t;
+}
+
+TEST_F(TrainerTest, EarlyStoppingEndsAfterPatienceEvaluationsWithoutImprovement) {
+  Harness h = Make(EarlyStoppingSpec(), NewModel());
+  auto outcome = h.trainer->Train();
+  ASSERT_TRUE(outcome.ok()) << outcome.status();
+  EXPECT_FALSE(outcome->stopped);        // A normal end, not a stop request.
+  EXPECT_EQ(outcome->summary.step, 30);  // Evaluations at 10 (the best), 20 and 30.
+  EXPECT_EQ(sink_.EvalLosses().size(), 3u);
+  EXPECT_THAT(out_.str(), HasSubstr("Early stopping at step 30"));
+  // The end is a normal one: the best checkpoint (by eval_loss alone) is loaded back.
+  EXPECT_THAT(out_.str(), HasSubstr("Loading best model from " + out_dir_.string()));
+  EXPECT_FALSE(fs::exists(out_dir_ / "checkpoint-40"));
+}
+
+TEST_F(TrainerTest, EarlyStoppingCountResumesWithTheCheckpoint) {
+  const TrainingSpec t = EarlyStoppingSpec();
+  auto straight = NewModel();
+  ASSERT_TRUE(Make(t, straight).trainer->Train().ok());  // Stops at 30.
+  auto resumed = NewModel();
+  Harness h = Make(t, resumed);
+  // checkpoint-20 holds one evaluation without improvement: one more ends the run at 30, not 40.
+  ASSERT_TRUE(h.trainer->ResumeFrom((out_dir_ / "checkpoint-20").string()).ok());
+  auto outcome = h.trainer->Train();
+  ASSERT_TRUE(outcome.ok()) << outcome.status();
+  EXPECT_EQ(outcome->summary.step, 30);
+  ExpectSameWeights(straight->HfStateDict(), resumed->HfStateDict());
+}
+
 // A ClmTask that records the examples of each training batch it builds.
 class RecordingClmTask : public ClmTask {
  public:

@@ -1,0 +1,50 @@
+#include "common/internal/best_model_checks.h"
+
+#include <cstdint>
+
+#include "absl/strings/str_cat.h"
+
+namespace lmtrain::internal {
+namespace {
+
+void CheckLoadBestModelAtEnd(YamlReader& r, const TrainingSpec& t) {
+  if (t.evaluation_strategy == "no") {
+    r.ReportAt("training.load_best_model_at_end",
+               "training.load_best_model_at_end needs evaluation_strategy steps or epoch");
+  } else if (t.save_strategy != t.evaluation_strategy) {
+    r.ReportAt(
+        "training.save_strategy",
+        absl::StrCat("training.load_best_model_at_end needs save_strategy equal to "
+                     "evaluation_strategy (got save_strategy '",
+                     t.save_strategy, "', evaluation_strategy '", t.evaluation_strategy, "')"));
+  } else if (t.save_strategy == "steps") {
+    const int64_t eval_steps = t.eval_steps > 0 ? t.eval_steps : t.logging_steps;
+    if (t.save_steps <= 0 || t.save_steps % eval_steps != 0) {
+      r.ReportAt("training.save_steps",
+                 absl::StrCat("training.load_best_model_at_end needs save_steps (", t.save_steps,
+                              ") to be a multiple of eval_steps (", eval_steps, ")"));
+    }
+  }
+}
+
+void CheckEarlyStopping(YamlReader& r, const TrainingSpec& t) {
+  if (t.early_stopping_patience > 0 && !t.load_best_model_at_end) {
+    r.ReportAt("training.early_stopping_patience",
+               "training.early_stopping_patience needs load_best_model_at_end: true (each "
+               "evaluation is compared with the best checkpoint's metric_for_best_model)");
+  }
+  if (t.early_stopping_threshold > 0 && t.early_stopping_patience <= 0) {
+    r.ReportAt("training.early_stopping_threshold",
+               "training.early_stopping_threshold applies with early_stopping_patience > 0");
+  }
+}
+
+}  // namespace
+
+void CheckBestModelKeys(YamlReader& r, const TrainingSpec& t) {
+  if (r.HasProblem("training")) return;
+  if (t.load_best_model_at_end) CheckLoadBestModelAtEnd(r, t);
+  CheckEarlyStopping(r, t);
+}
+
+}  // namespace lmtrain::internal
