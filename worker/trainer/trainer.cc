@@ -371,7 +371,10 @@ absl::Status Trainer::AfterStep(const StepStats& stats) {
 
 absl::Status Trainer::EvaluateAndSave(bool eval, bool save) {
   if (IsRoot()) {
-    if (eval) RETURN_IF_ERROR(Evaluate().status());
+    if (eval) {
+      ASSIGN_OR_RETURN(const EvalLogRecord record, Evaluate());
+      StepEarlyStopping(record);  // Training's evaluations only, not the final ones.
+    }
     if (save) RETURN_IF_ERROR(SaveCheckpoint());
   }
   // The others would otherwise wait for rank 0 in the next step's all-reduce, under the
@@ -433,7 +436,6 @@ absl::StatusOr<EvalLogRecord> Trainer::Evaluate() {
   window_.paused += record.runtime_seconds;
   last_eval_ = record;
   RETURN_IF_ERROR(StepPlateau(record));
-  StepEarlyStopping(record);
   return record;
 }
 

@@ -396,6 +396,8 @@ TEST_F(TrainerTest, EarlyStoppingEndsAfterPatienceEvaluationsWithoutImprovement)
   EXPECT_EQ(outcome->summary.step, 30);  // Evaluations at 10 (the best), 20 and 30.
   EXPECT_EQ(sink_.EvalLosses().size(), 3u);
   EXPECT_THAT(out_.str(), HasSubstr("Early stopping at step 30"));
+  ASSERT_TRUE(h.trainer->Evaluate().ok());  // A final evaluation counts for nothing.
+  EXPECT_EQ(out_.str().find("Early stopping"), out_.str().rfind("Early stopping"));
   // The end is a normal one: the best checkpoint (by eval_loss alone) is loaded back.
   EXPECT_THAT(out_.str(), HasSubstr("Loading best model from " + out_dir_.string()));
   EXPECT_FALSE(fs::exists(out_dir_ / "checkpoint-40"));
