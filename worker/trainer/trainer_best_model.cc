@@ -95,7 +95,7 @@ void Trainer::StepEarlyStopping(const EvalLogRecord& record) {
   early_stopped_ = true;
   reporter_->Info("Early stopping at step " + std::to_string(record.step) + ": " + name +
                   " has not improved for " + std::to_string(early_stopping_counter_) +
-                  " evaluations.");
+                  (early_stopping_counter_ == 1 ? " evaluation." : " evaluations."));
 }
 
 absl::Status Trainer::LoadBestModel() {
