@@ -3,9 +3,11 @@
 #include <filesystem>
 #include <fstream>
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <sstream>
 
 #include "common/atomic_file.h"
+#include "common/json_integer.h"
 #include "common/status_macros.h"
 #include "worker/models/rng_state.h"
 #include "worker/trainer/torch_errors.h"
@@ -39,28 +41,44 @@ nlohmann::json RecordToJson(const ResumeRecord& r) {
   return j;
 }
 
+// Integer member `key` of `j` (`fallback` when it is missing, if given). DataLoss naming the
+// file and key when it is missing or not an integer (1e30 and 1.5 included).
+absl::StatusOr<int64_t> RecordInteger(const nlohmann::json& j, const char* key,
+                                      const std::string& path,
+                                      std::optional<int64_t> fallback = std::nullopt) {
+  if (fallback.has_value() && !j.contains(key)) return *fallback;
+  const std::optional<int64_t> value = JsonIntegerMember<int64_t>(j, key);
+  if (!value.has_value()) {
+    return absl::DataLossError(path + ": \"" + key + "\" is missing or not an integer");
+  }
+  return *value;
+}
+
 absl::StatusOr<ResumeRecord> RecordFromFile(const std::string& path) {
   std::ifstream in(path, std::ios::binary);
   if (!in) return absl::NotFoundError("cannot open " + path);
   std::stringstream text;
   text << in.rdbuf();
   const nlohmann::json j = nlohmann::json::parse(text.str(), nullptr, /*allow_exceptions=*/false);
-  if (j.is_discarded() || !j.is_object() || j.value("format", 0) != kStateFormat) {
+  if (j.is_discarded() || !j.is_object() ||
+      JsonIntegerMember<int64_t>(j, "format") != kStateFormat) {
     return absl::DataLossError(path + " is not an lmtrain_state.json of format 1");
   }
   ResumeRecord r;
+  ASSIGN_OR_RETURN(r.global_step, RecordInteger(j, "global_step", path));
+  ASSIGN_OR_RETURN(r.total_samples, RecordInteger(j, "total_samples", path));
+  ASSIGN_OR_RETURN(r.early_stopping_counter,
+                   RecordInteger(j, "early_stopping_patience_counter", path, 0));
+  ASSIGN_OR_RETURN(r.train_batch_size, RecordInteger(j, "train_batch_size", path));
+  ASSIGN_OR_RETURN(r.gradient_accumulation_steps,
+                   RecordInteger(j, "gradient_accumulation_steps", path));
+  ASSIGN_OR_RETURN(r.num_train_examples, RecordInteger(j, "num_train_examples", path));
+  ASSIGN_OR_RETURN(r.seed, RecordInteger(j, "seed", path));
+  ASSIGN_OR_RETURN(r.data_seed, RecordInteger(j, "data_seed", path, r.seed));
+  ASSIGN_OR_RETURN(r.scheduler_steps, RecordInteger(j, "scheduler_steps", path, r.global_step));
   try {
-    r.global_step = j.at("global_step").get<int64_t>();
     r.total_loss_sum = j.at("total_loss_sum").get<double>();
-    r.total_samples = j.at("total_samples").get<int64_t>();
-    r.early_stopping_counter = j.value("early_stopping_patience_counter", int64_t{0});
-    r.train_batch_size = j.at("train_batch_size").get<int64_t>();
-    r.gradient_accumulation_steps = j.at("gradient_accumulation_steps").get<int64_t>();
-    r.num_train_examples = j.at("num_train_examples").get<int64_t>();
-    r.seed = j.at("seed").get<int64_t>();
-    r.data_seed = j.value("data_seed", r.seed);
     r.group_by_length = j.value("group_by_length", false);
-    r.scheduler_steps = j.value("scheduler_steps", r.global_step);
     if (j.contains("lr_scheduler")) r.lr_scheduler = j["lr_scheduler"];
   } catch (const nlohmann::json::exception& e) {
     return absl::DataLossError(path + ": " + e.what());

@@ -4,6 +4,7 @@
 #include <filesystem>
 #include <fstream>
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <sstream>
 #include <system_error>
 #include <vector>
@@ -11,6 +12,7 @@
 #include "absl/strings/match.h"
 #include "absl/strings/numbers.h"
 #include "common/atomic_file.h"
+#include "common/json_integer.h"
 #include "common/sha256.h"
 #include "common/status_macros.h"
 
@@ -64,15 +66,19 @@ absl::StatusOr<nlohmann::json> ReadJson(const std::string& path) {
 
 // The manifest's step and entries; DataLoss (unprefixed) saying what is wrong.
 absl::Status ParseManifest(const nlohmann::json& j, int64_t* step, std::vector<FileEntry>* files) {
-  // value() throws for a "format" that is not a number: inside the try like every other field.
   try {
-    if (!j.is_object() || j.value("format", 0) != kManifestFormat) {
+    if (!j.is_object() || JsonIntegerMember<int64_t>(j, "format") != kManifestFormat) {
       return absl::DataLossError("not a format-1 manifest");
     }
-    *step = j.at("step").get<int64_t>();
+    const std::optional<int64_t> listed_step = JsonIntegerMember<int64_t>(j, "step");
+    if (!listed_step.has_value()) return absl::DataLossError("\"step\" is not an integer");
+    *step = *listed_step;
     for (const nlohmann::json& f : j.at("files")) {
-      FileEntry entry{f.at("path").get<std::string>(), f.at("size").get<uintmax_t>(),
-                      f.at("sha256").get<std::string>()};
+      const std::optional<uintmax_t> size = JsonIntegerMember<uintmax_t>(f, "size");
+      if (!size.has_value()) {
+        return absl::DataLossError("a file's \"size\" is not an integer >= 0");
+      }
+      FileEntry entry{f.at("path").get<std::string>(), *size, f.at("sha256").get<std::string>()};
       if (!SafeRelativePath(entry.path)) {
         return absl::DataLossError("lists \"" + entry.path + "\", not a file inside the folder");
       }

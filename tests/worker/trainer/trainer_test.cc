@@ -240,6 +240,27 @@ TEST_F(TrainerTest, ResumeRefusesACheckpointOfAnotherRun) {
   EXPECT_THAT(status.message(), HasSubstr("optimizer.pt"));
 }
 
+TEST_F(TrainerTest, ResumeRefusesAStateFileWhoseCountsAreNotIntegers) {
+  TrainingSpec t = FastSpec();
+  t.max_steps = 2;
+  t.save_steps = 2;
+  t.eval_on_start = false;
+  t.evaluation_strategy = "no";
+  ASSERT_TRUE(Make(t, NewModel()).trainer->Train().ok());
+  const fs::path state = out_dir_ / "checkpoint-2" / "lmtrain_state.json";
+  const nlohmann::json j = nlohmann::json::parse(std::ifstream(state));
+  for (const auto& [key, value] : {std::pair<const char*, nlohmann::json>{"global_step", 1e30},
+                                   {"total_samples", 2.5},
+                                   {"data_seed", "7"}}) {
+    nlohmann::json bad = j;
+    bad[key] = value;
+    std::ofstream(state, std::ios::trunc) << bad.dump();
+    const absl::Status status = Make(t, NewModel()).trainer->ResumeFrom(state.parent_path());
+    EXPECT_TRUE(absl::IsDataLoss(status)) << key << ": " << status;
+    EXPECT_THAT(status.message(), HasSubstr(std::string("\"") + key + "\" is missing or not"));
+  }
+}
+
 TEST_F(TrainerTest, GradientAccumulationEqualsTheBigBatch) {
   TrainingSpec t = FastSpec();
   t.max_steps = 1;

@@ -124,6 +124,11 @@ TEST_F(CheckpointManifestTest, UnreadableManifestsAreDataLoss) {
       R"({"format": 1, "step": 12, "files": [{"path": "config.json"}]})",
       R"({"format": 1, "step": 12, "files": [{"path": "../x", "size": 1, "sha256": ""}]})",
       R"({"format": 1, "step": 12, "files": [{"path": "/etc/passwd", "size": 1, "sha256": ""}]})",
+      // Numbers that are not integers in range (once undefined casts, found by the fuzzer).
+      R"({"format": 1, "step": 12, "files": [{"path": "a", "size": 5.4e33, "sha256": ""}]})",
+      R"({"format": 1, "step": 12, "files": [{"path": "a", "size": -1, "sha256": ""}]})",
+      R"({"format": 1, "step": 1e30, "files": []})",
+      R"({"format": 1.0e40, "step": 12, "files": []})",
   };
   for (const std::string& text : bad) {
     WriteFile(dir_ / "manifest.json", text);
