@@ -2,6 +2,11 @@
 
 #include <algorithm>
 #include <cmath>
+#include <optional>
+#include <string>
+#include <utility>
+
+#include "common/json_integer.h"
 
 namespace lmtrain {
 
@@ -57,10 +62,16 @@ absl::Status PlateauSchedule::FromJson(const nlohmann::json& state) {
   auto number = [&](const char* key) {
     return state.is_object() && state.contains(key) && state[key].is_number();
   };
-  for (const char* key : {"lr", "num_bad_epochs", "cooldown_counter"}) {
-    if (!number(key)) {
+  if (!number("lr")) {
+    return absl::InvalidArgumentError("reduce_lr_on_plateau state: \"lr\" must be a number");
+  }
+  const std::optional<int64_t> bad_epochs = JsonIntegerMember<int64_t>(state, "num_bad_epochs");
+  const std::optional<int64_t> cooldown = JsonIntegerMember<int64_t>(state, "cooldown_counter");
+  for (const auto& [key, value] :
+       {std::pair{"num_bad_epochs", bad_epochs}, std::pair{"cooldown_counter", cooldown}}) {
+    if (!value.has_value()) {
       return absl::InvalidArgumentError(std::string("reduce_lr_on_plateau state: \"") + key +
-                                        "\" must be a number");
+                                        "\" must be an integer");
     }
   }
   if (!number("best") && !(state.contains("best") && state["best"].is_null())) {
@@ -70,8 +81,8 @@ absl::Status PlateauSchedule::FromJson(const nlohmann::json& state) {
   lr_ = state["lr"].get<double>();
   best_ =
       state["best"].is_null() ? std::nullopt : std::optional<double>(state["best"].get<double>());
-  num_bad_epochs_ = state["num_bad_epochs"].get<int64_t>();
-  cooldown_counter_ = state["cooldown_counter"].get<int64_t>();
+  num_bad_epochs_ = *bad_epochs;
+  cooldown_counter_ = *cooldown;
   return absl::OkStatus();
 }
 

@@ -72,6 +72,10 @@ TEST(PlateauScheduleTest, StateSurvivesJson) {
   EXPECT_FALSE(fresh.FromJson({{"lr", "x"}}).ok());
   EXPECT_THAT(std::string(fresh.FromJson({{"lr", 1}}).message()),
               ::testing::HasSubstr("num_bad_epochs"));
+  nlohmann::json state = PlateauSchedule(options, 0.1).ToJson();
+  state["cooldown_counter"] = 1e30;  // Not an int64_t: refused, not cast.
+  EXPECT_THAT(std::string(fresh.FromJson(state).message()),
+              ::testing::HasSubstr("\"cooldown_counter\" must be an integer"));
 }
 
 TEST(PlateauScheduleTest, KwargsOverTorchDefaults) {
