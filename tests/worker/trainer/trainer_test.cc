@@ -204,12 +204,18 @@ TEST_F(TrainerTest, AdafactorWithGradientCheckpointingLearns) {
   EXPECT_LT(evals[1], evals[0] - 0.8) << out_.str();
 }
 
-TEST_F(TrainerTest, ResumeRefusesACheckpointOfAnotherRun) {
+// Two updates and checkpoint-2, without evaluation: the runs whose checkpoint a test resumes.
+TrainingSpec TwoStepsSavedAtTwo() {
   TrainingSpec t = FastSpec();
   t.max_steps = 2;
   t.save_steps = 2;
   t.eval_on_start = false;
   t.evaluation_strategy = "no";
+  return t;
+}
+
+TEST_F(TrainerTest, ResumeRefusesACheckpointOfAnotherRun) {
+  TrainingSpec t = TwoStepsSavedAtTwo();
   {
     Harness h = Make(t, NewModel());
     ASSERT_TRUE(h.trainer->Train().ok());
@@ -241,11 +247,7 @@ TEST_F(TrainerTest, ResumeRefusesACheckpointOfAnotherRun) {
 }
 
 TEST_F(TrainerTest, ResumeRefusesAStateFileWhoseCountsAreNotIntegers) {
-  TrainingSpec t = FastSpec();
-  t.max_steps = 2;
-  t.save_steps = 2;
-  t.eval_on_start = false;
-  t.evaluation_strategy = "no";
+  const TrainingSpec t = TwoStepsSavedAtTwo();
   ASSERT_TRUE(Make(t, NewModel()).trainer->Train().ok());
   const fs::path state = out_dir_ / "checkpoint-2" / "lmtrain_state.json";
   const nlohmann::json j = nlohmann::json::parse(std::ifstream(state));
@@ -482,10 +484,9 @@ TEST_F(TrainerTest, GroupByLengthAndDataSeedOrderTheTrainingBatches) {
   auto trainer = Trainer::Create(options, &task, tokenizer_, &reporter_, checkpoints_.get());
   ASSERT_TRUE(trainer.ok()) << trainer.status();
   ASSERT_TRUE((*trainer)->Train().ok()) << err_.str();
-  TrainOrder order;
-  order.seed = 5;
-  order.lengths = lengths;
-  order.group_size = 16;  // 8 examples × 2 micro-batches.
+  // data_seed 5, lengths grouped per update of 16 (TrainingPlanTest checks TrainOrderFor).
+  const TrainOrder order = TrainOrderFor(t, 8, [&lengths] { return lengths; });
+  ASSERT_EQ(order.group_size, 16);
   const std::vector<BatchIndices> expected = TrainBatches(lengths.size(), 8, order, 0);
   const std::vector<BatchIndices> built = task.batches();
   ASSERT_GE(built.size(), 6u);  // 3 updates of 2 micro-batches.
