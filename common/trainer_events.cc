@@ -1,15 +1,17 @@
 #include "common/trainer_events.h"
 
-#include <limits>
 #include <nlohmann/json.hpp>
+#include <optional>
+
+#include "common/json_integer.h"
 
 namespace lmtrain {
 namespace {
 
 // A checkpoint step: an integer in [0, INT64_MAX].
 bool IsStep(const nlohmann::json& j) {
-  if (j.is_number_unsigned()) return j.get<uint64_t>() <= std::numeric_limits<int64_t>::max();
-  return j.is_number_integer() && j.get<int64_t>() >= 0;
+  const std::optional<int64_t> step = JsonInteger<int64_t>(j);
+  return step.has_value() && *step >= 0;
 }
 
 }  // namespace

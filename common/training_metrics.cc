@@ -4,6 +4,7 @@
 #include <limits>
 #include <nlohmann/json.hpp>
 
+#include "common/json_integer.h"
 #include "common/status_macros.h"
 
 namespace lmtrain {
@@ -37,12 +38,9 @@ const char* KindName(const std::optional<double>&) { return "a number"; }
 
 // Reads one field's JSON value; false when its type does not fit the field.
 bool ReadField(const nlohmann::json& j, std::optional<int64_t>& field) {
-  if (!j.is_number_integer()) return false;  // 1.5 or 1e30 are not steps
-  if (j.is_number_unsigned() && j.get<uint64_t>() > std::numeric_limits<int64_t>::max()) {
-    return false;
-  }
-  field = j.get<int64_t>();
-  return true;
+  const std::optional<int64_t> value = JsonInteger<int64_t>(j);  // 1.5 or 1e30 are not steps
+  if (value.has_value()) field = value;
+  return value.has_value();
 }
 
 bool ReadField(const nlohmann::json& j, std::optional<double>& field) {
