@@ -2,11 +2,45 @@
 
 #include <map>
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <string>
+#include <utility>
 
 #include "absl/strings/str_cat.h"
+#include "common/json_integer.h"
 
 namespace lmtrain::storage_internal {
+namespace {
+
+// Member `key` of object `j` into *out when it is a JSON integer in T's range (nlohmann's get
+// would cast a float such as 1e30, undefined behaviour). A missing key is fine unless required.
+template <typename T>
+bool ReadInteger(const nlohmann::json& j, const char* key, bool required, T* out) {
+  const auto it = j.find(key);
+  if (it == j.end()) return !required;
+  const std::optional<T> value = JsonInteger<T>(*it);
+  if (value.has_value()) *out = *value;
+  return value.has_value();
+}
+
+// An attempt's "rank_gpus" ([[0, 1], [2]]: each rank's GPU indices); absent means none.
+bool ReadRankGpus(const nlohmann::json& attempt, std::vector<std::vector<int>>* out) {
+  const auto it = attempt.find("rank_gpus");
+  if (it == attempt.end()) return true;
+  if (!it->is_array()) return false;
+  for (const nlohmann::json& rank : *it) {
+    if (!rank.is_array()) return false;
+    std::vector<int>& gpus = out->emplace_back();
+    for (const nlohmann::json& gpu : rank) {
+      const std::optional<int> index = JsonInteger<int>(gpu);
+      if (!index.has_value()) return false;
+      gpus.push_back(*index);
+    }
+  }
+  return true;
+}
+
+}  // namespace
 
 std::string ResourcesToJson(const JobResources& r) {
   nlohmann::json j = {{"workers", r.workers},
@@ -18,18 +52,25 @@ std::string ResourcesToJson(const JobResources& r) {
 }
 
 absl::StatusOr<JobResources> ResourcesFromJson(int64_t id, const std::string& text) {
+  const auto corrupt = [&](absl::string_view why) {
+    return absl::DataLossError(absl::StrCat("job ", id, ": stored resources ", text, ": ", why));
+  };
   try {
     const nlohmann::json j = nlohmann::json::parse(text);
-    JobResources r;
-    r.workers = j.value("workers", 1);
-    r.slots_per_worker = j.value("slots_per_worker", 1);
+    if (!j.is_object()) return corrupt("not a JSON object");
+    JobResources r;  // Absent keys keep their defaults.
+    for (const auto& [key, field] : {std::pair{"workers", &r.workers},
+                                     {"slots_per_worker", &r.slots_per_worker},
+                                     {"max_retries", &r.max_retries},
+                                     {"gpus_per_worker", &r.gpus_per_worker}}) {
+      if (!ReadInteger(j, key, /*required=*/false, field)) {
+        return corrupt(absl::StrCat("'", key, "' is not an integer in range"));
+      }
+    }
     r.selector = j.value("selector", std::map<std::string, std::string>{});
-    r.max_retries = j.value("max_retries", 3);
-    r.gpus_per_worker = j.value("gpus_per_worker", 0);
     return r;
   } catch (const nlohmann::json::exception& e) {
-    return absl::DataLossError(
-        absl::StrCat("job ", id, ": stored resources ", text, ": ", e.what()));
+    return corrupt(e.what());
   }
 }
 
@@ -47,21 +88,30 @@ std::string AttemptsToJson(const std::vector<AttemptRecord>& attempts) {
 }
 
 absl::StatusOr<std::vector<AttemptRecord>> AttemptsFromJson(int64_t id, const std::string& text) {
+  const auto corrupt = [&](absl::string_view why) {
+    return absl::DataLossError(absl::StrCat("job ", id, ": stored attempts ", text, ": ", why));
+  };
   try {
+    const nlohmann::json doc = nlohmann::json::parse(text);
+    if (!doc.is_array()) return corrupt("not a JSON array");
     std::vector<AttemptRecord> out;
-    for (const nlohmann::json& j : nlohmann::json::parse(text)) {
+    for (const nlohmann::json& j : doc) {
+      if (!j.is_object()) return corrupt("an attempt is not a JSON object");
       AttemptRecord& a = out.emplace_back();
-      a.number = j.at("number").get<int>();
+      if (!ReadInteger(j, "number", true, &a.number) ||
+          !ReadInteger(j, "scheduled_at_ms", true, &a.scheduled_at_ms) ||
+          !ReadInteger(j, "ended_at_ms", true, &a.ended_at_ms)) {
+        return corrupt("an attempt's number or times are not integers in range");
+      }
       a.worker_ids = j.at("worker_ids").get<std::vector<std::string>>();
-      a.scheduled_at_ms = j.at("scheduled_at_ms").get<int64_t>();
-      a.ended_at_ms = j.at("ended_at_ms").get<int64_t>();
       a.outcome = j.at("outcome").get<std::string>();
-      a.rank_gpus = j.value("rank_gpus", std::vector<std::vector<int>>{});
+      if (!ReadRankGpus(j, &a.rank_gpus)) {
+        return corrupt("an attempt's rank_gpus are not lists of GPU indices");
+      }
     }
     return out;
   } catch (const nlohmann::json::exception& e) {
-    return absl::DataLossError(
-        absl::StrCat("job ", id, ": stored attempts ", text, ": ", e.what()));
+    return corrupt(e.what());
   }
 }
 
