@@ -15,7 +15,9 @@ StepCursor::StepCursor(int64_t num_examples, int64_t batch_size, int64_t accumul
 std::vector<BatchIndices> StepCursor::Next() {
   if (next_ >= batches_.size()) {
     ++epoch_;
-    batches_ = TrainBatches(num_examples_, batch_size_, order_, epoch_);
+    batches_ = peeked_epoch_.empty() ? TrainBatches(num_examples_, batch_size_, order_, epoch_)
+                                     : std::move(peeked_epoch_);
+    peeked_epoch_.clear();
     next_ = 0;
   }
   std::vector<BatchIndices> step;
@@ -27,7 +29,10 @@ std::vector<BatchIndices> StepCursor::Next() {
 
 BatchIndices StepCursor::PeekFirst() const {
   if (next_ < batches_.size()) return batches_[next_];
-  return TrainBatches(num_examples_, batch_size_, order_, epoch_ + 1).front();
+  if (peeked_epoch_.empty()) {
+    peeked_epoch_ = TrainBatches(num_examples_, batch_size_, order_, epoch_ + 1);
+  }
+  return peeked_epoch_.front();
 }
 
 double StepCursor::EpochProgress() const {

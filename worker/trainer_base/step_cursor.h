@@ -22,7 +22,8 @@ class StepCursor {
 
   // The batches of the next update: `accumulation` of them, fewer at an epoch's end.
   std::vector<BatchIndices> Next();
-  // The first batch the next Next() will return, without taking it.
+  // The first batch the next Next() will return, without taking it. At an epoch's end it builds
+  // the next epoch's batches, which that Next() then takes over (built once, not twice).
   BatchIndices PeekFirst() const;
 
   // Epochs done, fractional: epoch + batches taken this epoch / batches per epoch (HF's
@@ -40,6 +41,8 @@ class StepCursor {
   int64_t epoch_ = 0;
   std::vector<BatchIndices> batches_;  // Of epoch_.
   size_t next_ = 0;
+  // Epoch epoch_ + 1's batches once PeekFirst built them at epoch_'s end; else empty.
+  mutable std::vector<BatchIndices> peeked_epoch_;
 };
 
 }  // namespace lmtrain

@@ -138,5 +138,18 @@ TEST(StepCursorTest, PeekFirstIsWhatTheNextUpdateStartsWithAcrossEpochs) {
   }
 }
 
+// A cursor that peeks before every update walks exactly the updates of one that never does,
+// across epochs (the peeked epoch's batches are the ones then taken).
+TEST(StepCursorTest, PeekingNeverChangesTheUpdates) {
+  StepCursor peeking(10, 3, 2, Seeded(9));
+  StepCursor plain(10, 3, 2, Seeded(9));
+  for (int update = 0; update < 9; ++update) {
+    peeking.PeekFirst();
+    EXPECT_EQ(peeking.Next(), plain.Next()) << "update " << update;
+    EXPECT_EQ(peeking.epoch(), plain.epoch());
+    EXPECT_EQ(peeking.EpochProgress(), plain.EpochProgress());
+  }
+}
+
 }  // namespace
 }  // namespace lmtrain
