@@ -15,6 +15,7 @@
 #include "common/internal/job_spec_fields.h"
 #include "common/internal/mlm_masking_checks.h"
 #include "common/internal/model_config.h"
+#include "common/internal/task_option_checks.h"
 #include "common/internal/train_test_split_field.h"
 #include "common/internal/yaml_reader.h"
 
@@ -405,30 +406,6 @@ void CheckDevice(YamlReader& r, const ParseOptions& options, JobSpec& spec) {
   }
 }
 
-// training.cuda_graphs: what a captured update can hold, refused here rather than at step 1.
-void CheckCudaGraphs(YamlReader& r, const ParseOptions& options, const JobSpec& spec) {
-  const TrainingSpec& t = spec.training;
-  if (!t.cuda_graphs || r.HasProblem("training.cuda_graphs")) return;
-  const auto refuse = [&](absl::string_view why) {
-    r.ReportAt("training.cuda_graphs", absl::StrCat("training.cuda_graphs ", why));
-  };
-  if (spec.task != "clm" && spec.task != "mlm") {
-    refuse(absl::StrCat("captures clm and mlm steps only (task is ", spec.task, ")"));
-  } else if (t.device == "cpu" || (options.scheduled && spec.resources.gpus_per_worker <= 0)) {
-    refuse("needs a GPU (resources.gpus_per_worker > 0, training.device auto or cuda)");
-  } else if (t.fp16) {
-    refuse("captures bf16 or fp32 steps (fp16's loss scaling decides on the host to skip one)");
-  } else if (t.gradient_accumulation_steps != 1) {
-    refuse("needs gradient_accumulation_steps 1 (one batch per captured update)");
-  } else if (t.gradient_checkpointing) {
-    refuse("cannot capture gradient_checkpointing (it saves and restores RNG states)");
-  } else if (t.optim == "adafactor") {
-    refuse("needs an AdamW optim (adamw_torch); adafactor is not captured");
-  } else if (spec.resources.workers * std::max(spec.resources.gpus_per_worker, 1) > 1) {
-    refuse("trains one process (workers: 1 and at most one GPU)");
-  }
-}
-
 // One process per GPU: with gpus_per_worker > 0, slots_per_worker is that number.
 void CheckResources(YamlReader& r, ResourcesSpec& res) {
   if (res.gpus_per_worker <= 0 || r.HasProblem("resources.gpus_per_worker")) return;
@@ -468,7 +445,8 @@ absl::StatusOr<JobSpec> ParseJobSpec(std::string_view yaml, const ParseOptions& 
   CheckTraining(reader, spec.training);
   CheckResources(reader, spec.resources);
   CheckDevice(reader, options, spec);
-  CheckCudaGraphs(reader, options, spec);
+  internal::CheckCudaGraphs(reader, options, spec);
+  internal::CheckLabelSmoothing(reader, spec);
   if (!reader.ok()) return reader.Finish();
   return spec;
 }

@@ -216,6 +216,13 @@ struct TrainingSpec {
   // Needs load_best_model_at_end. 0 (the default): no early stopping.
   int64_t early_stopping_patience = 0;
   double early_stopping_threshold = 0.0;
+  // HF's label_smoothing_factor, in [0, 1]: each cross-entropy target counts (1 - s) and the
+  // mean over all classes s (its LabelSmoother), in training and evaluation losses alike. clm,
+  // mlm and single-label classification; refused for qa and regression.
+  double label_smoothing_factor = 0.0;
+  // HF's neftune_noise_alpha (NEFTune), >= 0: while training, noise uniform in
+  // ±alpha / sqrt(length × embedding size) on the word embeddings. 0 (the default): none.
+  double neftune_noise_alpha = 0.0;
   bool fp16 = false;                      // fp16 autocast: CUDA only
   // Where lm-train computes: "auto" (CUDA when the process can see a GPU, else CPU), "cpu" or
   // "cuda" (fail when no GPU is visible). Under lm-server a process sees exactly the GPUs the

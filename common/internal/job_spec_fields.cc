@@ -179,6 +179,8 @@ const FieldTable<TrainingSpec>& TrainingFields() {
       OptionalBoolField("greater_is_better", &T::greater_is_better),
       NumberField("early_stopping_patience", &T::early_stopping_patience, Range::AtLeast(0)),
       NumberField("early_stopping_threshold", &T::early_stopping_threshold, Range::AtLeast(0)),
+      NumberField("label_smoothing_factor", &T::label_smoothing_factor, Range::Closed(0, 1)),
+      NumberField("neftune_noise_alpha", &T::neftune_noise_alpha, Range::AtLeast(0)),
       BoolField("fp16", &T::fp16),
       ChoiceField("device", &T::device, {"auto", "cpu", "cuda"}),
       BoolField("use_cpu", &T::use_cpu),

@@ -1,6 +1,6 @@
 // ParseJobSpec on HF TrainingArguments that take more than a value: lr_scheduler_kwargs,
-// overwrite_output_dir, data_seed and group_by_length, HF's deprecated names, read with a warning,
-// and eval_strategy.
+// overwrite_output_dir, data_seed and group_by_length, early stopping, label_smoothing_factor and
+// neftune_noise_alpha, HF's deprecated names, read with a warning, and eval_strategy.
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
@@ -182,6 +182,42 @@ TEST_F(JobSpecHfArgsTest, EarlyStoppingNeedsLoadBestModelAtEnd) {
   EXPECT_TRUE(HasError(ParseTraining(std::string(kBest) + "  early_stopping_patience: 2\n"
                                                           "  early_stopping_threshold: -0.1\n"),
                        13, "training.early_stopping_threshold"));
+}
+
+TEST_F(JobSpecHfArgsTest, LabelSmoothingAndNeftuneAreReadAndSmoothingNeedsClassLabels) {
+  auto spec = ParseTraining("  label_smoothing_factor: 0.1\n");
+  ASSERT_TRUE(spec.ok()) << spec.status();
+  EXPECT_EQ(spec->training.label_smoothing_factor, 0.1);
+  auto again = ParseJobSpec(JobSpecToYaml(*spec), ParseOptions{});
+  ASSERT_TRUE(again.ok()) << again.status();
+  test_util::ExpectTrainingEqual(again->training, spec->training);
+  spec = ParseTraining("  seed: 1\n");
+  ASSERT_TRUE(spec.ok()) << spec.status();
+  EXPECT_EQ(spec->training.label_smoothing_factor, 0.0);
+  EXPECT_TRUE(ParseTraining("  label_smoothing_factor: 1\n").ok());
+  spec = ParseTraining("  neftune_noise_alpha: 5\n");
+  ASSERT_TRUE(spec.ok()) << spec.status();
+  EXPECT_EQ(spec->training.neftune_noise_alpha, 5.0);
+  EXPECT_TRUE(
+      HasError(ParseTraining("  neftune_noise_alpha: -1\n"), 8, "training.neftune_noise_alpha"));
+  for (const char* bad : {"-0.1", "1.5", "a lot"}) {
+    EXPECT_TRUE(HasError(ParseTraining(std::string("  label_smoothing_factor: ") + bad + "\n"), 8,
+                         "training.label_smoothing_factor"))
+        << bad;
+  }
+  // A task without class labels to smooth: qa's answer spans, GLUE's stsb regression.
+  const auto parse = [&](std::string job) {
+    ParseOptions options;
+    options.base_dir = dir_.string();
+    return ParseJobSpec(job + "training:\n  label_smoothing_factor: 0.1\n", options);
+  };
+  std::string qa = kGood;
+  qa.replace(qa.find("task: clm"), 9, "task: qa");
+  EXPECT_TRUE(HasError(parse(qa), 8, "qa trains on answer start and end positions"));
+  std::string stsb = kGood;
+  stsb.replace(stsb.find("task: clm"), 9, "task: glue");
+  stsb += "  task_name: stsb\n";
+  EXPECT_TRUE(HasError(parse(stsb), 9, "GLUE stsb is a regression"));
 }
 
 TEST_F(JobSpecHfArgsTest, OverwriteOutputDirIsABool) {

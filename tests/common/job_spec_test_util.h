@@ -135,6 +135,8 @@ inline void ExpectTrainingEqual(const TrainingSpec& a, const TrainingSpec& b) {
   EXPECT_EQ(a.group_by_length, b.group_by_length);
   EXPECT_EQ(a.early_stopping_patience, b.early_stopping_patience);
   EXPECT_EQ(a.early_stopping_threshold, b.early_stopping_threshold);
+  EXPECT_EQ(a.label_smoothing_factor, b.label_smoothing_factor);
+  EXPECT_EQ(a.neftune_noise_alpha, b.neftune_noise_alpha);
 }
 
 // Field-by-field equality with a readable failure for each differing field.

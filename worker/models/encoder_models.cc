@@ -157,7 +157,10 @@ torch::Tensor EncoderForMaskedLm::ForwardLoss(const EncoderInputs& inputs,
   torch::Tensor rows = labels_here.reshape({-1}).ne(-100).nonzero().squeeze(1);
   torch::Tensor selected = hidden.reshape({-1, hidden.size(-1)}).index_select(0, rows);
   torch::Tensor targets = labels_here.reshape({-1}).index_select(0, rows);
-  return internal::LinearCrossEntropy(Transform(selected), DecoderWeight(), bias_, targets);
+  internal::LinearCrossEntropyOptions options;
+  options.label_smoothing = LabelSmoothing();
+  return internal::LinearCrossEntropy(Transform(selected), DecoderWeight(), bias_, targets,
+                                      options);
 }
 
 torch::Tensor EncoderForMaskedLm::ForwardLossAt(const EncoderInputs& inputs,
@@ -168,7 +171,9 @@ torch::Tensor EncoderForMaskedLm::ForwardLossAt(const EncoderInputs& inputs,
   torch::Tensor hidden = Hidden(inputs);
   torch::Tensor selected = hidden.reshape({-1, hidden.size(-1)}).index_select(0, Placed(rows));
   torch::Tensor logits = torch::linear(Transform(selected), DecoderWeight(), bias_);
-  return torch::nn::functional::cross_entropy(logits, Placed(targets));  // -100 ignored.
+  return torch::nn::functional::cross_entropy(  // -100 ignored.
+      logits, Placed(targets),
+      torch::nn::functional::CrossEntropyFuncOptions().label_smoothing(LabelSmoothing()));
 }
 
 // ------------------------------------------------------------------- question answering
@@ -259,7 +264,8 @@ torch::Tensor EncoderForSequenceClassification::ForwardLoss(const EncoderInputs&
     return torch::mse_loss(logits, labels.to(logits.scalar_type()));
   }
   if (problem == "single_label_classification") {
-    return torch::cross_entropy_loss(logits.view({-1, config_.num_labels}), labels.view({-1}));
+    return torch::cross_entropy_loss(logits.view({-1, config_.num_labels}), labels.view({-1}), {},
+                                     at::Reduction::Mean, -100, LabelSmoothing());
   }
   return torch::binary_cross_entropy_with_logits(logits, labels.to(logits.scalar_type()));
 }

@@ -142,7 +142,9 @@ torch::Tensor Gpt2LMHeadModel::ForwardLoss(const torch::Tensor& input_ids,
     // synchronisation (a CUDA graph can capture it). Causal LM batches are nearly all targets.
     torch::Tensor shifted = hidden.narrow(1, 0, length - 1).reshape({-1, hidden.size(-1)});
     torch::Tensor next = labels_here.narrow(1, 1, length - 1).reshape({-1});
-    return torch::nn::functional::cross_entropy(torch::linear(shifted, OutputEmbedding()), next);
+    return torch::nn::functional::cross_entropy(
+        torch::linear(shifted, OutputEmbedding()), next,
+        torch::nn::functional::CrossEntropyFuncOptions().label_smoothing(LabelSmoothing()));
   }
   // Position (b, t) predicts labels[b, t + 1]; only rows with a real target reach the LM head,
   // so padding and the last position never cost a [., V] row.
@@ -150,7 +152,10 @@ torch::Tensor Gpt2LMHeadModel::ForwardLoss(const torch::Tensor& input_ids,
   torch::Tensor rows = kept.select(1, 0).mul(length).add_(kept.select(1, 1));
   torch::Tensor selected = hidden.reshape({batch * length, -1}).index_select(0, rows);
   torch::Tensor targets = labels_here.reshape({-1}).index_select(0, rows.add(1));
-  return internal::LinearCrossEntropy(selected, OutputEmbedding(), torch::Tensor(), targets);
+  internal::LinearCrossEntropyOptions options;
+  options.label_smoothing = LabelSmoothing();
+  return internal::LinearCrossEntropy(selected, OutputEmbedding(), torch::Tensor(), targets,
+                                      options);
 }
 
 }  // namespace lmtrain

@@ -57,6 +57,11 @@ class Gpt2LMHeadModel : public CausalLmModel {
     return absl::OkStatus();
   }
   bool GradientCheckpointing() const override { return transformer_->GradientCheckpointing(); }
+  // Noise on wte's output. Always OK.
+  absl::Status SetNeftuneNoiseAlpha(double alpha) override {
+    transformer_->SetNeftuneNoiseAlpha(alpha);
+    return absl::OkStatus();
+  }
 
   // CausalLmModel. Throw c10::Error on bad inputs (shapes, T > n_positions, ids or labels out
   // of range): callers catch at their boundary.

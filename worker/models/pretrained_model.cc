@@ -189,6 +189,11 @@ absl::Status PretrainedModel::SetGradientCheckpointing(bool enabled) {
   return absl::UnimplementedError(absl::StrCat(name(), " does not support gradient checkpointing"));
 }
 
+absl::Status PretrainedModel::SetNeftuneNoiseAlpha(double alpha) {
+  if (alpha == 0) return absl::OkStatus();
+  return absl::UnimplementedError(absl::StrCat(name(), " does not support NEFTune"));
+}
+
 absl::StatusOr<std::shared_ptr<CausalLmModel>> CreateCausalLm(const nlohmann::json& config) {
   auto model_type = config.find("model_type");  // end() for non-objects too.
   if (model_type == config.end() || !model_type->is_string()) {

@@ -52,6 +52,24 @@ class PretrainedModel : public torch::nn::Module {
   // checkpointing") and OK for false.
   virtual absl::Status SetGradientCheckpointing(bool enabled);
   virtual bool GradientCheckpointing() const { return false; }
+
+  // HF Trainer's neftune_noise_alpha (>= 0): in train() mode, noise uniform in
+  // [-alpha / sqrt(T × E), +alpha / sqrt(T × E)] is added to the word embeddings (before
+  // position embeddings, as HF's hook on get_input_embeddings()); none in eval() mode. 0 (the
+  // default) turns it off. GPT-2 and every encoder family implement it; this default returns
+  // Unimplemented for alpha > 0 and OK for 0.
+  virtual absl::Status SetNeftuneNoiseAlpha(double alpha);
+
+  // HF Trainer's label_smoothing_factor s in [0, 1] (its LabelSmoother, torch's
+  // cross_entropy label_smoothing): the cross-entropy losses of ForwardLoss and ForwardLossAt
+  // (causal and masked LM, single-label classification) become, per target, (1 - s) × its
+  // -log p plus s × the mean of -log p over the classes, ignored targets still ignored. Other
+  // losses (MSE, BCE, answer spans) do not read it. 0 (the default): the plain cross-entropy.
+  void SetLabelSmoothing(double s) { label_smoothing_ = s; }
+  double LabelSmoothing() const { return label_smoothing_; }
+
+ private:
+  double label_smoothing_ = 0;
 };
 
 // A decoder LM (GPT-2 now).

@@ -158,6 +158,29 @@ absl::StatusOr<std::shared_ptr<SequenceClassificationModel>> LoadClassifier(
   return std::move(loaded.model);
 }
 
+// HF's label smoother works on class labels: a regression (or a model whose config.json says
+// multi_label_classification) has none to smooth.
+absl::Status ApplyLabelSmoothing(double smoothing, const ClassLabels& labels,
+                                 SequenceClassificationModel& model) {
+  if (smoothing <= 0) return absl::OkStatus();
+  const nlohmann::json config = model.HfConfig();
+  const auto type = config.find("problem_type");
+  const std::string problem =
+      type != config.end() && type->is_string() ? type->get<std::string>() : std::string();
+  if (labels.is_regression || problem == "regression") {
+    return absl::InvalidArgumentError(
+        "training.label_smoothing_factor smooths class labels, and this task is a regression "
+        "(leave the key out)");
+  }
+  if (problem == "multi_label_classification") {
+    return absl::InvalidArgumentError(
+        "training.label_smoothing_factor does not apply to multi-label classification (the "
+        "model's config.json sets problem_type multi_label_classification)");
+  }
+  model.SetLabelSmoothing(smoothing);
+  return absl::OkStatus();
+}
+
 }  // namespace
 
 ClassificationTask::ClassificationTask(std::shared_ptr<SequenceClassificationModel> model,
@@ -366,6 +389,7 @@ absl::StatusOr<std::unique_ptr<TrainingTask>> MakeClassificationTask(const JobSp
     torch::manual_seed(static_cast<uint64_t>(spec.training.seed));
     ASSIGN_OR_RETURN(model, LoadClassifier(spec.model.name_or_path, extra, *context.out));
   }
+  RETURN_IF_ERROR(ApplyLabelSmoothing(spec.training.label_smoothing_factor, data.labels, *model));
   const int64_t max_len = std::min<int64_t>(
       spec.data.max_seq_length > 0 ? spec.data.max_seq_length : 128, model->MaxPositions());
   for (ClassificationSplit* split :

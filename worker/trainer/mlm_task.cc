@@ -248,6 +248,7 @@ absl::StatusOr<std::unique_ptr<TrainingTask>> MakeMlmTask(const JobSpec& spec,
   ASSIGN_OR_RETURN(std::shared_ptr<MaskedLmModel> model,
                    BuildSeededModel<MaskedLmModel>(spec, tokenizer, nlohmann::json::object(),
                                                    &CreateMaskedLm, &LoadMaskedLm));
+  model->SetLabelSmoothing(spec.training.label_smoothing_factor);
   MlmExampleOptions options;
   const int64_t limit = std::min<int64_t>(512, model->MaxPositions());
   options.max_seq_length = static_cast<int>(

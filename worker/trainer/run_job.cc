@@ -220,6 +220,7 @@ absl::StatusOr<JobResult> RunJob(const JobSpec& spec, const JobOptions& options)
   if (spec.training.gradient_checkpointing) {
     RETURN_IF_ERROR(task->model().SetGradientCheckpointing(true));
   }
+  RETURN_IF_ERROR(task->model().SetNeftuneNoiseAlpha(spec.training.neftune_noise_alpha));
   // The model is built on the CPU (HF's initialisation, seeded) and trained where asked.
   RETURN_IF_ERROR(CatchTorchErrors(
       [&] {

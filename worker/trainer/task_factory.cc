@@ -26,6 +26,7 @@ absl::StatusOr<std::unique_ptr<TrainingTask>> MakeClmTask(const JobSpec& spec,
   ASSIGN_OR_RETURN(std::shared_ptr<CausalLmModel> model,
                    BuildSeededModel<CausalLmModel>(spec, tokenizer, nlohmann::json::object(),
                                                    &CreateCausalLm, &LoadCausalLm));
+  model->SetLabelSmoothing(spec.training.label_smoothing_factor);
   ASSIGN_OR_RETURN(const int block_size,
                    ResolveBlockSize(spec.data.block_size, model->MaxPositions()));
   DataSpec data = spec.data;

@@ -1,5 +1,6 @@
 // internal::CrossEntropyRows against torch's log_softmax and its gradient: fp32 and bf16 in and
-// out, row lengths around the 16-lane blocks, targets in the tail, in place, non-finite rows.
+// out, row lengths around the 16-lane blocks, targets in the tail, in place, non-finite rows,
+// label smoothing against torch's cross_entropy.
 #include "worker/models/internal/cross_entropy_rows.h"
 
 #include <gtest/gtest.h>
@@ -21,7 +22,7 @@ struct Swept {
 
 // Runs the sweep over all rows in two calls (rows split at `split`), as two threads would.
 Swept Sweep(const torch::Tensor& logits, const torch::Tensor& targets, float scale,
-            torch::ScalarType grad_dtype, int64_t split) {
+            torch::ScalarType grad_dtype, int64_t split, float smoothing = 0) {
   Swept out{torch::empty({logits.size(0)}), torch::empty(logits.sizes(), grad_dtype)};
   CrossEntropyRowsArgs args;
   args.logits = logits.data_ptr();
@@ -29,6 +30,7 @@ Swept Sweep(const torch::Tensor& logits, const torch::Tensor& targets, float sca
   args.vocab = logits.size(1);
   args.targets = targets.data_ptr<int64_t>();
   args.scale = scale;
+  args.smoothing = smoothing;
   args.grad = out.grad.data_ptr();
   args.out = RowFloatOf(grad_dtype);
   args.loss = out.loss.data_ptr<float>();
@@ -37,12 +39,16 @@ Swept Sweep(const torch::Tensor& logits, const torch::Tensor& targets, float sca
   return out;
 }
 
-// What torch computes in fp32 from the same (possibly bf16) logits.
-Swept Reference(const torch::Tensor& logits, const torch::Tensor& targets, float scale) {
-  torch::Tensor logp = torch::log_softmax(logits.to(torch::kFloat32), 1);
-  torch::Tensor loss = -logp.gather(1, targets.unsqueeze(1)).squeeze(1);
-  torch::Tensor grad = logp.exp() - torch::one_hot(targets, logits.size(1)).to(torch::kFloat32);
-  return {loss, grad * scale};
+// What torch computes in fp64 from the same (possibly bf16) logits, rounded to fp32: its
+// cross_entropy per row and that loss's gradient (autograd). (In fp32, the smoothing's gradient
+// through log_softmax sums 50k terms and is itself off by ~4e-5 of the scale.)
+Swept Reference(const torch::Tensor& logits, const torch::Tensor& targets, float scale,
+                float smoothing = 0) {
+  torch::Tensor x = logits.to(torch::kFloat64).detach().requires_grad_();
+  torch::Tensor loss =
+      torch::cross_entropy_loss(x, targets, {}, at::Reduction::None, -100, smoothing);
+  (loss.sum() * scale).backward();
+  return {loss.detach().to(torch::kFloat32), x.grad().to(torch::kFloat32)};
 }
 
 class CrossEntropyRowsTest : public ::testing::Test {
@@ -77,6 +83,28 @@ TEST_F(CrossEntropyRowsTest, MatchesLogSoftmaxAcrossRowLengthsAndDtypes) {
               got.grad,
               Sweep(logits, targets, scale, torch::kFloat32, 3).grad.to(torch::kBFloat16)));
         }
+      }
+    }
+  }
+}
+
+TEST_F(CrossEntropyRowsTest, LabelSmoothingMatchesTorchsCrossEntropy) {
+  torch::manual_seed(15);
+  for (float smoothing : {0.1f, 0.5f, 1.0f}) {
+    for (int64_t vocab : {1, 17, 1000, 50257}) {
+      for (torch::ScalarType dtype : {torch::kFloat32, torch::kBFloat16}) {
+        torch::Tensor logits = (torch::randn({5, vocab}) * 4).to(dtype);
+        torch::Tensor targets = torch::randint(vocab, {5}, torch::kLong);
+        targets[1] = vocab - 1;
+        const Swept got = Sweep(logits, targets, 0.2f, dtype, 2, smoothing);
+        const Swept want = Reference(logits, targets, 0.2f, smoothing);
+        SCOPED_TRACE(::testing::Message()
+                     << "smoothing " << smoothing << " vocab " << vocab << " " << dtype);
+        EXPECT_TRUE(torch::allclose(got.loss, want.loss, 1e-5, 1e-4))
+            << (got.loss - want.loss).abs().max();
+        const double rtol = dtype == torch::kBFloat16 ? 8e-3 : 1e-5;
+        EXPECT_TRUE(torch::allclose(got.grad.to(torch::kFloat32), want.grad, rtol, 1e-7))
+            << (got.grad.to(torch::kFloat32) - want.grad).abs().max();
       }
     }
   }

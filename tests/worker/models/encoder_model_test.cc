@@ -6,6 +6,7 @@
 
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
+#include "tests/worker/models/hf_label_smoother.h"
 #include "tests/worker/models/model_test_util.h"
 #include "worker/models/encoder_config.h"
 #include "worker/models/encoder_models.h"
@@ -81,6 +82,39 @@ TEST(EncoderModelTest, LossAtChosenRowsEqualsTheLabelledLoss) {
       EXPECT_TRUE(torch::allclose(got[i], expected[i], 1e-5, 1e-6)) << "tensor " << i;
     }
   }
+}
+
+// training.label_smoothing_factor on the masked LM (ForwardLoss and the GPU's ForwardLossAt) and
+// on single-label classification: HF's LabelSmoother on the model's logits.
+TEST(EncoderModelTest, LabelSmoothedLossesAreHfsLabelSmoother) {
+  using ::lmtrain::testing::HfLabelSmoothedLoss;
+  torch::manual_seed(0);
+  auto mlm = CreateMaskedLm(TinyEncoderConfig("bert"));
+  ASSERT_TRUE(mlm.ok()) << mlm.status();
+  (*mlm)->eval();
+  (*mlm)->SetLabelSmoothing(0.2);
+  torch::Tensor labels = torch::full({2, 5}, -100, torch::kLong);
+  labels[0][1] = 4;
+  labels[1][2] = 9;
+  labels[1][4] = 30;
+  const double want =
+      HfLabelSmoothedLoss((*mlm)->Forward(TinyInputs()), labels, 0.2, false).item<double>();
+  EXPECT_NEAR((*mlm)->ForwardLoss(TinyInputs(), labels).item<double>(), want, 1e-5);
+  const torch::Tensor rows = torch::tensor({1, 7, 9, 0}, torch::kLong);
+  const torch::Tensor targets = torch::tensor({4, 9, 30, -100}, torch::kLong);
+  EXPECT_NEAR((*mlm)->ForwardLossAt(TinyInputs(), rows, targets).item<double>(), want, 1e-5);
+
+  nlohmann::json config = TinyEncoderConfig("roberta");
+  config["num_labels"] = 3;
+  auto classifier = CreateSequenceClassification(config);
+  ASSERT_TRUE(classifier.ok()) << classifier.status();
+  (*classifier)->eval();
+  (*classifier)->SetLabelSmoothing(0.3);
+  const torch::Tensor classes = torch::tensor({2, 0}, torch::kLong);
+  EXPECT_NEAR(
+      (*classifier)->ForwardLoss(TinyInputs(), classes).item<double>(),
+      HfLabelSmoothedLoss((*classifier)->Forward(TinyInputs()), classes, 0.3, false).item<double>(),
+      1e-6);
 }
 
 TEST(EncoderModelTest, TrainsUnderBf16Autocast) {

@@ -8,6 +8,7 @@
 #include "absl/strings/match.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
+#include "tests/worker/models/hf_label_smoother.h"
 #include "tests/worker/models/hf_reference.h"
 #include "tests/worker/models/model_test_util.h"
 #include "worker/models/gpt2.h"
@@ -142,6 +143,37 @@ TEST(Gpt2ModelTest, ForwardLossIsTheShiftedCrossEntropy) {
   // Nothing to predict: HF's mean over no tokens is NaN.
   EXPECT_TRUE(
       std::isnan(model->ForwardLoss(ids, mask, torch::full_like(ids, -100)).item<double>()));
+}
+
+// training.label_smoothing_factor: the Trainer's LabelSmoother on the model's logits, with the
+// causal shift; gradients too (the fused LM head computes its own).
+TEST(Gpt2ModelTest, LabelSmoothedLossIsHfsLabelSmoother) {
+  auto model = MakeModel();
+  model->eval();
+  model->SetLabelSmoothing(0.1);
+  torch::Tensor ids = Ids({{1, 2, 3, 4, 5, 6}, {7, 8, 9, 10, 36, 36}});
+  torch::Tensor mask = Ids({{1, 1, 1, 1, 1, 1}, {1, 1, 1, 1, 0, 0}});
+  torch::Tensor labels = ids.masked_fill(mask.eq(0), -100);
+  const auto grads = [&](bool reference) {
+    model->zero_grad();
+    torch::Tensor loss =
+        reference ? ::lmtrain::testing::HfLabelSmoothedLoss(model->Forward(ids, mask), labels, 0.1,
+                                                            /*shift_labels=*/true)
+                  : model->ForwardLoss(ids, mask, labels);
+    loss.backward();
+    std::vector<torch::Tensor> out{loss.detach()};
+    for (const torch::Tensor& p : model->parameters()) out.push_back(p.grad().clone());
+    return out;
+  };
+  const std::vector<torch::Tensor> want = grads(true), got = grads(false);
+  ASSERT_EQ(got.size(), want.size());
+  for (size_t i = 0; i < got.size(); ++i) {
+    EXPECT_TRUE(torch::allclose(got[i], want[i], 1e-5, 1e-6)) << "tensor " << i;
+  }
+  // Smoothing changes the loss (by 3e-4 here: a fresh model's logits are nearly uniform).
+  model->SetLabelSmoothing(0);
+  EXPECT_GT(std::abs(model->ForwardLoss(ids, mask, labels).item<double>() - got[0].item<double>()),
+            1e-4);
 }
 
 TEST(Gpt2ModelTest, EarlierLogitsIgnoreLaterTokens) {

@@ -1,7 +1,7 @@
 // internal::LinearCrossEntropy against the unfused torch::linear + cross_entropy_loss: loss and
 // every gradient, with and without bias, chunked and not, under bf16 autocast, without grad,
-// and with an upstream gradient other than 1; each both with the per-row sweep and with ATen's
-// ops (what CPUs without AVX-512 run).
+// and with an upstream gradient other than 1, with label smoothing; each both with the per-row
+// sweep and with ATen's ops (what CPUs without AVX-512 run).
 #include "worker/models/internal/linear_cross_entropy.h"
 
 #include <gtest/gtest.h>
@@ -38,7 +38,8 @@ Grads LossAndGrads(const Inputs& in, bool fused, double upstream = 1.0,
   }
   torch::Tensor loss =
       fused ? LinearCrossEntropy(in.hidden, in.weight, in.bias, in.targets, options)
-            : torch::cross_entropy_loss(torch::linear(in.hidden, in.weight, in.bias), in.targets);
+            : torch::cross_entropy_loss(torch::linear(in.hidden, in.weight, in.bias), in.targets,
+                                        {}, at::Reduction::Mean, -100, options.label_smoothing);
   (loss * upstream).backward();
   return {loss.detach(), in.hidden.grad().clone(), in.weight.grad().clone(),
           in.bias.defined() ? in.bias.grad().clone() : torch::Tensor()};
@@ -101,6 +102,51 @@ TEST_P(LinearCrossEntropyTest, ManyGroupsMatchOneGroupUnderBf16Autocast) {
   // The same bf16 products, summed in fp32 per group instead of inside one matmul.
   ExpectClose(grouped, one, 1e-3, 1e-3);
   EXPECT_EQ(grouped.weight.scalar_type(), torch::kFloat32);
+}
+
+TEST_P(LinearCrossEntropyTest, LabelSmoothingMatchesTorchsCrossEntropy) {
+  for (double smoothing : {0.1, 1.0}) {
+    LinearCrossEntropyOptions options = WithPath(SmallGroups(101, 4));
+    options.label_smoothing = smoothing;
+    const Inputs in = MakeInputs(/*rows=*/37, /*vocab=*/101, /*with_bias=*/true, 11);
+    const Grads fused = LossAndGrads(in, true, 1.0, options);
+    const Grads plain = LossAndGrads(in, false, 1.0, options);
+    ExpectClose(fused, plain, 1e-6, 1e-5);
+    // Smoothing changes the loss (the test would pass vacuously otherwise).
+    EXPECT_GT(std::abs(fused.loss.item<double>() - LossAndGrads(in, false).loss.item<double>()),
+              1e-3);
+  }
+}
+
+TEST_P(LinearCrossEntropyTest, LabelSmoothingUnderBf16AutocastAndWithoutGrad) {
+  const Inputs in = MakeInputs(64, 300, true, 12);
+  LinearCrossEntropyOptions options = Options();
+  options.label_smoothing = 0.1;
+  Grads fused, plain;
+  {
+    AutocastGuard autocast(AutocastSpec::For(c10::DeviceType::CPU, /*bf16=*/true, false));
+    fused = LossAndGrads(in, true, 1.0, options);
+    plain = LossAndGrads(in, false, 1.0, options);
+  }
+  ExpectClose(fused, plain, 2e-2, 2e-2);
+  torch::NoGradGuard no_grad;
+  const torch::Tensor loss = LinearCrossEntropy(in.hidden, in.weight, in.bias, in.targets, options);
+  EXPECT_FALSE(loss.requires_grad());
+  EXPECT_NEAR(loss.item<double>(),
+              torch::cross_entropy_loss(torch::linear(in.hidden, in.weight, in.bias), in.targets,
+                                        {}, at::Reduction::Mean, -100, 0.1)
+                  .item<double>(),
+              1e-5);
+}
+
+TEST_P(LinearCrossEntropyTest, RejectsLabelSmoothingOutsideZeroToOne) {
+  const Inputs in = MakeInputs(4, 10, false, 13);
+  for (double bad : {-0.1, 1.5}) {
+    LinearCrossEntropyOptions options = Options();
+    options.label_smoothing = bad;
+    EXPECT_THROW(LinearCrossEntropy(in.hidden, in.weight, in.bias, in.targets, options), c10::Error)
+        << bad;
+  }
 }
 
 TEST_P(LinearCrossEntropyTest, RejectsEmptyChunksAndGroups) {

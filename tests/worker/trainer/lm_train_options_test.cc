@@ -1,5 +1,6 @@
 // lm-train's job-file options through the real process: a model too large for the machine,
-// logging_strategy, overwrite_output_dir and HF's old names, tables as clm data.
+// logging_strategy, overwrite_output_dir and HF's old names, tables as clm data,
+// label_smoothing_factor, neftune_noise_alpha.
 #include <fcntl.h>
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
@@ -16,6 +17,7 @@
 #include <filesystem>
 #include <fstream>
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <random>
 #include <sstream>
 
@@ -190,6 +192,88 @@ TEST_F(LmTrainTest, ClmOnATableReadsOnlyItsTextColumn) {
   EXPECT_EQ(ReadFile(dir_ / "table" / tokenizer / "spiece.model"),
             ReadFile(dir_ / "text" / tokenizer / "spiece.model"));
   EXPECT_FALSE(fs::exists(dir_ / "table" / tokenizer / "train_texts.txt"));
+}
+
+class LmTrainLossOptionsTest : public LmTrainTest {
+ protected:
+  // The eval_loss of lm-train evaluating (do_train: false) the tiny fresh GPT-2 of TinyJob with
+  // `extra` training keys, run in dir_/`name`.
+  double EvalOnlyLoss(const std::string& name, const std::string& extra) {
+    fs::create_directories(dir_ / name);
+    const fs::path job =
+        TinyJob(name + ".yaml", "  do_train: false\n  max_eval_samples: 16\n" + extra);
+    Child child(dir_ / name, job);
+    EXPECT_TRUE(child.WaitForEof(std::chrono::seconds(120)));
+    EXPECT_EQ(child.Wait(), 0) << ReadFile(dir_ / name / "stderr.txt");
+    const auto all = nlohmann::json::parse(ReadFile(dir_ / name / "out" / "all_results.json"));
+    return all["eval_loss"].get<double>();
+  }
+};
+
+// training.label_smoothing_factor reaches the loss in the real process: the same fresh model on
+// the same evaluation set reports another eval_loss with it; a classification whose labels are
+// numbers (a regression) or a multi-label model is refused, naming the key, before anything
+// trains.
+TEST_F(LmTrainLossOptionsTest, LabelSmoothingChangesTheLossAndNeedsClassLabels) {
+  const double plain = EvalOnlyLoss("plain", "");
+  const double smoothed = EvalOnlyLoss("smoothed", "  label_smoothing_factor: 0.5\n");
+  EXPECT_TRUE(std::isfinite(plain) && std::isfinite(smoothed)) << plain << " " << smoothed;
+  EXPECT_GT(std::abs(smoothed - plain), 1e-5) << plain;
+
+  // A classification job on `labels` (one per row) whose model config adds `config`; its stderr.
+  const auto refusal = [&](const std::string& name, const std::vector<std::string>& labels,
+                           const std::string& config) {
+    fs::create_directories(dir_ / name);
+    std::ofstream csv(dir_ / name / "train.csv");
+    csv << "text,label\n";
+    for (size_t i = 0; i < labels.size(); ++i)
+      csv << "line number " << i << "," << labels[i] << "\n";
+    csv.close();
+    const fs::path job = dir_ / name / "job.yaml";
+    std::ofstream(job) << "name: " << name << "\ntask: classification\n"
+                       << "model: {config: {model_type: bert, hidden_size: 16, "
+                       << "num_hidden_layers: 1, num_attention_heads: 2, intermediate_size: 32"
+                       << config << "}}\n"
+                       << "tokenizer: {path: " << LMTRAIN_SOURCE_DIR
+                       << "/tests/data/tokenizers/bert-base-uncased}\n"
+                       << "data: {train_file: train.csv}\n"
+                       << "training: {max_steps: 1, do_eval: false, label_smoothing_factor: 0.1}\n";
+    Child child(dir_ / name, job);
+    EXPECT_TRUE(child.WaitForEof(std::chrono::seconds(120)));
+    EXPECT_EQ(child.Wait(), 1) << name;
+    return ReadFile(dir_ / name / "stderr.txt");
+  };
+  EXPECT_THAT(refusal("regression", {"0.5", "1.25", "2.0", "0.75"}, ""),
+              HasSubstr("training.label_smoothing_factor smooths class labels, and this task is "
+                        "a regression"));
+  EXPECT_THAT(
+      refusal("multi-label", {"0", "1", "1", "0"}, ", problem_type: multi_label_classification"),
+      HasSubstr("training.label_smoothing_factor does not apply to multi-label "
+                "classification"));
+}
+
+// training.neftune_noise_alpha: the noise changes what a training step sees (the first logged
+// loss) but not an evaluation (eval mode has none), with the same seed.
+TEST_F(LmTrainLossOptionsTest, NeftuneNoiseChangesTrainingButNotEvaluation) {
+  const auto first_loss = [&](const std::string& name, const std::string& extra) {
+    fs::create_directories(dir_ / name);
+    const fs::path job =
+        TinyJob(name + ".yaml",
+                "  max_steps: 2\n  logging_steps: 1\n  do_eval: false\n  save_steps: 0\n" + extra);
+    Child child(dir_ / name, job);
+    std::optional<double> loss;
+    while (auto event = child.NextEvent(std::chrono::seconds(60))) {
+      if (!loss.has_value() && event->metrics.loss.has_value()) loss = event->metrics.loss;
+    }
+    EXPECT_EQ(child.Wait(), 0) << ReadFile(dir_ / name / "stderr.txt");
+    return loss.value_or(std::nan(""));
+  };
+  const double plain = first_loss("plain", "");
+  const double noisy = first_loss("noisy", "  neftune_noise_alpha: 50\n");
+  EXPECT_TRUE(std::isfinite(plain) && std::isfinite(noisy)) << plain << " " << noisy;
+  EXPECT_GT(std::abs(noisy - plain), 1e-4) << plain;
+  EXPECT_EQ(EvalOnlyLoss("eval-plain", ""),
+            EvalOnlyLoss("eval-noisy", "  neftune_noise_alpha: 50\n"));
 }
 
 }  // namespace

@@ -204,11 +204,15 @@ void KillAtARandomStepAndResume(const fs::path& dir, const fs::path& job) {
   EXPECT_EQ(logged, expected);
 }
 
+// With NEFTune's embedding noise (drawn from the generator a checkpoint restores) and label
+// smoothing on.
 TEST_F(LmTrainTest, SigkillAtARandomStepThenResumeIsBitIdentical) {
   KillAtARandomStepAndResume(dir_, TinyJob("job.yaml",
                                            "  max_steps: 80\n  logging_steps: 1\n  save_steps: 4\n"
                                            "  learning_rate: 3.0e-3\n  warmup_steps: 3\n"
-                                           "  per_device_train_batch_size: 8\n  do_eval: false\n"));
+                                           "  per_device_train_batch_size: 8\n  do_eval: false\n"
+                                           "  neftune_noise_alpha: 5\n"
+                                           "  label_smoothing_factor: 0.1\n"));
 }
 
 // The same for MLM, where every batch draws fresh masks and dropout is on, with Adafactor and

@@ -107,14 +107,25 @@ LMTRAIN_AVX512 float ExpRow(const T* x, int64_t vocab, float max, float* e) {
   return _mm512_reduce_add_ps(sum);
 }
 
-// g[j] = e[j] * k.
+// The sum of the row's values.
 template <class T>
-LMTRAIN_AVX512 void ScaleRow(const float* e, int64_t vocab, float k, T* g) {
-  const __m512 kv = _mm512_set1_ps(k);
+LMTRAIN_AVX512 float RowSum(const T* x, int64_t vocab) {
+  __m512 sum = _mm512_setzero_ps();
+  const int64_t full = vocab / kLanes * kLanes;
+  for (int64_t j = 0; j < full; j += kLanes) sum = _mm512_add_ps(sum, Load(x + j));
+  float tail = 0;
+  for (int64_t j = full; j < vocab; ++j) tail += ToFloat(x, j);
+  return _mm512_reduce_add_ps(sum) + tail;
+}
+
+// g[j] = e[j] * k + c (with c = 0, exactly e[j] * k: the fused add of 0 does not round).
+template <class T>
+LMTRAIN_AVX512 void ScaleRow(const float* e, int64_t vocab, float k, float c, T* g) {
+  const __m512 kv = _mm512_set1_ps(k), cv = _mm512_set1_ps(c);
   const int64_t full = vocab / kLanes * kLanes;
   for (int64_t j = 0; j < full; j += kLanes)
-    StoreVec(g + j, _mm512_mul_ps(_mm512_loadu_ps(e + j), kv));
-  for (int64_t j = full; j < vocab; ++j) Store(g, j, e[j] * k);
+    StoreVec(g + j, _mm512_fmadd_ps(_mm512_loadu_ps(e + j), kv, cv));
+  for (int64_t j = full; j < vocab; ++j) Store(g, j, std::fma(e[j], k, c));
 }
 
 std::vector<float>& RowBuffer(int64_t vocab) {
@@ -127,6 +138,9 @@ template <class In, class Out>
 LMTRAIN_AVX512 void Rows(const CrossEntropyRowsArgs& a, int64_t begin, int64_t end) {
   const int64_t v = a.vocab;
   float* e = a.grad != nullptr ? RowBuffer(v).data() : nullptr;
+  const float s = a.smoothing;
+  // The gradient's share of the target (one-hot) and of every class (the smoothing's uniform).
+  const float hit = (1 - s) * a.scale, uniform = -(s * a.scale / static_cast<float>(v));
   for (int64_t i = begin; i < end; ++i) {
     const In* x = static_cast<const In*>(a.logits) + i * v;
     Out* g = a.grad != nullptr ? static_cast<Out*>(a.grad) + i * v : nullptr;
@@ -139,11 +153,12 @@ LMTRAIN_AVX512 void Rows(const CrossEntropyRowsArgs& a, int64_t begin, int64_t e
       continue;
     }
     const float sum = ExpRow(x, v, max, e);
-    a.loss[i] = max + std::log(sum) - ToFloat(x, t);
+    const float smoothed = s > 0 ? s * (RowSum(x, v) / static_cast<float>(v)) : 0.0f;
+    a.loss[i] = max + std::log(sum) - (1 - s) * ToFloat(x, t) - smoothed;
     if (g == nullptr) continue;
     const float k = a.scale / sum;
-    ScaleRow(e, v, k, g);
-    Store(g, t, e[t] * k - a.scale);
+    ScaleRow(e, v, k, uniform, g);
+    Store(g, t, std::fma(e[t], k, uniform) - hit);
   }
 }
 

@@ -37,6 +37,11 @@ class EncoderWithHead : public Interface {
     return absl::OkStatus();
   }
   bool GradientCheckpointing() const override { return body_->GradientCheckpointing(); }
+  // Noise on word_embeddings' output (ALBERT and ELECTRA: before their projection). Always OK.
+  absl::Status SetNeftuneNoiseAlpha(double alpha) override {
+    body_->SetNeftuneNoiseAlpha(alpha);
+    return absl::OkStatus();
+  }
   // Inputs on another device than the parameters are moved to it first (device_inputs.h).
   torch::Tensor ForwardHidden(const EncoderInputs& inputs,
                               std::vector<torch::Tensor>* hidden_states) override {

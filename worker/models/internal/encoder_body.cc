@@ -5,6 +5,7 @@
 #include "absl/strings/str_cat.h"
 #include "worker/models/internal/dropout.h"
 #include "worker/models/internal/gradient_checkpoint.h"
+#include "worker/models/internal/neftune.h"
 
 namespace lmtrain::internal {
 namespace {
@@ -91,7 +92,8 @@ torch::Tensor EncoderBodyImpl::Embed(const torch::Tensor& input_ids,
               input_ids.size(1), " exceeds max_position_embeddings ",
               config_.max_position_embeddings);
   torch::Tensor x =
-      word_embeddings_->forward(input_ids) + position_embeddings_->forward(PositionIds(input_ids));
+      NeftuneNoise(word_embeddings_->forward(input_ids), neftune_noise_alpha_, is_training()) +
+      position_embeddings_->forward(PositionIds(input_ids));
   if (token_type_embeddings_) {
     torch::Tensor types = token_type_ids.defined() ? token_type_ids : torch::zeros_like(input_ids);
     x = x + token_type_embeddings_->forward(types);

@@ -36,6 +36,8 @@ class EncoderBodyImpl : public torch::nn::Module {
   // train() mode with grad enabled only.
   void SetGradientCheckpointing(bool enabled) { gradient_checkpointing_ = enabled; }
   bool GradientCheckpointing() const { return gradient_checkpointing_; }
+  // neftune.h's noise on the word embeddings in train mode; 0: none.
+  void SetNeftuneNoiseAlpha(double alpha) { neftune_noise_alpha_ = alpha; }
 
  private:
   torch::Tensor Embed(const torch::Tensor& input_ids, const torch::Tensor& token_type_ids);
@@ -49,6 +51,7 @@ class EncoderBodyImpl : public torch::nn::Module {
   torch::nn::Linear projection_{nullptr};  // ALBERT always; ELECTRA when E != H.
   std::vector<EncoderLayer> layers_;       // ALBERT: groups x inner layers, shared.
   bool gradient_checkpointing_ = false;
+  double neftune_noise_alpha_ = 0;
 };
 TORCH_MODULE(EncoderBody);
 

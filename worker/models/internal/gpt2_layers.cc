@@ -8,6 +8,7 @@
 
 #include "worker/models/internal/dropout.h"
 #include "worker/models/internal/gradient_checkpoint.h"
+#include "worker/models/internal/neftune.h"
 #include "worker/models/internal/residual.h"
 #include "worker/models/token_ids.h"
 
@@ -168,7 +169,8 @@ AttentionMasks Gpt2ModelImpl::MakeMasks(const torch::Tensor& input_ids,
 torch::Tensor Gpt2ModelImpl::Embed(const torch::Tensor& input_ids) {
   const int64_t length = input_ids.size(1);
   // Position ids are arange(T) whatever the mask says, as in HF.
-  torch::Tensor embeddings = wte_->forward(input_ids);
+  torch::Tensor embeddings =
+      NeftuneNoise(wte_->forward(input_ids), neftune_noise_alpha_, is_training());
   embeddings.add_(wpe_->weight.narrow(0, 0, length));  // Embedding keeps indices, not output.
   return Dropout(embeddings, config_.embd_pdrop, is_training());
 }

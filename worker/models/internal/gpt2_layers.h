@@ -119,6 +119,8 @@ class Gpt2ModelImpl : public torch::nn::Module {
   // activations (gradient_checkpoint.h), in train() mode with grad enabled only.
   void SetGradientCheckpointing(bool enabled) { gradient_checkpointing_ = enabled; }
   bool GradientCheckpointing() const { return gradient_checkpointing_; }
+  // neftune.h's noise on the token embeddings in train mode; 0: none.
+  void SetNeftuneNoiseAlpha(double alpha) { neftune_noise_alpha_ = alpha; }
 
  private:
   AttentionMasks MakeMasks(const torch::Tensor& input_ids, const torch::Tensor& attention_mask);
@@ -133,6 +135,7 @@ class Gpt2ModelImpl : public torch::nn::Module {
   torch::nn::LayerNorm ln_f_{nullptr};
   torch::Tensor future_mask_;
   bool gradient_checkpointing_ = false;
+  double neftune_noise_alpha_ = 0;
 };
 TORCH_MODULE(Gpt2Model);
 

@@ -78,17 +78,32 @@ RowFloat RowFloatOf(const torch::Tensor& t) {
   return t.scalar_type() == torch::kBFloat16 ? RowFloat::kBFloat16 : RowFloat::kFloat32;
 }
 
+// Subtracts a chunk's log-likelihood from `total`: each row's (1 - s) * log p[target] plus
+// s * the mean over classes of log p.
+void SubtractChunkLoss(const torch::Tensor& logp, const torch::Tensor& targets, double smoothing,
+                       torch::Tensor& total) {
+  torch::Tensor picked = logp.gather(1, targets.unsqueeze(1)).sum();
+  if (smoothing == 0) {
+    total.sub_(picked);
+    return;
+  }
+  total.sub_(picked.mul(1 - smoothing))
+      .sub_(logp.sum().mul(smoothing / static_cast<double>(logp.size(1))));
+}
+
 // One sweep per row (cross_entropy_rows.h): each row's loss into `row_loss` and, when `dst` is
 // defined, d(mean loss)/d(logits) into it in the matmul dtype, its column sums added to the bias
 // gradient.
 void FusedChunk(const torch::Tensor& logits, const torch::Tensor& targets, double scale,
-                const torch::Tensor& dst, const torch::Tensor& row_loss, Result& r) {
+                double smoothing, const torch::Tensor& dst, const torch::Tensor& row_loss,
+                Result& r) {
   CrossEntropyRowsArgs args;
   args.logits = logits.data_ptr();
   args.in = RowFloatOf(logits);
   args.vocab = logits.size(1);
   args.targets = targets.data_ptr<int64_t>();
   args.scale = static_cast<float>(scale);
+  args.smoothing = static_cast<float>(smoothing);
   args.loss = row_loss.data_ptr<float>();
   if (dst.defined()) {
     args.grad = dst.data_ptr();
@@ -100,12 +115,14 @@ void FusedChunk(const torch::Tensor& logits, const torch::Tensor& targets, doubl
 }
 
 // Turns a chunk's log-softmax (in place) into d(mean loss)/d(logits) =
-// (softmax - one_hot) * scale, adds its column sums to the bias gradient and leaves it in
-// `dst` (the group's rows of Scratch::grads) in the matmul dtype.
+// (softmax - (1 - s) * one_hot - s / V) * scale, adds its column sums to the bias gradient and
+// leaves it in `dst` (the group's rows of Scratch::grads) in the matmul dtype.
 void ChunkGradient(const torch::Tensor& logp, const torch::Tensor& targets, double scale,
-                   const torch::Tensor& dst, Result& r) {
+                   double smoothing, const torch::Tensor& dst, Result& r) {
   torch::Tensor g = logp.add_(std::log(scale)).exp_();
-  g.scatter_add_(1, targets.unsqueeze(1), torch::full({g.size(0), 1}, -scale, g.options()));
+  if (smoothing > 0) g.sub_(smoothing * scale / static_cast<double>(g.size(1)));
+  g.scatter_add_(1, targets.unsqueeze(1),
+                 torch::full({g.size(0), 1}, -(1 - smoothing) * scale, g.options()));
   if (!dst.is_same(g)) dst.copy_(g);
   AddColumnSums(dst, r);
 }
@@ -204,6 +221,7 @@ Result Compute(const torch::Tensor& hidden, const torch::Tensor& weight, const t
   torch::Tensor row_loss =
       sweep ? torch::empty({rows}, hidden.options().dtype(torch::kFloat32)) : torch::Tensor();
   const double scale = 1.0 / static_cast<double>(rows);
+  const double smoothing = options.label_smoothing;
   for (int64_t group = 0; group < rows; group += b.group) {
     const int64_t group_rows = std::min(b.group, rows - group);
     for (int64_t start = group; start < group + group_rows; start += b.chunk) {
@@ -211,14 +229,14 @@ Result Compute(const torch::Tensor& hidden, const torch::Tensor& weight, const t
       torch::Tensor t = ids.narrow(0, start, n);
       torch::Tensor in_group = with_grads ? s.grads.narrow(0, start - group, n) : torch::Tensor();
       if (sweep) {
-        FusedChunk(ChunkLogits(op, start, n, s), t, scale, in_group, row_loss.narrow(0, start, n),
-                   r);
+        FusedChunk(ChunkLogits(op, start, n, s), t, scale, smoothing, in_group,
+                   row_loss.narrow(0, start, n), r);
         continue;
       }
       torch::Tensor logp = s.logp.defined() ? s.logp.narrow(0, 0, n) : in_group;
       LogSoftmaxChunk(op, start, n, s, logp);
-      total.sub_(logp.gather(1, t.unsqueeze(1)).sum());
-      if (with_grads) ChunkGradient(logp, t, scale, in_group, r);
+      SubtractChunkLoss(logp, t, smoothing, total);
+      if (with_grads) ChunkGradient(logp, t, scale, smoothing, in_group, r);
     }
     if (with_grads) GroupMatmuls(op, group, group_rows, group == 0, s, r);
   }
@@ -234,10 +252,10 @@ class LinearCrossEntropyFunction : public torch::autograd::Function<LinearCrossE
   static torch::Tensor forward(AutogradContext* ctx, const torch::Tensor& hidden,
                                const torch::Tensor& weight, const torch::Tensor& bias,
                                const torch::Tensor& targets, bool bf16, int64_t chunk_elements,
-                               int64_t group_bytes, bool row_sweep) {
+                               int64_t group_bytes, bool row_sweep, double label_smoothing) {
     const torch::Tensor b = bias.numel() > 0 ? bias : torch::Tensor();
     Result r = Compute(hidden, weight, b, targets, bf16, /*with_grads=*/true,
-                       {chunk_elements, group_bytes, row_sweep});
+                       {chunk_elements, group_bytes, row_sweep, label_smoothing});
     ctx->save_for_backward({r.grad_hidden, r.grad_weight, r.grad_bias});
     return r.loss;
   }
@@ -249,7 +267,7 @@ class LinearCrossEntropyFunction : public torch::autograd::Function<LinearCrossE
     auto scaled = [&](const torch::Tensor& grad) {
       return !grad.defined() || unit ? grad : grad * g.to(grad.scalar_type());
     };
-    return {scaled(saved[0]), scaled(saved[1]), scaled(saved[2]), torch::Tensor(),
+    return {scaled(saved[0]), scaled(saved[1]), scaled(saved[2]), torch::Tensor(), torch::Tensor(),
             torch::Tensor(),  torch::Tensor(),  torch::Tensor(),  torch::Tensor()};
   }
 };
@@ -261,6 +279,8 @@ torch::Tensor LinearCrossEntropy(const torch::Tensor& hidden, const torch::Tenso
                                  const LinearCrossEntropyOptions& options) {
   TORCH_CHECK(options.chunk_elements > 0 && options.group_bytes > 0,
               "LinearCrossEntropy: chunk and group sizes must be positive");
+  TORCH_CHECK(options.label_smoothing >= 0 && options.label_smoothing <= 1,
+              "LinearCrossEntropy: label_smoothing ", options.label_smoothing, " is not in [0, 1]");
   TORCH_CHECK(hidden.dim() == 2 && weight.dim() == 2 && hidden.size(1) == weight.size(1),
               "LinearCrossEntropy: hidden ", hidden.sizes(), " and weight ", weight.sizes(),
               " do not fit");
@@ -271,7 +291,8 @@ torch::Tensor LinearCrossEntropy(const torch::Tensor& hidden, const torch::Tenso
                     hidden.device().is_cpu();
   if (hidden.size(0) == 0 || !hidden.device().is_cpu()) {
     // No rows: the mean is NaN, as torch's. Off the CPU: the plain pair.
-    return torch::cross_entropy_loss(torch::linear(hidden, weight, bias), targets);
+    return torch::cross_entropy_loss(torch::linear(hidden, weight, bias), targets, {},
+                                     at::Reduction::Mean, -100, options.label_smoothing);
   }
   const bool needs_grad =
       torch::GradMode::is_enabled() && (hidden.requires_grad() || weight.requires_grad() ||
@@ -279,7 +300,7 @@ torch::Tensor LinearCrossEntropy(const torch::Tensor& hidden, const torch::Tenso
   if (!needs_grad) return Compute(hidden, weight, bias, targets, bf16, false, options).loss;
   return LinearCrossEntropyFunction::apply(
       hidden, weight, bias.defined() ? bias : torch::empty({0}, weight.options()), targets, bf16,
-      options.chunk_elements, options.group_bytes, options.row_sweep);
+      options.chunk_elements, options.group_bytes, options.row_sweep, options.label_smoothing);
 }
 
 }  // namespace lmtrain::internal

@@ -1,13 +1,14 @@
 // Fused output projection + cross-entropy: the LM heads' loss without the [N, V] fp32 logits.
 //
-// LinearCrossEntropy(hidden, weight, bias, targets) equals
-//   torch::cross_entropy_loss(torch::linear(hidden, weight, bias), targets)
+// LinearCrossEntropy(hidden, weight, bias, targets, {.label_smoothing = s}) equals
+//   torch::cross_entropy_loss(torch::linear(hidden, weight, bias), targets, {}, Mean, -100, s)
 // (mean over the N rows; every target must be a class in [0, V): callers drop ignored rows
-// first). It walks the rows in chunks of about kChunkElements logits, so the whole [N, V]
-// logits, their fp32 copy and their log-softmax never exist. Each chunk's gradient
-// (softmax - one-hot) / N is kept, in the matmul dtype, for a group of chunks of up to
-// kGroupBytes; the hidden and weight gradient matmuls then run once per group with a deep inner
-// dimension, instead of once per chunk each rewriting the whole [V, E] weight gradient. The
+// first). With s > 0 each row's loss is (1 - s) × its target's -log p plus s × the mean over the
+// V classes of -log p (HF's LabelSmoother). It walks the rows in chunks of about kChunkElements
+// logits, so the whole [N, V] logits, their fp32 copy and their log-softmax never exist. Each
+// chunk's gradient (softmax - one-hot) / N is kept, in the matmul dtype, for a group of chunks of
+// up to kGroupBytes; the hidden and weight gradient matmuls then run once per group with a deep
+// inner dimension, instead of once per chunk each rewriting the whole [V, E] weight gradient. The
 // gradients of hidden, weight and bias are therefore computed during the forward when grad mode
 // is on and any input requires grad, and the backward only scales them by the incoming
 // gradient. Without grad (evaluation) only the loss is computed. On CPUs with AVX-512 each chunk's
@@ -41,6 +42,8 @@ struct LinearCrossEntropyOptions {
   // The per-row sweep where the CPU has it; false runs ATen's ops instead (what CPUs without
   // AVX-512 run), so both paths can be compared on one machine.
   bool row_sweep = true;
+  // torch's label_smoothing, in [0, 1]; 0 is the plain cross-entropy.
+  double label_smoothing = 0;
 };
 
 // hidden [N, E], weight [V, E], bias [V] or undefined, targets [N] int64. Returns a scalar.

@@ -1,0 +1,49 @@
+#include "common/internal/task_option_checks.h"
+
+#include <algorithm>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/string_view.h"
+
+namespace lmtrain::internal {
+
+void CheckCudaGraphs(YamlReader& r, const ParseOptions& options, const JobSpec& spec) {
+  const TrainingSpec& t = spec.training;
+  if (!t.cuda_graphs || r.HasProblem("training.cuda_graphs")) return;
+  const auto refuse = [&](absl::string_view why) {
+    r.ReportAt("training.cuda_graphs", absl::StrCat("training.cuda_graphs ", why));
+  };
+  if (spec.task != "clm" && spec.task != "mlm") {
+    refuse(absl::StrCat("captures clm and mlm steps only (task is ", spec.task, ")"));
+  } else if (t.device == "cpu" || (options.scheduled && spec.resources.gpus_per_worker <= 0)) {
+    refuse("needs a GPU (resources.gpus_per_worker > 0, training.device auto or cuda)");
+  } else if (t.fp16) {
+    refuse("captures bf16 or fp32 steps (fp16's loss scaling decides on the host to skip one)");
+  } else if (t.gradient_accumulation_steps != 1) {
+    refuse("needs gradient_accumulation_steps 1 (one batch per captured update)");
+  } else if (t.gradient_checkpointing) {
+    refuse("cannot capture gradient_checkpointing (it saves and restores RNG states)");
+  } else if (t.optim == "adafactor") {
+    refuse("needs an AdamW optim (adamw_torch); adafactor is not captured");
+  } else if (spec.resources.workers * std::max(spec.resources.gpus_per_worker, 1) > 1) {
+    refuse("trains one process (workers: 1 and at most one GPU)");
+  }
+}
+
+void CheckLabelSmoothing(YamlReader& r, const JobSpec& spec) {
+  const TrainingSpec& t = spec.training;
+  if (t.label_smoothing_factor <= 0 || r.HasProblem("training.label_smoothing_factor")) return;
+  const auto refuse = [&](absl::string_view why) {
+    r.ReportAt("training.label_smoothing_factor",
+               absl::StrCat("training.label_smoothing_factor ", why));
+  };
+  if (spec.task == "qa") {
+    refuse(
+        "smooths class labels; qa trains on answer start and end positions, which HF's Trainer "
+        "does not smooth (leave it out)");
+  } else if (spec.task == "glue" && spec.data.task_name == "stsb") {
+    refuse("smooths class labels; GLUE stsb is a regression (leave it out)");
+  }
+}
+
+}  // namespace lmtrain::internal

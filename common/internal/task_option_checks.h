@@ -1,0 +1,21 @@
+// Job-file checks of training keys that only some tasks (or devices) can use: cuda_graphs
+// (clm and mlm steps on one GPU) and label_smoothing_factor (the cross-entropy of language
+// models and single-label classification). Problems are reported at the key's line. Private to
+// common/.
+#pragma once
+
+#include "common/internal/yaml_reader.h"
+#include "common/job_spec.h"
+
+namespace lmtrain::internal {
+
+// training.cuda_graphs: what a captured update can hold, refused here rather than at step 1.
+void CheckCudaGraphs(YamlReader& r, const ParseOptions& options, const JobSpec& spec);
+
+// training.label_smoothing_factor > 0: refused for qa (HF's Trainer smooths only a model given
+// `labels`; answer spans are start and end positions, so the key would change nothing there)
+// and for GLUE's stsb (a regression: there are no classes to smooth over). A regression or
+// multi-label classification found in the data is refused when lm-train reads it.
+void CheckLabelSmoothing(YamlReader& r, const JobSpec& spec);
+
+}  // namespace lmtrain::internal
