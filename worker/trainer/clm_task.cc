@@ -45,6 +45,11 @@ std::unique_ptr<PreparedBatch> ClmTask::PrepareTrainBatch(const BatchIndices& in
   prepared->shape = ShapeString(prepared->batch.input_ids);
   prepared->num_tokens = prepared->batch.num_tokens;
   prepared->num_examples = prepared->batch.num_examples;
+  // Position t predicts labels[:, t + 1]: the shifted labels that are not -100.
+  const torch::Tensor& labels = prepared->batch.labels;
+  prepared->loss_targets =
+      labels.size(1) < 2 ? 0
+                         : labels.narrow(1, 1, labels.size(1) - 1).ne(-100).sum().item<int64_t>();
   return prepared;
 }
 

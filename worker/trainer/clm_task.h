@@ -22,6 +22,7 @@ class ClmTask : public TrainingTask {
   std::unique_ptr<PreparedBatch> PrepareTrainBatch(const BatchIndices& indices,
                                                    uint64_t batch_seed) const override;
   TaskLoss TrainLossOf(PreparedBatch& batch) override;
+  bool LossAveragesTargets() const override { return true; }
   bool HasEvalData() const override { return !examples_.eval.empty(); }
   // eval_loss (HF's batch-weighted mean) and perplexity = exp(eval_loss) (inf on overflow).
   absl::StatusOr<TaskEval> Evaluate(const EvalContext& context) override;

@@ -171,6 +171,8 @@ std::unique_ptr<PreparedBatch> MlmTask::PrepareTrainBatch(const BatchIndices& in
   }
   prepared->num_tokens = CountTokens(batch);
   prepared->num_examples = batch.batch_size;
+  prepared->loss_targets = std::count_if(batch.labels.begin(), batch.labels.end(),
+                                         [](int64_t label) { return label != kIgnoreIndex; });
   prepared->shape = ShapeString(prepared->inputs.input_ids);
   return prepared;
 }

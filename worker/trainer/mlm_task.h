@@ -56,6 +56,7 @@ class MlmTask : public TrainingTask {
   std::unique_ptr<PreparedBatch> PrepareTrainBatch(const BatchIndices& indices,
                                                    uint64_t batch_seed) const override;
   TaskLoss TrainLossOf(PreparedBatch& batch) override;
+  bool LossAveragesTargets() const override { return true; }
   bool HasEvalData() const override { return !eval_masked_.empty(); }
   // eval_loss (HF's batch-weighted mean over the fixed masks; a batch without any masked
   // token is skipped) and perplexity = exp(eval_loss).

@@ -225,7 +225,7 @@ absl::StatusOr<Trainer::StepStats> Trainer::TrainStep(
           ++scheduler_steps_;
           return absl::OkStatus();
         }
-        AccumulateGradients(micro_batches, &stats, &shape);
+        RETURN_IF_ERROR(AccumulateGradients(micro_batches, &stats, &shape));
         if (options_.group != nullptr) RETURN_IF_ERROR(ReduceAcrossRanks(&stats));
         if (!std::isfinite(stats.loss)) return NonFiniteLoss(stats.loss, step);
         // fp16: unscale before clipping; an overflow skips the update (GradScaler.step).
@@ -249,87 +249,6 @@ absl::StatusOr<Trainer::StepStats> Trainer::TrainStep(
   }
   if (!status.ok()) return status;
   return stats;
-}
-
-void Trainer::AccumulateGradients(const std::vector<BatchIndices>& micro_batches, StepStats* stats,
-                                  std::string* shape) {
-  task_->model().train();
-  optimizer_->zero_grad();
-  const double scale = 1.0 / static_cast<double>(micro_batches.size());
-  // The weighted losses summed where they are (float64), read once per step: on a GPU the host
-  // queues every micro-batch without waiting for the device in between.
-  torch::Tensor loss_sum;
-  for (size_t i = 0; i < micro_batches.size(); ++i) {
-    const BatchIndices share =
-        RankShare(micro_batches[i], Rank(), options_.training.per_device_train_batch_size);
-    if (share.empty()) continue;  // A short last batch: the group still sums zeros from here.
-    // This rank's examples' part of the micro-batch mean (exactly `scale` in one process).
-    const double weight =
-        scale * (static_cast<double>(share.size()) / static_cast<double>(micro_batches[i].size()));
-    const int64_t step = state_.global_step + 1;
-    const std::unique_ptr<PreparedBatch> batch = TakeBatch(step, i, share);
-    *shape = batch->shape;
-    batch->Check();
-    PrefetchAfter(step, i, micro_batches);
-    TaskLoss loss;
-    {
-      AutocastGuard autocast(autocast_);  // Forward only, as HF.
-      loss = task_->TrainLossOf(*batch);
-    }
-    torch::Tensor weighted = loss.loss * weight;
-    if (scaler_ != nullptr) weighted = scaler_->Scale(weighted);
-    if (OverlapsGradientSync() && i + 1 == micro_batches.size()) {
-      // The last backward of the step: buckets start their all-reduce as gradients complete.
-      const absl::Status armed = options_.group->BeginGradientSync(sync_params_);
-      TORCH_CHECK(armed.ok(), std::string(armed.message()));
-    }
-    weighted.backward();
-    torch::Tensor part = loss.loss.detach().to(torch::kDouble) * weight;
-    loss_sum = loss_sum.defined() ? loss_sum + part : part;
-    stats->tokens += loss.num_tokens;
-    stats->samples += loss.num_examples;
-  }
-  if (loss_sum.defined()) stats->loss += loss_sum.item<double>();
-}
-
-std::unique_ptr<PreparedBatch> Trainer::TakeBatch(int64_t step, size_t micro,
-                                                  const BatchIndices& share) {
-  if (prefetch_.has_value()) {
-    Prefetch ahead = std::move(*prefetch_);
-    prefetch_.reset();
-    if (ahead.step == step && ahead.micro == micro) return ahead.batch.get();
-    try {
-      ahead.batch.get();  // Built for another position (training resumed elsewhere): dropped.
-    } catch (const std::exception&) {
-    }
-  }
-  return task_->PrepareTrainBatch(share, BatchSeed(step, micro));
-}
-
-void Trainer::PrefetchAfter(int64_t step, size_t micro,
-                            const std::vector<BatchIndices>& micro_batches) {
-  if (autocast_.device_type != c10::DeviceType::CUDA) return;  // On a CPU it would compete.
-  const int64_t batch_size = options_.training.per_device_train_batch_size;
-  BatchIndices next;
-  if (micro + 1 < micro_batches.size()) {
-    next = RankShare(micro_batches[micro + 1], Rank(), batch_size);
-    ++micro;
-  } else if (step < plan_.max_steps) {
-    next = RankShare(cursor_->PeekFirst(), Rank(), batch_size);
-    ++step;
-    micro = 0;
-  }
-  if (next.empty()) return;
-  const uint64_t seed = BatchSeed(step, micro);
-  const TrainingTask* task = task_;
-  prefetch_ = Prefetch{step, micro, std::async(std::launch::async, [task, next, seed] {
-                         return task->PrepareTrainBatch(next, seed);
-                       })};
-}
-
-bool Trainer::OverlapsGradientSync() const {
-  // Reentrant gradient checkpointing accumulates a layer's gradients in a backward of its own.
-  return options_.group != nullptr && !task_->model().GradientCheckpointing();
 }
 
 uint64_t Trainer::BatchSeed(int64_t step, size_t micro_batch) const {

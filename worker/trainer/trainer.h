@@ -131,7 +131,7 @@ class Trainer {
 
  private:
   struct StepStats {
-    double loss = 0;       // Mean of the micro-batch losses.
+    double loss = 0;       // The update's loss: weighted as AccumulateGradients says.
     double grad_norm = 0;  // Before clipping.
     bool skipped = false;  // fp16: the gradients overflowed and the optimizer did not step.
     int64_t tokens = 0;
@@ -157,10 +157,17 @@ class Trainer {
   void GraphUpdate(const std::vector<BatchIndices>& micro_batches, StepStats* stats,
                    std::string* shape);
   absl::StatusOr<StepStats> TrainStep(const std::vector<BatchIndices>& micro_batches);
-  // Zeroes the gradients and backpropagates every micro-batch's loss / count. Throws
-  // c10::Error (TrainStep catches it); *shape names the batch being processed.
-  void AccumulateGradients(const std::vector<BatchIndices>& micro_batches, StepStats* stats,
-                           std::string* shape);
+  // Zeroes the gradients, builds this rank's share of every micro-batch, then backpropagates
+  // each one's loss times its weight: its targets / the update's targets over all ranks when
+  // the task's loss is a mean over targets (clm, mlm: HF's num_items_in_batch), else its
+  // examples / the update's examples. Throws c10::Error (TrainStep catches it); *shape names
+  // the batch being processed. Errors: the group's (the all-reduce of the target count).
+  absl::Status AccumulateGradients(const std::vector<BatchIndices>& micro_batches, StepStats* stats,
+                                   std::string* shape);
+  // Replaces *weights (one per batch; null batches weigh 0) by each batch's loss_targets over
+  // the sum of every rank's, unless that sum is 0.
+  absl::Status WeighByTargets(const std::vector<std::unique_ptr<PreparedBatch>>& batches,
+                              std::vector<double>* weights) const;
   // Sums gradients and *stats over the group's ranks.
   absl::Status ReduceAcrossRanks(StepStats* stats);
   absl::Status AfterStep(const StepStats& stats);

@@ -75,6 +75,9 @@ struct PreparedBatch {
   std::string shape;       // The input_ids shape, "[8, 128]", for error messages.
   int64_t num_tokens = 0;  // As TaskLoss's (set by tasks whose batches have GraphInputs).
   int64_t num_examples = 0;
+  // Tasks whose LossAveragesTargets(): the targets this batch's loss is a mean over (clm's
+  // shifted labels that are not -100, mlm's masked positions).
+  int64_t loss_targets = 0;
 };
 
 class TrainingTask {
@@ -99,6 +102,11 @@ class TrainingTask {
                                                            uint64_t batch_seed) const = 0;
   // Forward + loss of a batch this task's PrepareTrainBatch built. May throw c10::Error.
   virtual TaskLoss TrainLossOf(PreparedBatch& batch) = 0;
+  // Whether TrainLossOf is a mean over the batch's PreparedBatch::loss_targets (language
+  // modelling): an update of several micro-batches (or ranks) then weighs each by its targets,
+  // as HF's Trainer does with num_items_in_batch since transformers 4.46. false (the default):
+  // a mean over the batch's examples, weighed by its examples.
+  virtual bool LossAveragesTargets() const { return false; }
   // Both: *shape is set to the input_ids shape before the forward, so that an error thrown by
   // the model can name it.
   TaskLoss TrainLoss(const BatchIndices& indices, uint64_t batch_seed, std::string* shape);

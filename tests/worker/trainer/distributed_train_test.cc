@@ -107,8 +107,10 @@ class DistributedTrainTest : public ::testing::Test {
     }
   }
 
-  // Tiny GPT-2 without dropout on full blocks, seeded; `training` adds keys.
-  fs::path Job(const std::string& name, int per_device, const std::string& training) {
+  // Tiny GPT-2 without dropout on full blocks (or, with `data` "  line_by_line: true\n", on
+  // lines of unequal length), seeded; `training` adds keys.
+  fs::path Job(const std::string& name, int per_device, const std::string& training,
+               int accumulation = 2, const std::string& data = "") {
     const fs::path job = dir_ / name;
     std::ofstream(job) << "name: dist-test\ntask: clm\nmodel:\n"
                        << "  config: {model_type: gpt2, n_layer: 2, n_head: 2, n_embd: 32, "
@@ -117,8 +119,10 @@ class DistributedTrainTest : public ::testing::Test {
                        << "data:\n  train_file: " << (dir_ / "train.txt").string() << "\n"
                        << "  validation_file: " << (dir_ / "train.txt").string() << "\n"
                        << "  block_size: 32\n"
+                       << data
                        << "training:\n  seed: 7\n  learning_rate: 3.0e-3\n  warmup_steps: 2\n"
-                       << "  logging_steps: 1\n  gradient_accumulation_steps: 2\n"
+                       << "  logging_steps: 1\n  gradient_accumulation_steps: " << accumulation
+                       << "\n"
                        << "  per_device_train_batch_size: " << per_device << "\n"
                        << training;
     return job;
@@ -192,6 +196,33 @@ TEST_F(DistributedTrainTest, TwoRanksOfFourTrainAsOneProcessOfEight) {
   RecordProperty("max_weight_diff", std::to_string(worst_weight));
   std::cout << "steps " << single.train.size() << ", max |loss diff| " << worst_loss
             << ", max |weight diff| " << worst_weight << std::endl;
+}
+
+// Lines of unequal length, so micro-batches and ranks hold different numbers of target tokens:
+// an update's loss is the mean over all its targets (HF's num_items_in_batch), so one process
+// with micro-batches of 8, one with micro-batches of 4 (twice the accumulation) and two ranks
+// of 4 train alike. A mean of the micro-batch means would weigh a short line's tokens more.
+TEST_F(DistributedTrainTest, MicroBatchesAndRanksWeighTheirTargetTokens) {
+  const std::string lines = "  line_by_line: true\n";
+  const std::string training = "  max_steps: 12\n  save_steps: 0\n  do_eval: false\n";
+  const Reported single = RunSingle(dir_ / "single", Job("single.yaml", 8, training, 2, lines));
+  const Reported smaller = RunSingle(dir_ / "smaller", Job("smaller.yaml", 4, training, 4, lines));
+  auto ranks = StartRanks("pair", Job("pair.yaml", 4, training, 2, lines), 2);
+  const Reported pair = Drain(*ranks[0], seconds(240));
+  Drain(*ranks[1], seconds(60));
+  ASSERT_EQ(ranks[0]->Wait(), 0) << Stderr("pair", 0);
+  ASSERT_EQ(ranks[1]->Wait(), 0) << Stderr("pair", 1);
+
+  ASSERT_EQ(single.train.size(), 12u);
+  for (const Reported* other : {&smaller, &pair}) {
+    ASSERT_EQ(other->train.size(), single.train.size());
+    for (const auto& [step, loss] : single.train) {
+      EXPECT_NEAR(other->train.at(step), loss, 1e-5) << "step " << step;
+    }
+  }
+  const auto weights = ReadSafetensors(dir_ / "single/out/model.safetensors");
+  EXPECT_LE(MaxAbsDiff(weights, ReadSafetensors(dir_ / "smaller/out/model.safetensors")), 1e-5);
+  EXPECT_LE(MaxAbsDiff(weights, ReadSafetensors(dir_ / "pair/out/model.safetensors")), 1e-5);
 }
 
 // SIGKILL one rank mid-training: the survivor sees the lost peer in its next collective and
