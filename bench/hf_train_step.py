@@ -3,15 +3,17 @@ against (docs/benchmarks.md).
 
     .venv/bin/python3 bench/hf_train_step.py --model bert-base|gpt2-small|gpt2-tiny \
         --batch B --seq T [--precision fp32|bf16] [--steps N] [--warmup W] [--threads K] \
-        [--device cpu|cuda] [--attn eager|sdpa]
+        [--device cpu|cuda] [--attn eager|sdpa] [--label-smoothing S]
 
 The same work as lm-bench-train: randomly initialised BertForMaskedLM (bert-base config,
 15% of positions labelled, as DataCollatorForLanguageModeling) or GPT2LMHeadModel
 (gpt2-small's config, or the tiny one: n_embd 128, 2 layers, 2 heads) in train mode with
 dropout, random token ids, torch.optim.AdamW (HF Trainer's default "adamw_torch", lr 5e-5, no
 weight decay). A step is zero_grad, forward under autocast when bf16 (as Trainer's --bf16),
-backward, optimizer step. Prints each step's time; the last line is JSON with tokens_per_s
-and step_s_median, like lm-bench-train's.
+backward, optimizer step. With --label-smoothing S the loss is what Trainer computes with
+label_smoothing_factor S: the model's logits without labels, then its LabelSmoother (shifted for
+GPT-2). Prints each step's time; the last line is JSON with tokens_per_s and step_s_median,
+like lm-bench-train's.
 """
 import argparse
 import json
@@ -20,6 +22,7 @@ import time
 
 import torch
 import transformers
+from transformers.trainer_pt_utils import LabelSmoother
 
 
 def make_model(name):
@@ -63,6 +66,7 @@ def main():
     parser.add_argument("--threads", type=int, default=0)
     parser.add_argument("--device", default="cpu")
     parser.add_argument("--attn", choices=["eager", "sdpa"], default="eager")
+    parser.add_argument("--label-smoothing", type=float, default=0.0)
     args = parser.parse_args()
     if args.threads > 0:
         torch.set_num_threads(args.threads)
@@ -74,12 +78,19 @@ def main():
     batch = make_batch(args, model, device)
     optimizer = torch.optim.AdamW(model.parameters(), lr=5e-5, weight_decay=0.0)
     bf16 = args.precision == "bf16"
+    smoother = LabelSmoother(epsilon=args.label_smoothing) if args.label_smoothing else None
+    inputs = {k: v for k, v in batch.items() if smoother is None or k != "labels"}
+    causal = args.model.startswith("gpt2")
 
     def step():
         start = time.perf_counter()
         optimizer.zero_grad()
         with torch.autocast(device.type, dtype=torch.bfloat16, enabled=bf16):
-            loss = model(**batch).loss
+            outputs = model(**inputs)
+            if smoother is None:
+                loss = outputs.loss
+            else:  # Trainer.compute_loss with a label smoother.
+                loss = smoother(outputs, batch["labels"], shift_labels=causal)
         loss.backward()
         optimizer.step()
         sync(device)
@@ -95,7 +106,8 @@ def main():
     summary = {"reference": "hf-eager", "transformers": transformers.__version__,
                "torch": torch.__version__, "model": args.model, "batch": args.batch,
                "seq": args.seq, "precision": args.precision, "device": args.device,
-               "attn": args.attn, "threads": torch.get_num_threads(), "steps": args.steps,
+               "attn": args.attn, "label_smoothing": args.label_smoothing,
+               "threads": torch.get_num_threads(), "steps": args.steps,
                "step_s_median": median, "tokens_per_s": args.batch * args.seq / median,
                "step_s": times}
     print(json.dumps(summary))

@@ -6,6 +6,9 @@
 #   env: REPEATS=N   runs each shape's pair N times, alternating (default 1); the table gives
 #                    the median tokens/s of each side and the range of the N pair ratios
 #        ONLY=TEXT   only the shapes whose arguments contain TEXT (e.g. gpt2-tiny)
+#        ARGS="..."  more arguments for both sides, e.g. ARGS="--label-smoothing 0.1" (Trainer's
+#                    label_smoothing_factor: HF's LabelSmoother on the logits, lmtrain's in the
+#                    fused LM head)
 #
 # Needs scripts/setup.sh --tests (transformers in .venv) and a built lm-bench-train.
 set -euo pipefail
@@ -14,6 +17,7 @@ BUILD=${1:-build}
 THREADS=${2:-$(nproc)}
 REPEATS=${REPEATS:-1}
 ONLY=${ONLY:-}
+ARGS=${ARGS:-}
 PY=.venv/bin/python3
 SHAPES=(
   "--model bert-base --batch 8 --seq 128 --precision fp32 --steps 6"
@@ -29,6 +33,7 @@ echo "torch $($PY -c 'import torch; print(torch.__version__)'), transformers" \
 rows=()
 for shape in "${SHAPES[@]}"; do
   [[ -z "$ONLY" || "$shape" == *"$ONLY"* ]] || continue
+  shape="$shape${ARGS:+ $ARGS}"
   ours=() theirs=()
   for ((i = 0; i < REPEATS; i++)); do
     # shellcheck disable=SC2086

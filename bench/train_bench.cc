@@ -4,7 +4,7 @@
 //   lm-bench-train --model bert-base|gpt2-small|gpt2-tiny --batch B --seq T
 //                  [--precision fp32|bf16] [--steps N] [--warmup W] [--threads K]
 //                  [--optimizer fused|torch] [--device cpu|cuda] [--cuda-graph 0|1]
-//                  [--profile TRACE.json]
+//                  [--profile TRACE.json] [--label-smoothing S]
 //
 // Prints each step's time, then tokens/s and achieved GFLOP/s (6·params·tokens for the dense
 // layers, the MLM/LM decoder only on the positions that have a label, plus 12·L·B·T²·H for
@@ -17,6 +17,8 @@
 // captured once as a CUDA graph and replayed; the warm-up steps then include the eager updates
 // before the capture and the capture itself. --profile records the last timed step
 // with LibTorch's profiler and writes it as a Chrome trace (chrome://tracing, Perfetto).
+// --label-smoothing S trains with training.label_smoothing_factor S (the smoothed loss inside the
+// fused LM head on a CPU).
 #include <ATen/autocast_mode.h>
 #include <torch/csrc/autograd/profiler_legacy.h>
 #include <torch/cuda.h>
@@ -56,6 +58,7 @@ struct Options {
   std::string device = "cpu";       // cpu | cuda
   bool cuda_graph = false;          // cuda only: lm-train's training.cuda_graphs.
   std::string profile;              // A Chrome trace of the last timed step; "": none.
+  double label_smoothing = 0;       // training.label_smoothing_factor.
 };
 
 // The command line is this table.
@@ -117,6 +120,11 @@ const std::map<std::string, Setter>& Flags() {
          o.profile = v;
          return !v.empty();
        }},
+      {"--label-smoothing",
+       [](Options& o, const std::string& v) {
+         o.label_smoothing = std::stod(v);
+         return o.label_smoothing >= 0 && o.label_smoothing <= 1;
+       }},
   };
   return *flags;
 }
@@ -154,6 +162,7 @@ Bench MakeBert(const Options& o) {
   auto model = CreateMaskedLm(ModelConfig(o.model));
   if (!model.ok()) throw std::runtime_error(std::string(model.status().message()));
   std::shared_ptr<MaskedLmModel> m = *model;
+  m->SetLabelSmoothing(o.label_smoothing);
   torch::Tensor ids = torch::randint(999, m->VocabSize(), {o.batch, o.seq}, torch::kLong);
   // DataCollatorForLanguageModeling: 15% of positions carry a label.
   torch::Tensor picked = torch::rand({o.batch, o.seq}).lt(0.15);
@@ -189,6 +198,7 @@ Bench MakeGpt2(const Options& o) {
   auto model = CreateCausalLm(ModelConfig(o.model));
   if (!model.ok()) throw std::runtime_error(std::string(model.status().message()));
   std::shared_ptr<CausalLmModel> m = *model;
+  m->SetLabelSmoothing(o.label_smoothing);
   const torch::Device device(o.device);
   m->to(device);
   torch::Tensor ids = torch::randint(m->VocabSize(), {o.batch, o.seq}, torch::kLong).to(device);
@@ -350,6 +360,7 @@ int Run(const Options& o) {
                             {"batch", o.batch},
                             {"seq", o.seq},
                             {"precision", o.precision},
+                            {"label_smoothing", o.label_smoothing},
                             {"threads", threads},
                             {"optimizer", o.optimizer},
                             {"device", o.device},
@@ -374,7 +385,8 @@ int main(int argc, char** argv) {
   if (!lmtrain::ParseArgs(argc, argv, options) || lmtrain::ModelConfig(options.model).is_null()) {
     std::cerr << "usage: lm-bench-train --model bert-base|gpt2-small|gpt2-tiny --batch B --seq T "
                  "[--precision fp32|bf16] [--steps N] [--warmup W] [--threads K] "
-                 "[--optimizer fused|torch] [--device cpu|cuda] [--cuda-graph 0|1]\n";
+                 "[--optimizer fused|torch] [--device cpu|cuda] [--cuda-graph 0|1] "
+                 "[--label-smoothing S]\n";
     return 2;
   }
   try {
