@@ -38,8 +38,12 @@ absl::Status Trainer::AccumulateGradients(const std::vector<BatchIndices>& micro
   // queues every micro-batch without waiting for the device in between.
   torch::Tensor loss_sum;
   for (size_t i = 0; i < batches.size(); ++i) {
-    // No examples here, or (by targets) none to predict: a mean over nothing adds nothing.
-    if (batches[i] == nullptr || weights[i] == 0) continue;
+    if (batches[i] == nullptr) continue;  // No examples of this micro-batch here.
+    if (weights[i] == 0) {  // Nothing to predict (by targets): a mean over nothing adds nothing.
+      stats->tokens += batches[i]->num_tokens;  // Still trained on, as HF counts it.
+      stats->samples += batches[i]->num_examples;
+      continue;
+    }
     *shape = batches[i]->shape;
     TaskLoss loss;
     {
