@@ -1,9 +1,11 @@
 #include "storage/internal/event_codec.h"
 
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <string_view>
 
 #include "absl/strings/str_cat.h"
+#include "common/json_integer.h"
 #include "common/status_macros.h"
 
 namespace lmtrain::storage_internal {
@@ -50,11 +52,12 @@ absl::StatusOr<std::string> GetString(const Json& j, const char* key) {
 }
 
 absl::StatusOr<int64_t> GetInt(const Json& j, const char* key) {
-  auto it = j.find(key);
-  if (it == j.end() || !it->is_number_integer()) {
-    return absl::DataLossError(absl::StrCat("'", key, "' is missing or not an integer"));
+  const std::optional<int64_t> value = JsonIntegerMember<int64_t>(j, key);
+  if (!value.has_value()) {
+    return absl::DataLossError(
+        absl::StrCat("'", key, "' is missing or not an integer in the int64 range"));
   }
-  return it->get<int64_t>();
+  return *value;
 }
 
 absl::StatusOr<EventPayload> DecodeStateChange(const Json& j) {

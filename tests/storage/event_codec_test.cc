@@ -59,6 +59,13 @@ TEST(EventCodecTest, BadStoredDataIsDataLoss) {
       absl::StatusCode::kDataLoss);
   EXPECT_EQ(DecodeEventPayload("metrics", R"({"loss":"low"})").status().code(),
             absl::StatusCode::kDataLoss);
+  // Integers beyond int64_t (an unsigned 2^64 - 1 was read as -1) and floats.
+  for (const char* step : {"18446744073709551615", "1e30", "2.5"}) {
+    const std::string json =
+        std::string(R"({"step":)") + step + R"(,"path":"/p","created_at_ms":1})";
+    EXPECT_EQ(DecodeEventPayload("checkpoint", json).status().code(), absl::StatusCode::kDataLoss)
+        << json;
+  }
 }
 
 }  // namespace
