@@ -192,6 +192,9 @@ struct TrainingSpec {
   bool do_eval = true;                // evaluate at the end (needs validation data)
   bool do_predict = false;            // predict on data.test_file (or the eval set)
   bool eval_on_start = false;         // also evaluate at step 0, before training
+  // HF's eval_delay (>= 0): no evaluation of evaluation_strategy before this many steps
+  // ("steps") or epochs ("epoch"); 0, the default, delays nothing.
+  double eval_delay = 0.0;
   // With do_eval, after training: also evaluate every checkpoint-N in the output folder (HF's
   // legacy run_glue.py / run_squad.py flag): checkpoint-N/eval_results.txt, and each metric with
   // "_N" appended in eval_results.json and all_results.json.

@@ -168,6 +168,7 @@ const FieldTable<TrainingSpec>& TrainingFields() {
       BoolField("do_eval", &T::do_eval),
       BoolField("do_predict", &T::do_predict),
       BoolField("eval_on_start", &T::eval_on_start),
+      NumberField("eval_delay", &T::eval_delay, Range::AtLeast(0)),
       BoolField("eval_all_checkpoints", &T::eval_all_checkpoints),
       ChoiceField("optim", &T::optim, {"adamw_torch", "adamw_hf", "adamw", "adafactor"}),
       ChoiceField("evaluation_strategy", &T::evaluation_strategy, {"no", "steps", "epoch"}),

@@ -1,6 +1,6 @@
 // ParseJobSpec on HF TrainingArguments that take more than a value: lr_scheduler_kwargs,
-// overwrite_output_dir, data_seed and group_by_length, early stopping, label_smoothing_factor and
-// neftune_noise_alpha, HF's deprecated names, read with a warning, and eval_strategy.
+// overwrite_output_dir, data_seed and group_by_length, early stopping, label_smoothing_factor,
+// neftune_noise_alpha, eval_delay, HF's deprecated names, read with a warning, and eval_strategy.
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
@@ -218,6 +218,16 @@ TEST_F(JobSpecHfArgsTest, LabelSmoothingAndNeftuneAreReadAndSmoothingNeedsClassL
   stsb.replace(stsb.find("task: clm"), 9, "task: glue");
   stsb += "  task_name: stsb\n";
   EXPECT_TRUE(HasError(parse(stsb), 9, "GLUE stsb is a regression"));
+}
+
+TEST_F(JobSpecHfArgsTest, EvalDelayIsANonNegativeNumber) {
+  auto spec = ParseTraining("  evaluation_strategy: epoch\n  eval_delay: 1.5\n");
+  ASSERT_TRUE(spec.ok()) << spec.status();
+  EXPECT_EQ(spec->training.eval_delay, 1.5);
+  auto again = ParseJobSpec(JobSpecToYaml(*spec), ParseOptions{});
+  ASSERT_TRUE(again.ok()) << again.status();
+  test_util::ExpectTrainingEqual(again->training, spec->training);
+  EXPECT_TRUE(HasError(ParseTraining("  eval_delay: -1\n"), 8, "training.eval_delay"));
 }
 
 TEST_F(JobSpecHfArgsTest, OverwriteOutputDirIsABool) {

@@ -137,6 +137,7 @@ inline void ExpectTrainingEqual(const TrainingSpec& a, const TrainingSpec& b) {
   EXPECT_EQ(a.early_stopping_threshold, b.early_stopping_threshold);
   EXPECT_EQ(a.label_smoothing_factor, b.label_smoothing_factor);
   EXPECT_EQ(a.neftune_noise_alpha, b.neftune_noise_alpha);
+  EXPECT_EQ(a.eval_delay, b.eval_delay);
 }
 
 // Field-by-field equality with a readable failure for each differing field.

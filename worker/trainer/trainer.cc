@@ -305,7 +305,10 @@ absl::Status Trainer::EvaluateAndSave(bool eval, bool save) {
 bool Trainer::EvalDue(int64_t step, bool epoch_end) const {
   const std::string& when = options_.training.evaluation_strategy;
   if (!task_->HasEvalData()) return false;
-  return (when == "steps" && IsDue(step, plan_.eval_steps)) || (when == "epoch" && epoch_end);
+  // HF's eval_delay: in steps or in (fractional) epochs, as the strategy counts.
+  const double delay = options_.training.eval_delay;
+  return (when == "steps" && IsDue(step, plan_.eval_steps) && delay <= static_cast<double>(step)) ||
+         (when == "epoch" && epoch_end && delay <= state_.epoch);
 }
 
 bool Trainer::SaveDue(int64_t step, bool epoch_end) const {

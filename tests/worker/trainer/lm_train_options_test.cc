@@ -1,5 +1,5 @@
 // lm-train's job-file options through the real process: a model too large for the machine,
-// logging_strategy, overwrite_output_dir and HF's old names, tables as clm data,
+// logging_strategy, eval_delay, overwrite_output_dir and HF's old names, tables as clm data,
 // label_smoothing_factor, neftune_noise_alpha.
 #include <fcntl.h>
 #include <gmock/gmock.h>
@@ -95,6 +95,47 @@ TEST_F(LmTrainTest, LoggingStrategyAndFirstStep) {
     EXPECT_DOUBLE_EQ(epoch, std::round(epoch)) << "step " << step;  // An epoch's end.
   }
   EXPECT_EQ(epochs[1].first, 2 * epochs[0].first);
+}
+
+// The steps at which a run of `job` in `dir` evaluated (evaluation events).
+std::vector<int64_t> EvalSteps(const fs::path& dir, const fs::path& job) {
+  Child child(dir, job);
+  std::vector<int64_t> steps;
+  while (auto event = child.NextEvent(std::chrono::seconds(60))) {
+    if (event->metrics.eval_loss.has_value()) steps.push_back(event->metrics.step.value_or(-1));
+  }
+  EXPECT_EQ(child.Wait(), 0) << ReadFile(dir / "stderr.txt");
+  return steps;
+}
+
+// eval_delay holds back evaluation_strategy's evaluations until that many steps ("steps") or
+// epochs ("epoch"), as HF's DefaultFlowCallback; later ones keep their schedule.
+TEST_F(LmTrainTest, EvalDelayHoldsBackTheFirstEvaluations) {
+  // 24 examples in batches of 8: an epoch is 3 updates; 12 updates are 4 epochs.
+  const auto job = [&](const std::string& name, const std::string& evaluation) {
+    fs::create_directories(dir_ / name);
+    const fs::path path = dir_ / (name + ".yaml");
+    std::ofstream(path) << "name: eval-delay\ntask: clm\n"
+                        << "model: {config: {model_type: gpt2, n_layer: 1, n_head: 2, n_embd: 16, "
+                           "n_positions: 64}}\n"
+                        << "tokenizer: {train: {type: bpe, vocab_size: 300}}\n"
+                        << "data:\n  train_file: " << kData << "austen_train.txt\n"
+                        << "  validation_file: " << kData << "austen_valid.txt\n"
+                        << "  block_size: 32\n  max_train_samples: 24\n"
+                        << "training:\n  max_steps: 12\n  save_steps: 0\n  do_eval: false\n"
+                        << "  max_eval_samples: 8\n"
+                        << evaluation;
+    return EvalSteps(dir_ / name, path);
+  };
+  using Steps = std::vector<int64_t>;
+  EXPECT_EQ(job("steps", "  evaluation_strategy: steps\n  eval_steps: 2\n"),
+            (Steps{2, 4, 6, 8, 10, 12}));
+  EXPECT_EQ(
+      job("steps-delayed", "  evaluation_strategy: steps\n  eval_steps: 2\n  eval_delay: 5\n"),
+      (Steps{6, 8, 10, 12}));
+  EXPECT_EQ(job("epochs", "  evaluation_strategy: epoch\n"), (Steps{3, 6, 9, 12}));
+  EXPECT_EQ(job("epochs-delayed", "  evaluation_strategy: epoch\n  eval_delay: 1.5\n"),
+            (Steps{6, 9, 12}));
 }
 
 // HF run_*.py's output-folder guard: a second run into a folder with checkpoints is refused
