@@ -39,4 +39,13 @@ std::optional<T> JsonIntegerMember(const nlohmann::json& object, const char* key
   return JsonInteger<T>(*it);
 }
 
+// The same, with `fallback` for a missing member (a key older writers left out); nullopt only
+// when the member is there but not a JSON integer in T's range.
+template <typename T>
+std::optional<T> JsonIntegerMemberOr(const nlohmann::json& object, const char* key, T fallback) {
+  const auto it = object.find(key);
+  if (it == object.end()) return fallback;
+  return JsonInteger<T>(*it);
+}
+
 }  // namespace lmtrain

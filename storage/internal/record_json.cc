@@ -12,17 +12,6 @@
 namespace lmtrain::storage_internal {
 namespace {
 
-// Member `key` of object `j` into *out when it is a JSON integer in T's range (nlohmann's get
-// would cast a float such as 1e30, undefined behaviour). A missing key is fine unless required.
-template <typename T>
-bool ReadInteger(const nlohmann::json& j, const char* key, bool required, T* out) {
-  const auto it = j.find(key);
-  if (it == j.end()) return !required;
-  const std::optional<T> value = JsonInteger<T>(*it);
-  if (value.has_value()) *out = *value;
-  return value.has_value();
-}
-
 // An attempt's "rank_gpus" ([[0, 1], [2]]: each rank's GPU indices); absent means none.
 bool ReadRankGpus(const nlohmann::json& attempt, std::vector<std::vector<int>>* out) {
   const auto it = attempt.find("rank_gpus");
@@ -63,9 +52,12 @@ absl::StatusOr<JobResources> ResourcesFromJson(int64_t id, const std::string& te
                                      {"slots_per_worker", &r.slots_per_worker},
                                      {"max_retries", &r.max_retries},
                                      {"gpus_per_worker", &r.gpus_per_worker}}) {
-      if (!ReadInteger(j, key, /*required=*/false, field)) {
+      // Not nlohmann's get, which would cast a float such as 1e30 (undefined behaviour).
+      const std::optional<int> value = JsonIntegerMemberOr(j, key, *field);
+      if (!value.has_value()) {
         return corrupt(absl::StrCat("'", key, "' is not an integer in range"));
       }
+      *field = *value;
     }
     r.selector = j.value("selector", std::map<std::string, std::string>{});
     return r;
@@ -97,12 +89,16 @@ absl::StatusOr<std::vector<AttemptRecord>> AttemptsFromJson(int64_t id, const st
     std::vector<AttemptRecord> out;
     for (const nlohmann::json& j : doc) {
       if (!j.is_object()) return corrupt("an attempt is not a JSON object");
-      AttemptRecord& a = out.emplace_back();
-      if (!ReadInteger(j, "number", true, &a.number) ||
-          !ReadInteger(j, "scheduled_at_ms", true, &a.scheduled_at_ms) ||
-          !ReadInteger(j, "ended_at_ms", true, &a.ended_at_ms)) {
+      const std::optional<int> number = JsonIntegerMember<int>(j, "number");
+      const std::optional<int64_t> scheduled = JsonIntegerMember<int64_t>(j, "scheduled_at_ms");
+      const std::optional<int64_t> ended = JsonIntegerMember<int64_t>(j, "ended_at_ms");
+      if (!number.has_value() || !scheduled.has_value() || !ended.has_value()) {
         return corrupt("an attempt's number or times are not integers in range");
       }
+      AttemptRecord& a = out.emplace_back();
+      a.number = *number;
+      a.scheduled_at_ms = *scheduled;
+      a.ended_at_ms = *ended;
       a.worker_ids = j.at("worker_ids").get<std::vector<std::string>>();
       a.outcome = j.at("outcome").get<std::string>();
       if (!ReadRankGpus(j, &a.rank_gpus)) {

@@ -46,8 +46,8 @@ nlohmann::json RecordToJson(const ResumeRecord& r) {
 absl::StatusOr<int64_t> RecordInteger(const nlohmann::json& j, const char* key,
                                       const std::string& path,
                                       std::optional<int64_t> fallback = std::nullopt) {
-  if (fallback.has_value() && !j.contains(key)) return *fallback;
-  const std::optional<int64_t> value = JsonIntegerMember<int64_t>(j, key);
+  const std::optional<int64_t> value = fallback.has_value() ? JsonIntegerMemberOr(j, key, *fallback)
+                                                            : JsonIntegerMember<int64_t>(j, key);
   if (!value.has_value()) {
     return absl::DataLossError(path + ": \"" + key + "\" is missing or not an integer");
   }
