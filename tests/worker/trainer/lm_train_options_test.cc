@@ -17,7 +17,6 @@
 #include <filesystem>
 #include <fstream>
 #include <nlohmann/json.hpp>
-#include <optional>
 #include <random>
 #include <sstream>
 
@@ -51,17 +50,48 @@ TEST_F(LmTrainTest, AModelTooLargeForTheMachineFailsBeforeAllocating) {
   EXPECT_THAT(err, ::testing::Not(HasSubstr("frame #")));
 }
 
+// The events of a run of `job` in `dir`, which is expected to exit 0.
+std::vector<TrainerEvent> RunEvents(const fs::path& dir, const fs::path& job) {
+  Child child(dir, job);
+  std::vector<TrainerEvent> events;
+  while (auto event = child.NextEvent(std::chrono::seconds(60))) events.push_back(*event);
+  EXPECT_EQ(child.Wait(), 0) << ReadFile(dir / "stderr.txt");
+  return events;
+}
+
 // The training-log steps of a run of `job` in `dir` (train events only), with their epochs.
 std::vector<std::pair<int64_t, double>> TrainLogs(const fs::path& dir, const fs::path& job) {
-  Child child(dir, job);
   std::vector<std::pair<int64_t, double>> logs;
-  while (auto event = child.NextEvent(std::chrono::seconds(60))) {
-    if (event->metrics.loss.has_value()) {
-      logs.emplace_back(event->metrics.step.value_or(-1), event->metrics.epoch.value_or(-1));
+  for (const TrainerEvent& event : RunEvents(dir, job)) {
+    if (event.metrics.loss.has_value()) {
+      logs.emplace_back(event.metrics.step.value_or(-1), event.metrics.epoch.value_or(-1));
     }
   }
-  EXPECT_EQ(child.Wait(), 0) << ReadFile(dir / "stderr.txt");
   return logs;
+}
+
+// The steps at which a run of `job` in `dir` evaluated (evaluation events).
+std::vector<int64_t> EvalSteps(const fs::path& dir, const fs::path& job) {
+  std::vector<int64_t> steps;
+  for (const TrainerEvent& event : RunEvents(dir, job)) {
+    if (event.metrics.eval_loss.has_value()) steps.push_back(event.metrics.step.value_or(-1));
+  }
+  return steps;
+}
+
+// A one-layer GPT-2 job at `path` on 24 blocks of Jane Austen (an epoch is a few updates), with
+// `training` as its training section.
+fs::path SmallClmJob(const fs::path& path, const std::string& training) {
+  std::ofstream(path) << "name: small-clm\ntask: clm\n"
+                      << "model: {config: {model_type: gpt2, n_layer: 1, n_head: 2, n_embd: 16, "
+                         "n_positions: 64}}\n"
+                      << "tokenizer: {train: {type: bpe, vocab_size: 300}}\n"
+                      << "data:\n  train_file: " << kData << "austen_train.txt\n"
+                      << "  validation_file: " << kData << "austen_valid.txt\n"
+                      << "  block_size: 32\n  max_train_samples: 24\n"
+                      << "training:\n"
+                      << training;
+  return path;
 }
 
 // logging_strategy and logging_first_step decide which updates log, as HF's
@@ -70,18 +100,8 @@ std::vector<std::pair<int64_t, double>> TrainLogs(const fs::path& dir, const fs:
 TEST_F(LmTrainTest, LoggingStrategyAndFirstStep) {
   const std::string training = "  max_steps: 40\n  save_steps: 0\n  do_eval: false\n";
   fs::create_directories(dir_ / "no");
-  // 24 lines of text: an epoch is a few updates.
   const auto job = [&](const std::string& name, const std::string& logging) {
-    const fs::path path = dir_ / name;
-    std::ofstream(path) << "name: logging\ntask: clm\n"
-                        << "model: {config: {model_type: gpt2, n_layer: 1, n_head: 2, n_embd: 16, "
-                           "n_positions: 64}}\n"
-                        << "tokenizer: {train: {type: bpe, vocab_size: 300}}\n"
-                        << "data:\n  train_file: " << kData << "austen_train.txt\n"
-                        << "  block_size: 32\n  max_train_samples: 24\n"
-                        << "training:\n"
-                        << training << logging;
-    return path;
+    return SmallClmJob(dir_ / name, training + logging);
   };
   const auto first_only = TrainLogs(
       dir_ / "no", job("no.yaml", "  logging_strategy: no\n  logging_first_step: true\n"));
@@ -97,34 +117,15 @@ TEST_F(LmTrainTest, LoggingStrategyAndFirstStep) {
   EXPECT_EQ(epochs[1].first, 2 * epochs[0].first);
 }
 
-// The steps at which a run of `job` in `dir` evaluated (evaluation events).
-std::vector<int64_t> EvalSteps(const fs::path& dir, const fs::path& job) {
-  Child child(dir, job);
-  std::vector<int64_t> steps;
-  while (auto event = child.NextEvent(std::chrono::seconds(60))) {
-    if (event->metrics.eval_loss.has_value()) steps.push_back(event->metrics.step.value_or(-1));
-  }
-  EXPECT_EQ(child.Wait(), 0) << ReadFile(dir / "stderr.txt");
-  return steps;
-}
-
 // eval_delay holds back evaluation_strategy's evaluations until that many steps ("steps") or
 // epochs ("epoch"), as HF's DefaultFlowCallback; later ones keep their schedule.
 TEST_F(LmTrainTest, EvalDelayHoldsBackTheFirstEvaluations) {
   // 24 examples in batches of 8: an epoch is 3 updates; 12 updates are 4 epochs.
   const auto job = [&](const std::string& name, const std::string& evaluation) {
     fs::create_directories(dir_ / name);
-    const fs::path path = dir_ / (name + ".yaml");
-    std::ofstream(path) << "name: eval-delay\ntask: clm\n"
-                        << "model: {config: {model_type: gpt2, n_layer: 1, n_head: 2, n_embd: 16, "
-                           "n_positions: 64}}\n"
-                        << "tokenizer: {train: {type: bpe, vocab_size: 300}}\n"
-                        << "data:\n  train_file: " << kData << "austen_train.txt\n"
-                        << "  validation_file: " << kData << "austen_valid.txt\n"
-                        << "  block_size: 32\n  max_train_samples: 24\n"
-                        << "training:\n  max_steps: 12\n  save_steps: 0\n  do_eval: false\n"
-                        << "  max_eval_samples: 8\n"
-                        << evaluation;
+    const fs::path path = SmallClmJob(
+        dir_ / (name + ".yaml"),
+        "  max_steps: 12\n  save_steps: 0\n  do_eval: false\n  max_eval_samples: 8\n" + evaluation);
     return EvalSteps(dir_ / name, path);
   };
   using Steps = std::vector<int64_t>;
@@ -301,13 +302,10 @@ TEST_F(LmTrainLossOptionsTest, NeftuneNoiseChangesTrainingButNotEvaluation) {
     const fs::path job =
         TinyJob(name + ".yaml",
                 "  max_steps: 2\n  logging_steps: 1\n  do_eval: false\n  save_steps: 0\n" + extra);
-    Child child(dir_ / name, job);
-    std::optional<double> loss;
-    while (auto event = child.NextEvent(std::chrono::seconds(60))) {
-      if (!loss.has_value() && event->metrics.loss.has_value()) loss = event->metrics.loss;
+    for (const TrainerEvent& event : RunEvents(dir_ / name, job)) {
+      if (event.metrics.loss.has_value()) return *event.metrics.loss;
     }
-    EXPECT_EQ(child.Wait(), 0) << ReadFile(dir_ / name / "stderr.txt");
-    return loss.value_or(std::nan(""));
+    return std::nan("");
   };
   const double plain = first_loss("plain", "");
   const double noisy = first_loss("noisy", "  neftune_noise_alpha: 50\n");

@@ -6,11 +6,11 @@
 // first). With s > 0 each row's loss is (1 - s) × its target's -log p plus s × the mean over the
 // V classes of -log p (HF's LabelSmoother). It walks the rows in chunks of about kChunkElements
 // logits, so the whole [N, V] logits, their fp32 copy and their log-softmax never exist. Each
-// chunk's gradient (softmax - one-hot) / N is kept, in the matmul dtype, for a group of chunks of
-// up to kGroupBytes; the hidden and weight gradient matmuls then run once per group with a deep
-// inner dimension, instead of once per chunk each rewriting the whole [V, E] weight gradient. The
-// gradients of hidden, weight and bias are therefore computed during the forward when grad mode
-// is on and any input requires grad, and the backward only scales them by the incoming
+// chunk's gradient (softmax - target distribution) / N is kept, in the matmul dtype, for a group of
+// chunks of up to kGroupBytes; the hidden and weight gradient matmuls then run once per group with
+// a deep inner dimension, instead of once per chunk each rewriting the whole [V, E] weight
+// gradient. The gradients of hidden, weight and bias are therefore computed during the forward when
+// grad mode is on and any input requires grad, and the backward only scales them by the incoming
 // gradient. Without grad (evaluation) only the loss is computed. On CPUs with AVX-512 each chunk's
 // softmax, loss and gradient are one sweep per row over the logits (cross_entropy_rows.h);
 // elsewhere ATen's log_softmax and exp.
