@@ -82,6 +82,7 @@ void AddModelChecks(const JobSpec& spec, const nlohmann::json& config, int num_l
   o.seq_len = std::min(seq, shape->positions);
   o.gradient_accumulation_steps = spec.training.gradient_accumulation_steps;
   o.optim = spec.training.optim;
+  o.optim_args = spec.training.optim_args;
   o.half_precision = spec.training.bf16 || spec.training.fp16;
   o.on_gpu = spec.resources.gpus_per_worker > 0 && spec.training.device != "cpu";
   report->estimate = EstimateTraining(*shape, o);

@@ -15,6 +15,7 @@
 #include "common/internal/job_spec_fields.h"
 #include "common/internal/mlm_masking_checks.h"
 #include "common/internal/model_config.h"
+#include "common/internal/optim_args_field.h"
 #include "common/internal/task_option_checks.h"
 #include "common/internal/train_test_split_field.h"
 #include "common/internal/yaml_reader.h"
@@ -352,6 +353,7 @@ void CheckTraining(YamlReader& r, TrainingSpec& t) {
                "new and old names of one setting)");
   }
   CheckLrSchedulerKwargs(r, t);
+  if (!r.HasProblem("training.optim")) internal::CheckOptimArgs(r, t);
   CheckDeprecatedKeys(r);
   if (t.fp16 && t.bf16) r.ReportAt("training.fp16", "training: set at most one of fp16 and bf16");
   if (t.lr_scheduler_type == "reduce_lr_on_plateau" && t.evaluation_strategy == "no") {
@@ -446,6 +448,7 @@ absl::StatusOr<JobSpec> ParseJobSpec(std::string_view yaml, const ParseOptions& 
   CheckResources(reader, spec.resources);
   CheckDevice(reader, options, spec);
   internal::CheckCudaGraphs(reader, options, spec);
+  internal::CheckTf32(reader, options, spec);
   internal::CheckLabelSmoothing(reader, spec);
   if (!reader.ok()) return reader.Finish();
   return spec;

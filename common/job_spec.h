@@ -147,6 +147,20 @@ struct LrSchedulerKwargs {
   std::optional<double> eps;                  // >= 0; 1e-8
 };
 
+// HF's optim_args for the plain torch optimizers (sgd, adagrad, rmsprop): the keys HF's Trainer
+// passes on for each (unset: torch's default). The job file gives HF's string
+// ("momentum=0.9,nesterov=true") or a mapping. weight_decay is not one of them: HF's parameter
+// groups override it with training.weight_decay.
+struct OptimArgs {
+  std::optional<double> momentum;   // sgd, rmsprop: >= 0; 0
+  std::optional<double> dampening;  // sgd: >= 0; 0
+  std::optional<bool> nesterov;     // sgd: false (true needs momentum > 0 and dampening 0)
+  std::optional<double> lr_decay;   // adagrad: >= 0; 0
+  std::optional<double> eps;        // adagrad: >= 0, 1e-10; rmsprop: >= 0, 1e-8
+  std::optional<double> alpha;      // rmsprop: >= 0; 0.99
+  std::optional<bool> centered;     // rmsprop: false
+};
+
 struct TrainingSpec {
   double learning_rate = 5e-5;               // > 0
   int per_device_train_batch_size = 8;       // > 0
@@ -199,7 +213,11 @@ struct TrainingSpec {
   // legacy run_glue.py / run_squad.py flag): checkpoint-N/eval_results.txt, and each metric with
   // "_N" appended in eval_results.json and all_results.json.
   bool eval_all_checkpoints = false;
-  std::string optim = "adamw_torch";  // adamw_torch | adamw_hf | adamw | adafactor
+  // adamw_torch (HF 4's default) | adamw_torch_fused (HF 5's default on torch >= 2.8; the same
+  // update: AdamW runs fused on CPU and as torch's fused kernel on CUDA) | adamw_hf | adamw |
+  // adafactor | sgd | adagrad | rmsprop (torch's optimizers, with optim_args).
+  std::string optim = "adamw_torch";
+  OptimArgs optim_args;
   // When to evaluate during training: "no" (only at the end with do_eval), "steps" (every
   // eval_steps) or "epoch". Default "no", as HF; a job file that sets eval_steps (> 0) but
   // not this key gets "steps". Also read as eval_strategy (HF's name since transformers 4.41);
@@ -226,7 +244,14 @@ struct TrainingSpec {
   // HF's neftune_noise_alpha (NEFTune), >= 0: while training, noise uniform in
   // ±alpha / sqrt(length × embedding size) on the word embeddings. 0 (the default): none.
   double neftune_noise_alpha = 0.0;
+  // HF's include_num_input_tokens_seen: "no" (the default), "all" (every input position of the
+  // training batches, padding included; true says the same) or "non_padding" (the attended
+  // ones), summed over ranks and logged as num_input_tokens_seen.
+  std::string include_num_input_tokens_seen = "no";
   bool fp16 = false;                      // fp16 autocast: CUDA only
+  // HF's tf32: true lets CUDA float32 matmuls and convolutions use TF32 (Ampere or newer;
+  // refused without a GPU), false keeps them IEEE float32; unset leaves torch's defaults.
+  std::optional<bool> tf32;
   // Where lm-train computes: "auto" (CUDA when the process can see a GPU, else CPU), "cpu" or
   // "cuda" (fail when no GPU is visible). Under lm-server a process sees exactly the GPUs the
   // scheduler gave it (CUDA_VISIBLE_DEVICES), none for a job without resources.gpus_per_worker.

@@ -93,10 +93,25 @@ double CountParameters(const ModelShape& s, const EstimateOptions& o) {
   return n;
 }
 
+namespace {
+
+// Bytes of optimizer state per fp32 parameter.
+double OptimizerStateBytes(const EstimateOptions& o) {
+  const bool momentum = o.optim_args.momentum.value_or(0) > 0;
+  if (o.optim == "adafactor") return 0;
+  if (o.optim == "sgd") return momentum ? 4 : 0;
+  if (o.optim == "adagrad") return 4;
+  if (o.optim == "rmsprop")
+    return 4 + (momentum ? 4 : 0) + (o.optim_args.centered.value_or(false) ? 4 : 0);
+  return 8;  // AdamW's two moments.
+}
+
+}  // namespace
+
 nlohmann::json EstimateTraining(const ModelShape& s, const EstimateOptions& o) {
   const double params = CountParameters(s, o);
   const double weights = 4.0 * params, grads = 4.0 * params;
-  const double optimizer = o.optim == "adafactor" ? 0.0 : 8.0 * params;
+  const double optimizer = OptimizerStateBytes(o) * params;
   const double b = o.batch_size, t = o.seq_len;
   double activations = b * t * s.layers * (34.0 * s.hidden + 5.0 * s.heads * t) * 2.0;
   const int64_t vocab_out = (o.task == "clm" || o.task == "mlm") ? s.vocab : 0;
@@ -153,6 +168,7 @@ absl::Status CheckConfigModelFits(const JobSpec& spec, int64_t vocab, bool on_gp
   o.batch_size = 1;  // Weights and optimizer state only: activations are the batch's business.
   o.seq_len = 1;
   o.optim = spec.training.optim;
+  o.optim_args = spec.training.optim_args;
   return CheckTrainingFits(EstimateTraining(*shape, o), on_gpu, machine_bytes, machine);
 }
 

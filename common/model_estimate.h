@@ -8,10 +8,11 @@
 // hidden_dim, n_heads). Parameters are counted exactly for the base model (embeddings,
 // attention, MLP, LayerNorms; ALBERT's shared layers once) plus the task head.
 // Memory per process, fp32 weights: weights 4 B + gradients 4 B + optimizer state (AdamW 8 B,
-// Adafactor ~0) per parameter, plus activations ~ batch*seq*layers*(34*d + 5*heads*seq)*2 B
-// (Korthikanti et al. 2022, fp16 figure doubled for fp32; halved again under bf16/fp16)
-// and the logits. Step time: FLOPs = 6 * params * tokens + 12 * layers * seq * d * tokens
-// (forward + backward) at an assumed throughput (see Options). Estimates only.
+// Adafactor ~0, SGD 4 B with momentum else 0, Adagrad 4 B, RMSprop 4 B plus 4 B each for
+// momentum and centered) per parameter, plus activations ~ batch*seq*layers*(34*d + 5*heads*seq)*2
+// B (Korthikanti et al. 2022, fp16 figure doubled for fp32; halved again under bf16/fp16) and the
+// logits. Step time: FLOPs = 6 * params * tokens + 12 * layers * seq * d * tokens (forward +
+// backward) at an assumed throughput (see Options). Estimates only.
 #pragma once
 
 #include <nlohmann/json.hpp>
@@ -47,6 +48,7 @@ struct EstimateOptions {
   int64_t seq_len = 128;     // block_size / max_seq_length actually used
   int64_t gradient_accumulation_steps = 1;
   std::string optim = "adamw_torch";
+  OptimArgs optim_args;
   bool half_precision = false;  // bf16 or fp16 autocast
   // Assumed sustained throughput per process, FLOP/s. Default: 2e10 for CPU — the order of
   // magnitude of tiny-gpt2's ~15k tokens/s on one core (README) — and 1e14 for a CUDA device.

@@ -7,6 +7,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "common/internal/model_config.h"
+#include "common/internal/optim_args_field.h"
 #include "common/internal/train_test_split_field.h"
 
 namespace lmtrain::internal {
@@ -170,7 +171,10 @@ const FieldTable<TrainingSpec>& TrainingFields() {
       BoolField("eval_on_start", &T::eval_on_start),
       NumberField("eval_delay", &T::eval_delay, Range::AtLeast(0)),
       BoolField("eval_all_checkpoints", &T::eval_all_checkpoints),
-      ChoiceField("optim", &T::optim, {"adamw_torch", "adamw_hf", "adamw", "adafactor"}),
+      ChoiceField("optim", &T::optim,
+                  {"adamw_torch", "adamw_torch_fused", "adamw_hf", "adamw", "adafactor", "sgd",
+                   "adagrad", "rmsprop"}),
+      OptimArgsField(),
       ChoiceField("evaluation_strategy", &T::evaluation_strategy, {"no", "steps", "epoch"}),
       // transformers 4.41's new name, the only one since 4.46; written back as the old one.
       ReadOnly(ChoiceField("eval_strategy", &T::evaluation_strategy, {"no", "steps", "epoch"})),
@@ -182,7 +186,9 @@ const FieldTable<TrainingSpec>& TrainingFields() {
       NumberField("early_stopping_threshold", &T::early_stopping_threshold, Range::AtLeast(0)),
       NumberField("label_smoothing_factor", &T::label_smoothing_factor, Range::Closed(0, 1)),
       NumberField("neftune_noise_alpha", &T::neftune_noise_alpha, Range::AtLeast(0)),
+      IncludeNumInputTokensSeenField(),
       BoolField("fp16", &T::fp16),
+      OptionalBoolField("tf32", &T::tf32),
       ChoiceField("device", &T::device, {"auto", "cpu", "cuda"}),
       BoolField("use_cpu", &T::use_cpu),
       BoolField("gradient_checkpointing", &T::gradient_checkpointing),

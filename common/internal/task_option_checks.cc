@@ -23,10 +23,26 @@ void CheckCudaGraphs(YamlReader& r, const ParseOptions& options, const JobSpec& 
     refuse("needs gradient_accumulation_steps 1 (one batch per captured update)");
   } else if (t.gradient_checkpointing) {
     refuse("cannot capture gradient_checkpointing (it saves and restores RNG states)");
-  } else if (t.optim == "adafactor") {
-    refuse("needs an AdamW optim (adamw_torch); adafactor is not captured");
+  } else if (t.optim.rfind("adamw", 0) != 0) {
+    refuse(absl::StrCat("needs an AdamW optim (adamw_torch); ", t.optim, " is not captured"));
   } else if (spec.resources.workers * std::max(spec.resources.gpus_per_worker, 1) > 1) {
     refuse("trains one process (workers: 1 and at most one GPU)");
+  }
+}
+
+void CheckTf32(YamlReader& r, const ParseOptions& options, const JobSpec& spec) {
+  const TrainingSpec& t = spec.training;
+  if (!t.tf32.value_or(false) || r.HasProblem("training.tf32") || r.HasProblem("training.device")) {
+    return;
+  }
+  if (t.device == "cpu") {
+    r.ReportAt("training.tf32",
+               absl::StrCat("training.tf32 needs a CUDA GPU (Ampere or newer): training.",
+                            r.Seen("training.use_cpu") ? "use_cpu is true" : "device is cpu"));
+  } else if (options.scheduled && spec.resources.gpus_per_worker <= 0) {
+    r.ReportAt("training.tf32",
+               "training.tf32 needs a CUDA GPU (Ampere or newer): set "
+               "resources.gpus_per_worker > 0");
   }
 }
 

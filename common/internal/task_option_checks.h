@@ -1,7 +1,7 @@
 // Job-file checks of training keys that only some tasks (or devices) can use: cuda_graphs
-// (clm and mlm steps on one GPU) and label_smoothing_factor (the cross-entropy of language
-// models and single-label classification). Problems are reported at the key's line. Private to
-// common/.
+// (clm and mlm steps on one GPU), tf32 (a GPU) and label_smoothing_factor (the cross-entropy
+// of language models and single-label classification). Problems are reported at the key's line.
+// Private to common/.
 #pragma once
 
 #include "common/internal/yaml_reader.h"
@@ -11,6 +11,11 @@ namespace lmtrain::internal {
 
 // training.cuda_graphs: what a captured update can hold, refused here rather than at step 1.
 void CheckCudaGraphs(YamlReader& r, const ParseOptions& options, const JobSpec& spec);
+
+// training.tf32: true needs a GPU, as HF's TrainingArguments raises without one: refused with
+// device cpu (or use_cpu), and under lm-server without resources.gpus_per_worker. Call after
+// the device checks (use_cpu has set device).
+void CheckTf32(YamlReader& r, const ParseOptions& options, const JobSpec& spec);
 
 // training.label_smoothing_factor > 0: refused for qa (HF's Trainer smooths only a model given
 // `labels`; answer spans are start and end positions, so the key would change nothing there)

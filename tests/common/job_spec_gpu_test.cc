@@ -1,5 +1,6 @@
 // ParseJobSpec's GPU keys: resources.gpus_per_worker (one process per GPU), training.device and
-// HF's use_cpu, and the checks a scheduled job gets (fp16 and device cuda need a GPU).
+// HF's use_cpu, HF's tf32, and the checks a scheduled job gets (fp16, tf32 and device cuda need
+// a GPU).
 #include <gtest/gtest.h>
 
 #include "common/job_spec.h"
@@ -86,6 +87,35 @@ TEST_F(JobSpecGpuTest, CudaOptionsNeedGpusOnlyWhenScheduled) {
   EXPECT_TRUE(HasError(Parse(cuda, true, true), 7,
                        "training.device cuda needs a GPU: set resources.gpus_per_worker > 0"));
   EXPECT_TRUE(Parse(cuda + "resources: {gpus_per_worker: 2}\n", true, true).ok());
+}
+
+// HF's tf32: unset by default, true or false as given (round trip), true refused where no GPU
+// can be used (HF's TrainingArguments raises there), false accepted anywhere.
+TEST_F(JobSpecGpuTest, Tf32IsOptionalAndTrueNeedsAGpu) {
+  auto plain = Parse(std::string(kBase));
+  ASSERT_TRUE(plain.ok()) << plain.status();
+  EXPECT_FALSE(plain->training.tf32.has_value());
+  for (const bool value : {true, false}) {
+    auto spec =
+        Parse(std::string(kBase) + "training: {tf32: " + (value ? "true" : "false") + "}\n");
+    ASSERT_TRUE(spec.ok()) << spec.status();
+    EXPECT_EQ(spec->training.tf32, value);
+    auto again = ParseJobSpec(JobSpecToYaml(*spec), ParseOptions{});
+    ASSERT_TRUE(again.ok()) << again.status();
+    EXPECT_EQ(again->training.tf32, value);
+  }
+  EXPECT_TRUE(HasError(Parse(std::string(kBase) + "training:\n  device: cpu\n  tf32: true\n"), 8,
+                       "training.tf32 needs a CUDA GPU (Ampere or newer): training.device is cpu"));
+  EXPECT_TRUE(HasError(Parse(std::string(kBase) + "training:\n  tf32: true\n  use_cpu: true\n"), 7,
+                       "training.tf32 needs a CUDA GPU (Ampere or newer): training.use_cpu is "
+                       "true"));
+  const std::string tf32 = std::string(kBase) + "training:\n  tf32: true\n";
+  EXPECT_TRUE(Parse(tf32).ok());
+  EXPECT_TRUE(HasError(Parse(tf32, true, true), 7,
+                       "training.tf32 needs a CUDA GPU (Ampere or newer): set "
+                       "resources.gpus_per_worker > 0"));
+  EXPECT_TRUE(Parse(tf32 + "resources: {gpus_per_worker: 1}\n", true, true).ok());
+  EXPECT_TRUE(Parse(std::string(kBase) + "training: {device: cpu, tf32: false}\n").ok());
 }
 
 // training.cuda_graphs: what a captured update cannot hold is refused at parse, by key and line.

@@ -1,6 +1,7 @@
 // ParseJobSpec on HF TrainingArguments that take more than a value: lr_scheduler_kwargs,
 // overwrite_output_dir, data_seed and group_by_length, early stopping, label_smoothing_factor,
-// neftune_noise_alpha, eval_delay, HF's deprecated names, read with a warning, and eval_strategy.
+// neftune_noise_alpha, eval_delay, optim and optim_args, include_num_input_tokens_seen, HF's
+// deprecated names, read with a warning, and eval_strategy.
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
@@ -228,6 +229,86 @@ TEST_F(JobSpecHfArgsTest, EvalDelayIsANonNegativeNumber) {
   ASSERT_TRUE(again.ok()) << again.status();
   test_util::ExpectTrainingEqual(again->training, spec->training);
   EXPECT_TRUE(HasError(ParseTraining("  eval_delay: -1\n"), 8, "training.eval_delay"));
+}
+
+// HF's optim names (adamw_torch_fused, its default since torch 2.8, and torch's sgd, adagrad,
+// rmsprop) and optim_args, as HF's string or a mapping; written back as a mapping.
+TEST_F(JobSpecHfArgsTest, OptimArgsAreHfsStringOrAMappingAndRoundTrip) {
+  auto spec = ParseTraining("  optim: adamw_torch_fused\n");
+  ASSERT_TRUE(spec.ok()) << spec.status();
+  EXPECT_EQ(spec->training.optim, "adamw_torch_fused");
+  spec = ParseTraining("  optim: sgd\n  optim_args: \"momentum=0.9, nesterov=True\"\n");
+  ASSERT_TRUE(spec.ok()) << spec.status();
+  EXPECT_EQ(spec->training.optim_args.momentum, 0.9);
+  EXPECT_EQ(spec->training.optim_args.nesterov, true);
+  EXPECT_FALSE(spec->training.optim_args.dampening.has_value());
+  auto again = ParseJobSpec(JobSpecToYaml(*spec), ParseOptions{});
+  ASSERT_TRUE(again.ok()) << again.status() << "\n" << JobSpecToYaml(*spec);
+  EXPECT_EQ(again->training.optim, "sgd");
+  EXPECT_EQ(again->training.optim_args.momentum, 0.9);
+  EXPECT_EQ(again->training.optim_args.nesterov, true);
+  spec = ParseTraining(
+      "  optim: rmsprop\n  optim_args: {momentum: 0.5, alpha: 0.9, eps: 1.0e-6, centered: "
+      "true}\n");
+  ASSERT_TRUE(spec.ok()) << spec.status();
+  EXPECT_EQ(spec->training.optim_args.alpha, 0.9);
+  EXPECT_EQ(spec->training.optim_args.eps, 1e-6);
+  EXPECT_EQ(spec->training.optim_args.centered, true);
+  spec = ParseTraining("  optim: adagrad\n  optim_args: lr_decay=0.1,eps=1e-6\n");
+  ASSERT_TRUE(spec.ok()) << spec.status();
+  EXPECT_EQ(spec->training.optim_args.lr_decay, 0.1);
+  EXPECT_EQ(spec->training.optim_args.eps, 1e-6);
+}
+
+TEST_F(JobSpecHfArgsTest, OptimArgsMustSuitTheOptimizer) {
+  EXPECT_TRUE(HasError(ParseTraining("  optim: adagrad\n  optim_args: momentum=0.9\n"), 9,
+                       "training.optim_args.momentum applies to optim sgd, rmsprop, not to "
+                       "'adagrad'"));
+  EXPECT_TRUE(HasError(ParseTraining("  optim_args: {eps: 1.0e-6}\n"), 8,
+                       "training.optim_args.eps applies to optim adagrad, rmsprop, not to "
+                       "'adamw_torch'"));
+  EXPECT_TRUE(HasError(ParseTraining("  optim: sgd\n  optim_args: weight_decay=0.1\n"), 9,
+                       "training.optim_args.weight_decay is not read (HF's parameter groups set "
+                       "it): use training.weight_decay"));
+  EXPECT_TRUE(HasError(ParseTraining("  optim: sgd\n  optim_args: momentun=0.9\n"), 9,
+                       "training.optim_args: unknown key 'momentun' (did you mean 'momentum'?)"));
+  EXPECT_TRUE(HasError(ParseTraining("  optim: sgd\n  optim_args: momentum=0.9,momentum=0.8\n"), 9,
+                       "training.optim_args: 'momentum' is given twice"));
+  EXPECT_TRUE(HasError(ParseTraining("  optim: sgd\n  optim_args: momentum\n"), 9,
+                       "training.optim_args must be key=value pairs separated by commas (got "
+                       "'momentum')"));
+  EXPECT_TRUE(HasError(ParseTraining("  optim: sgd\n  optim_args: momentum=fast\n"), 9,
+                       "training.optim_args.momentum must be a number >= 0 (got 'fast')"));
+  EXPECT_TRUE(HasError(ParseTraining("  optim: sgd\n  optim_args: nesterov=maybe\n"), 9,
+                       "training.optim_args.nesterov must be true or false (got 'maybe')"));
+  EXPECT_TRUE(HasError(ParseTraining("  optim: sgd\n  optim_args: {momentum: -1}\n"), 9,
+                       "training.optim_args.momentum must be >= 0 (got -1)"));
+  EXPECT_TRUE(HasError(ParseTraining("  optim: sgd\n  optim_args: nesterov=true\n"), 9,
+                       "training.optim_args.nesterov needs momentum > 0 and dampening 0"));
+  EXPECT_TRUE(HasError(ParseTraining("  optim: lion_8bit\n"), 8,
+                       "training.optim must be one of adamw_torch, adamw_torch_fused, adamw_hf, "
+                       "adamw, adafactor, sgd, adagrad, rmsprop (got 'lion_8bit')"));
+}
+
+// HF's include_num_input_tokens_seen: its three strings, or a boolean (true is "all").
+TEST_F(JobSpecHfArgsTest, IncludeNumInputTokensSeenTakesHfsValues) {
+  for (const auto& [text, want] :
+       std::vector<std::pair<std::string, std::string>>{{"all", "all"},
+                                                        {"non_padding", "non_padding"},
+                                                        {"no", "no"},
+                                                        {"true", "all"},
+                                                        {"false", "no"}}) {
+    auto spec = ParseTraining("  include_num_input_tokens_seen: " + text + "\n");
+    ASSERT_TRUE(spec.ok()) << spec.status();
+    EXPECT_EQ(spec->training.include_num_input_tokens_seen, want) << text;
+    auto again = ParseJobSpec(JobSpecToYaml(*spec), ParseOptions{});
+    ASSERT_TRUE(again.ok()) << again.status();
+    EXPECT_EQ(again->training.include_num_input_tokens_seen, want) << text;
+  }
+  EXPECT_EQ(ParseTraining("").value().training.include_num_input_tokens_seen, "no");
+  EXPECT_TRUE(HasError(ParseTraining("  include_num_input_tokens_seen: some\n"), 8,
+                       "training.include_num_input_tokens_seen must be one of all, non_padding, "
+                       "no, true, false (got 'some')"));
 }
 
 TEST_F(JobSpecHfArgsTest, OverwriteOutputDirIsABool) {

@@ -214,6 +214,7 @@ std::unique_ptr<PreparedBatch> ClassificationTask::PrepareTrainBatch(const Batch
   prepared->labels = Labels(data_.train, indices);
   prepared->num_examples = static_cast<int64_t>(indices.size());
   prepared->shape = ShapeString(prepared->batch.inputs.input_ids);
+  prepared->num_positions = prepared->batch.inputs.input_ids.numel();
   return prepared;
 }
 

@@ -43,6 +43,7 @@ std::unique_ptr<PreparedBatch> ClmTask::PrepareTrainBatch(const BatchIndices& in
   prepared->batch = CollateBatch(examples_.train, indices, pad_id_);
   prepared->vocab_size = vocab_size_;
   prepared->shape = ShapeString(prepared->batch.input_ids);
+  prepared->num_positions = prepared->batch.input_ids.numel();
   prepared->num_tokens = prepared->batch.num_tokens;
   prepared->num_examples = prepared->batch.num_examples;
   // Position t predicts labels[:, t + 1]: the shifted labels that are not -100.

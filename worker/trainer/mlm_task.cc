@@ -174,6 +174,7 @@ std::unique_ptr<PreparedBatch> MlmTask::PrepareTrainBatch(const BatchIndices& in
   prepared->loss_targets = std::count_if(batch.labels.begin(), batch.labels.end(),
                                          [](int64_t label) { return label != kIgnoreIndex; });
   prepared->shape = ShapeString(prepared->inputs.input_ids);
+  prepared->num_positions = prepared->inputs.input_ids.numel();
   return prepared;
 }
 

@@ -44,6 +44,49 @@ void AddGroups(const std::vector<torch::Tensor>& params, const std::vector<doubl
   }
 }
 
+// torch's SGD / Adagrad / RMSprop over PlanParamGroups, as HF's Trainer builds them: lr and
+// the group's weight decay per group, optim_args for the rest (torch's defaults where unset).
+torch::optim::SGDOptions SgdOptions(const TrainingSpec& t, double lr, double weight_decay) {
+  const OptimArgs& a = t.optim_args;
+  return torch::optim::SGDOptions(lr)
+      .momentum(a.momentum.value_or(0))
+      .dampening(a.dampening.value_or(0))
+      .nesterov(a.nesterov.value_or(false))
+      .weight_decay(weight_decay);
+}
+
+torch::optim::AdagradOptions AdagradOptions(const TrainingSpec& t, double lr, double weight_decay) {
+  const OptimArgs& a = t.optim_args;
+  return torch::optim::AdagradOptions(lr)
+      .lr_decay(a.lr_decay.value_or(0))
+      .eps(a.eps.value_or(1e-10))
+      .weight_decay(weight_decay);
+}
+
+torch::optim::RMSpropOptions RmspropOptions(const TrainingSpec& t, double lr, double weight_decay) {
+  const OptimArgs& a = t.optim_args;
+  return torch::optim::RMSpropOptions(lr)
+      .momentum(a.momentum.value_or(0))
+      .alpha(a.alpha.value_or(0.99))
+      .eps(a.eps.value_or(1e-8))
+      .centered(a.centered.value_or(false))
+      .weight_decay(weight_decay);
+}
+
+template <typename Optimizer, typename OptionsFn>
+std::unique_ptr<torch::optim::Optimizer> MakeTorchOptimizer(const WeightDecayGroups& groups,
+                                                            const TrainingSpec& training,
+                                                            OptionsFn options_for) {
+  std::vector<torch::optim::OptimizerParamGroup> param_groups;
+  for (const ParamGroupPlan& plan : PlanParamGroups(groups, training)) {
+    param_groups.emplace_back(
+        plan.params, std::make_unique<decltype(options_for(training, 0.0, 0.0))>(options_for(
+                         training, training.learning_rate * plan.lr_scale, plan.weight_decay)));
+  }
+  return std::make_unique<Optimizer>(std::move(param_groups),
+                                     options_for(training, training.learning_rate, 0.0));
+}
+
 }  // namespace
 
 WeightDecayGroups SplitWeightDecayGroups(const torch::nn::Module& model) {
@@ -96,7 +139,8 @@ std::unique_ptr<torch::optim::AdamW> MakeAdamW(const WeightDecayGroups& groups,
 absl::StatusOr<std::unique_ptr<torch::optim::Optimizer>> MakeOptimizer(
     const WeightDecayGroups& groups, const TrainingSpec& training) {
   const std::string& name = training.optim;
-  if (name == "adamw_torch" || name == "adamw_hf" || name == "adamw") {
+  if (name == "adamw_torch" || name == "adamw_torch_fused" || name == "adamw_hf" ||
+      name == "adamw") {
     return std::unique_ptr<torch::optim::Optimizer>(MakeAdamW(groups, training));
   }
   if (name == "adafactor") {
@@ -111,8 +155,19 @@ absl::StatusOr<std::unique_ptr<torch::optim::Optimizer>> MakeOptimizer(
                                        HfTrainerAdafactorOptions(training.learning_rate)));
     return std::unique_ptr<torch::optim::Optimizer>(std::move(adafactor));
   }
-  return absl::InvalidArgumentError("training.optim '" + name +
-                                    "' is not available (use adamw_torch or adafactor)");
+  if (name == "sgd") {
+    return MakeTorchOptimizer<torch::optim::SGD>(groups, training, SgdOptions);
+  }
+  if (name == "adagrad") {
+    return MakeTorchOptimizer<torch::optim::Adagrad>(groups, training, AdagradOptions);
+  }
+  if (name == "rmsprop") {
+    return MakeTorchOptimizer<torch::optim::RMSprop>(groups, training, RmspropOptions);
+  }
+  return absl::InvalidArgumentError(
+      "training.optim '" + name +
+      "' is not available (use adamw_torch, adamw_torch_fused, adafactor, sgd, adagrad or "
+      "rmsprop)");
 }
 
 void SetLearningRate(torch::optim::Optimizer* optimizer, double lr,

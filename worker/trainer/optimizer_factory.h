@@ -56,10 +56,12 @@ std::vector<ParamGroupPlan> PlanParamGroups(const WeightDecayGroups& groups,
 std::unique_ptr<torch::optim::AdamW> MakeAdamW(const WeightDecayGroups& groups,
                                                const TrainingSpec& training);
 
-// The optimizer training.optim names over PlanParamGroups: adamw_torch / adamw_hf / adamw →
-// MakeAdamW; adafactor → Adafactor with HF Trainer's settings (lr = learning_rate, no
-// relative step, no parameter scaling; the decay groups get weight_decay).
-// InvalidArgument for another name.
+// The optimizer training.optim names over PlanParamGroups: adamw_torch / adamw_torch_fused /
+// adamw_hf / adamw → MakeAdamW; adafactor → Adafactor with HF Trainer's settings (lr =
+// learning_rate, no relative step, no parameter scaling; the decay groups get weight_decay);
+// sgd / adagrad / rmsprop → torch::optim's SGD / Adagrad / RMSprop as HF's Trainer makes torch's
+// (lr and the group's weight_decay per group, training.optim_args' keys, torch's defaults
+// otherwise). InvalidArgument for another name.
 absl::StatusOr<std::unique_ptr<torch::optim::Optimizer>> MakeOptimizer(
     const WeightDecayGroups& groups, const TrainingSpec& training);
 

@@ -111,6 +111,7 @@ std::unique_ptr<PreparedBatch> QaTask::PrepareTrainBatch(const BatchIndices& ind
   prepared->num_tokens = prepared->inputs.attention_mask.sum().item<int64_t>();
   prepared->num_examples = static_cast<int64_t>(indices.size());
   prepared->shape = ShapeString(prepared->inputs.input_ids);
+  prepared->num_positions = prepared->inputs.input_ids.numel();
   return prepared;
 }
 

@@ -195,8 +195,10 @@ absl::StatusOr<JobResult> RunJob(const JobSpec& spec, const JobOptions& options)
   DeviceRequest device_request;
   device_request.device = spec.training.device;  // "cpu" also for HF's use_cpu: true.
   device_request.fp16 = spec.training.fp16;
+  device_request.tf32 = spec.training.tf32.value_or(false);
   device_request.local_rank = options.distributed.local_rank;
   ASSIGN_OR_RETURN(const torch::Device device, ResolveTrainingDevice(device_request));
+  if (spec.training.tf32.has_value() && device.is_cuda()) SetCudaTf32(*spec.training.tf32);
   std::unique_ptr<DataParallelGroup> group;
   if (options.distributed.distributed()) {
     // Gradients are summed where they are: NCCL on a GPU, Gloo on the CPU.

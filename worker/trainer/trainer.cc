@@ -86,6 +86,14 @@ Trainer::Trainer(Options options, TrainingTask* task, const Tokenizer* tokenizer
         TrainOrderFor(options_.training, GlobalBatchSize(),
                       [this] { return task_->TrainExampleLengths(); }));
   }
+  CountInputTokens(StepStats());
+}
+
+void Trainer::CountInputTokens(const StepStats& stats) {
+  const std::string& what = options_.training.include_num_input_tokens_seen;
+  if (what == "no") return;
+  state_.num_input_tokens_seen += what == "all" ? stats.positions : stats.tokens;
+  reporter_->SetInputTokensSeen(state_.num_input_tokens_seen);
 }
 
 absl::Status Trainer::BuildOptimizer() {
@@ -154,6 +162,8 @@ absl::Status Trainer::ResumeFrom(const std::string& dir) {
   total_loss_sum_ = record.total_loss_sum;
   total_samples_ = record.total_samples;
   early_stopping_counter_ = record.early_stopping_counter;
+  state_.num_input_tokens_seen = saved.num_input_tokens_seen;
+  CountInputTokens(StepStats());
   last_saved_step_ = record.global_step;
   reporter_->RestoreLogHistory(saved.log_history);
   return absl::OkStatus();
@@ -162,6 +172,7 @@ absl::Status Trainer::ResumeFrom(const std::string& dir) {
 absl::StatusOr<Trainer::TrainOutcome> Trainer::Train() {
   if (cursor_ == nullptr) return absl::FailedPreconditionError("no training examples");
   train_start_ = Now();
+  session_start_tokens_ = state_.num_input_tokens_seen;
   window_ = LogWindow();
   window_.start = train_start_;
   if (options_.training.eval_on_start && task_->HasEvalData() && state_.global_step == 0) {
@@ -267,10 +278,12 @@ absl::Status Trainer::ReduceAcrossRanks(StepStats* stats) {
   RETURN_IF_ERROR(options_.group->SumGradients(sync_params_));
   ASSIGN_OR_RETURN(const std::vector<double> sums,
                    options_.group->SumValues({stats->loss, static_cast<double>(stats->tokens),
-                                              static_cast<double>(stats->samples)}));
+                                              static_cast<double>(stats->samples),
+                                              static_cast<double>(stats->positions)}));
   stats->loss = sums[0];
   stats->tokens = static_cast<int64_t>(sums[1]);
   stats->samples = static_cast<int64_t>(sums[2]);
+  stats->positions = static_cast<int64_t>(sums[3]);
   return absl::OkStatus();
 }
 
@@ -281,6 +294,7 @@ absl::Status Trainer::AfterStep(const StepStats& stats) {
   window_.loss_sum += stats.loss;
   ++window_.steps;
   window_.tokens += stats.tokens;
+  CountInputTokens(stats);
   total_loss_sum_ += stats.loss;
   total_samples_ += stats.samples;
   last_grad_norm_ = stats.grad_norm;
@@ -328,6 +342,7 @@ void Trainer::LogTraining() {
   record.epoch = state_.epoch;
   record.tokens_per_second = static_cast<double>(window_.tokens) / busy;
   record.elapsed_seconds = now - train_start_;
+  record.session_input_tokens = state_.num_input_tokens_seen - session_start_tokens_;
   reporter_->OnTrainLog(record);
   window_ = LogWindow();
   window_.start = now;

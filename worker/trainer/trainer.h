@@ -134,7 +134,8 @@ class Trainer {
     double loss = 0;       // The update's loss: weighted as AccumulateGradients says.
     double grad_norm = 0;  // Before clipping.
     bool skipped = false;  // fp16: the gradients overflowed and the optimizer did not step.
-    int64_t tokens = 0;
+    int64_t tokens = 0;    // Non-padding input tokens, this rank's (all ranks' once reduced).
+    int64_t positions = 0;  // Input positions, padding included; counted as tokens.
     int64_t samples = 0;
   };
   // What has happened since the last training log line.
@@ -171,6 +172,9 @@ class Trainer {
   // Sums gradients and *stats over the group's ranks.
   absl::Status ReduceAcrossRanks(StepStats* stats);
   absl::Status AfterStep(const StepStats& stats);
+  // include_num_input_tokens_seen: adds the update's input tokens ("all": positions,
+  // "non_padding": tokens) to state_ and gives the reporter the total. Does nothing for "no".
+  void CountInputTokens(const StepStats& stats);
   // Rank 0 evaluates and/or saves; the other ranks wait for it.
   absl::Status EvaluateAndSave(bool eval, bool save);
   // Makes every rank's weights rank 0's once all ranks are ready to train.
@@ -239,6 +243,7 @@ class Trainer {
   // fp16 steps that were skipped (HF does not advance its scheduler then either).
   int64_t scheduler_steps_ = 0;
   TrainerState state_;
+  int64_t session_start_tokens_ = 0;  // state_.num_input_tokens_seen when Train() began.
   LogWindow window_;
   double train_start_ = 0;
   double total_loss_sum_ = 0;

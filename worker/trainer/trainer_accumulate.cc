@@ -41,6 +41,7 @@ absl::Status Trainer::AccumulateGradients(const std::vector<BatchIndices>& micro
     if (batches[i] == nullptr) continue;  // No examples of this micro-batch here.
     if (weights[i] == 0) {  // Nothing to predict (by targets): a mean over nothing adds nothing.
       stats->tokens += batches[i]->num_tokens;  // Still trained on, as HF counts it.
+      stats->positions += batches[i]->num_positions;
       stats->samples += batches[i]->num_examples;
       continue;
     }
@@ -61,6 +62,7 @@ absl::Status Trainer::AccumulateGradients(const std::vector<BatchIndices>& micro
     torch::Tensor part = loss.loss.detach().to(torch::kDouble) * weights[i];
     loss_sum = loss_sum.defined() ? loss_sum + part : part;
     stats->tokens += loss.num_tokens;
+    stats->positions += batches[i]->num_positions;
     stats->samples += loss.num_examples;
     batches[i].reset();
   }

@@ -59,6 +59,7 @@ void Trainer::GraphUpdate(const std::vector<BatchIndices>& micro_batches, StepSt
   stats->loss = result.loss;
   stats->grad_norm = result.grad_norm;
   stats->tokens = batch->num_tokens;
+  stats->positions = batch->num_positions;
   stats->samples = batch->num_examples;
 }
 

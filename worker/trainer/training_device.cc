@@ -33,6 +33,11 @@ absl::StatusOr<torch::Device> ResolveTrainingDevice(const DeviceRequest& request
         "training.fp16 needs a CUDA device and this lm-train trains on the CPU" +
         VisibleDevicesNote() + "; use bf16: true on CPU");
   }
+  if (!cuda && request.tf32) {
+    return absl::FailedPreconditionError(
+        "training.tf32 needs a CUDA device (Ampere or newer) and this lm-train trains on the CPU" +
+        VisibleDevicesNote());
+  }
   if (!cuda) return torch::Device(torch::kCPU);
   const int count = static_cast<int>(torch::cuda::device_count());
   const int index = count > 1 ? request.local_rank % count : 0;
@@ -44,6 +49,14 @@ void EnableFullDeterminism() {
   at::globalContext().setDeterministicAlgorithms(true, /*warn_only=*/false);
   at::globalContext().setDeterministicCuDNN(true);
   at::globalContext().setBenchmarkCuDNN(false);
+}
+
+void SetCudaTf32(bool enable) {
+  const at::Float32Precision precision =
+      enable ? at::Float32Precision::TF32 : at::Float32Precision::IEEE;
+  for (const at::Float32Op op : {at::Float32Op::MATMUL, at::Float32Op::CONV, at::Float32Op::RNN}) {
+    at::globalContext().setFloat32Precision(at::Float32Backend::CUDA, op, precision);
+  }
 }
 
 std::string DescribeDevice(const torch::Device& device) { return device.str(); }

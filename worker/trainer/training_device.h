@@ -18,9 +18,10 @@ struct DeviceRequest {
   std::string device = "auto";  // auto | cpu | cuda
   bool fp16 = false;            // fp16 autocast needs a CUDA device.
   int local_rank = 0;
+  bool tf32 = false;  // training.tf32: true needs a CUDA device too.
 };
 
-// FailedPrecondition when "cuda" (or fp16) is asked and no CUDA device is visible;
+// FailedPrecondition when "cuda" (or fp16, or tf32) is asked and no CUDA device is visible;
 // InvalidArgument for an unknown device name.
 absl::StatusOr<torch::Device> ResolveTrainingDevice(const DeviceRequest& request);
 
@@ -31,6 +32,11 @@ std::string DescribeDevice(const torch::Device& device);
 // implementation throws), cuDNN deterministic without autotuning, and cuBLAS's fixed workspace
 // (CUBLAS_WORKSPACE_CONFIG=:4096:8 unless already set). Call before the first cuBLAS use.
 void EnableFullDeterminism();
+
+// HF's tf32 (enable_tf32): CUDA float32 matmuls (cuBLAS), convolutions and RNNs (cuDNN) may
+// compute in TF32 (true) or must stay IEEE float32 (false). Process-wide; on GPUs before
+// Ampere TF32 does not exist and true changes nothing.
+void SetCudaTf32(bool enable);
 
 // The messages a CUDA out-of-memory error in a training step becomes: what ran out, with the
 // batch size, and what to change.

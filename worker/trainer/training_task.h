@@ -74,6 +74,7 @@ struct PreparedBatch {
   virtual void Check() const {}
   std::string shape;       // The input_ids shape, "[8, 128]", for error messages.
   int64_t num_tokens = 0;  // As TaskLoss's (set by tasks whose batches have GraphInputs).
+  int64_t num_positions = 0;  // input_ids' elements, padding included (every task sets it).
   int64_t num_examples = 0;
   // Tasks whose LossAveragesTargets(): the targets this batch's loss is a mean over (clm's
   // shifted labels that are not -100, mlm's masked positions).

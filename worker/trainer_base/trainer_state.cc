@@ -41,6 +41,7 @@ nlohmann::json TrainerState::ToJson() const {
   for (const nlohmann::json& entry : log_history) j["log_history"].push_back(entry);
   j["logging_steps"] = logging_steps;
   j["max_steps"] = max_steps;
+  j["num_input_tokens_seen"] = num_input_tokens_seen;
   j["num_train_epochs"] = num_train_epochs;
   j["save_steps"] = save_steps;
   j["total_flos"] = 0;
@@ -70,6 +71,9 @@ absl::StatusOr<TrainerState> TrainerState::ReadFile(const std::string& path) {
                                                      {"train_batch_size", &s.train_batch_size}};
     for (const auto& [key, field] : ints) {
       ASSIGN_OR_RETURN(*field, IntField(j, key, path));
+    }
+    if (j.contains("num_input_tokens_seen")) {  // Files written before it: 0.
+      ASSIGN_OR_RETURN(s.num_input_tokens_seen, IntField(j, "num_input_tokens_seen", path));
     }
     s.epoch = j.at("epoch").get<double>();
     if (j.at("best_metric").is_number()) s.best_metric = j["best_metric"].get<double>();

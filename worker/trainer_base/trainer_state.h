@@ -27,6 +27,8 @@ struct TrainerState {
   int64_t eval_steps = 0;
   int64_t save_steps = 0;
   int64_t train_batch_size = 0;
+  // Input tokens trained on, over all ranks (training.include_num_input_tokens_seen; else 0).
+  int64_t num_input_tokens_seen = 0;
   // The best evaluation's metric value and its checkpoint folder (load_best_model_at_end).
   std::optional<double> best_metric;
   std::string best_model_checkpoint;

@@ -4,6 +4,7 @@
 #include <cstdio>
 #include <utility>
 
+#include "absl/strings/str_cat.h"
 #include "worker/trainer_base/py_repr.h"
 
 namespace lmtrain {
@@ -41,7 +42,19 @@ TrainingReporter::TrainingReporter(EventSink* sink, std::ostream* out, std::ostr
                                    LogCallback* callback)
     : sink_(sink), out_(out), err_(err), callback_(callback) {}
 
+std::string TrainingReporter::PrintedDict(const PyItems& items, const PyItems& after) const {
+  std::string text = PyDictRepr(items);
+  if (!input_tokens_seen_) return text;
+  text.pop_back();  // The closing brace.
+  absl::StrAppend(&text, items.empty() ? "" : ", ",
+                  "'num_input_tokens_seen': ", *input_tokens_seen_);
+  const std::string rest = PyDictRepr(after);  // "{'a': 1.0, ...}"
+  if (!after.empty()) absl::StrAppend(&text, ", ", rest.substr(1, rest.size() - 2));
+  return text + "}";
+}
+
 void TrainingReporter::Log(nlohmann::json entry, const nlohmann::json& extra) {
+  if (input_tokens_seen_) entry["num_input_tokens_seen"] = *input_tokens_seen_;
   if (callback_ != nullptr) {
     nlohmann::json logs = entry;
     logs.erase("step");
@@ -57,7 +70,17 @@ void TrainingReporter::OnTrainLog(const TrainLogRecord& r) {
                           {"learning_rate", r.learning_rate},
                           {"epoch", PyRound(r.epoch, 2)},
                           {"step", r.step}};
-  *out_ << PyDictRepr(Pick(entry, {"loss", "grad_norm", "learning_rate", "epoch"})) << "\n"
+  PyItems speed;  // HF's speed_metrics("train", start_time, num_tokens=...) of each log.
+  if (input_tokens_seen_) {
+    speed.emplace_back("train_runtime", PyRound(r.elapsed_seconds, 4));
+    if (r.elapsed_seconds > 0) {
+      speed.emplace_back(
+          "train_tokens_per_second",
+          PyRound(static_cast<double>(r.session_input_tokens) / r.elapsed_seconds, 3));
+    }
+    for (const auto& [key, value] : speed) entry[key] = value;
+  }
+  *out_ << PrintedDict(Pick(entry, {"loss", "grad_norm", "learning_rate", "epoch"}), speed) << "\n"
         << ProgressLine(r) << std::endl;
   Log(std::move(entry), {{"tokens_per_second", r.tokens_per_second}});
   TrainerEvent event;
@@ -82,7 +105,7 @@ void TrainingReporter::OnEval(const EvalLogRecord& r) {
        Pick(entry, {"eval_runtime", "eval_samples_per_second", "eval_steps_per_second", "epoch"})) {
     items.push_back(item);
   }
-  *out_ << PyDictRepr(items) << std::endl;
+  *out_ << PrintedDict(items) << std::endl;
   Log(std::move(entry));
   TrainerEvent event;
   event.metrics.step = r.step;
@@ -122,8 +145,8 @@ void TrainingReporter::OnTrainEnd(const TrainSummary& s) {
       {"train_loss", s.train_loss},
       {"epoch", PyRound(s.epoch, 2)},
       {"step", s.step}};
-  *out_ << PyDictRepr(Pick(entry, {"train_runtime", "train_samples_per_second",
-                                   "train_steps_per_second", "train_loss", "epoch"}))
+  *out_ << PrintedDict(Pick(entry, {"train_runtime", "train_samples_per_second",
+                                    "train_steps_per_second", "train_loss", "epoch"}))
         << std::endl;
   Log(std::move(entry));
 }

@@ -32,6 +32,9 @@ struct TrainLogRecord {
   // spent evaluating and saving checkpoints is left out).
   double tokens_per_second = 0;
   double elapsed_seconds = 0;  // Since training started.
+  // Input tokens trained on since training started (this run, not the resumed checkpoint's),
+  // for train_tokens_per_second when the reporter counts num_input_tokens_seen.
+  int64_t session_input_tokens = 0;
 };
 
 struct EvalLogRecord {
@@ -71,6 +74,10 @@ class TrainingReporter {
   // A line on stdout / a warning on the error stream.
   void Info(const std::string& message);
   void Warn(const std::string& message);
+  // From now on every log (its history entry, the printed dict, the callback's logs) carries
+  // num_input_tokens_seen = `count`, and each training log also train_runtime and
+  // train_tokens_per_second, as HF's Trainer.log with include_num_input_tokens_seen.
+  void SetInputTokensSeen(int64_t count) { input_tokens_seen_ = count; }
   // Replaces the log history (a resumed run continues its checkpoint's history).
   void RestoreLogHistory(std::vector<nlohmann::json> history) { log_history_ = std::move(history); }
 
@@ -81,12 +88,17 @@ class TrainingReporter {
   void Emit(const TrainerEvent& event);
   // Appends `entry` to the history and passes it, without "step", plus `extra` to callback_.
   void Log(nlohmann::json entry, const nlohmann::json& extra = nlohmann::json::object());
+  // PyDictRepr(items), with num_input_tokens_seen (an int) and then `after` last when it is
+  // set, as HF prints.
+  std::string PrintedDict(const std::vector<std::pair<std::string, double>>& items,
+                          const std::vector<std::pair<std::string, double>>& after = {}) const;
 
   EventSink* const sink_;
   std::ostream* const out_;
   std::ostream* const err_;
   LogCallback* const callback_;
   bool sink_failed_ = false;
+  std::optional<int64_t> input_tokens_seen_;
   std::vector<nlohmann::json> log_history_;
 };
 

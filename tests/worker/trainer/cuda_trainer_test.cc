@@ -1,7 +1,8 @@
 // lm-train's CUDA path through the real Trainer on a tiny GPT-2: bf16 and fp16 (with loss
 // scaling) learn, fp32 matches the CPU run, a resumed run matches an uninterrupted one, the
 // fused AdamW kernel agrees with the CPU update, and running out of memory is named. Every test
-// skips with a message where no CUDA device is visible (CI, CPU-only builds).
+// skips with a message where no CUDA device is visible (CI, CPU-only builds). Also training.tf32's
+// effect on a float32 matmul.
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 #include <torch/cuda.h>
@@ -181,6 +182,24 @@ TEST_F(CudaTrainerTest, FullDeterminismRepeatsARunExactly) {
   const NamedTensors b = second->HfStateDict();
   for (size_t i = 0; i < a.size(); ++i)
     EXPECT_TRUE(torch::equal(a[i].second, b[i].second)) << a[i].first;
+}
+
+// On a GPU, TF32 changes a float32 matmul's result (10-bit mantissa inputs); IEEE gives
+// float32's.
+TEST(CudaTf32Test, Tf32ChangesCudaFloat32Matmuls) {
+  if (!torch::cuda::is_available()) GTEST_SKIP() << "no CUDA device is visible";
+  torch::manual_seed(0);
+  const torch::Tensor a = torch::randn({256, 256}), b = torch::randn({256, 256});
+  const torch::Tensor exact = torch::matmul(a.to(torch::kFloat64), b.to(torch::kFloat64));
+  const torch::Tensor ga = a.cuda(), gb = b.cuda();
+  SetCudaTf32(false);
+  const double ieee_error =
+      (torch::matmul(ga, gb).cpu().to(torch::kFloat64) - exact).abs().max().item<double>();
+  SetCudaTf32(true);
+  const double tf32_error =
+      (torch::matmul(ga, gb).cpu().to(torch::kFloat64) - exact).abs().max().item<double>();
+  SetCudaTf32(false);
+  EXPECT_GT(tf32_error, 10 * ieee_error) << ieee_error << " " << tf32_error;
 }
 
 }  // namespace

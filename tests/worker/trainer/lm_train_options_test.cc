@@ -1,6 +1,6 @@
 // lm-train's job-file options through the real process: a model too large for the machine,
 // logging_strategy, eval_delay, overwrite_output_dir and HF's old names, tables as clm data,
-// label_smoothing_factor, neftune_noise_alpha.
+// label_smoothing_factor, neftune_noise_alpha, include_num_input_tokens_seen.
 #include <fcntl.h>
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
@@ -80,8 +80,9 @@ std::vector<int64_t> EvalSteps(const fs::path& dir, const fs::path& job) {
 }
 
 // A one-layer GPT-2 job at `path` on 24 blocks of Jane Austen (an epoch is a few updates), with
-// `training` as its training section.
-fs::path SmallClmJob(const fs::path& path, const std::string& training) {
+// `training` as its training section and `data` added to its data section.
+fs::path SmallClmJob(const fs::path& path, const std::string& training,
+                     const std::string& data = "") {
   std::ofstream(path) << "name: small-clm\ntask: clm\n"
                       << "model: {config: {model_type: gpt2, n_layer: 1, n_head: 2, n_embd: 16, "
                          "n_positions: 64}}\n"
@@ -89,7 +90,7 @@ fs::path SmallClmJob(const fs::path& path, const std::string& training) {
                       << "data:\n  train_file: " << kData << "austen_train.txt\n"
                       << "  validation_file: " << kData << "austen_valid.txt\n"
                       << "  block_size: 32\n  max_train_samples: 24\n"
-                      << "training:\n"
+                      << data << "training:\n"
                       << training;
   return path;
 }
@@ -234,6 +235,60 @@ TEST_F(LmTrainTest, ClmOnATableReadsOnlyItsTextColumn) {
   EXPECT_EQ(ReadFile(dir_ / "table" / tokenizer / "spiece.model"),
             ReadFile(dir_ / "text" / tokenizer / "spiece.model"));
   EXPECT_FALSE(fs::exists(dir_ / "table" / tokenizer / "train_texts.txt"));
+}
+
+// The num_input_tokens_seen of the log_history entries of `dir`/out/trainer_state.json that
+// have `key`, with their steps.
+std::vector<std::pair<int64_t, int64_t>> TokensSeen(const fs::path& dir, const std::string& key) {
+  const auto state = nlohmann::json::parse(ReadFile(dir / "out" / "trainer_state.json"));
+  std::vector<std::pair<int64_t, int64_t>> seen;
+  for (const nlohmann::json& entry : state["log_history"]) {
+    if (!entry.contains(key)) continue;
+    seen.emplace_back(entry["step"].get<int64_t>(), entry.value("num_input_tokens_seen", -1));
+  }
+  return seen;
+}
+
+// include_num_input_tokens_seen, as HF's Trainer: every log (training, evaluation, the final
+// summary) carries the input tokens trained on so far, printed too; a resumed run continues the
+// checkpoint's count; "non_padding" leaves out the padding that "all" counts.
+TEST_F(LmTrainTest, InputTokensSeenAreLoggedAndResumed) {
+  using Seen = std::vector<std::pair<int64_t, int64_t>>;
+  // Blocks of 32 tokens, 8 per update: 256 input tokens per update, none of them padding.
+  const std::string training =
+      "  logging_steps: 1\n  save_steps: 3\n  evaluation_strategy: steps\n  eval_steps: 3\n"
+      "  max_eval_samples: 8\n  do_eval: false\n  include_num_input_tokens_seen: true\n";
+  const fs::path grouped = dir_ / "grouped";
+  fs::create_directories(grouped);
+  RunEvents(grouped, SmallClmJob(dir_ / "grouped.yaml", training + "  max_steps: 3\n"));
+  EXPECT_EQ(TokensSeen(grouped, "loss"), (Seen{{1, 256}, {2, 512}, {3, 768}}));
+  EXPECT_EQ(TokensSeen(grouped, "eval_loss"), (Seen{{3, 768}}));
+  EXPECT_EQ(TokensSeen(grouped, "train_loss"), (Seen{{3, 768}}));
+  EXPECT_THAT(ReadFile(grouped / "stdout.txt"),
+              HasSubstr("'epoch': 0.33, 'num_input_tokens_seen': 256, 'train_runtime': "));
+  RunEvents(grouped, SmallClmJob(dir_ / "resumed.yaml",
+                                 training + "  max_steps: 6\n  resume_from_checkpoint: latest\n"));
+  EXPECT_EQ(TokensSeen(grouped, "train_loss"), (Seen{{6, 1536}}));
+  const auto state = nlohmann::json::parse(ReadFile(grouped / "out" / "trainer_state.json"));
+  EXPECT_EQ(state["num_input_tokens_seen"], 1536);
+  for (const nlohmann::json& entry : state["log_history"]) {
+    if (entry.contains("loss")) EXPECT_TRUE(entry.contains("train_tokens_per_second")) << entry;
+  }
+
+  // One line per example, padded to the batch's longest: "all" counts the padding.
+  const auto final_count = [&](const std::string& what) {
+    fs::create_directories(dir_ / what);
+    RunEvents(dir_ / what, SmallClmJob(dir_ / (what + ".yaml"),
+                                       "  max_steps: 3\n  save_steps: 0\n  do_eval: false\n"
+                                       "  include_num_input_tokens_seen: " +
+                                           what + "\n",
+                                       "  line_by_line: true\n"));
+    const Seen seen = TokensSeen(dir_ / what, "train_loss");
+    return seen.empty() ? -1 : seen[0].second;
+  };
+  const int64_t all = final_count("all"), non_padding = final_count("non_padding");
+  EXPECT_GT(non_padding, 0);
+  EXPECT_LT(non_padding, all);
 }
 
 class LmTrainLossOptionsTest : public LmTrainTest {

@@ -1,8 +1,12 @@
 // Device choice as HF's Trainer makes it, on whatever this machine has.
 #include "worker/trainer/training_device.h"
 
+#include <ATen/Context.h>
 #include <gtest/gtest.h>
 #include <torch/cuda.h>
+#include <torch/torch.h>
+
+#include <utility>
 
 namespace lmtrain {
 namespace {
@@ -33,6 +37,41 @@ TEST(TrainingDeviceTest, CudaAndFp16NeedAGpu) {
   EXPECT_NE(fp16.status().message().find("bf16: true"), std::string::npos) << fp16.status();
   auto fp16_cpu = ResolveTrainingDevice({"cpu", true, 0});
   EXPECT_EQ(fp16_cpu.status().code(), absl::StatusCode::kFailedPrecondition);
+}
+
+TEST(TrainingDeviceTest, Tf32NeedsAGpu) {
+  auto tf32 = ResolveTrainingDevice({"cpu", false, 0, /*tf32=*/true});
+  EXPECT_EQ(tf32.status().code(), absl::StatusCode::kFailedPrecondition);
+  EXPECT_NE(tf32.status().message().find("training.tf32 needs a CUDA device"), std::string::npos)
+      << tf32.status();
+}
+
+// HF's enable_tf32 as torch's float32 precision settings of the CUDA backend; the CPU's
+// (oneDNN) are left alone.
+TEST(TrainingDeviceTest, SetCudaTf32SwitchesCudaMatmulsAndConvolutions) {
+  at::Context& context = at::globalContext();
+  const auto precision = [&](at::Float32Op op) {
+    return context.float32Precision(at::Float32Backend::CUDA, op);
+  };
+  const at::Float32Precision matmul = precision(at::Float32Op::MATMUL);
+  const at::Float32Precision conv = precision(at::Float32Op::CONV);
+  const at::Float32Precision rnn = precision(at::Float32Op::RNN);
+  const at::Float32Precision cpu =
+      context.float32Precision(at::Float32Backend::MKLDNN, at::Float32Op::MATMUL);
+  SetCudaTf32(true);
+  EXPECT_EQ(precision(at::Float32Op::MATMUL), at::Float32Precision::TF32);
+  EXPECT_EQ(precision(at::Float32Op::CONV), at::Float32Precision::TF32);
+  EXPECT_EQ(precision(at::Float32Op::RNN), at::Float32Precision::TF32);
+  EXPECT_EQ(context.float32Precision(at::Float32Backend::MKLDNN, at::Float32Op::MATMUL), cpu);
+  SetCudaTf32(false);
+  EXPECT_EQ(precision(at::Float32Op::MATMUL), at::Float32Precision::IEEE);
+  EXPECT_EQ(precision(at::Float32Op::CONV), at::Float32Precision::IEEE);
+  EXPECT_EQ(precision(at::Float32Op::RNN), at::Float32Precision::IEEE);
+  for (const auto& [op, p] :
+       {std::pair{at::Float32Op::MATMUL, matmul}, std::pair{at::Float32Op::CONV, conv},
+        std::pair{at::Float32Op::RNN, rnn}}) {
+    context.setFloat32Precision(at::Float32Backend::CUDA, op, p);  // As it was.
+  }
 }
 
 TEST(TrainingDeviceTest, UnknownDeviceNamesAreRefused) {

@@ -36,6 +36,23 @@ TEST(TrainerStateTest, ReadsWhatItWrote) {
   EXPECT_EQ(read->max_steps, 20);
 }
 
+// num_input_tokens_seen comes back (a resumed run continues it); a file without it (older
+// lm-train) reads as 0, one with a bad value is DataLoss.
+TEST(TrainerStateTest, InputTokensSeenRoundTrip) {
+  nlohmann::json j = Sample();
+  j["num_input_tokens_seen"] = int64_t{1} << 40;
+  auto read = TrainerState::ReadFile(WriteState("state-tokens.json", j.dump()));
+  ASSERT_TRUE(read.ok()) << read.status();
+  EXPECT_EQ(read->num_input_tokens_seen, int64_t{1} << 40);
+  j.erase("num_input_tokens_seen");
+  read = TrainerState::ReadFile(WriteState("state-tokens-old.json", j.dump()));
+  ASSERT_TRUE(read.ok()) << read.status();
+  EXPECT_EQ(read->num_input_tokens_seen, 0);
+  j["num_input_tokens_seen"] = 1.5;
+  read = TrainerState::ReadFile(WriteState("state-tokens-bad.json", j.dump()));
+  EXPECT_EQ(read.status().code(), absl::StatusCode::kDataLoss);
+}
+
 TEST(TrainerStateTest, AWholeFloatIsTakenAsItsInteger) {
   nlohmann::json j = Sample();
   j["global_step"] = 10.0;

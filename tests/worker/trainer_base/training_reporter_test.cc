@@ -111,6 +111,37 @@ TEST(TrainingReporterTest, FailingSinkWarnsOnceAndTrainingGoesOn) {
   EXPECT_EQ(reporter.log_history().size(), 2u);
 }
 
+// With include_num_input_tokens_seen, HF's Trainer.log adds num_input_tokens_seen to every log
+// (after "epoch"), and to training logs speed_metrics' train_runtime and train_tokens_per_second
+// over this run's tokens.
+TEST(TrainingReporterTest, InputTokensSeenGoIntoEveryLog) {
+  RecordingSink sink;
+  std::ostringstream out, err;
+  TrainingReporter reporter(&sink, &out, &err);
+  reporter.SetInputTokensSeen(4096);
+  TrainLogRecord log = Log();
+  log.session_input_tokens = 1000;
+  reporter.OnTrainLog(log);
+  EXPECT_THAT(out.str(), HasSubstr("{'loss': 3.21, 'grad_norm': 1.5, 'learning_rate': 0.0009, "
+                                   "'epoch': 0.5, 'num_input_tokens_seen': 4096, "
+                                   "'train_runtime': 5.0, 'train_tokens_per_second': 200.0}\n"));
+  EXPECT_EQ(reporter.log_history()[0]["num_input_tokens_seen"], 4096);
+  EXPECT_EQ(reporter.log_history()[0]["train_tokens_per_second"], 200.0);
+  EvalLogRecord eval;
+  eval.step = 10;
+  eval.eval_loss = 2.0;
+  eval.runtime_seconds = 1;
+  reporter.OnEval(eval);
+  EXPECT_THAT(out.str(), HasSubstr("'epoch': 0.0, 'num_input_tokens_seen': 4096}\n"));
+  EXPECT_EQ(reporter.log_history()[1]["num_input_tokens_seen"], 4096);
+  EXPECT_FALSE(reporter.log_history()[1].contains("train_runtime"));
+  TrainSummary summary;
+  summary.step = 10;
+  summary.runtime_seconds = 5;
+  reporter.OnTrainEnd(summary);
+  EXPECT_EQ(reporter.log_history()[2]["num_input_tokens_seen"], 4096);
+}
+
 TEST(TrainerStateTest, HfKeysAndHistory) {
   TrainerState state;
   state.global_step = 20;
@@ -124,6 +155,7 @@ TEST(TrainerStateTest, HfKeysAndHistory) {
   EXPECT_TRUE(j["best_metric"].is_null());
   EXPECT_EQ(j["log_history"][0]["loss"], 2.0);
   EXPECT_EQ(j["is_world_process_zero"], true);
+  EXPECT_EQ(j["num_input_tokens_seen"], 0);  // HF writes it always.
 }
 
 TEST(FormatDurationTest, HoursMinutesSeconds) {
