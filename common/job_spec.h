@@ -192,6 +192,10 @@ struct TrainingSpec {
   int64_t eval_steps = 0;                    // >= 0; 0: same as logging_steps
   int64_t save_steps = 500;                  // >= 0; 0: save only at the end
   int save_total_limit = 0;                  // >= 0; 0: keep all
+  // HF's save_only_model: checkpoint-N folders hold the model (weights, config, tokenizer,
+  // trainer_state.json) without the optimizer, RNG and loop state, so training cannot resume
+  // from them. A stop (preemption, cancel) still saves a complete checkpoint to resume from.
+  bool save_only_model = false;
   int64_t seed = 42;
   // The seed of the training data's order, epoch by epoch (HF's data_seed). Unset: seed. The
   // model's initialisation, dropout and MLM masking keep following seed.

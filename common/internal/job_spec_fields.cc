@@ -160,6 +160,7 @@ const FieldTable<TrainingSpec>& TrainingFields() {
       NumberField("eval_steps", &T::eval_steps, Range::AtLeast(0)),
       NumberField("save_steps", &T::save_steps, Range::AtLeast(0)),
       NumberField("save_total_limit", &T::save_total_limit, Range::AtLeast(0)),
+      BoolField("save_only_model", &T::save_only_model),
       NumberField("seed", &T::seed),
       OptionalNumberField("data_seed", &T::data_seed),
       BoolField("group_by_length", &T::group_by_length),

@@ -192,17 +192,18 @@ absl::StatusOr<Trainer::TrainOutcome> Trainer::Train() {
   }
   if (IsRoot() && last_saved_step_ != state_.global_step &&
       options_.training.save_strategy != "no") {
-    RETURN_IF_ERROR(SaveCheckpoint());
+    RETURN_IF_ERROR(SavePeriodicCheckpoint());
   }
   if (IsRoot() && options_.training.load_best_model_at_end) RETURN_IF_ERROR(LoadBestModel());
   return Finish(/*stopped=*/false);
 }
 
 absl::StatusOr<Trainer::TrainOutcome> Trainer::StopAndSave() {
-  // A preempted job resumes where it stopped, not at its last periodic checkpoint.
-  if (IsRoot() && state_.global_step > 0 && last_saved_step_ != state_.global_step &&
-      options_.training.save_strategy != "no") {
-    RETURN_IF_ERROR(SaveCheckpoint());
+  // A preempted job resumes where it stopped, not at its last periodic checkpoint (which
+  // save_only_model leaves without the state to resume from: this one has it).
+  const bool saved = last_saved_step_ == state_.global_step && last_save_resumable_;
+  if (IsRoot() && state_.global_step > 0 && !saved && options_.training.save_strategy != "no") {
+    RETURN_IF_ERROR(SaveCheckpoint(/*resumable=*/true));
   }
   return Finish(/*stopped=*/true);
 }
@@ -308,7 +309,7 @@ absl::Status Trainer::EvaluateAndSave(bool eval, bool save) {
       ASSIGN_OR_RETURN(const EvalLogRecord record, Evaluate());
       StepEarlyStopping(record);  // Training's evaluations only, not the final ones.
     }
-    if (save) RETURN_IF_ERROR(SaveCheckpoint());
+    if (save) RETURN_IF_ERROR(SavePeriodicCheckpoint());
   }
   // The others would otherwise wait for rank 0 in the next step's all-reduce, under the
   // per-collective timeout that a long evaluation or checkpoint could exceed.
@@ -376,7 +377,7 @@ absl::StatusOr<EvalLogRecord> Trainer::Evaluate() {
   return record;
 }
 
-absl::Status Trainer::SaveCheckpoint() {
+absl::Status Trainer::SaveCheckpoint(bool resumable) {
   const double start = Now();
   const int64_t step = state_.global_step;
   ResumeRecord resume = RunShapeOf(options_.training, GlobalBatchSize(), task_->NumTrainExamples());
@@ -391,10 +392,12 @@ absl::Status Trainer::SaveCheckpoint() {
   checkpoints_->set_protected_path(state_.best_model_checkpoint);
   ASSIGN_OR_RETURN(const std::string saved, checkpoints_->Save(step, [&](const std::string& dir) {
     RETURN_IF_ERROR(WriteModelFiles(dir));
+    if (!resumable) return absl::OkStatus();
     if (scaler_ != nullptr) RETURN_IF_ERROR(scaler_->Save(dir + "/" + kScalerFile));
     return WriteResumeFiles(dir, *optimizer_, resume);
   }));
   last_saved_step_ = step;
+  last_save_resumable_ = resumable;
   reporter_->OnCheckpoint(step, saved);
   window_.paused += Now() - start;
   return absl::OkStatus();

@@ -188,7 +188,13 @@ class Trainer {
   bool EvalDue(int64_t step, bool epoch_end) const;
   bool SaveDue(int64_t step, bool epoch_end) const;
   void LogTraining();
-  absl::Status SaveCheckpoint();
+  // checkpoint-<global step>: the model files, and with `resumable` the optimizer, RNG, scaler
+  // and loop state a resume needs (without: training.save_only_model's model-only folder).
+  absl::Status SaveCheckpoint(bool resumable);
+  // Periodic and end-of-training saves: resumable unless training.save_only_model.
+  absl::Status SavePeriodicCheckpoint() {
+    return SaveCheckpoint(!options_.training.save_only_model);
+  }
   void TrackBest(const std::string& checkpoint_path);
   // The learning rate of the coming update: the schedule's, or reduce_lr_on_plateau's.
   double CurrentLearningRate() const;
@@ -250,6 +256,7 @@ class Trainer {
   int64_t total_samples_ = 0;
   double last_grad_norm_ = 0;
   int64_t last_saved_step_ = -1;
+  bool last_save_resumable_ = true;  // Whether checkpoint-<last_saved_step_> can be resumed.
   std::optional<EvalLogRecord> last_eval_;
 };
 

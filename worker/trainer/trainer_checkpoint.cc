@@ -148,6 +148,13 @@ bool SameRunShape(const ResumeRecord& a, const ResumeRecord& b) {
 
 absl::StatusOr<ResumeRecord> ReadResumeFiles(const std::string& dir,
                                              torch::optim::Optimizer* optimizer) {
+  if (!fs::exists(dir + "/" + kStateFile) && fs::exists(dir + "/model.safetensors")) {
+    return absl::FailedPreconditionError(
+        dir +
+        " holds the model only (saved with training.save_only_model, as HF's): training cannot "
+        "resume from it; start a new run from its weights with model.name_or_path: " +
+        dir);
+  }
   ASSIGN_OR_RETURN(ResumeRecord record, RecordFromFile(dir + "/" + kStateFile));
   torch::Tensor rng;
   RETURN_IF_ERROR(

@@ -66,7 +66,8 @@ absl::Status WriteResumeFiles(const std::string& dir, const torch::optim::Optimi
 
 // Reads the three files back: restores `optimizer` (built over the same parameters) and the
 // CPU generator, and returns the record. NotFound / DataLoss naming the missing or corrupt
-// file; nothing is restored when lmtrain_state.json is bad.
+// file; nothing is restored when lmtrain_state.json is bad. FailedPrecondition, saying so, for
+// a model-only folder (training.save_only_model: model.safetensors without lmtrain_state.json).
 absl::StatusOr<ResumeRecord> ReadResumeFiles(const std::string& dir,
                                              torch::optim::Optimizer* optimizer);
 

@@ -65,7 +65,9 @@ std::optional<std::string> NewestResumableCheckpoint(const std::string& output_d
       warnings << "warning: " << integrity.status().message() << "; skipping it" << std::endl;
     } else if (!HasResumeState(path)) {
       warnings << "warning: " << path << " has no " << kStateFile
-               << " (not a resumable lm-train checkpoint); skipping it" << std::endl;
+               << " (not resumable: a model-only checkpoint of training.save_only_model, or "
+                  "not lm-train's); skipping it"
+               << std::endl;
     } else if (*integrity == CheckpointIntegrity::kVerified) {
       return path;
     } else if (!unverified) {

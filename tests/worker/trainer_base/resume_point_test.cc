@@ -33,12 +33,13 @@ class ResumePointTest : public ::testing::Test {
     fs::create_directories(dir_);
   }
 
-  // A checkpoint as the trainer writes it (with manifest.json).
-  std::string Save(int64_t step) {
+  // A checkpoint as the trainer writes it (with manifest.json); without `resumable`, as
+  // training.save_only_model writes it (the model only).
+  std::string Save(int64_t step, bool resumable = true) {
     CheckpointWriter writer({dir_.string(), 0});
-    auto path = writer.Save(step, [](const std::string& temp) {
+    auto path = writer.Save(step, [resumable](const std::string& temp) {
       WriteFile(fs::path(temp) / "model.safetensors", std::string(100, 'm'));
-      WriteFile(fs::path(temp) / "lmtrain_state.json", "{}");
+      if (resumable) WriteFile(fs::path(temp) / "lmtrain_state.json", "{}");
       return absl::OkStatus();
     });
     EXPECT_TRUE(path.ok()) << path.status();
@@ -114,6 +115,19 @@ TEST_F(ResumePointTest, AllCorruptAutoResumeStartsFreshResumeFails) {
   const auto resume = Choose(true, false);
   EXPECT_TRUE(absl::IsNotFound(resume.status()));
   EXPECT_THAT(resume.status().message(), HasSubstr("corrupt ones are skipped"));
+}
+
+// save_only_model's checkpoints are verified but hold nothing to resume from: passed over for
+// an older complete one (a stop's), and a retry with none starts fresh.
+TEST_F(ResumePointTest, ModelOnlyCheckpointsAreNotResumedFrom) {
+  Save(10, /*resumable=*/false);
+  EXPECT_EQ(*Choose(false, true), "");
+  EXPECT_THAT(warnings_.str(), HasSubstr("a model-only checkpoint of training.save_only_model"));
+  EXPECT_TRUE(absl::IsNotFound(Choose(true, false).status()));
+  const std::string stop = Save(15);
+  Save(20, /*resumable=*/false);
+  EXPECT_EQ(*Choose(false, true), stop);
+  EXPECT_EQ(*Choose(false, false, "latest"), stop);
 }
 
 TEST_F(ResumePointTest, UnverifiedCheckpointsRankBelowVerifiedOnes) {

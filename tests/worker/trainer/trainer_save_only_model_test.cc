@@ -1,0 +1,104 @@
+// training.save_only_model, as HF's: periodic checkpoints hold the model but not the state a
+// resume needs, and are never resumed from; a stop (preemption, cancel) still saves a complete
+// checkpoint, even at a step whose model-only checkpoint was just written, and the run resumes
+// from it exactly.
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <atomic>
+#include <filesystem>
+#include <sstream>
+#include <string>
+
+#include "tests/worker/trainer/trainer_fixture.h"
+#include "worker/trainer/trainer.h"
+#include "worker/trainer_base/resume_point.h"
+
+namespace lmtrain {
+namespace {
+
+using ::testing::HasSubstr;
+
+bool Has(const fs::path& dir, const char* file) { return fs::exists(dir / file); }
+
+TEST_F(TrainerTest, SaveOnlyModelCheckpointsHoldTheModelAndAStopStillResumes) {
+  TrainingSpec t = FastSpec();
+  t.max_steps = 8;
+  t.warmup_steps = 2;
+  t.logging_steps = 1;
+  t.save_steps = 2;
+  t.eval_on_start = false;
+  t.evaluation_strategy = "no";
+  t.save_only_model = true;
+  auto straight = NewModel();
+  {
+    Harness h = Make(t, straight);
+    ASSERT_TRUE(h.trainer->Train().ok());
+  }
+  const fs::path last = out_dir_ / "checkpoint-8";
+  for (const char* file :
+       {"model.safetensors", "config.json", "trainer_state.json", "manifest.json"}) {
+    EXPECT_TRUE(Has(last, file)) << file;
+  }
+  for (const char* file : {"optimizer.pt", "rng_state.pt", "lmtrain_state.json"}) {
+    EXPECT_FALSE(Has(last, file)) << file;
+  }
+  auto reloaded = LoadCausalLm(last.string());  // The model itself is all there.
+  ASSERT_TRUE(reloaded.ok()) << reloaded.status();
+  ExpectSameWeights(straight->HfStateDict(), (*reloaded)->HfStateDict());
+  std::ostringstream warnings;
+  EXPECT_EQ(NewestResumableCheckpoint(out_dir_.string(), warnings), std::nullopt);
+  EXPECT_THAT(warnings.str(), HasSubstr("a model-only checkpoint of training.save_only_model"));
+  {
+    Harness h = Make(t, NewModel());
+    const absl::Status status = h.trainer->ResumeFrom(last.string());
+    EXPECT_EQ(status.code(), absl::StatusCode::kFailedPrecondition);
+    EXPECT_THAT(status.message(), HasSubstr("holds the model only"));
+    EXPECT_THAT(status.message(), HasSubstr("model.name_or_path: " + last.string()));
+  }
+
+  // Stopped after update 4, which also saved its model-only checkpoint: the stop saves
+  // checkpoint-4 again, complete; the resumed run ends as the uninterrupted one.
+  fs::remove_all(out_dir_);
+  fs::create_directories(out_dir_);
+  std::atomic<bool> stop{false};
+  {
+    struct StopAt : EventSink {
+      std::atomic<bool>* flag;
+      int seen = 0;
+      absl::Status Emit(const TrainerEvent& e) override {
+        if (e.metrics.loss.has_value() && ++seen == 4) flag->store(true);
+        return absl::OkStatus();
+      }
+    } stop_sink;
+    stop_sink.flag = &stop;
+    TrainingReporter reporter(&stop_sink, &out_, &err_);
+    auto task = std::make_unique<ClmTask>(NewModel(), *examples_, *tokenizer_->PadId());
+    Trainer::Options options;
+    options.training = t;
+    options.output_dir = out_dir_.string();
+    options.stop_requested = &stop;
+    auto first = Trainer::Create(options, task.get(), tokenizer_, &reporter, checkpoints_.get());
+    ASSERT_TRUE(first.ok()) << first.status();
+    auto outcome = (*first)->Train();
+    ASSERT_TRUE(outcome.ok()) << outcome.status();
+    ASSERT_TRUE(outcome->stopped);
+    ASSERT_EQ(outcome->summary.step, 4);
+  }
+  EXPECT_FALSE(Has(out_dir_ / "checkpoint-2", "lmtrain_state.json"));
+  EXPECT_TRUE(Has(out_dir_ / "checkpoint-4", "lmtrain_state.json"));
+  EXPECT_TRUE(Has(out_dir_ / "checkpoint-4", "optimizer.pt"));
+  std::ostringstream ignored;
+  EXPECT_EQ(NewestResumableCheckpoint(out_dir_.string(), ignored),
+            (out_dir_ / "checkpoint-4").string());
+  auto resumed = NewModel();
+  torch::manual_seed(1234);
+  Harness h = Make(t, resumed);
+  ASSERT_TRUE(h.trainer->ResumeFrom((out_dir_ / "checkpoint-4").string()).ok());
+  ASSERT_TRUE(h.trainer->Train().ok());
+  ExpectSameWeights(straight->HfStateDict(), resumed->HfStateDict());
+  EXPECT_FALSE(Has(out_dir_ / "checkpoint-6", "lmtrain_state.json"));  // Periodic again.
+}
+
+}  // namespace
+}  // namespace lmtrain
