@@ -43,6 +43,9 @@ std::string MetricsSummary(const v1::Metrics& m) {
   if (m.has_perplexity()) absl::StrAppendFormat(&text, "  ppl %.2f", m.perplexity());
   if (m.has_tokens_per_second())
     absl::StrAppendFormat(&text, "  %.0f tok/s", m.tokens_per_second());
+  if (m.has_num_input_tokens_seen()) {
+    absl::StrAppend(&text, "  ", m.num_input_tokens_seen(), " tokens seen");
+  }
   for (const auto& [name, value] : m.eval_metrics()) {
     absl::StrAppendFormat(&text, "  %s %.4f", name, value);
   }

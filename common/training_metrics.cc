@@ -22,6 +22,7 @@ void ForEachField(TrainingMetrics& m, Fn&& fn) {
   fn("tokens_per_second", m.tokens_per_second);
   fn("epoch", m.epoch);
   fn("grad_norm", m.grad_norm);
+  fn("num_input_tokens_seen", m.num_input_tokens_seen);
 }
 
 // JSON has no NaN or infinities (nlohmann writes them as null, which reads back as "not set"),
@@ -93,6 +94,7 @@ void TrainingMetrics::MergeFrom(const TrainingMetrics& newer) {
   merge(tokens_per_second, newer.tokens_per_second);
   merge(epoch, newer.epoch);
   merge(grad_norm, newer.grad_norm);
+  merge(num_input_tokens_seen, newer.num_input_tokens_seen);
   if (!newer.eval_metrics.empty()) eval_metrics = newer.eval_metrics;
 }
 
@@ -100,7 +102,8 @@ bool TrainingMetrics::operator==(const TrainingMetrics& o) const {
   return step == o.step && max_steps == o.max_steps && loss == o.loss &&
          learning_rate == o.learning_rate && eval_loss == o.eval_loss &&
          perplexity == o.perplexity && tokens_per_second == o.tokens_per_second &&
-         epoch == o.epoch && grad_norm == o.grad_norm && eval_metrics == o.eval_metrics;
+         epoch == o.epoch && grad_norm == o.grad_norm &&
+         num_input_tokens_seen == o.num_input_tokens_seen && eval_metrics == o.eval_metrics;
 }
 
 std::string MetricsToJson(const TrainingMetrics& m) {

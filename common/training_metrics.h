@@ -20,6 +20,8 @@ struct TrainingMetrics {
   std::optional<double> tokens_per_second;
   std::optional<double> epoch;
   std::optional<double> grad_norm;
+  // Input tokens trained on so far (training.include_num_input_tokens_seen; HF's name).
+  std::optional<int64_t> num_input_tokens_seen;
   // The latest evaluation's task metrics under HF's names (eval_accuracy, eval_f1,
   // eval_exact_match, eval_matthews_correlation, ...). eval_loss and perplexity have their own
   // fields. A newer non-empty map replaces the whole map (one evaluation's set).

@@ -12,10 +12,12 @@ JobState FromProto(v1::JobState state) {
 }
 
 // One table for both directions: (core member, proto has_/getter/setter).
-#define LMTRAIN_METRIC_FIELDS(X) \
-  X(step)                        \
-  X(max_steps)                   \
-  X(loss) X(learning_rate) X(eval_loss) X(perplexity) X(tokens_per_second) X(epoch) X(grad_norm)
+#define LMTRAIN_METRIC_FIELDS(X)                                                         \
+  X(step)                                                                                \
+  X(max_steps)                                                                           \
+  X(loss)                                                                                \
+  X(learning_rate) X(eval_loss) X(perplexity) X(tokens_per_second) X(epoch) X(grad_norm) \
+      X(num_input_tokens_seen)
 
 void ToProto(const TrainingMetrics& m, v1::Metrics* out) {
   out->Clear();

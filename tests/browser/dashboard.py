@@ -174,15 +174,21 @@ def run(pw, url, job_id, out_dir, shots, problems):
             for (const dt of document.querySelectorAll("dl.kv dt")) {
               dd[dt.textContent] = dt.nextElementSibling.textContent;
             }
-            const card = [...document.querySelectorAll(".card")].find(
-                (c) => c.querySelector(".k").textContent === "Elapsed");
+            const card = (k) => [...document.querySelectorAll(".card")].find(
+                (c) => c.querySelector(".k").textContent === k);
             return { submitted: dd["Submitted"], started: dd["Started"],
-                     elapsed: card.querySelector(".v").textContent };
+                     elapsed: card("Elapsed").querySelector(".v").textContent,
+                     tokensSeen: card("Tokens seen")?.querySelector(".v").textContent };
         }""")
         for key in ("submitted", "started"):
             check(times[key] not in ("—", "Invalid Date") and "2" in times[key],
                   "%s shows a date: %r" % (key, times[key]))
         check(times["elapsed"] != "—", "elapsed shows a duration: %r" % times["elapsed"])
+        # The job counts its input tokens (include_num_input_tokens_seen): 8 blocks of 32 per
+        # update, so a multiple of 256 with thousands separators.
+        seen = (times["tokensSeen"] or "").replace(",", "")
+        check(seen.isdigit() and int(seen) > 0 and int(seen) % 256 == 0,
+              "Tokens seen card shows the count: %r" % times["tokensSeen"])
         shot("job.png")
 
         # Workers page: the worker running the job, its slots in use.

@@ -33,7 +33,7 @@ std::string TinyLongJob() {
       "training:\n  learning_rate: 3.0e-3\n  per_device_train_batch_size: 8\n",
       "  max_steps: 100000\n  warmup_steps: 5\n  logging_steps: 2\n",
       "  evaluation_strategy: steps\n  eval_steps: 10\n  save_steps: 20\n  max_eval_samples: 32\n",
-      "  eval_on_start: true\n  seed: 7\n");
+      "  eval_on_start: true\n  seed: 7\n  include_num_input_tokens_seen: true\n");
 }
 
 // Waits until the job has `loss_points` metric points with a loss and one with eval_loss.

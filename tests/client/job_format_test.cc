@@ -150,6 +150,9 @@ TEST(EventToRowTest, OtherKinds) {
   const std::string m = EventToRow(metrics);
   EXPECT_NE(m.find("metrics"), std::string::npos) << m;
   EXPECT_NE(m.find("step 10/100  loss 2.5000"), std::string::npos) << m;
+  metrics.mutable_metrics()->set_num_input_tokens_seen(40960);
+  EXPECT_NE(EventToRow(metrics).find("loss 2.5000  40960 tokens seen"), std::string::npos)
+      << EventToRow(metrics);
 
   v1::JobEvent checkpoint;
   checkpoint.set_seq(5);

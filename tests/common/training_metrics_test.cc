@@ -20,6 +20,7 @@ TrainingMetrics Full() {
   m.tokens_per_second = 12345.5;
   m.epoch = 0.12;
   m.grad_norm = 0.75;
+  m.num_input_tokens_seen = int64_t{1} << 40;
   return m;
 }
 
@@ -130,6 +131,7 @@ TEST(TrainingMetricsTest, EqualityLooksAtEveryField) {
   EXPECT_TRUE(differs([](TrainingMetrics& b) { b.tokens_per_second = 1; }));
   EXPECT_TRUE(differs([](TrainingMetrics& b) { b.epoch = 1; }));
   EXPECT_TRUE(differs([](TrainingMetrics& b) { b.grad_norm = 1; }));
+  EXPECT_TRUE(differs([](TrainingMetrics& b) { b.num_input_tokens_seen = 1; }));
 }
 
 }  // namespace

@@ -91,6 +91,7 @@ void TrainingReporter::OnTrainLog(const TrainLogRecord& r) {
   event.metrics.grad_norm = r.grad_norm;
   event.metrics.epoch = r.epoch;
   event.metrics.tokens_per_second = r.tokens_per_second;
+  event.metrics.num_input_tokens_seen = input_tokens_seen_;
   Emit(event);
 }
 
@@ -111,6 +112,7 @@ void TrainingReporter::OnEval(const EvalLogRecord& r) {
   event.metrics.step = r.step;
   event.metrics.epoch = r.epoch;
   event.metrics.eval_loss = r.eval_loss;
+  event.metrics.num_input_tokens_seen = input_tokens_seen_;
   for (const auto& [name, value] : r.metrics) {
     if (name == "perplexity") {
       event.metrics.perplexity = value;

@@ -367,14 +367,22 @@
       msg.replaceChildren(...notes);
       const left = eta(job, st.points);
       const end = msOf(job.finished_at) || Date.now(), started = msOf(job.started_at);
-      cards.replaceChildren(...[
-        ["Step", num(m.step) === null ? "—" : `${fmtInt(m.step)} / ${fmtInt(m.max_steps)}`],
-        ["Loss", fmt(m.loss)], ["Eval loss", fmt(m.eval_loss)],
-        ["Learning rate", num(m.learning_rate) === null ? "—" : m.learning_rate.toExponential(2)],
-        ["Tokens/s", fmtInt(m.tokens_per_second)],
-        ["ETA", left === null ? "—" : duration(left)],
-        ["Elapsed", started ? duration((end - started) / 1000) : "—"],
-      ].map(([k, v]) => h("div", { class: "card" }, h("div", { class: "k" }, k), h("div", { class: "v" }, v))));
+      cards.replaceChildren(
+          ...[['Step', num(m.step) === null ? '—' : `${fmtInt(m.step)} / ${fmtInt(m.max_steps)}`],
+              ['Loss', fmt(m.loss)],
+              ['Eval loss', fmt(m.eval_loss)],
+              [
+                'Learning rate',
+                num(m.learning_rate) === null ? '—' : m.learning_rate.toExponential(2)
+              ],
+              ['Tokens/s', fmtInt(m.tokens_per_second)],
+              ...(num(m.num_input_tokens_seen) === null ?
+                      [] :
+                      [['Tokens seen', fmtInt(m.num_input_tokens_seen)]]),
+              ['ETA', left === null ? '—' : duration(left)],
+              ['Elapsed', started ? duration((end - started) / 1000) : '—'],
+      ].map(([k, v]) =>
+                h('div', {class: 'card'}, h('div', {class: 'k'}, k), h('div', {class: 'v'}, v))));
       renderCharts(st.points);
       renderDetails(job);
       ckptBody.replaceChildren(...(job.checkpoints.length ? job.checkpoints.slice().reverse().map((c) =>

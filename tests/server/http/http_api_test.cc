@@ -161,6 +161,7 @@ TEST_F(HttpApiTest, MetricsHistoryHasEveryReportedPointWithTimeAndContinuesAfter
   m2.loss = 3.25;
   m2.eval_loss = 3.5;
   m2.eval_metrics = {{"eval_accuracy", 0.25}};
+  m2.num_input_tokens_seen = 5120;
   Report(w, a, {m2, LogEvent{"stdout", "step 10\n"}});
 
   json body;
@@ -184,6 +185,7 @@ TEST_F(HttpApiTest, MetricsHistoryHasEveryReportedPointWithTimeAndContinuesAfter
   EXPECT_EQ(body["state"], "RUNNING");
   EXPECT_EQ(body["metrics"]["step"], 10);
   EXPECT_EQ(body["metrics"]["max_steps"], 100);
+  EXPECT_EQ(body["metrics"]["num_input_tokens_seen"], 5120);  // A JSON number, as step.
   EXPECT_EQ(body["attempts"][0]["worker_ids"][0], w);
 }
 

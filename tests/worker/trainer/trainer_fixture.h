@@ -138,6 +138,32 @@ class TrainerTest : public ::testing::Test {
     return Make(training, std::move(model), *examples_, tokenizer_, stop);
   }
 
+  // Trains `t` on a fresh model in out_dir_ with a stop requested once `logs` training logs
+  // have arrived (at update `logs` with logging_steps 1), as SIGTERM stops lm-train; the
+  // outcome of Train().
+  absl::StatusOr<Trainer::TrainOutcome> TrainUntilStoppedAtLog(const TrainingSpec& t, int logs) {
+    std::atomic<bool> stop{false};
+    struct StopAt : EventSink {
+      std::atomic<bool>* flag = nullptr;
+      int seen = 0, at = 0;
+      absl::Status Emit(const TrainerEvent& e) override {
+        if (e.metrics.loss.has_value() && ++seen == at) flag->store(true);
+        return absl::OkStatus();
+      }
+    } stop_sink;
+    stop_sink.flag = &stop;
+    stop_sink.at = logs;
+    TrainingReporter reporter(&stop_sink, &out_, &err_);
+    auto task = std::make_unique<ClmTask>(NewModel(), *examples_, *tokenizer_->PadId());
+    Trainer::Options options;
+    options.training = t;
+    options.output_dir = out_dir_.string();
+    options.stop_requested = &stop;
+    auto trainer = Trainer::Create(options, task.get(), tokenizer_, &reporter, checkpoints_.get());
+    if (!trainer.ok()) return trainer.status();
+    return (*trainer)->Train();
+  }
+
   // Trains `t` (which saves checkpoint-6) on a fresh model (dropout on), then another fresh
   // model resumed from checkpoint-6 to the end, and expects both to end bit for bit the same.
   void ExpectExactResume(const TrainingSpec& t) {

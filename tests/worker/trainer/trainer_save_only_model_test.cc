@@ -5,7 +5,6 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
-#include <atomic>
 #include <filesystem>
 #include <sstream>
 #include <string>
@@ -61,30 +60,10 @@ TEST_F(TrainerTest, SaveOnlyModelCheckpointsHoldTheModelAndAStopStillResumes) {
   // checkpoint-4 again, complete; the resumed run ends as the uninterrupted one.
   fs::remove_all(out_dir_);
   fs::create_directories(out_dir_);
-  std::atomic<bool> stop{false};
-  {
-    struct StopAt : EventSink {
-      std::atomic<bool>* flag;
-      int seen = 0;
-      absl::Status Emit(const TrainerEvent& e) override {
-        if (e.metrics.loss.has_value() && ++seen == 4) flag->store(true);
-        return absl::OkStatus();
-      }
-    } stop_sink;
-    stop_sink.flag = &stop;
-    TrainingReporter reporter(&stop_sink, &out_, &err_);
-    auto task = std::make_unique<ClmTask>(NewModel(), *examples_, *tokenizer_->PadId());
-    Trainer::Options options;
-    options.training = t;
-    options.output_dir = out_dir_.string();
-    options.stop_requested = &stop;
-    auto first = Trainer::Create(options, task.get(), tokenizer_, &reporter, checkpoints_.get());
-    ASSERT_TRUE(first.ok()) << first.status();
-    auto outcome = (*first)->Train();
-    ASSERT_TRUE(outcome.ok()) << outcome.status();
-    ASSERT_TRUE(outcome->stopped);
-    ASSERT_EQ(outcome->summary.step, 4);
-  }
+  const auto outcome = TrainUntilStoppedAtLog(t, 4);
+  ASSERT_TRUE(outcome.ok()) << outcome.status();
+  ASSERT_TRUE(outcome->stopped);
+  ASSERT_EQ(outcome->summary.step, 4);
   EXPECT_FALSE(Has(out_dir_ / "checkpoint-2", "lmtrain_state.json"));
   EXPECT_TRUE(Has(out_dir_ / "checkpoint-4", "lmtrain_state.json"));
   EXPECT_TRUE(Has(out_dir_ / "checkpoint-4", "optimizer.pt"));

@@ -110,31 +110,11 @@ TEST_F(TrainerTest, ResumedRunIsBitIdenticalToAnUninterruptedOne) {
   }
   fs::remove_all(out_dir_);
   fs::create_directories(out_dir_);
-  std::atomic<bool> stop{false};
-  {
-    // Stop once 7 training logs arrived (logging_steps 1): checkpoint-6 is the latest.
-    struct StopAt : EventSink {
-      std::atomic<bool>* flag;
-      int seen = 0;
-      absl::Status Emit(const TrainerEvent& e) override {
-        if (e.metrics.loss.has_value() && ++seen == 7) flag->store(true);
-        return absl::OkStatus();
-      }
-    } stop_sink;
-    stop_sink.flag = &stop;
-    TrainingReporter reporter(&stop_sink, &out_, &err_);
-    auto task = std::make_unique<ClmTask>(NewModel(), *examples_, *tokenizer_->PadId());
-    Trainer::Options options;
-    options.training = t;
-    options.output_dir = out_dir_.string();
-    options.stop_requested = &stop;
-    auto first = Trainer::Create(options, task.get(), tokenizer_, &reporter, checkpoints_.get());
-    ASSERT_TRUE(first.ok());
-    auto outcome = (*first)->Train();
-    ASSERT_TRUE(outcome.ok()) << outcome.status();
-    ASSERT_TRUE(outcome->stopped);
-    ASSERT_EQ(outcome->summary.step, 7);
-  }
+  // Stopped after 7 updates (logging_steps 1): checkpoint-6 is the latest periodic one.
+  const auto outcome = TrainUntilStoppedAtLog(t, 7);
+  ASSERT_TRUE(outcome.ok()) << outcome.status();
+  ASSERT_TRUE(outcome->stopped);
+  ASSERT_EQ(outcome->summary.step, 7);
   ASSERT_TRUE(fs::exists(out_dir_ / "checkpoint-6"));
   ASSERT_TRUE(fs::exists(out_dir_ / "checkpoint-7"));  // Saved for the stop itself.
   ASSERT_FALSE(fs::exists(out_dir_ / "checkpoint-9"));

@@ -127,6 +127,8 @@ TEST(TrainingReporterTest, InputTokensSeenGoIntoEveryLog) {
                                    "'train_runtime': 5.0, 'train_tokens_per_second': 200.0}\n"));
   EXPECT_EQ(reporter.log_history()[0]["num_input_tokens_seen"], 4096);
   EXPECT_EQ(reporter.log_history()[0]["train_tokens_per_second"], 200.0);
+  ASSERT_EQ(sink.events.size(), 1u);  // Relayed to lm-server with the other metrics.
+  EXPECT_EQ(sink.events[0].metrics.num_input_tokens_seen, 4096);
   EvalLogRecord eval;
   eval.step = 10;
   eval.eval_loss = 2.0;
