@@ -227,7 +227,9 @@ struct TrainingSpec {
   // not this key gets "steps". Also read as eval_strategy (HF's name since transformers 4.41);
   // setting both is an error.
   std::string evaluation_strategy = "no";
-  std::string save_strategy = "steps";  // no | steps (every save_steps) | epoch
+  // no | steps (every save_steps) | epoch | best (HF 5's: after each evaluation that improves
+  // metric_for_best_model; needs evaluation_strategy steps or epoch)
+  std::string save_strategy = "steps";
   // Keep track of the best checkpoint by metric_for_best_model and load it at the end (needs
   // evaluation_strategy == save_strategy, and save_steps a multiple of eval_steps).
   bool load_best_model_at_end = false;

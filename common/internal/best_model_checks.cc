@@ -11,6 +11,8 @@ void CheckLoadBestModelAtEnd(YamlReader& r, const TrainingSpec& t) {
   if (t.evaluation_strategy == "no") {
     r.ReportAt("training.load_best_model_at_end",
                "training.load_best_model_at_end needs evaluation_strategy steps or epoch");
+  } else if (t.save_strategy == "best") {
+    return;  // Every checkpoint is a best one: any evaluation strategy fits (HF's exception).
   } else if (t.save_strategy != t.evaluation_strategy) {
     r.ReportAt(
         "training.save_strategy",
@@ -25,6 +27,17 @@ void CheckLoadBestModelAtEnd(YamlReader& r, const TrainingSpec& t) {
                               ") to be a multiple of eval_steps (", eval_steps, ")"));
     }
   }
+}
+
+// save_strategy best saves after evaluations: without them it would never save.
+void CheckSaveBest(YamlReader& r, const TrainingSpec& t) {
+  if (t.save_strategy != "best" || t.evaluation_strategy != "no" ||
+      r.HasProblem("training.save_strategy")) {
+    return;
+  }
+  r.ReportAt("training.save_strategy",
+             "training.save_strategy best saves after each evaluation that improves "
+             "metric_for_best_model: set evaluation_strategy steps or epoch");
 }
 
 void CheckEarlyStopping(YamlReader& r, const TrainingSpec& t) {
@@ -44,6 +57,7 @@ void CheckEarlyStopping(YamlReader& r, const TrainingSpec& t) {
 void CheckBestModelKeys(YamlReader& r, const TrainingSpec& t) {
   if (r.HasProblem("training")) return;
   if (t.load_best_model_at_end) CheckLoadBestModelAtEnd(r, t);
+  CheckSaveBest(r, t);
   CheckEarlyStopping(r, t);
 }
 

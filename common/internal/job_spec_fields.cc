@@ -179,7 +179,7 @@ const FieldTable<TrainingSpec>& TrainingFields() {
       ChoiceField("evaluation_strategy", &T::evaluation_strategy, {"no", "steps", "epoch"}),
       // transformers 4.41's new name, the only one since 4.46; written back as the old one.
       ReadOnly(ChoiceField("eval_strategy", &T::evaluation_strategy, {"no", "steps", "epoch"})),
-      ChoiceField("save_strategy", &T::save_strategy, {"no", "steps", "epoch"}),
+      ChoiceField("save_strategy", &T::save_strategy, {"no", "steps", "epoch", "best"}),
       BoolField("load_best_model_at_end", &T::load_best_model_at_end),
       StringField("metric_for_best_model", &T::metric_for_best_model),
       OptionalBoolField("greater_is_better", &T::greater_is_better),

@@ -281,6 +281,21 @@ TEST_F(JobSpecErrorsTest, LoadBestModelNeedsMatchingStrategies) {
                        "set at most one of fp16 and bf16"));
 }
 
+// HF 5's save_strategy best: any evaluation strategy but "no", with or without
+// load_best_model_at_end (which then needs no matching save_strategy or save_steps).
+TEST_F(JobSpecErrorsTest, SaveStrategyBestNeedsEvaluations) {
+  EXPECT_TRUE(HasError(Parse(std::string(kGood) + "training: {save_strategy: best}\n"), 8,
+                       "training.save_strategy best saves after each evaluation that improves "
+                       "metric_for_best_model: set evaluation_strategy steps or epoch"));
+  auto best = Parse(std::string(kGood) +
+                    "training: {save_strategy: best, evaluation_strategy: steps, eval_steps: 30,\n"
+                    "  save_steps: 50, load_best_model_at_end: true}\n");
+  ASSERT_TRUE(best.ok()) << best.status();
+  EXPECT_EQ(best->training.save_strategy, "best");
+  EXPECT_TRUE(
+      Parse(std::string(kGood) + "training: {save_strategy: best, eval_strategy: epoch}\n").ok());
+}
+
 TEST_F(JobSpecErrorsTest, EvalStepsAloneMeansEvaluateEveryEvalSteps) {
   auto spec = Parse(std::string(kGood) + "training: {eval_steps: 50}\n");
   ASSERT_TRUE(spec.ok()) << spec.status();

@@ -190,8 +190,9 @@ absl::StatusOr<Trainer::TrainOutcome> Trainer::Train() {
     if (absl::IsCancelled(status)) return StopAndSave();
     RETURN_IF_ERROR(status);
   }
+  const std::string& save_strategy = options_.training.save_strategy;
   if (IsRoot() && last_saved_step_ != state_.global_step &&
-      options_.training.save_strategy != "no") {
+      (save_strategy == "steps" || save_strategy == "epoch")) {
     RETURN_IF_ERROR(SavePeriodicCheckpoint());
   }
   if (IsRoot() && options_.training.load_best_model_at_end) RETURN_IF_ERROR(LoadBestModel());
@@ -300,13 +301,16 @@ absl::Status Trainer::AfterStep(const StepStats& stats) {
   total_samples_ += stats.samples;
   last_grad_norm_ = stats.grad_norm;
   if (LogDue(plan_, step, epoch_end)) LogTraining();
-  return EvaluateAndSave(EvalDue(step, epoch_end), SaveDue(step, epoch_end));
+  const bool eval = EvalDue(step, epoch_end);
+  return EvaluateAndSave(eval, SaveDue(step, epoch_end),
+                         eval && options_.training.save_strategy == "best");
 }
 
-absl::Status Trainer::EvaluateAndSave(bool eval, bool save) {
+absl::Status Trainer::EvaluateAndSave(bool eval, bool save, bool save_if_best) {
   if (IsRoot()) {
     if (eval) {
       ASSIGN_OR_RETURN(const EvalLogRecord record, Evaluate());
+      if (save_if_best && ImprovesBest(record)) save = true;  // Before the stopping count.
       StepEarlyStopping(record);  // Training's evaluations only, not the final ones.
     }
     if (save) RETURN_IF_ERROR(SavePeriodicCheckpoint());

@@ -175,8 +175,9 @@ class Trainer {
   // include_num_input_tokens_seen: adds the update's input tokens ("all": positions,
   // "non_padding": tokens) to state_ and gives the reporter the total. Does nothing for "no".
   void CountInputTokens(const StepStats& stats);
-  // Rank 0 evaluates and/or saves; the other ranks wait for it.
-  absl::Status EvaluateAndSave(bool eval, bool save);
+  // Rank 0 evaluates and/or saves; the other ranks wait for it. With `save_if_best`
+  // (save_strategy best), rank 0 also saves when the evaluation improves the best metric.
+  absl::Status EvaluateAndSave(bool eval, bool save, bool save_if_best = false);
   // Makes every rank's weights rank 0's once all ranks are ready to train.
   absl::Status SyncReplicas();
   // What ends training before max_steps, the same on every rank: a stop request on any rank
@@ -195,6 +196,10 @@ class Trainer {
   absl::Status SavePeriodicCheckpoint() {
     return SaveCheckpoint(!options_.training.save_only_model);
   }
+  // Whether `record` beats state_.best_metric on metric_for_best_model (greater_is_better).
+  bool ImprovesBest(const EvalLogRecord& record) const;
+  // load_best_model_at_end or save_strategy best: makes `checkpoint_path` (saved now) the best
+  // checkpoint when this step's evaluation improves the best metric.
   void TrackBest(const std::string& checkpoint_path);
   // The learning rate of the coming update: the schedule's, or reduce_lr_on_plateau's.
   double CurrentLearningRate() const;

@@ -36,18 +36,21 @@ bool GreaterIsBetter(const TrainingSpec& t, const std::string& name) {
 
 }  // namespace
 
-void Trainer::TrackBest(const std::string& checkpoint_path) {
-  if (!options_.training.load_best_model_at_end) return;
-  if (!last_eval_.has_value() || last_eval_->step != state_.global_step) return;
+bool Trainer::ImprovesBest(const EvalLogRecord& record) const {
   const std::string name = BestMetricName(options_.training, *task_);
-  const std::optional<double> value = MetricValue(*last_eval_, name);
-  if (!value.has_value() || std::isnan(*value)) return;
-  const bool greater = GreaterIsBetter(options_.training, name);
-  if (state_.best_metric.has_value() &&
-      (greater ? *value <= *state_.best_metric : *value >= *state_.best_metric)) {
-    return;
-  }
-  state_.best_metric = *value;
+  const std::optional<double> value = MetricValue(record, name);
+  if (!value.has_value() || std::isnan(*value)) return false;
+  if (!state_.best_metric.has_value()) return true;
+  return GreaterIsBetter(options_.training, name) ? *value > *state_.best_metric
+                                                  : *value < *state_.best_metric;
+}
+
+void Trainer::TrackBest(const std::string& checkpoint_path) {
+  const TrainingSpec& t = options_.training;
+  if (!t.load_best_model_at_end && t.save_strategy != "best") return;
+  if (!last_eval_.has_value() || last_eval_->step != state_.global_step) return;
+  if (!ImprovesBest(*last_eval_)) return;
+  state_.best_metric = MetricValue(*last_eval_, BestMetricName(t, *task_));
   state_.best_model_checkpoint = checkpoint_path;
 }
 

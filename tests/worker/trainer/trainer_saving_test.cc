@@ -1,11 +1,13 @@
-// training.save_only_model, as HF's: periodic checkpoints hold the model but not the state a
-// resume needs, and are never resumed from; a stop (preemption, cancel) still saves a complete
-// checkpoint, even at a step whose model-only checkpoint was just written, and the run resumes
-// from it exactly.
+// What the Trainer saves: training.save_only_model, as HF's (periodic checkpoints hold the
+// model but not the state a resume needs, and are never resumed from; a stop still saves a
+// complete checkpoint, even at a step whose model-only checkpoint was just written, and the run
+// resumes from it exactly), and HF 5's save_strategy best (a checkpoint after each evaluation
+// that improves metric_for_best_model, and none other).
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
 #include <filesystem>
+#include <set>
 #include <sstream>
 #include <string>
 
@@ -77,6 +79,43 @@ TEST_F(TrainerTest, SaveOnlyModelCheckpointsHoldTheModelAndAStopStillResumes) {
   ASSERT_TRUE(h.trainer->Train().ok());
   ExpectSameWeights(straight->HfStateDict(), resumed->HfStateDict());
   EXPECT_FALSE(Has(out_dir_ / "checkpoint-6", "lmtrain_state.json"));  // Periodic again.
+}
+
+// save_strategy best: checkpoint-N exactly at the evaluations whose eval_loss beats every
+// earlier one (with greater_is_better: true, only the first evaluation's), best_model_checkpoint
+// the last of them; no checkpoint at the end of training.
+TEST_F(TrainerTest, SaveStrategyBestSavesTheEvaluationsThatImprove) {
+  for (const bool greater : {false, true}) {
+    fs::remove_all(out_dir_);
+    fs::create_directories(out_dir_);
+    sink_.events.clear();
+    TrainingSpec t = FastSpec();
+    t.max_steps = 40;
+    t.warmup_steps = 2;
+    t.eval_steps = 4;
+    t.eval_on_start = true;  // Not a save: HF saves from the periodic evaluations only.
+    t.save_strategy = "best";
+    t.greater_is_better = greater;
+    Harness h = Make(t, NewModel());
+    ASSERT_TRUE(h.trainer->Train().ok());
+    std::set<std::string> expected;
+    std::optional<double> best;
+    std::string best_path;
+    for (const TrainerEvent& e : sink_.events) {
+      if (!e.metrics.eval_loss.has_value() || e.metrics.step.value_or(0) == 0) continue;
+      const double loss = *e.metrics.eval_loss;
+      if (best.has_value() && (greater ? loss <= *best : loss >= *best)) continue;
+      best = loss;
+      best_path = (out_dir_ / ("checkpoint-" + std::to_string(*e.metrics.step))).string();
+      expected.insert(best_path);
+    }
+    std::set<std::string> saved;
+    for (const auto& [step, path] : CheckpointWriter::List(out_dir_.string())) saved.insert(path);
+    EXPECT_EQ(saved, expected) << "greater_is_better " << greater;
+    EXPECT_EQ(saved.size() == 1, greater);  // Training lowers the loss: several improve.
+    EXPECT_EQ(h.trainer->State().best_model_checkpoint, best_path);
+    EXPECT_EQ(h.trainer->State().best_metric, best);
+  }
 }
 
 }  // namespace
