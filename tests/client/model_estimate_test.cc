@@ -48,6 +48,22 @@ TEST(ModelEstimateTest, MemoryAndTime) {
   EXPECT_DOUBLE_EQ(e["step_seconds"].get<double>(), e["flops_per_step"].get<double>() / 2e10);
   o.optim = "adafactor";
   EXPECT_EQ(EstimateTraining(*shape, o)["memory_bytes"]["optimizer"], 0.0);
+  // torch's optimizers: a float per parameter for each state tensor they keep.
+  const auto optimizer_bytes = [&](const std::string& optim, const OptimArgs& args) {
+    o.optim = optim;
+    o.optim_args = args;
+    return EstimateTraining(*shape, o)["memory_bytes"]["optimizer"].get<double>() / params;
+  };
+  OptimArgs momentum;
+  momentum.momentum = 0.9;
+  OptimArgs centered = momentum;
+  centered.centered = true;
+  EXPECT_EQ(optimizer_bytes("sgd", {}), 0.0);
+  EXPECT_EQ(optimizer_bytes("sgd", momentum), 4.0);
+  EXPECT_EQ(optimizer_bytes("adagrad", {}), 4.0);
+  EXPECT_EQ(optimizer_bytes("rmsprop", {}), 4.0);
+  EXPECT_EQ(optimizer_bytes("rmsprop", centered), 12.0);
+  EXPECT_EQ(optimizer_bytes("adamw_torch_fused", {}), 8.0);
 }
 
 TEST(ModelEstimateTest, BadConfigsNameTheKey) {
