@@ -86,7 +86,7 @@ Trainer::Trainer(Options options, TrainingTask* task, const Tokenizer* tokenizer
         TrainOrderFor(options_.training, GlobalBatchSize(),
                       [this] { return task_->TrainExampleLengths(); }));
   }
-  CountInputTokens(StepStats());
+  CountInputTokens(StepStats());  // Nothing yet: logs say 0 from the first (eval_on_start).
 }
 
 void Trainer::CountInputTokens(const StepStats& stats) {
@@ -163,7 +163,7 @@ absl::Status Trainer::ResumeFrom(const std::string& dir) {
   total_samples_ = record.total_samples;
   early_stopping_counter_ = record.early_stopping_counter;
   state_.num_input_tokens_seen = saved.num_input_tokens_seen;
-  CountInputTokens(StepStats());
+  CountInputTokens(StepStats());  // The reporter continues from the checkpoint's count.
   last_saved_step_ = record.global_step;
   reporter_->RestoreLogHistory(saved.log_history);
   return absl::OkStatus();

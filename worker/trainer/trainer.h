@@ -173,7 +173,8 @@ class Trainer {
   absl::Status ReduceAcrossRanks(StepStats* stats);
   absl::Status AfterStep(const StepStats& stats);
   // include_num_input_tokens_seen: adds the update's input tokens ("all": positions,
-  // "non_padding": tokens) to state_ and gives the reporter the total. Does nothing for "no".
+  // "non_padding": tokens) to state_ and gives the reporter the total (an empty StepStats just
+  // reports it). Does nothing for "no".
   void CountInputTokens(const StepStats& stats);
   // Rank 0 evaluates and/or saves; the other ranks wait for it. With `save_if_best`
   // (save_strategy best), rank 0 also saves when the evaluation improves the best metric.
