@@ -16,6 +16,7 @@
 #include "common/internal/mlm_masking_checks.h"
 #include "common/internal/model_config.h"
 #include "common/internal/optim_args_field.h"
+#include "common/internal/sampling_keys.h"
 #include "common/internal/task_option_checks.h"
 #include "common/internal/train_test_split_field.h"
 #include "common/internal/yaml_reader.h"
@@ -370,6 +371,7 @@ void CheckTraining(YamlReader& r, TrainingSpec& t) {
                             t.logging_dir, "')"));
   }
   internal::CheckBestModelKeys(r, t);
+  internal::CheckSamplingKeys(r, t);
 }
 
 // training.device and HF's use_cpu agree; the CUDA-only fp16 is refused where no GPU can be

@@ -200,10 +200,18 @@ struct TrainingSpec {
   // The seed of the training data's order, epoch by epoch (HF's data_seed). Unset: seed. The
   // model's initialisation, dropout and MLM masking keep following seed.
   std::optional<int64_t> data_seed;
-  // HF's group_by_length: batches of examples of similar length (fewer padding tokens), in
-  // random megabatches of up to 50 updates sorted longest first (batch_order.h
-  // LengthGroupedOrder); the longest batch comes first.
+  // HF's train_sampling_strategy: "random" (a seeded shuffle per epoch), "sequential" (the
+  // file's order every epoch) or "group_by_length": batches of examples of similar length
+  // (fewer padding tokens), in random megabatches of up to 50 updates sorted longest first
+  // (batch_order.h LengthGroupedOrder); the longest batch comes first. After parsing,
+  // group_by_length (transformers 4's flag for the last one) is true exactly when this is
+  // "group_by_length".
+  std::string train_sampling_strategy = "random";
   bool group_by_length = false;
+  // HF's dataloader_drop_last: each epoch's short last training batch (of the global batch,
+  // per_device_train_batch_size × ranks) is left out, and so is an evaluation's short last
+  // batch of clm, mlm, glue and classification (predictions and qa keep every example).
+  bool dataloader_drop_last = false;
   bool bf16 = false;                  // bf16 autocast (CPU and CUDA)
   int64_t max_eval_samples = 0;       // > 0 caps the evaluation set (in examples)
   bool do_train = true;               // false: evaluate the model only

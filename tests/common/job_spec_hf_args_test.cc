@@ -159,6 +159,47 @@ TEST_F(JobSpecHfArgsTest, DataSeedAndGroupByLength) {
   EXPECT_TRUE(HasError(ParseTraining("  group_by_length: 3\n"), 8, "training.group_by_length"));
 }
 
+TEST_F(JobSpecHfArgsTest, TrainSamplingStrategyAndDropLast) {
+  auto spec = ParseTraining("  seed: 3\n");
+  ASSERT_TRUE(spec.ok()) << spec.status();
+  EXPECT_EQ(spec->training.train_sampling_strategy, "random");
+  EXPECT_FALSE(spec->training.dataloader_drop_last);
+  // HF 5's name and transformers 4's flag are one setting: each sets the other.
+  for (const char* yaml :
+       {"  train_sampling_strategy: group_by_length\n", "  group_by_length: true\n",
+        "  group_by_length: true\n  train_sampling_strategy: group_by_length\n"}) {
+    spec = ParseTraining(std::string(yaml) + "  dataloader_drop_last: true\n");
+    ASSERT_TRUE(spec.ok()) << yaml << spec.status();
+    EXPECT_EQ(spec->training.train_sampling_strategy, "group_by_length") << yaml;
+    EXPECT_TRUE(spec->training.group_by_length) << yaml;
+    EXPECT_TRUE(spec->training.dataloader_drop_last) << yaml;
+    auto again = ParseJobSpec(JobSpecToYaml(*spec), ParseOptions{});
+    ASSERT_TRUE(again.ok()) << again.status();
+    test_util::ExpectTrainingEqual(again->training, spec->training);
+  }
+  spec = ParseTraining("  train_sampling_strategy: sequential\n");
+  ASSERT_TRUE(spec.ok()) << spec.status();
+  EXPECT_FALSE(spec->training.group_by_length);
+  auto again = ParseJobSpec(JobSpecToYaml(*spec), ParseOptions{});
+  ASSERT_TRUE(again.ok()) << again.status();
+  EXPECT_EQ(again->training.train_sampling_strategy, "sequential");
+
+  EXPECT_TRUE(HasError(ParseTraining("  group_by_length: true\n  train_sampling_strategy: "
+                                     "sequential\n"),
+                       8,
+                       "group_by_length: true conflicts with training.train_sampling_strategy "
+                       "sequential"));
+  EXPECT_TRUE(
+      HasError(ParseTraining("  train_sampling_strategy: random\n  group_by_length: true\n"), 9,
+               "set one of them"));
+  EXPECT_TRUE(HasError(ParseTraining("  train_sampling_strategy: batch_rebalance\n"), 8,
+                       "batch_rebalance (HF's BatchRebalanceSampler"));
+  EXPECT_TRUE(HasError(ParseTraining("  train_sampling_strategy: shuffled\n"), 8,
+                       "training.train_sampling_strategy"));
+  EXPECT_TRUE(
+      HasError(ParseTraining("  dataloader_drop_last: 2\n"), 8, "training.dataloader_drop_last"));
+}
+
 TEST_F(JobSpecHfArgsTest, EarlyStoppingNeedsLoadBestModelAtEnd) {
   constexpr char kBest[] =
       "  load_best_model_at_end: true\n  evaluation_strategy: steps\n  eval_steps: 10\n"

@@ -133,6 +133,8 @@ inline void ExpectTrainingEqual(const TrainingSpec& a, const TrainingSpec& b) {
   EXPECT_EQ(a.full_determinism, b.full_determinism);
   EXPECT_EQ(a.data_seed, b.data_seed);
   EXPECT_EQ(a.group_by_length, b.group_by_length);
+  EXPECT_EQ(a.train_sampling_strategy, b.train_sampling_strategy);
+  EXPECT_EQ(a.dataloader_drop_last, b.dataloader_drop_last);
   EXPECT_EQ(a.early_stopping_patience, b.early_stopping_patience);
   EXPECT_EQ(a.early_stopping_threshold, b.early_stopping_threshold);
   EXPECT_EQ(a.label_smoothing_factor, b.label_smoothing_factor);

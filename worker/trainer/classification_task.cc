@@ -6,6 +6,7 @@
 #include <fstream>
 #include <utility>
 
+#include "absl/types/span.h"
 #include "common/atomic_file.h"
 #include "common/status_macros.h"
 #include "text/datasets/classification_dataset.h"
@@ -195,6 +196,11 @@ struct ClassificationBatch : PreparedBatch {
   int64_t num_examples = 0;
 };
 
+// The split's first `count` examples: those an evaluation ran on (one feature each).
+absl::Span<const TextExample> Evaluated(const ClassificationSplit& split, int64_t count) {
+  return absl::MakeConstSpan(split.examples).first(static_cast<size_t>(count));
+}
+
 }  // namespace
 
 std::vector<int64_t> ClassificationTask::TrainExampleLengths() const {
@@ -235,9 +241,11 @@ absl::StatusOr<ClassificationTask::Outputs> ClassificationTask::Run(
   Outputs outputs;
   double weighted = 0;
   std::string shape;
+  ASSIGN_OR_RETURN(const std::vector<BatchIndices> batches,
+                   EvaluationBatches(static_cast<int64_t>(split.features.size()),
+                                     context.batch_size, context.drop_last));
   absl::Status status;
-  for (const BatchIndices& indices :
-       SequentialBatches(static_cast<int64_t>(split.features.size()), context.batch_size)) {
+  for (const BatchIndices& indices : batches) {
     if (context.stop_requested != nullptr && context.stop_requested->load()) {
       status = absl::CancelledError("evaluation stopped");
       break;
@@ -271,10 +279,11 @@ absl::StatusOr<ClassificationTask::Outputs> ClassificationTask::Run(
         });
     if (!status.ok()) break;
     ++outputs.num_batches;
+    outputs.num_examples += static_cast<int64_t>(indices.size());
   }
   model_->train(was_training);
   if (!status.ok()) return status;
-  outputs.loss = weighted / std::max<double>(1, split.features.size());
+  outputs.loss = weighted / std::max<double>(1, static_cast<double>(outputs.num_examples));
   return outputs;
 }
 
@@ -284,12 +293,15 @@ absl::StatusOr<std::vector<std::pair<std::string, double>>> ClassificationTask::
   absl::StatusOr<MetricValues> values;
   if (data_.labels.is_regression) {
     std::vector<double> refs;
-    for (const TextExample& e : split.examples) refs.push_back(e.regression_label.value_or(0.f));
+    for (const TextExample& e : Evaluated(split, outputs.num_examples)) {
+      refs.push_back(e.regression_label.value_or(0.f));
+    }
     values = data_.glue ? ComputeGlueRegressionMetrics(*data_.glue, outputs.scores, refs)
                         : ComputeRegressionMetrics(outputs.scores, refs);
   } else {
     std::vector<int> refs;
-    for (const TextExample& e : split.examples) refs.push_back(e.label_id.value_or(-1));
+    for (const TextExample& e : Evaluated(split, outputs.num_examples))
+      refs.push_back(e.label_id.value_or(-1));
     values = data_.glue ? ComputeGlueMetrics(*data_.glue, outputs.label_ids, refs)
                         : ComputeClassificationMetrics(outputs.label_ids, refs);
   }
@@ -305,7 +317,7 @@ absl::StatusOr<TaskEval> ClassificationTask::Evaluate(const EvalContext& context
   TaskEval eval;
   eval.loss = outputs.loss;
   ASSIGN_OR_RETURN(eval.metrics, Metrics(data_.eval, outputs, "eval_", ""));
-  eval.num_samples = static_cast<int64_t>(data_.eval.features.size());
+  eval.num_samples = outputs.num_examples;
   eval.num_batches = outputs.num_batches;
   if (!data_.eval_mismatched.features.empty()) {  // MNLI-mm, reported as *_mm (run_glue).
     ASSIGN_OR_RETURN(const Outputs mm, Run(data_.eval_mismatched, context, true));
@@ -328,7 +340,9 @@ absl::StatusOr<std::vector<std::pair<std::string, double>>> ClassificationTask::
     return absl::FailedPreconditionError("do_predict needs data.test_file (or validation data)");
   }
   const bool labelled = HasLabels(split);
-  ASSIGN_OR_RETURN(const Outputs outputs, Run(split, context, labelled));
+  EvalContext every_example = context;  // Predictions cover the whole file.
+  every_example.drop_last = false;
+  ASSIGN_OR_RETURN(const Outputs outputs, Run(split, every_example, labelled));
   std::string text = "index\tprediction\n";
   for (size_t i = 0; i < split.examples.size(); ++i) {
     const std::string index = split.examples[i].index;

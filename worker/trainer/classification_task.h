@@ -69,6 +69,9 @@ class ClassificationTask : public TrainingTask {
     std::vector<double> scores;  // The single logit (regression).
     double loss = 0;             // Batch-weighted mean, when the split has labels.
     int64_t num_batches = 0;
+    // The split's first num_examples features (all but a short last batch left out by
+    // EvalContext::drop_last); one per example.
+    int64_t num_examples = 0;
   };
   absl::StatusOr<Outputs> Run(const ClassificationSplit& split, const EvalContext& context,
                               bool with_loss);

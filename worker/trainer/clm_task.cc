@@ -67,6 +67,7 @@ absl::StatusOr<TaskEval> ClmTask::Evaluate(const EvalContext& context) {
   if (!HasEvalData()) return absl::FailedPreconditionError("no validation data to evaluate");
   EvalOptions options;
   options.batch_size = context.batch_size;
+  options.drop_last = context.drop_last;
   options.pad_id = pad_id_;
   options.autocast = context.autocast;
   options.stop_requested = context.stop_requested;

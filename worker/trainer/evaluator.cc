@@ -2,6 +2,7 @@
 
 #include <string>
 
+#include "common/status_macros.h"
 #include "worker/trainer/autocast_guard.h"
 #include "worker/trainer/batch_collator.h"
 #include "worker/trainer/torch_errors.h"
@@ -39,8 +40,10 @@ absl::StatusOr<EvalResult> EvaluateLoss(CausalLmModel& model, const std::vector<
   EvalResult result;
   double weighted_sum = 0;
   std::string shape;
-  for (const BatchIndices& indices :
-       SequentialBatches(static_cast<int64_t>(examples.size()), options.batch_size)) {
+  ASSIGN_OR_RETURN(const std::vector<BatchIndices> batches,
+                   EvaluationBatches(static_cast<int64_t>(examples.size()), options.batch_size,
+                                     options.drop_last));
+  for (const BatchIndices& indices : batches) {
     if (options.stop_requested != nullptr && options.stop_requested->load()) {
       return absl::CancelledError("evaluation stopped");
     }

@@ -21,6 +21,7 @@ namespace lmtrain {
 
 struct EvalOptions {
   int64_t batch_size = 8;  // > 0: per_device_eval_batch_size.
+  bool drop_last = false;  // Leave out a short last batch (dataloader_drop_last).
   int32_t pad_id = 0;      // For line_by_line examples of unequal length.
   AutocastSpec autocast;   // The forward passes' autocast (autocast_guard.h).
   // Checked between batches; when set, evaluation stops with Cancelled. May be null.

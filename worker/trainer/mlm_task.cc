@@ -197,6 +197,9 @@ TaskLoss MlmTask::TrainLossOf(PreparedBatch& prepared) {
 
 absl::StatusOr<TaskEval> MlmTask::Evaluate(const EvalContext& context) {
   if (!HasEvalData()) return absl::FailedPreconditionError("no validation data to evaluate");
+  ASSIGN_OR_RETURN(const std::vector<BatchIndices> batches,
+                   EvaluationBatches(static_cast<int64_t>(eval_masked_.size()), context.batch_size,
+                                     context.drop_last));
   const bool was_training = model_->is_training();
   torch::NoGradGuard no_grad;
   model_->eval();
@@ -204,8 +207,7 @@ absl::StatusOr<TaskEval> MlmTask::Evaluate(const EvalContext& context) {
   double weighted = 0;
   int64_t counted = 0;
   std::string shape;
-  for (const BatchIndices& indices :
-       SequentialBatches(static_cast<int64_t>(eval_masked_.size()), context.batch_size)) {
+  for (const BatchIndices& indices : batches) {
     if (context.stop_requested != nullptr && context.stop_requested->load()) {
       model_->train(was_training);
       return absl::CancelledError("evaluation stopped");

@@ -102,6 +102,7 @@ absl::Status WriteFinalOutputs(const Trainer& trainer, const std::string& output
 EvalContext EvalContextFor(const JobSpec& spec, const Trainer& trainer, const JobOptions& options) {
   EvalContext context;
   context.batch_size = spec.training.per_device_eval_batch_size;
+  context.drop_last = spec.training.dataloader_drop_last;
   context.autocast = trainer.Autocast();
   context.stop_requested = options.stop_requested;
   context.output_dir = options.output_dir;

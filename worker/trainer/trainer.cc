@@ -361,6 +361,7 @@ absl::StatusOr<EvalLogRecord> Trainer::Evaluate() {
   const double start = Now();
   EvalContext context;
   context.batch_size = options_.training.per_device_eval_batch_size;
+  context.drop_last = options_.training.dataloader_drop_last;
   context.autocast = autocast_;
   // With a group, rank 0 finishes its evaluation: the ranks stop together at an update.
   context.stop_requested = options_.group == nullptr ? options_.stop_requested : nullptr;

@@ -35,7 +35,9 @@ nlohmann::json RecordToJson(const ResumeRecord& r) {
                       {"num_train_examples", r.num_train_examples},
                       {"seed", r.seed},
                       {"data_seed", r.data_seed},
-                      {"group_by_length", r.group_by_length},
+                      {"train_sampling_strategy", r.train_sampling_strategy},
+                      {"group_by_length", r.train_sampling_strategy == "group_by_length"},
+                      {"dataloader_drop_last", r.dataloader_drop_last},
                       {"scheduler_steps", r.scheduler_steps}};
   if (!r.lr_scheduler.is_null()) j["lr_scheduler"] = r.lr_scheduler;
   return j;
@@ -78,7 +80,10 @@ absl::StatusOr<ResumeRecord> RecordFromFile(const std::string& path) {
   ASSIGN_OR_RETURN(r.scheduler_steps, RecordInteger(j, "scheduler_steps", path, r.global_step));
   try {
     r.total_loss_sum = j.at("total_loss_sum").get<double>();
-    r.group_by_length = j.value("group_by_length", false);
+    r.train_sampling_strategy =
+        j.value("train_sampling_strategy",
+                std::string(j.value("group_by_length", false) ? "group_by_length" : "random"));
+    r.dataloader_drop_last = j.value("dataloader_drop_last", false);
     if (j.contains("lr_scheduler")) r.lr_scheduler = j["lr_scheduler"];
   } catch (const nlohmann::json::exception& e) {
     return absl::DataLossError(path + ": " + e.what());
@@ -135,7 +140,8 @@ ResumeRecord RunShapeOf(const TrainingSpec& training, int64_t global_batch,
   r.num_train_examples = num_train_examples;
   r.seed = training.seed;
   r.data_seed = DataSeedOf(training);
-  r.group_by_length = training.group_by_length;
+  r.train_sampling_strategy = SamplingStrategyOf(training);
+  r.dataloader_drop_last = training.dataloader_drop_last;
   return r;
 }
 
@@ -143,7 +149,8 @@ bool SameRunShape(const ResumeRecord& a, const ResumeRecord& b) {
   return a.train_batch_size == b.train_batch_size &&
          a.gradient_accumulation_steps == b.gradient_accumulation_steps &&
          a.num_train_examples == b.num_train_examples && a.seed == b.seed &&
-         a.data_seed == b.data_seed && a.group_by_length == b.group_by_length;
+         a.data_seed == b.data_seed && a.train_sampling_strategy == b.train_sampling_strategy &&
+         a.dataloader_drop_last == b.dataloader_drop_last;
 }
 
 absl::StatusOr<ResumeRecord> ReadResumeFiles(const std::string& dir,

@@ -40,10 +40,12 @@ struct ResumeRecord {
   int64_t gradient_accumulation_steps = 0;
   int64_t num_train_examples = 0;
   int64_t seed = 0;
-  // The data order's seed (training.data_seed, else seed) and group_by_length; files without
-  // them mean seed and false.
+  // The data order's seed (training.data_seed, else seed), train_sampling_strategy (random,
+  // sequential or group_by_length) and dataloader_drop_last; files without them mean seed,
+  // their group_by_length's strategy (random when false or missing) and false.
   int64_t data_seed = 0;
-  bool group_by_length = false;
+  std::string train_sampling_strategy = "random";
+  bool dataloader_drop_last = false;
   // Optimizer updates done (the LR schedule's position); below global_step only after skipped
   // fp16 steps. Files without it mean global_step.
   int64_t scheduler_steps = 0;

@@ -41,6 +41,9 @@ struct TaskLoss {
 
 struct EvalContext {
   int64_t batch_size = 8;  // per_device_eval_batch_size (> 0).
+  // dataloader_drop_last: an evaluation leaves out its short last batch (clm, mlm and
+  // classification, as HF's evaluation dataloader; predictions and qa keep every example).
+  bool drop_last = false;
   AutocastSpec autocast;   // The forward passes' autocast (autocast_guard.h).
   // Checked between batches; when set, Evaluate returns Cancelled. May be null.
   const std::atomic<bool>* stop_requested = nullptr;

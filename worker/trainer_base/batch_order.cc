@@ -4,6 +4,7 @@
 #include <cstdint>
 #include <numeric>
 #include <random>
+#include <string>
 #include <utility>
 
 namespace lmtrain {
@@ -20,21 +21,29 @@ uint64_t BoundedDraw(std::mt19937_64& rng, uint64_t bound) {
   return x % bound;
 }
 
-std::vector<BatchIndices> Chunk(const std::vector<int64_t>& order, int64_t batch_size) {
+std::vector<BatchIndices> Chunk(const std::vector<int64_t>& order, int64_t batch_size,
+                                bool drop_last) {
+  const int64_t count = NumBatches(static_cast<int64_t>(order.size()), batch_size, drop_last);
   std::vector<BatchIndices> batches;
-  batches.reserve(NumBatches(static_cast<int64_t>(order.size()), batch_size));
-  for (size_t i = 0; i < order.size(); i += batch_size) {
-    const size_t end = std::min(order.size(), i + static_cast<size_t>(batch_size));
-    batches.emplace_back(order.begin() + i, order.begin() + end);
+  batches.reserve(count);
+  for (int64_t b = 0; b < count; ++b) {
+    const size_t begin = static_cast<size_t>(b * batch_size);
+    const size_t end = std::min(order.size(), begin + static_cast<size_t>(batch_size));
+    batches.emplace_back(order.begin() + begin, order.begin() + end);
   }
   return batches;
+}
+
+std::vector<int64_t> Iota(int64_t n) {
+  std::vector<int64_t> order(n);
+  std::iota(order.begin(), order.end(), 0);
+  return order;
 }
 
 }  // namespace
 
 std::vector<int64_t> EpochOrder(int64_t num_examples, uint64_t seed, int64_t epoch) {
-  std::vector<int64_t> order(num_examples);
-  std::iota(order.begin(), order.end(), 0);
+  std::vector<int64_t> order = Iota(num_examples);
   const uint64_t e = static_cast<uint64_t>(epoch);
   std::seed_seq seq{static_cast<uint32_t>(seed), static_cast<uint32_t>(seed >> 32),
                     static_cast<uint32_t>(e), static_cast<uint32_t>(e >> 32)};
@@ -65,19 +74,31 @@ std::vector<int64_t> LengthGroupedOrder(const std::vector<int64_t>& lengths, int
 }
 
 std::vector<int64_t> TrainEpochOrder(int64_t num_examples, const TrainOrder& order, int64_t epoch) {
+  if (order.sequential) return Iota(num_examples);
   if (order.lengths.empty()) return EpochOrder(num_examples, order.seed, epoch);
   return LengthGroupedOrder(order.lengths, order.group_size, order.seed, epoch);
 }
 
 std::vector<BatchIndices> TrainBatches(int64_t num_examples, int64_t batch_size,
                                        const TrainOrder& order, int64_t epoch) {
-  return Chunk(TrainEpochOrder(num_examples, order, epoch), batch_size);
+  return Chunk(TrainEpochOrder(num_examples, order, epoch), batch_size, order.drop_last);
 }
 
-std::vector<BatchIndices> SequentialBatches(int64_t num_examples, int64_t batch_size) {
-  std::vector<int64_t> order(num_examples);
-  std::iota(order.begin(), order.end(), 0);
-  return Chunk(order, batch_size);
+std::vector<BatchIndices> SequentialBatches(int64_t num_examples, int64_t batch_size,
+                                            bool drop_last) {
+  return Chunk(Iota(num_examples), batch_size, drop_last);
+}
+
+absl::StatusOr<std::vector<BatchIndices>> EvaluationBatches(int64_t num_examples,
+                                                            int64_t batch_size, bool drop_last) {
+  std::vector<BatchIndices> batches = SequentialBatches(num_examples, batch_size, drop_last);
+  if (batches.empty() && num_examples > 0) {
+    return absl::InvalidArgumentError("training.dataloader_drop_last leaves no evaluation batch: " +
+                                      std::to_string(num_examples) +
+                                      " evaluation examples do not fill one batch of " +
+                                      std::to_string(batch_size) + " (per_device_eval_batch_size)");
+  }
+  return batches;
 }
 
 BatchIndices RankShare(const BatchIndices& global_batch, int rank, int64_t per_rank) {
@@ -87,8 +108,8 @@ BatchIndices RankShare(const BatchIndices& global_batch, int rank, int64_t per_r
   return BatchIndices(global_batch.begin() + begin, global_batch.begin() + end);
 }
 
-int64_t NumBatches(int64_t num_examples, int64_t batch_size) {
-  return (num_examples + batch_size - 1) / batch_size;
+int64_t NumBatches(int64_t num_examples, int64_t batch_size, bool drop_last) {
+  return drop_last ? num_examples / batch_size : (num_examples + batch_size - 1) / batch_size;
 }
 
 }  // namespace lmtrain

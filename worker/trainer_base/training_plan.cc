@@ -38,7 +38,15 @@ absl::Status CheckSpec(const TrainingSpec& t, int64_t num_train_examples) {
 absl::StatusOr<TrainingPlan> PlanTraining(const TrainingSpec& t, int64_t num_train_examples) {
   RETURN_IF_ERROR(CheckSpec(t, num_train_examples));
   TrainingPlan plan;
-  plan.batches_per_epoch = NumBatches(num_train_examples, t.per_device_train_batch_size);
+  plan.batches_per_epoch =
+      NumBatches(num_train_examples, t.per_device_train_batch_size, t.dataloader_drop_last);
+  if (plan.batches_per_epoch == 0) {
+    return absl::InvalidArgumentError(
+        "training.dataloader_drop_last leaves no training batch: " +
+        std::to_string(num_train_examples) + " training examples do not fill one batch of " +
+        std::to_string(t.per_device_train_batch_size) +
+        " examples (per_device_train_batch_size × data-parallel ranks)");
+  }
   plan.steps_per_epoch = CeilDiv(plan.batches_per_epoch, t.gradient_accumulation_steps);
   plan.max_steps = t.max_steps > 0
                        ? t.max_steps
@@ -72,11 +80,18 @@ int64_t DataSeedOf(const TrainingSpec& training) {
   return training.data_seed.value_or(training.seed);
 }
 
+std::string SamplingStrategyOf(const TrainingSpec& training) {
+  return training.group_by_length ? "group_by_length" : training.train_sampling_strategy;
+}
+
 TrainOrder TrainOrderFor(const TrainingSpec& training, int64_t global_batch,
                          const std::function<std::vector<int64_t>()>& lengths) {
   TrainOrder order;
   order.seed = static_cast<uint64_t>(DataSeedOf(training));
-  if (training.group_by_length) {
+  const std::string strategy = SamplingStrategyOf(training);
+  order.sequential = strategy == "sequential";
+  order.drop_last = training.dataloader_drop_last;
+  if (strategy == "group_by_length") {
     order.lengths = lengths();
     order.group_size = global_batch * training.gradient_accumulation_steps;
   }

@@ -16,7 +16,8 @@
 namespace lmtrain {
 
 struct TrainingPlan {
-  int64_t batches_per_epoch = 0;  // ceil(examples / per_device_train_batch_size)
+  // ceil(examples / per_device_train_batch_size), floor with dataloader_drop_last.
+  int64_t batches_per_epoch = 0;
   // ceil(batches_per_epoch / gradient_accumulation_steps): an update never spans two
   // epochs; the last update of an epoch may accumulate fewer batches.
   int64_t steps_per_epoch = 0;
@@ -32,15 +33,21 @@ struct TrainingPlan {
 
 // Plans training on `num_train_examples` (> 0) examples. InvalidArgument for a spec that
 // ParseJobSpec would reject (non-positive sizes, unknown scheduler), so that directly
-// constructed specs fail cleanly too.
+// constructed specs fail cleanly too, and when dataloader_drop_last leaves no batch.
 absl::StatusOr<TrainingPlan> PlanTraining(const TrainingSpec& training, int64_t num_train_examples);
 
 // The seed of the training data's order: training.data_seed, else training.seed.
 int64_t DataSeedOf(const TrainingSpec& training);
 
-// How the training examples are ordered: DataSeedOf's seed and, with group_by_length, the
-// examples' lengths (from `lengths`, called only then) grouped per update of `global_batch` ×
-// gradient_accumulation_steps examples, as HF's LengthGroupedSampler.
+// The training data's order: train_sampling_strategy, or "group_by_length" when the
+// transformers 4 flag is set (ParseJobSpec makes them agree; a directly built spec may not).
+std::string SamplingStrategyOf(const TrainingSpec& training);
+
+// How the training examples are ordered: DataSeedOf's seed, in order with
+// train_sampling_strategy "sequential", or with group_by_length the examples' lengths (from
+// `lengths`, called only then) grouped per update of `global_batch` ×
+// gradient_accumulation_steps examples, as HF's LengthGroupedSampler; and whether an epoch's
+// short last batch is left out (dataloader_drop_last).
 TrainOrder TrainOrderFor(const TrainingSpec& training, int64_t global_batch,
                          const std::function<std::vector<int64_t>()>& lengths);
 

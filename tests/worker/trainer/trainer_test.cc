@@ -11,7 +11,6 @@
 #include <fstream>
 #include <vector>
 
-#include "absl/synchronization/mutex.h"
 #include "tests/text/clm/fake_tokenizer.h"
 #include "tests/worker/trainer/trainer_fixture.h"
 #include "worker/trainer/clm_task.h"
@@ -207,6 +206,8 @@ TEST_F(TrainerTest, ResumeRefusesACheckpointOfAnotherRun) {
   EXPECT_THAT(status.message(), HasSubstr("another batch size"));
   t.per_device_train_batch_size = 8;
   for (const auto& change : {+[](TrainingSpec& s) { s.group_by_length = true; },
+                             +[](TrainingSpec& s) { s.train_sampling_strategy = "sequential"; },
+                             +[](TrainingSpec& s) { s.dataloader_drop_last = true; },
                              +[](TrainingSpec& s) { s.data_seed = 7; }}) {
     TrainingSpec other = t;
     change(other);
@@ -418,62 +419,6 @@ TEST_F(TrainerTest, EarlyStoppingCountResumesWithTheCheckpoint) {
   ASSERT_TRUE(outcome.ok()) << outcome.status();
   EXPECT_EQ(outcome->summary.step, 30);
   ExpectSameWeights(straight->HfStateDict(), resumed->HfStateDict());
-}
-
-// A ClmTask that records the examples of each training batch it builds.
-class RecordingClmTask : public ClmTask {
- public:
-  using ClmTask::ClmTask;
-  std::unique_ptr<PreparedBatch> PrepareTrainBatch(const BatchIndices& indices,
-                                                   uint64_t batch_seed) const override {
-    absl::MutexLock lock(&mu_);
-    batches_.push_back(indices);
-    return ClmTask::PrepareTrainBatch(indices, batch_seed);
-  }
-  std::vector<BatchIndices> batches() const {
-    absl::MutexLock lock(&mu_);
-    return batches_;
-  }
-
- private:
-  mutable absl::Mutex mu_;
-  mutable std::vector<BatchIndices> batches_;
-};
-
-TEST_F(TrainerTest, GroupByLengthAndDataSeedOrderTheTrainingBatches) {
-  DataSpec data;
-  data.train_file = kData + "austen_train.txt";
-  data.line_by_line = true;  // Lines of 2..64 tokens.
-  auto examples = BuildClmExamples(data, *tokenizer_, /*block_size=*/64, 0);
-  ASSERT_TRUE(examples.ok()) << examples.status();
-  TrainingSpec t = FastSpec();
-  t.max_steps = 3;
-  t.gradient_accumulation_steps = 2;
-  t.eval_on_start = false;
-  t.evaluation_strategy = "no";
-  t.do_eval = false;
-  t.save_steps = 0;
-  t.group_by_length = true;
-  t.data_seed = 5;
-  RecordingClmTask task(NewModel(), *examples, tokenizer_->PadId().value_or(0));
-  const std::vector<int64_t> lengths = task.TrainExampleLengths();
-  ASSERT_EQ(lengths.size(), examples->train.size());
-  Trainer::Options options;
-  options.training = t;
-  options.output_dir = out_dir_.string();
-  auto trainer = Trainer::Create(options, &task, tokenizer_, &reporter_, checkpoints_.get());
-  ASSERT_TRUE(trainer.ok()) << trainer.status();
-  ASSERT_TRUE((*trainer)->Train().ok()) << err_.str();
-  // data_seed 5, lengths grouped per update of 16 (TrainingPlanTest checks TrainOrderFor).
-  const TrainOrder order = TrainOrderFor(t, 8, [&lengths] { return lengths; });
-  ASSERT_EQ(order.group_size, 16);
-  const std::vector<BatchIndices> expected = TrainBatches(lengths.size(), 8, order, 0);
-  const std::vector<BatchIndices> built = task.batches();
-  ASSERT_GE(built.size(), 6u);  // 3 updates of 2 micro-batches.
-  for (size_t i = 0; i < 6; ++i) EXPECT_EQ(built[i], expected[i]) << "micro-batch " << i;
-  const int64_t longest = *std::max_element(lengths.begin(), lengths.end());
-  EXPECT_EQ(lengths[built[0][0]], longest);  // The longest batch comes first.
-  EXPECT_NE(built[0], TrainBatches(lengths.size(), 8, TrainOrder{}, 0)[0]);
 }
 
 }  // namespace

@@ -53,6 +53,39 @@ TEST(BatchOrderTest, BatchesKeepTheLastPartialBatch) {
   EXPECT_EQ(NumBatches(5, 2), 3);
 }
 
+TEST(BatchOrderTest, DropLastLeavesOutTheShortLastBatch) {
+  EXPECT_THAT(SequentialBatches(5, 2, /*drop_last=*/true),
+              ElementsAre(BatchIndices{0, 1}, BatchIndices{2, 3}));
+  EXPECT_EQ(NumBatches(5, 2, true), 2);
+  EXPECT_EQ(NumBatches(4, 2, true), 2);  // Nothing to leave out.
+  EXPECT_EQ(NumBatches(1, 2, true), 0);
+  TrainOrder order = Seeded(1);
+  order.drop_last = true;
+  const auto batches = TrainBatches(5, 2, order, 3);
+  const auto kept = TrainBatches(5, 2, Seeded(1), 3);  // The same order, the last batch kept.
+  ASSERT_EQ(batches.size(), 2u);
+  EXPECT_EQ(batches[0], kept[0]);
+  EXPECT_EQ(batches[1], kept[1]);
+
+  auto evaluation = EvaluationBatches(5, 2, true);
+  ASSERT_TRUE(evaluation.ok()) << evaluation.status();
+  EXPECT_EQ(evaluation->size(), 2u);
+  EXPECT_EQ(EvaluationBatches(5, 2, false)->size(), 3u);
+  EXPECT_TRUE(EvaluationBatches(0, 2, true)->empty());
+  const auto none = EvaluationBatches(1, 2, true);
+  EXPECT_EQ(none.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(none.status().message(),
+              ::testing::HasSubstr("1 evaluation examples do not fill one batch of 2"));
+}
+
+TEST(BatchOrderTest, SequentialOrderIsTheFileOrderEveryEpoch) {
+  TrainOrder order = Seeded(7);
+  order.sequential = true;
+  EXPECT_THAT(TrainEpochOrder(5, order, 0), ElementsAre(0, 1, 2, 3, 4));
+  EXPECT_THAT(TrainBatches(5, 2, order, 4),
+              ElementsAre(BatchIndices{0, 1}, BatchIndices{2, 3}, BatchIndices{4}));
+}
+
 TEST(BatchOrderTest, RankSharesConcatenateToTheGlobalBatch) {
   const BatchIndices global = {9, 4, 7, 1, 0, 3, 8, 2};
   EXPECT_EQ(RankShare(global, 0, 4), (BatchIndices{9, 4, 7, 1}));

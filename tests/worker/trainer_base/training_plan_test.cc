@@ -22,6 +22,24 @@ TEST(TrainingPlanTest, EpochsGiveCeilOfBatchesOverAccumulationTimesEpochs) {
   EXPECT_EQ(plan->schedule.total_steps, 10);
 }
 
+TEST(TrainingPlanTest, DropLastCountsFullBatchesOnly) {
+  TrainingSpec t;
+  t.per_device_train_batch_size = 8;
+  t.gradient_accumulation_steps = 3;
+  t.num_train_epochs = 2;
+  t.dataloader_drop_last = true;
+  auto plan = PlanTraining(t, 100);  // 12 full batches → 4 updates/epoch (HF: 100 // 8 = 12).
+  ASSERT_TRUE(plan.ok()) << plan.status();
+  EXPECT_EQ(plan->batches_per_epoch, 12);
+  EXPECT_EQ(plan->steps_per_epoch, 4);
+  EXPECT_EQ(plan->max_steps, 8);
+  plan = PlanTraining(t, 7);
+  EXPECT_EQ(plan.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(plan.status().message(),
+              ::testing::HasSubstr("training.dataloader_drop_last leaves no training batch: 7 "
+                                   "training examples do not fill one batch of 8"));
+}
+
 TEST(TrainingPlanTest, MaxStepsOverridesEpochsAndEvalDefaultsToLogging) {
   TrainingSpec t;
   t.per_device_train_batch_size = 4;
@@ -97,6 +115,22 @@ TEST(TrainingPlanTest, DataOrderFollowsDataSeedElseSeedAndGroupsByLengthPerUpdat
   EXPECT_EQ(DataSeedOf(t), 11);
   EXPECT_EQ(order.lengths, (std::vector<int64_t>{5, 1, 4}));
   EXPECT_EQ(order.group_size, 16);  // 8 examples × 2 micro-batches per update.
+  EXPECT_FALSE(order.sequential);
+  EXPECT_FALSE(order.drop_last);
+  EXPECT_EQ(SamplingStrategyOf(t), "group_by_length");
+
+  t.group_by_length = false;
+  t.train_sampling_strategy = "sequential";
+  t.dataloader_drop_last = true;
+  order = TrainOrderFor(t, 8, lengths);
+  EXPECT_EQ(calls, 1);
+  EXPECT_TRUE(order.sequential);
+  EXPECT_TRUE(order.lengths.empty());
+  EXPECT_TRUE(order.drop_last);
+  t.train_sampling_strategy = "group_by_length";  // HF 5's name alone.
+  order = TrainOrderFor(t, 8, lengths);
+  EXPECT_EQ(calls, 2);
+  EXPECT_FALSE(order.sequential);
 }
 
 TEST(TrainingPlanTest, IsDue) {
