@@ -452,6 +452,7 @@ absl::StatusOr<JobSpec> ParseJobSpec(std::string_view yaml, const ParseOptions& 
   internal::CheckCudaGraphs(reader, options, spec);
   internal::CheckTf32(reader, options, spec);
   internal::CheckLabelSmoothing(reader, spec);
+  internal::CheckKeepLinebreaks(reader, spec);
   if (!reader.ok()) return reader.Finish();
   return spec;
 }

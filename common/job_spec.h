@@ -85,6 +85,11 @@ struct DataSpec {
   // blocks on their own (HF run_clm.py); a text shorter than block_size is one short block.
   int block_size = 0;
   bool line_by_line = false;  // clm/mlm: one example per line instead of HF group_texts.
+  // clm, text files: each line keeps its line break ("\n") before tokenisation, as
+  // run_clm.py's keep_linebreaks (whose default, true, applies when unset), or not. Unset with
+  // line_by_line: false (each example is one line without its break, as run_mlm.py reads
+  // lines). Tables (csv, json) are read by column either way.
+  std::optional<bool> keep_linebreaks;
   // clm/mlm: the text column of csv / tsv / json / jsonl train and validation files. "" (the
   // default): "text" when the train table has one, else its first column (run_mlm.py's
   // choice). Text files have the one column "text": any other name is an error for them.

@@ -231,6 +231,7 @@ const FieldTable<DataSpec>& DataFields() {
                   Range::HalfOpen(0, 100)),
       NumberField("block_size", &D::block_size, Range::AtLeast(0)),
       BoolField("line_by_line", &D::line_by_line),
+      OptionalBoolField("keep_linebreaks", &D::keep_linebreaks),
       StringField("text_column_name", &D::text_column_name),
       NumberField("max_seq_length", &D::max_seq_length, Range::AtLeast(0)),
       BoolField("pad_to_max_length", &D::pad_to_max_length),

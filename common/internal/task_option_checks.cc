@@ -46,6 +46,19 @@ void CheckTf32(YamlReader& r, const ParseOptions& options, const JobSpec& spec) 
   }
 }
 
+void CheckKeepLinebreaks(YamlReader& r, const JobSpec& spec) {
+  if (!spec.data.keep_linebreaks.has_value() || spec.task == "clm" ||
+      r.HasProblem("data.keep_linebreaks")) {
+    return;
+  }
+  r.ReportAt(
+      "data.keep_linebreaks",
+      absl::StrCat("data.keep_linebreaks is run_clm.py's (task clm); task ", spec.task,
+                   spec.task == "mlm" ? " reads text lines without their breaks, as run_mlm.py"
+                                      : " reads tables",
+                   " (leave it out)"));
+}
+
 void CheckLabelSmoothing(YamlReader& r, const JobSpec& spec) {
   const TrainingSpec& t = spec.training;
   if (t.label_smoothing_factor <= 0 || r.HasProblem("training.label_smoothing_factor")) return;

@@ -17,6 +17,10 @@ void CheckCudaGraphs(YamlReader& r, const ParseOptions& options, const JobSpec& 
 // the device checks (use_cpu has set device).
 void CheckTf32(YamlReader& r, const ParseOptions& options, const JobSpec& spec);
 
+// data.keep_linebreaks is run_clm.py's: refused for the other tasks (run_mlm.py reads text
+// files without line breaks; the others read tables).
+void CheckKeepLinebreaks(YamlReader& r, const JobSpec& spec);
+
 // training.label_smoothing_factor > 0: refused for qa (HF's Trainer smooths only a model given
 // `labels`; answer spans are start and end positions, so the key would change nothing there)
 // and for GLUE's stsb (a regression: there are no classes to smooth over). A regression or

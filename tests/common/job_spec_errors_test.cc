@@ -36,6 +36,15 @@ TEST_F(JobSpecErrorsTest, TheGoodFileParses) {
   EXPECT_TRUE(spec.ok()) << spec.status();
 }
 
+TEST_F(JobSpecErrorsTest, KeepLinebreaksIsRunClmsOnly) {
+  EXPECT_TRUE(Parse(std::string(kGood) + "  keep_linebreaks: false\n").ok());
+  EXPECT_TRUE(HasError(Parse(GoodWithLine(2, "task: mlm") + "  keep_linebreaks: true\n"), 8,
+                       "data.keep_linebreaks is run_clm.py's (task clm); task mlm reads text "
+                       "lines without their breaks, as run_mlm.py"));
+  EXPECT_TRUE(
+      HasError(Parse(std::string(kGood) + "  keep_linebreaks: 1\n"), 8, "data.keep_linebreaks"));
+}
+
 // Hostile YAML in the free-form model config: aliases that would expand to a billion values, and
 // nesting deeper than any HF config, are refused at their line instead of exhausting memory.
 TEST_F(JobSpecErrorsTest, AliasBombsAndDeepNestingInTheModelConfigAreRefused) {

@@ -48,6 +48,7 @@ data:
   validation_split_percentage: 10
   block_size: 64
   line_by_line: true
+  keep_linebreaks: true
   text_column_name: text
 training:
   learning_rate: 3e-4
@@ -115,6 +116,7 @@ TEST_F(JobSpecTest, ParsesEveryField) {
   EXPECT_EQ(spec->data.validation_split_percentage, 10);
   EXPECT_EQ(spec->data.block_size, 64);
   EXPECT_TRUE(spec->data.line_by_line);
+  EXPECT_EQ(spec->data.keep_linebreaks, true);
   EXPECT_EQ(spec->data.text_column_name, "text");
   TrainingSpec want;
   want.learning_rate = 3e-4;
@@ -190,6 +192,7 @@ data: {train_file: data/train.txt}
   EXPECT_EQ(spec->data.validation_split_percentage, 5);
   EXPECT_EQ(spec->data.block_size, 0);
   EXPECT_FALSE(spec->data.line_by_line);
+  EXPECT_FALSE(spec->data.keep_linebreaks.has_value());  // run_clm.py's true for group_texts.
   // The header's documented defaults, spelled out so that a changed default is noticed.
   EXPECT_EQ(spec->training.learning_rate, 5e-5);
   EXPECT_EQ(spec->training.per_device_train_batch_size, 8);

@@ -42,6 +42,10 @@ absl::Status NoTrainExamples(const DataSpec& data, int64_t tokens, int block_siz
 
 }  // namespace
 
+bool KeepsLinebreaks(const DataSpec& data) {
+  return data.keep_linebreaks.value_or(!data.line_by_line);
+}
+
 absl::StatusOr<int> ResolveBlockSize(int block_size, int64_t max_positions) {
   if (block_size == 0) return static_cast<int>(std::min<int64_t>(1024, max_positions));
   if (block_size < 2 || block_size > max_positions) {
@@ -54,9 +58,9 @@ absl::StatusOr<int> ResolveBlockSize(int block_size, int64_t max_positions) {
 
 absl::StatusOr<ClmExamples> BuildClmExamples(const DataSpec& data, const Tokenizer& tokenizer,
                                              int block_size, int64_t max_eval_samples) {
-  ASSIGN_OR_RETURN(TextSplit split,
-                   ReadTextSplit(data.train_file, data.validation_file,
-                                 data.validation_split_percentage, data.text_column_name));
+  ASSIGN_OR_RETURN(TextSplit split, ReadTextSplit(data.train_file, data.validation_file,
+                                                  data.validation_split_percentage,
+                                                  data.text_column_name, KeepsLinebreaks(data)));
   const std::vector<TokenIds> train_lines = TokenizeLines(split.train, tokenizer);
   const std::vector<TokenIds> eval_lines = TokenizeLines(split.validation, tokenizer);
   ClmExamples out;

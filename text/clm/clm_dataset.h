@@ -24,12 +24,17 @@ struct ClmExamples {
   int64_t eval_text_tokens = 0;
 };
 
+// Whether the lines of text files keep their "\n": data.keep_linebreaks, else true for
+// group_texts (run_clm.py's default) and false with line_by_line.
+bool KeepsLinebreaks(const DataSpec& data);
+
 // block_size 0 → min(1024, max_positions); otherwise it must be in [2, max_positions].
 // InvalidArgument naming data.block_size otherwise.
 absl::StatusOr<int> ResolveBlockSize(int block_size, int64_t max_positions);
 
 // Reads data.train_file, and data.validation_file or (when that is empty) holds out the
-// first data.validation_split_percentage% of the train lines; tokenizes every line and groups
+// first data.validation_split_percentage% of the train lines (with their "\n" when
+// KeepsLinebreaks); tokenizes every line and groups
 // each split as run_clm.py does: group_texts over batches of kMapBatchSize (1000) lines, each
 // batch cut into blocks of `block_size` and its remainder dropped. A split with fewer than
 // block_size tokens in all is one shorter block (as run_clm_flax.py keeps it; none below 2

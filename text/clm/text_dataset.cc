@@ -9,13 +9,15 @@
 namespace lmtrain {
 namespace {
 
-// Splits `text` at "\n", "\r\n" or "\r"; no empty line after a final break.
-std::vector<std::string> SplitLines(const std::string& text) {
+// Splits `text` at "\n", "\r\n" or "\r"; no empty line after a final break. With
+// `keep_linebreaks`, each line ends with "\n" where it had a break.
+std::vector<std::string> SplitLines(const std::string& text, bool keep_linebreaks) {
   std::vector<std::string> lines;
   size_t start = 0;
   for (size_t i = 0; i < text.size(); ++i) {
     if (text[i] != '\n' && text[i] != '\r') continue;
     lines.emplace_back(text, start, i - start);
+    if (keep_linebreaks) lines.back() += '\n';
     if (text[i] == '\r' && i + 1 < text.size() && text[i + 1] == '\n') ++i;
     start = i + 1;
   }
@@ -25,12 +27,13 @@ std::vector<std::string> SplitLines(const std::string& text) {
 
 }  // namespace
 
-absl::StatusOr<std::vector<std::string>> ReadTextLines(const std::string& path) {
+absl::StatusOr<std::vector<std::string>> ReadTextLines(const std::string& path,
+                                                       bool keep_linebreaks) {
   std::ifstream in(path, std::ios::binary);
   if (!in) return absl::NotFoundError("cannot open text file " + path);
   std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
   if (in.bad()) return absl::DataLossError("error reading text file " + path);
-  return SplitLines(text);
+  return SplitLines(text, keep_linebreaks);
 }
 
 TextSplit SplitOffValidation(std::vector<std::string> lines, int percentage) {

@@ -3,8 +3,9 @@
 //   ReadTextLines ─► SplitOffValidation ─► TokenizeLines ─► GroupTextsInBatches |
 //   LineByLineExamples
 //
-// Lines are what HF's "text" loader yields with keep_linebreaks=False: one example per line,
-// the line break removed, empty lines kept as empty examples.
+// Lines are what HF's "text" loader yields: one example per line, empty lines kept as empty
+// examples, the line break removed (keep_linebreaks=False, run_mlm.py's loader) or kept as
+// "\n" (keep_linebreaks=True, run_clm.py's default).
 // Thread-safe: pure functions over values (the Tokenizer is immutable).
 #pragma once
 
@@ -21,9 +22,11 @@ namespace lmtrain {
 using TokenIds = std::vector<int32_t>;
 
 // The lines of a text file. "\n", "\r\n" and a lone "\r" end a line (Python's universal
-// newlines); a final line break does not start another line. NotFound when the file cannot
-// be opened, DataLoss when reading fails; both name the file.
-absl::StatusOr<std::vector<std::string>> ReadTextLines(const std::string& path);
+// newlines); a final line break does not start another line. With `keep_linebreaks` each line
+// that ended with a break keeps it as one "\n" (HF's text loader with keep_linebreaks=True).
+// NotFound when the file cannot be opened, DataLoss when reading fails; both name the file.
+absl::StatusOr<std::vector<std::string>> ReadTextLines(const std::string& path,
+                                                       bool keep_linebreaks = false);
 
 struct TextSplit {
   std::vector<std::string> train;

@@ -58,7 +58,8 @@ absl::StatusOr<Texts> ReadTableTexts(const std::string& path, const std::string&
   return out;
 }
 
-absl::StatusOr<Texts> ReadAny(const std::string& path, const std::string& text_column_name) {
+absl::StatusOr<Texts> ReadAny(const std::string& path, const std::string& text_column_name,
+                              bool keep_linebreaks) {
   if (IsTableFile(path)) return ReadTableTexts(path, text_column_name);
   if (!text_column_name.empty() && text_column_name != kTextColumn) {
     return absl::InvalidArgumentError(
@@ -67,7 +68,7 @@ absl::StatusOr<Texts> ReadAny(const std::string& path, const std::string& text_c
                      "line (column \"text\")"));
   }
   Texts out;
-  ASSIGN_OR_RETURN(out.texts, ReadTextLines(path));
+  ASSIGN_OR_RETURN(out.texts, ReadTextLines(path, keep_linebreaks));
   out.column = kTextColumn;
   return out;
 }
@@ -77,16 +78,17 @@ absl::StatusOr<Texts> ReadAny(const std::string& path, const std::string& text_c
 bool IsTableFile(const std::string& path) { return TableFormatFromPath(path).ok(); }
 
 absl::StatusOr<std::vector<std::string>> ReadTexts(const std::string& path,
-                                                   const std::string& text_column_name) {
-  ASSIGN_OR_RETURN(Texts texts, ReadAny(path, text_column_name));
+                                                   const std::string& text_column_name,
+                                                   bool keep_linebreaks) {
+  ASSIGN_OR_RETURN(Texts texts, ReadAny(path, text_column_name, keep_linebreaks));
   return std::move(texts.texts);
 }
 
 absl::StatusOr<TextSplit> ReadTextSplit(const std::string& train_file,
                                         const std::string& validation_file,
                                         int validation_split_percentage,
-                                        const std::string& text_column_name) {
-  ASSIGN_OR_RETURN(Texts train, ReadAny(train_file, text_column_name));
+                                        const std::string& text_column_name, bool keep_linebreaks) {
+  ASSIGN_OR_RETURN(Texts train, ReadAny(train_file, text_column_name, keep_linebreaks));
   if (validation_file.empty()) {
     return SplitOffValidation(std::move(train.texts), validation_split_percentage);
   }
@@ -94,7 +96,7 @@ absl::StatusOr<TextSplit> ReadTextSplit(const std::string& train_file,
   split.train = std::move(train.texts);
   const bool both_tables = IsTableFile(train_file) && IsTableFile(validation_file);
   const std::string column = both_tables ? train.column : text_column_name;
-  ASSIGN_OR_RETURN(split.validation, ReadTexts(validation_file, column));
+  ASSIGN_OR_RETURN(split.validation, ReadTexts(validation_file, column, keep_linebreaks));
   return split;
 }
 

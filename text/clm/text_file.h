@@ -4,7 +4,9 @@
 // json loaders read it (text/datasets/table.h), one text per row from its text column:
 // `text_column_name` when set, else "text" when the table has that column, else its first
 // column (the scripts' choice). Any other file (.txt) is read as HF's text loader reads it, one
-// text per line (ReadTextLines); its one column is "text". So a table is never read as raw lines.
+// text per line (ReadTextLines; with keep_linebreaks each ending with its "\n", as run_clm.py
+// loads text files by default); its one column is "text". So a table is never read as raw
+// lines.
 // Thread-safe: pure functions over values.
 #pragma once
 
@@ -25,7 +27,8 @@ bool IsTableFile(const std::string& path);
 // a text file with a text_column_name other than "text", and a cell that is not a string
 // ("<file>:<line>: column \"x\" is null, not a text (data.text_column_name names the column)").
 absl::StatusOr<std::vector<std::string>> ReadTexts(const std::string& path,
-                                                   const std::string& text_column_name);
+                                                   const std::string& text_column_name,
+                                                   bool keep_linebreaks = false);
 
 // The train texts, and the validation texts: validation_file's, or when that is empty the first
 // validation_split_percentage% of the train texts (SplitOffValidation). A validation table is
@@ -34,6 +37,7 @@ absl::StatusOr<std::vector<std::string>> ReadTexts(const std::string& path,
 absl::StatusOr<TextSplit> ReadTextSplit(const std::string& train_file,
                                         const std::string& validation_file,
                                         int validation_split_percentage,
-                                        const std::string& text_column_name);
+                                        const std::string& text_column_name,
+                                        bool keep_linebreaks = false);
 
 }  // namespace lmtrain

@@ -29,29 +29,55 @@ TEST(ClmDatasetTest, BuildsBlocksFromTrainAndHeldOutLines) {
   data.train_file = WriteTemp("train.txt", text);
   data.validation_split_percentage = 10;
   ByteTokenizer tokenizer;
+  // run_clm.py's default keeps each line's break: 11 tokens a line.
   auto examples = BuildClmExamples(data, tokenizer, /*block_size=*/16, /*max_eval_samples=*/0);
+  ASSERT_TRUE(examples.ok()) << examples.status();
+  EXPECT_EQ(examples->train_text_tokens, 198);
+  EXPECT_EQ(examples->train.size(), 12u);  // 198 / 16
+  ASSERT_EQ(examples->eval.size(), 1u);    // 22 / 16
+  EXPECT_EQ(examples->eval[0][0], 'a');
+  EXPECT_EQ(examples->eval[0][10], '\n');
+  EXPECT_EQ(examples->eval[0][11], 'b');
+  data.keep_linebreaks = false;
+  examples = BuildClmExamples(data, tokenizer, 16, 0);
   ASSERT_TRUE(examples.ok()) << examples.status();
   EXPECT_EQ(examples->train_text_tokens, 180);
   EXPECT_EQ(examples->train.size(), 11u);  // 180 / 16
   ASSERT_EQ(examples->eval.size(), 1u);    // 20 / 16
-  EXPECT_EQ(examples->eval[0][0], 'a');
   EXPECT_EQ(examples->eval[0][10], 'b');
+}
+
+TEST(ClmDatasetTest, LineByLineExamplesLeaveTheBreakOutUnlessAsked) {
+  DataSpec data;
+  data.train_file = WriteTemp("lines.txt", "abc\nde\n");
+  data.validation_file = data.train_file;
+  data.line_by_line = true;
+  ByteTokenizer tokenizer;
+  EXPECT_FALSE(KeepsLinebreaks(data));
+  auto examples = BuildClmExamples(data, tokenizer, 64, 0);
+  ASSERT_TRUE(examples.ok()) << examples.status();
+  EXPECT_THAT(examples->train, ElementsAre(TokenIds{'a', 'b', 'c'}, TokenIds{'d', 'e'}));
+  data.keep_linebreaks = true;
+  examples = BuildClmExamples(data, tokenizer, 64, 0);
+  ASSERT_TRUE(examples.ok()) << examples.status();
+  EXPECT_THAT(examples->train,
+              ElementsAre(TokenIds{'a', 'b', 'c', '\n'}, TokenIds{'d', 'e', '\n'}));
 }
 
 TEST(ClmDatasetTest, TextShorterThanBlockSizeIsOneShortBlock) {
   DataSpec data;
   data.train_file = WriteTemp("short.txt", "abc\nde\n");
-  data.validation_file = WriteTemp("short_valid.txt", "xyz\n");
+  data.validation_file = WriteTemp("short_valid.txt", "xyz");
   ByteTokenizer tokenizer;
   auto examples = BuildClmExamples(data, tokenizer, 64, 0);
   ASSERT_TRUE(examples.ok()) << examples.status();
-  EXPECT_THAT(examples->train, ElementsAre(TokenIds{'a', 'b', 'c', 'd', 'e'}));
+  EXPECT_THAT(examples->train, ElementsAre(TokenIds{'a', 'b', 'c', '\n', 'd', 'e', '\n'}));
   EXPECT_THAT(examples->eval, ElementsAre(TokenIds{'x', 'y', 'z'}));
 }
 
 TEST(ClmDatasetTest, TooLittleTextFailsNamingTheFileAndCounts) {
   DataSpec data;
-  data.train_file = WriteTemp("one.txt", "a\n\n");
+  data.train_file = WriteTemp("one.txt", "a");
   ByteTokenizer tokenizer;
   auto examples = BuildClmExamples(data, tokenizer, 64, 0);
   EXPECT_EQ(examples.status().code(), absl::StatusCode::kFailedPrecondition);
@@ -60,11 +86,12 @@ TEST(ClmDatasetTest, TooLittleTextFailsNamingTheFileAndCounts) {
 }
 
 TEST(ClmDatasetTest, NoBatchOfAThousandLinesHoldingABlockFails) {
-  DataSpec data;  // 1500 one-token lines: batches of 1000 and 500 tokens.
+  DataSpec data;  // 1500 one-token lines (no breaks kept): batches of 1000 and 500 tokens.
   std::string text;
   for (int i = 0; i < 1500; ++i) text += "x\n";
   data.train_file = WriteTemp("thin.txt", text);
   data.validation_file = data.train_file;
+  data.keep_linebreaks = false;
   ByteTokenizer tokenizer;
   auto examples = BuildClmExamples(data, tokenizer, 1024, 0);
   EXPECT_EQ(examples.status().code(), absl::StatusCode::kFailedPrecondition);
@@ -94,13 +121,14 @@ TEST(ClmDatasetTest, ResolvesBlockSize) {
 
 // What HF's code makes of `text_file` (train blocks of block_size, 1000-line map batches).
 nlohmann::json HfBlocks(const std::string& tokenizer_dir, const std::string& text_file,
-                        int block_size) {
+                        int block_size, bool keep_linebreaks) {
   static int calls = 0;
   const std::string out = WriteTemp("hf_blocks_" + std::to_string(calls++) + ".json", "");
   std::string output;
   const int status = testing::RunTestPython(
       std::string(LMTRAIN_SOURCE_DIR) + "/tests/text/clm/hf/clm_group_texts.py " + tokenizer_dir +
-          " " + text_file + " " + std::to_string(block_size) + " " + out,
+          " " + text_file + " " + std::to_string(block_size) + " " + out +
+          (keep_linebreaks ? " keep_linebreaks" : ""),
       &output);
   EXPECT_EQ(status, 0) << output;
   std::ifstream in(out);
@@ -131,15 +159,21 @@ TEST(ClmDatasetTest, BlocksOfALargeFileAreHfRunClmBlocks) {
   data.train_file = std::string(LMTRAIN_SOURCE_DIR) + "/examples/data/austen_train.txt";
   data.validation_file = std::string(LMTRAIN_SOURCE_DIR) + "/examples/data/austen_valid.txt";
   constexpr int kBlockSize = 64;
-  auto examples = BuildClmExamples(data, **tokenizer, kBlockSize, 0);
-  ASSERT_TRUE(examples.ok()) << examples.status();
-  const nlohmann::json train = HfBlocks(tokenizer_dir, data.train_file, kBlockSize);
-  EXPECT_EQ(examples->train_text_tokens, train.value("text_tokens", -1));
-  // Grouping the whole file at once would give more blocks than HF's batches of 1000 lines.
-  EXPECT_LT(static_cast<int64_t>(train["blocks"].size()), examples->train_text_tokens / kBlockSize);
-  ExpectSameBlocks(examples->train, train, "train");
-  ExpectSameBlocks(examples->eval, HfBlocks(tokenizer_dir, data.validation_file, kBlockSize),
-                   "validation");
+  for (const bool keep : {true, false}) {  // run_clm.py's default, then keep_linebreaks False.
+    data.keep_linebreaks = keep;
+    const std::string what = keep ? "keep_linebreaks " : "no line breaks ";
+    auto examples = BuildClmExamples(data, **tokenizer, kBlockSize, 0);
+    ASSERT_TRUE(examples.ok()) << examples.status();
+    const nlohmann::json train = HfBlocks(tokenizer_dir, data.train_file, kBlockSize, keep);
+    EXPECT_EQ(examples->train_text_tokens, train.value("text_tokens", -1)) << what;
+    // Grouping the whole file at once would give more blocks than HF's batches of 1000 lines.
+    EXPECT_LT(static_cast<int64_t>(train["blocks"].size()),
+              examples->train_text_tokens / kBlockSize);
+    ExpectSameBlocks(examples->train, train, what + "train");
+    ExpectSameBlocks(examples->eval,
+                     HfBlocks(tokenizer_dir, data.validation_file, kBlockSize, keep),
+                     what + "validation");
+  }
 }
 
 }  // namespace

@@ -22,6 +22,11 @@ TEST(TextDatasetTest, ReadsLinesLikeHfTextLoader) {
   EXPECT_THAT(*lines, ElementsAre("a", "", "bc", "d", "e"));
   EXPECT_THAT(*ReadTextLines(WriteTemp("last.txt", "x\ny")), ElementsAre("x", "y"));
   EXPECT_TRUE(ReadTextLines(WriteTemp("empty.txt", ""))->empty());
+  // keep_linebreaks=True: Python's universal newlines make every break one "\n"; a last line
+  // without a break keeps none.
+  EXPECT_THAT(*ReadTextLines(path, /*keep_linebreaks=*/true),
+              ElementsAre("a\n", "\n", "bc\n", "d\n", "e\n"));
+  EXPECT_THAT(*ReadTextLines(WriteTemp("last.txt", "x\r\ny"), true), ElementsAre("x\n", "y"));
 }
 
 TEST(TextDatasetTest, MissingFileIsNotFoundWithTheName) {
