@@ -453,6 +453,7 @@ absl::StatusOr<JobSpec> ParseJobSpec(std::string_view yaml, const ParseOptions& 
   internal::CheckTf32(reader, options, spec);
   internal::CheckLabelSmoothing(reader, spec);
   internal::CheckKeepLinebreaks(reader, spec);
+  internal::CheckAutoFindBatchSize(reader, spec);
   if (!reader.ok()) return reader.Finish();
   return spec;
 }

@@ -169,6 +169,9 @@ struct OptimArgs {
 struct TrainingSpec {
   double learning_rate = 5e-5;               // > 0
   int per_device_train_batch_size = 8;       // > 0
+  // HF's auto_find_batch_size: when a training step runs out of memory, training starts over
+  // with int(per_device_train_batch_size × 0.9), down to 1 (one process only).
+  bool auto_find_batch_size = false;
   int per_device_eval_batch_size = 8;        // > 0
   int gradient_accumulation_steps = 1;       // > 0
   int64_t max_steps = -1;                    // > 0 overrides num_train_epochs

@@ -196,6 +196,7 @@ const FieldTable<TrainingSpec>& TrainingFields() {
       ChoiceField("device", &T::device, {"auto", "cpu", "cuda"}),
       BoolField("use_cpu", &T::use_cpu),
       BoolField("gradient_checkpointing", &T::gradient_checkpointing),
+      BoolField("auto_find_batch_size", &T::auto_find_batch_size),
       BoolField("full_determinism", &T::full_determinism),
       BoolField("cuda_graphs", &T::cuda_graphs),
       StringField("resume_from_checkpoint", &T::resume_from_checkpoint),

@@ -46,6 +46,19 @@ void CheckTf32(YamlReader& r, const ParseOptions& options, const JobSpec& spec) 
   }
 }
 
+void CheckAutoFindBatchSize(YamlReader& r, const JobSpec& spec) {
+  const ResourcesSpec& res = spec.resources;
+  const int64_t ranks = static_cast<int64_t>(res.workers) * res.slots_per_worker;
+  if (!spec.training.auto_find_batch_size || ranks <= 1 ||
+      r.HasProblem("training.auto_find_batch_size")) {
+    return;
+  }
+  r.ReportAt("training.auto_find_batch_size",
+             absl::StrCat("training.auto_find_batch_size trains one process (this job has ", ranks,
+                          ": resources.workers × slots_per_worker); set "
+                          "per_device_train_batch_size for data-parallel jobs"));
+}
+
 void CheckKeepLinebreaks(YamlReader& r, const JobSpec& spec) {
   if (!spec.data.keep_linebreaks.has_value() || spec.task == "clm" ||
       r.HasProblem("data.keep_linebreaks")) {

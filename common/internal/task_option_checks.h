@@ -17,6 +17,12 @@ void CheckCudaGraphs(YamlReader& r, const ParseOptions& options, const JobSpec& 
 // the device checks (use_cpu has set device).
 void CheckTf32(YamlReader& r, const ParseOptions& options, const JobSpec& spec);
 
+// training.auto_find_batch_size trains one process: refused with resources for several
+// (call after the resource checks)
+// (workers × slots_per_worker > 1), where one rank's smaller batch would leave the others
+// waiting in an all-reduce.
+void CheckAutoFindBatchSize(YamlReader& r, const JobSpec& spec);
+
 // data.keep_linebreaks is run_clm.py's: refused for the other tasks (run_mlm.py reads text
 // files without line breaks; the others read tables).
 void CheckKeepLinebreaks(YamlReader& r, const JobSpec& spec);

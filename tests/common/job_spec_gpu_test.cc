@@ -142,6 +142,19 @@ TEST_F(JobSpecGpuTest, CudaGraphsRefuseWhatCannotBeCaptured) {
       HasError(Parse(qa), 7, "training.cuda_graphs captures clm and mlm steps only (task is qa)"));
 }
 
+TEST_F(JobSpecGpuTest, AutoFindBatchSizeTrainsOneProcess) {
+  auto spec = Parse(std::string(kBase) + "training: {auto_find_batch_size: true}\n" +
+                    "resources: {gpus_per_worker: 1}\n");
+  ASSERT_TRUE(spec.ok()) << spec.status();
+  EXPECT_TRUE(spec->training.auto_find_batch_size);
+  EXPECT_TRUE(HasError(Parse(std::string(kBase) + "training:\n  auto_find_batch_size: true\n" +
+                             "resources: {gpus_per_worker: 2}\n"),
+                       7, "auto_find_batch_size trains one process (this job has 2"));
+  EXPECT_TRUE(HasError(Parse(std::string(kBase) + "training:\n  auto_find_batch_size: true\n" +
+                             "resources: {workers: 3}\n"),
+                       7, "(this job has 3: resources.workers × slots_per_worker)"));
+}
+
 TEST_F(JobSpecGpuTest, RoundTripKeepsGpuKeys) {
   auto spec = Parse(std::string(kBase) +
                     "training: {fp16: true, device: cuda}\nresources: {workers: 2, "

@@ -22,10 +22,12 @@
 #include "worker/trainer/trainer.h"
 #include "worker/trainer/trainer_checkpoint.h"
 #include "worker/trainer/training_device.h"
+#include "worker/trainer_base/auto_batch_size.h"
 #include "worker/trainer_base/checkpoint_writer.h"
 #include "worker/trainer_base/resume_point.h"
 #include "worker/trainer_base/run_results.h"
 #include "worker/trainer_base/tensorboard_callback.h"
+#include "worker/trainer_base/trainer_state.h"
 #include "worker/trainer_base/training_reporter.h"
 
 namespace lmtrain {
@@ -173,6 +175,93 @@ std::unique_ptr<TensorBoardCallback> MakeTensorBoardCallback(const JobSpec& spec
   return std::make_unique<TensorBoardCallback>(std::move(tb));
 }
 
+// What every training attempt shares: where it trains, its rank group, its tokenizer and
+// where it resumes from.
+struct JobSetup {
+  torch::Device device = torch::kCPU;
+  DataParallelGroup* group = nullptr;
+  const Tokenizer* tokenizer = nullptr;
+  std::string tokenizer_path;
+  std::string resume_from;                     // Empty: a fresh start.
+  EventSink* events = nullptr;                 // Where the reporter sends events.
+  TensorBoardCallback* tensorboard = nullptr;  // May be null.
+};
+
+// Builds the task and the Trainer for `spec`, resumes, and runs them (RunTrainer).
+absl::StatusOr<JobResult> RunAttempt(const JobSpec& spec, const JobSetup& setup,
+                                     const JobOptions& options) {
+  RETURN_IF_ERROR(CheckModelFits(spec, *setup.tokenizer, setup.device));
+  TaskContext task_context{setup.tokenizer, setup.tokenizer_path, options.output_dir, options.out,
+                           options.err};
+  ASSIGN_OR_RETURN(std::unique_ptr<TrainingTask> task, MakeTask(spec, task_context));
+  if (spec.training.gradient_checkpointing) {
+    RETURN_IF_ERROR(task->model().SetGradientCheckpointing(true));
+  }
+  RETURN_IF_ERROR(task->model().SetNeftuneNoiseAlpha(spec.training.neftune_noise_alpha));
+  // The model is built on the CPU (HF's initialisation, seeded) and trained where asked.
+  RETURN_IF_ERROR(CatchTorchErrors(
+      [&] {
+        task->model().to(setup.device);
+        return absl::OkStatus();
+      },
+      [&] { return "moving the model to " + setup.device.str(); }));
+  *options.out << "Training on " << DescribeDevice(setup.device) << std::endl;
+  // One per attempt: an attempt that ran out of memory leaves no log history behind.
+  TrainingReporter reporter(setup.events, options.out, options.err, setup.tensorboard);
+  CheckpointWriter checkpoints({options.output_dir, spec.training.save_total_limit});
+  Trainer::Options trainer_options;
+  trainer_options.training = spec.training;
+  trainer_options.output_dir = options.output_dir;
+  trainer_options.stop_requested = options.stop_requested;
+  trainer_options.group = setup.group;
+  ASSIGN_OR_RETURN(std::unique_ptr<Trainer> trainer,
+                   Trainer::Create(std::move(trainer_options), task.get(), setup.tokenizer,
+                                   &reporter, &checkpoints));
+  if (!setup.resume_from.empty()) {
+    RETURN_IF_ERROR(trainer->ResumeFrom(setup.resume_from));
+    *options.out << "Resumed from " << setup.resume_from << " at step " << trainer->global_step()
+                 << std::endl;
+  }
+  return RunTrainer(spec, *trainer, *task, options);
+}
+
+// HF's auto_find_batch_size: RunAttempt again with smaller batches while it runs out of
+// memory (auto_batch_size.h), from the checkpoint's batch when resuming (HF reads
+// trainer_state.json's train_batch_size). An attempt that resumed is not retried: a smaller
+// batch could not continue its checkpoint.
+absl::StatusOr<JobResult> RunWithAutoFindBatchSize(JobSpec spec, const JobSetup& setup,
+                                                   const JobOptions& options) {
+  if (setup.group != nullptr) {
+    return absl::InvalidArgumentError(
+        "training.auto_find_batch_size trains one process; this job has " +
+        std::to_string(setup.group->world_size()) + " ranks");
+  }
+  int64_t start = spec.training.per_device_train_batch_size;
+  if (!setup.resume_from.empty()) {
+    ASSIGN_OR_RETURN(const TrainerState state,
+                     TrainerState::ReadFile(setup.resume_from + "/trainer_state.json"));
+    if (state.train_batch_size > 0) start = state.train_batch_size;
+  }
+  JobResult result;
+  absl::Status resumed_failure;
+  RETURN_IF_ERROR(RunWithAutoBatchSize(
+      start,
+      [&](int64_t batch_size) -> absl::Status {
+        spec.training.per_device_train_batch_size = static_cast<int>(batch_size);
+        absl::StatusOr<JobResult> attempt = RunAttempt(spec, setup, options);
+        ReleaseCachedDeviceMemory(setup.device);
+        if (attempt.ok()) result = *attempt;
+        if (!setup.resume_from.empty() && absl::IsResourceExhausted(attempt.status())) {
+          resumed_failure = attempt.status();
+          return absl::OkStatus();
+        }
+        return attempt.status();
+      },
+      *options.err));
+  RETURN_IF_ERROR(resumed_failure);
+  return result;
+}
+
 }  // namespace
 
 absl::StatusOr<JobResult> RunJob(const JobSpec& spec, const JobOptions& options) {
@@ -216,43 +305,19 @@ absl::StatusOr<JobResult> RunJob(const JobSpec& spec, const JobOptions& options)
   const std::string tokenizer_path = spec.tokenizer.train.has_value()
                                          ? options.output_dir + "/tokenizer/spiece.model"
                                          : spec.tokenizer.path;
-  RETURN_IF_ERROR(CheckModelFits(spec, *tokenizer, device));
-  TaskContext task_context{tokenizer.get(), tokenizer_path, options.output_dir, options.out,
-                           options.err};
-  ASSIGN_OR_RETURN(std::unique_ptr<TrainingTask> task, MakeTask(spec, task_context));
-  if (spec.training.gradient_checkpointing) {
-    RETURN_IF_ERROR(task->model().SetGradientCheckpointing(true));
-  }
-  RETURN_IF_ERROR(task->model().SetNeftuneNoiseAlpha(spec.training.neftune_noise_alpha));
-  // The model is built on the CPU (HF's initialisation, seeded) and trained where asked.
-  RETURN_IF_ERROR(CatchTorchErrors(
-      [&] {
-        task->model().to(device);
-        return absl::OkStatus();
-      },
-      [&] { return "moving the model to " + device.str(); }));
-  *options.out << "Training on " << DescribeDevice(device) << std::endl;
-
   NullEventSink quiet;  // Events and TensorBoard files are rank 0's.
   const std::unique_ptr<TensorBoardCallback> tensorboard =
       options.distributed.is_root() ? MakeTensorBoardCallback(spec, options) : nullptr;
-  TrainingReporter reporter(options.distributed.is_root() ? options.events : &quiet, options.out,
-                            options.err, tensorboard.get());
-  CheckpointWriter checkpoints({options.output_dir, spec.training.save_total_limit});
-  Trainer::Options trainer_options;
-  trainer_options.training = spec.training;
-  trainer_options.output_dir = options.output_dir;
-  trainer_options.stop_requested = options.stop_requested;
-  trainer_options.group = group.get();
-  ASSIGN_OR_RETURN(std::unique_ptr<Trainer> trainer,
-                   Trainer::Create(std::move(trainer_options), task.get(), tokenizer.get(),
-                                   &reporter, &checkpoints));
-  if (!resume_from.empty()) {
-    RETURN_IF_ERROR(trainer->ResumeFrom(resume_from));
-    *options.out << "Resumed from " << resume_from << " at step " << trainer->global_step()
-                 << std::endl;
-  }
-  return RunTrainer(spec, *trainer, *task, options);
+  JobSetup setup;
+  setup.device = device;
+  setup.group = group.get();
+  setup.tokenizer = tokenizer.get();
+  setup.tokenizer_path = tokenizer_path;
+  setup.resume_from = resume_from;
+  setup.events = options.distributed.is_root() ? options.events : &quiet;
+  setup.tensorboard = tensorboard.get();
+  if (spec.training.auto_find_batch_size) return RunWithAutoFindBatchSize(spec, setup, options);
+  return RunAttempt(spec, setup, options);
 }
 
 }  // namespace lmtrain

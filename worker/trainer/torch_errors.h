@@ -7,13 +7,22 @@
 
 #include <exception>
 #include <string>
+#include <string_view>
 #include <utility>
 
 #include "absl/status/status.h"
 
 namespace lmtrain {
 
-// Runs `fn` (returning absl::Status). A device out-of-memory error becomes
+// Whether `e` is the CPU allocator running out of memory: LibTorch throws a plain c10::Error
+// for it (a GPU's is c10::OutOfMemoryError). accelerate's should_reduce_batch_size matches the
+// same message.
+inline bool IsCpuOutOfMemory(const c10::Error& e) {
+  return std::string_view(e.what_without_backtrace())
+             .find("DefaultCPUAllocator: can't allocate memory") != std::string_view::npos;
+}
+
+// Runs `fn` (returning absl::Status). A device's or the CPU's out-of-memory error becomes
 // ResourceExhausted("<context()>: <message>"), any other c10::Error or std::exception
 // Internal("<context()>: <message>"); `context` (returning std::string, e.g. the step and
 // tensor shapes) is only called then.
@@ -24,6 +33,9 @@ absl::Status CatchTorchErrors(Fn&& fn, Context&& context) {
   } catch (const c10::OutOfMemoryError& e) {
     return absl::ResourceExhaustedError(context() + ": " + e.what_without_backtrace());
   } catch (const c10::Error& e) {
+    if (IsCpuOutOfMemory(e)) {
+      return absl::ResourceExhaustedError(context() + ": " + e.what_without_backtrace());
+    }
     return absl::InternalError(context() + ": " + e.what_without_backtrace());
   } catch (const std::exception& e) {
     return absl::InternalError(context() + ": " + e.what());

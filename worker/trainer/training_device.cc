@@ -1,6 +1,7 @@
 #include "worker/trainer/training_device.h"
 
 #include <ATen/Context.h>
+#include <c10/cuda/CUDACachingAllocator.h>
 #include <torch/cuda.h>
 
 #include <cstdlib>
@@ -59,13 +60,17 @@ void SetCudaTf32(bool enable) {
   }
 }
 
+void ReleaseCachedDeviceMemory(const torch::Device& device) {
+  if (device.is_cuda()) c10::cuda::CUDACachingAllocator::emptyCache();
+}
+
 std::string DescribeDevice(const torch::Device& device) { return device.str(); }
 
 std::string OutOfMemoryAdvice(int per_device_train_batch_size, bool gradient_checkpointing) {
   std::string advice = absl::StrCat(
       "the device ran out of memory with per_device_train_batch_size ", per_device_train_batch_size,
       ": lower it (and raise gradient_accumulation_steps to keep "
-      "the same batch)");
+      "the same batch), or set auto_find_batch_size: true");
   if (!gradient_checkpointing) absl::StrAppend(&advice, ", or set gradient_checkpointing: true");
   return advice;
 }

@@ -25,6 +25,10 @@ struct DeviceRequest {
 // InvalidArgument for an unknown device name.
 absl::StatusOr<torch::Device> ResolveTrainingDevice(const DeviceRequest& request);
 
+// Returns the CUDA caching allocator's unused blocks to the driver (torch.cuda.empty_cache), so
+// that a retry after an out-of-memory error starts from a clean device; nothing on the CPU.
+void ReleaseCachedDeviceMemory(const torch::Device& device);
+
 // "cuda:0" or "cpu": for the log line that says where a job trains.
 std::string DescribeDevice(const torch::Device& device);
 

@@ -1,12 +1,14 @@
 // lm-train's job-file options through the real process: a model too large for the machine,
 // logging_strategy, eval_delay, overwrite_output_dir and HF's old names, tables as clm data,
-// label_smoothing_factor, neftune_noise_alpha, include_num_input_tokens_seen.
+// label_smoothing_factor, neftune_noise_alpha, include_num_input_tokens_seen,
+// auto_find_batch_size.
 #include <fcntl.h>
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 #include <poll.h>
 #include <signal.h>
 #include <spawn.h>
+#include <sys/resource.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -17,6 +19,7 @@
 #include <filesystem>
 #include <fstream>
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <random>
 #include <sstream>
 
@@ -48,6 +51,76 @@ TEST_F(LmTrainTest, AModelTooLargeForTheMachineFailsBeforeAllocating) {
   EXPECT_THAT(err, HasSubstr("model.config: a model of"));
   EXPECT_THAT(err, HasSubstr("this machine has"));
   EXPECT_THAT(err, ::testing::Not(HasSubstr("frame #")));
+}
+
+// Lowers this process's address-space limit (RLIMIT_AS, soft) for its lifetime, so that a child
+// spawned meanwhile inherits it: the CPU allocator then fails like a machine out of memory.
+class ScopedAddressSpaceLimit {
+ public:
+  explicit ScopedAddressSpaceLimit(rlim_t bytes) {
+    EXPECT_EQ(getrlimit(RLIMIT_AS, &saved_), 0);
+    rlimit lowered = saved_;
+    lowered.rlim_cur = bytes;
+    EXPECT_EQ(setrlimit(RLIMIT_AS, &lowered), 0);
+  }
+  ~ScopedAddressSpaceLimit() { setrlimit(RLIMIT_AS, &saved_); }
+
+ private:
+  rlimit saved_{};
+};
+
+// HF's auto_find_batch_size through the real process, on a CPU that really runs out of memory:
+// lm-train under a 6 GiB address space (about 3 of which its libraries map) cannot hold a step
+// of 8 sequences of 1024 tokens with eager attention (16 heads of 1024²). Without the option
+// the job fails with the batch size and what to change; with it, training starts over with
+// int(8 × 0.9) = 7, then 6, ... until a step fits, and trainer_state.json records that batch.
+TEST_F(LmTrainTest, AutoFindBatchSizeRetriesSmallerBatchesWhenMemoryRunsOut) {
+  const auto write_job = [&](const std::string& name, const std::string& extra) {
+    const fs::path job = dir_ / name;
+    std::ofstream(job)
+        << "name: oom\ntask: clm\n"
+        << "model: {config: {model_type: gpt2, n_layer: 2, n_head: 16, n_embd: 64, "
+           "n_positions: 1024}}\n"
+        << "tokenizer: {path: " << LMTRAIN_SOURCE_DIR << "/tests/data/tokenizers/gpt2}\n"
+        << "data: {train_file: " << kData << "austen_train.txt, block_size: 1024}\n"
+        << "training: {per_device_train_batch_size: 8, max_steps: 1, do_eval: false, "
+           "save_strategy: \"no\", device: cpu, report_to: none"
+        << extra << "}\n";
+    return job;
+  };
+  const auto run = [&](const fs::path& job) {
+    const fs::path dir = dir_ / job.stem();
+    fs::create_directories(dir);
+    std::optional<Child> child;
+    {
+      ScopedAddressSpaceLimit limit(rlim_t{6} << 30);
+      child.emplace(dir, job);
+    }
+    EXPECT_TRUE(child->WaitForEof(std::chrono::seconds(240)));
+    return std::make_pair(child->Wait(), ReadFile(dir / "stderr.txt"));
+  };
+  const auto [failed, fixed_err] = run(write_job("fixed.yaml", ""));
+  EXPECT_EQ(failed, 1) << fixed_err;
+  EXPECT_THAT(fixed_err, HasSubstr("DefaultCPUAllocator: can't allocate memory"));
+  EXPECT_THAT(fixed_err, HasSubstr("ran out of memory with per_device_train_batch_size 8"));
+  EXPECT_THAT(fixed_err, HasSubstr("or set auto_find_batch_size: true"));
+
+  const fs::path job = write_job("auto.yaml", ", auto_find_batch_size: true");
+  const auto [code, err] = run(job);
+  ASSERT_EQ(code, 0) << err;
+  EXPECT_THAT(err, HasSubstr("warning: out of memory with per_device_train_batch_size 8; "
+                             "retrying with 7 (auto_find_batch_size)"));
+  const size_t last = err.rfind("retrying with ");
+  ASSERT_NE(last, std::string::npos);
+  const int fitted = std::atoi(err.c_str() + last + std::string("retrying with ").size());
+  EXPECT_GE(fitted, 1);
+  EXPECT_LT(fitted, 8);
+  const nlohmann::json state =
+      nlohmann::json::parse(ReadFile(dir_ / "auto" / "out" / "trainer_state.json"));
+  EXPECT_EQ(state["train_batch_size"], fitted);
+  EXPECT_EQ(state["global_step"], 1);
+  // One attempt's history: the step's summary, nothing from the attempts that ran out.
+  EXPECT_EQ(state["log_history"].size(), 1u) << state.dump();
 }
 
 // The events of a run of `job` in `dir`, which is expected to exit 0.

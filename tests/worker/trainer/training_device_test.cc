@@ -6,10 +6,33 @@
 #include <torch/cuda.h>
 #include <torch/torch.h>
 
+#include <string>
 #include <utility>
+
+#include "worker/trainer/torch_errors.h"
 
 namespace lmtrain {
 namespace {
+
+// The CPU allocator's failure is a plain c10::Error; the trainer's boundary treats it as running
+// out of memory, as a GPU's c10::OutOfMemoryError (accelerate matches the same message).
+TEST(TrainingDeviceTest, TheCpuAllocatorRunningOutIsResourceExhausted) {
+  const absl::Status status = CatchTorchErrors(
+      [] {
+        torch::empty({int64_t{1} << 50}, torch::kUInt8);  // A petabyte: beyond any address space.
+        return absl::OkStatus();
+      },
+      [] { return std::string("training step 1"); });
+  EXPECT_TRUE(absl::IsResourceExhausted(status)) << status;
+  EXPECT_NE(status.message().find("training step 1: "), std::string::npos) << status;
+  const absl::Status other = CatchTorchErrors(
+      [] {
+        torch::ones({2}).view({3});
+        return absl::OkStatus();
+      },
+      [] { return std::string("x"); });
+  EXPECT_TRUE(absl::IsInternal(other)) << other;
+}
 
 TEST(TrainingDeviceTest, CpuIsAlwaysTheCpu) {
   auto device = ResolveTrainingDevice({"cpu", false, 0});
