@@ -22,14 +22,15 @@ case "$PRESET" in
                  worker_agent_test artifact_cache_test) ;;
   # The threads of the dispatcher, the job manager and the worker agent; concurrent writers
   # of the job stores (group commit, the WAL checkpoint thread) and of the artifact cache; the
-  # server's WatchJob fan-out, leader lease, HTTP API and in-process worker. Not WatchReactorTest and
+  # server's WatchJob fan-out, leader lease, HTTP API and in-process worker; the BPE word cache
+  # of tokenizing threads. Not WatchReactorTest and
   # GrpcServerClientTest: they run a real in-process gRPC server and client, and TSan reports
   # gRPC's own threads racing inside the uninstrumented library (its slice buffers, and
   # abseil's lock graph behind its mutexes) (docs/reliability.md#sanitizer-builds).
   tsan) DEFAULT=(server_core_test job_runner_test worker_agent_test sqlite_sync_test
                  wal_checkpointer_test sqlite_job_store_test job_store_contract_test
                  artifact_cache_test watch_fanout_test leader_lease_test http_api_test
-                 local_worker_test)
+                 local_worker_test bpe_cache_test)
         EXCLUDE='|^WatchReactorTest\.|^GrpcServerClientTest\.' ;;
   *)
     echo "usage: scripts/sanitize.sh asan|tsan [TARGET...]" >&2

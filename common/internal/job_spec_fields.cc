@@ -233,6 +233,8 @@ const FieldTable<DataSpec>& DataFields() {
       NumberField("block_size", &D::block_size, Range::AtLeast(0)),
       BoolField("line_by_line", &D::line_by_line),
       OptionalBoolField("keep_linebreaks", &D::keep_linebreaks),
+      NumberField("preprocessing_num_workers", &D::preprocessing_num_workers,
+                  Range::Closed(0, 256)),
       StringField("text_column_name", &D::text_column_name),
       NumberField("max_seq_length", &D::max_seq_length, Range::AtLeast(0)),
       BoolField("pad_to_max_length", &D::pad_to_max_length),

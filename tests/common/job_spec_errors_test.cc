@@ -45,6 +45,14 @@ TEST_F(JobSpecErrorsTest, KeepLinebreaksIsRunClmsOnly) {
       HasError(Parse(std::string(kGood) + "  keep_linebreaks: 1\n"), 8, "data.keep_linebreaks"));
 }
 
+TEST_F(JobSpecErrorsTest, PreprocessingNumWorkersIsACount) {
+  EXPECT_TRUE(Parse(std::string(kGood) + "  preprocessing_num_workers: 8\n").ok());
+  EXPECT_TRUE(HasError(Parse(std::string(kGood) + "  preprocessing_num_workers: -1\n"), 8,
+                       "data.preprocessing_num_workers"));
+  EXPECT_TRUE(HasError(Parse(std::string(kGood) + "  preprocessing_num_workers: 1.5\n"), 8,
+                       "data.preprocessing_num_workers"));
+}
+
 // Hostile YAML in the free-form model config: aliases that would expand to a billion values, and
 // nesting deeper than any HF config, are refused at their line instead of exhausting memory.
 TEST_F(JobSpecErrorsTest, AliasBombsAndDeepNestingInTheModelConfigAreRefused) {

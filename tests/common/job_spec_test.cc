@@ -49,6 +49,7 @@ data:
   block_size: 64
   line_by_line: true
   keep_linebreaks: true
+  preprocessing_num_workers: 4
   text_column_name: text
 training:
   learning_rate: 3e-4
@@ -117,6 +118,7 @@ TEST_F(JobSpecTest, ParsesEveryField) {
   EXPECT_EQ(spec->data.block_size, 64);
   EXPECT_TRUE(spec->data.line_by_line);
   EXPECT_EQ(spec->data.keep_linebreaks, true);
+  EXPECT_EQ(spec->data.preprocessing_num_workers, 4);
   EXPECT_EQ(spec->data.text_column_name, "text");
   TrainingSpec want;
   want.learning_rate = 3e-4;

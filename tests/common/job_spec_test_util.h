@@ -160,6 +160,7 @@ inline void ExpectSpecsEqual(const JobSpec& a, const JobSpec& b) {
   EXPECT_EQ(a.data.block_size, b.data.block_size);
   EXPECT_EQ(a.data.line_by_line, b.data.line_by_line);
   EXPECT_EQ(a.data.keep_linebreaks, b.data.keep_linebreaks);
+  EXPECT_EQ(a.data.preprocessing_num_workers, b.data.preprocessing_num_workers);
   EXPECT_EQ(a.data.text_column_name, b.data.text_column_name);
   ExpectTrainingEqual(a.training, b.training);
   EXPECT_EQ(a.resources.gpus_per_worker, b.resources.gpus_per_worker);

@@ -61,8 +61,9 @@ absl::StatusOr<ClmExamples> BuildClmExamples(const DataSpec& data, const Tokeniz
   ASSIGN_OR_RETURN(TextSplit split, ReadTextSplit(data.train_file, data.validation_file,
                                                   data.validation_split_percentage,
                                                   data.text_column_name, KeepsLinebreaks(data)));
-  const std::vector<TokenIds> train_lines = TokenizeLines(split.train, tokenizer);
-  const std::vector<TokenIds> eval_lines = TokenizeLines(split.validation, tokenizer);
+  const int workers = data.preprocessing_num_workers;
+  const std::vector<TokenIds> train_lines = TokenizeLines(split.train, tokenizer, workers);
+  const std::vector<TokenIds> eval_lines = TokenizeLines(split.validation, tokenizer, workers);
   ClmExamples out;
   out.train_text_tokens = CountTokens(train_lines);
   out.eval_text_tokens = CountTokens(eval_lines);

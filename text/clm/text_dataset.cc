@@ -6,6 +6,8 @@
 #include <iterator>
 #include <utility>
 
+#include "common/parallel_map.h"
+
 namespace lmtrain {
 namespace {
 
@@ -51,11 +53,8 @@ TextSplit SplitOffValidation(std::vector<std::string> lines, int percentage) {
 }
 
 std::vector<TokenIds> TokenizeLines(const std::vector<std::string>& lines,
-                                    const Tokenizer& tokenizer) {
-  std::vector<TokenIds> examples;
-  examples.reserve(lines.size());
-  for (const std::string& line : lines) examples.push_back(tokenizer.Encode(line));
-  return examples;
+                                    const Tokenizer& tokenizer, int workers) {
+  return ParallelMap(lines.size(), workers, [&](size_t i) { return tokenizer.Encode(lines[i]); });
 }
 
 std::vector<TokenIds> GroupTexts(absl::Span<const TokenIds> examples, int block_size) {

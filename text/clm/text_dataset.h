@@ -38,9 +38,10 @@ struct TextSplit {
 // is train. percentage in [0, 100].
 TextSplit SplitOffValidation(std::vector<std::string> lines, int percentage);
 
-// One id list per line, no special tokens (an empty line gives an empty list).
+// One id list per line, no special tokens (an empty line gives an empty list), tokenized on
+// `workers` threads (<= 1: this one); the result does not depend on `workers`.
 std::vector<TokenIds> TokenizeLines(const std::vector<std::string>& lines,
-                                    const Tokenizer& tokenizer);
+                                    const Tokenizer& tokenizer, int workers = 1);
 
 // HF group_texts on one batch: concatenates every example, drops the remainder shorter than
 // `block_size` (> 0) and cuts the rest into blocks of exactly `block_size` ids.

@@ -1,8 +1,11 @@
 #include "text/mlm/mlm_examples.h"
 
 #include <algorithm>
+#include <string>
+#include <string_view>
 #include <utility>
 
+#include "common/parallel_map.h"
 #include "common/status_macros.h"
 #include "text/clm/text_dataset.h"
 #include "text/clm/text_file.h"
@@ -76,12 +79,13 @@ std::vector<MlmExample> GroupedExamples(const std::vector<std::string>& lines,
   std::vector<MlmExample> out;
   int64_t next_word = 0;
   for (size_t first = 0; first < lines.size(); first += group_lines) {
-    const size_t end = std::min(lines.size(), first + group_lines);
+    const size_t count = std::min(lines.size(), first + group_lines) - first;
+    // One group's encodings at a time: memory stays that of one group.
+    const std::vector<Encoding> encodings = ParallelMap(count, options.workers, [&](size_t i) {
+      return tokenizer.EncodeWithOffsets(lines[first + i], /*add_special_tokens=*/true);
+    });
     GroupStreams group;
-    for (size_t i = first; i < end; ++i) {
-      AddLine(tokenizer.EncodeWithOffsets(lines[i], /*add_special_tokens=*/true), &next_word,
-              &group);
-    }
+    for (const Encoding& encoding : encodings) AddLine(encoding, &next_word, &group);
     AppendBlocks(group, options.max_seq_length, &out);
   }
   return out;
@@ -89,16 +93,24 @@ std::vector<MlmExample> GroupedExamples(const std::vector<std::string>& lines,
 
 absl::StatusOr<std::vector<MlmExample>> LineByLineExamples(const std::vector<std::string>& lines,
                                                            const Tokenizer& tokenizer,
-                                                           int max_seq_length) {
+                                                           const MlmExampleOptions& options) {
   TruncationOptions truncation;
-  truncation.max_length = static_cast<size_t>(max_seq_length);
-  std::vector<MlmExample> out;
+  truncation.max_length = static_cast<size_t>(options.max_seq_length);
+  std::vector<std::string_view> kept;  // HF drops empty and whitespace-only lines.
   for (const std::string& line : lines) {
-    if (line.empty() || IsPythonSpace(line)) continue;
-    ASSIGN_OR_RETURN(std::vector<Encoding> encodings,
-                     tokenizer.EncodeTruncated(line, truncation, /*return_overflowing=*/false));
+    if (!line.empty() && !IsPythonSpace(line)) kept.push_back(line);
+  }
+  std::vector<absl::StatusOr<std::vector<Encoding>>> encoded =
+      ParallelMap(kept.size(), options.workers, [&](size_t i) {
+        return tokenizer.EncodeTruncated(kept[i], truncation,
+                                         /*return_overflowing=*/false);
+      });
+  std::vector<MlmExample> out;
+  out.reserve(encoded.size());
+  for (absl::StatusOr<std::vector<Encoding>>& encodings : encoded) {
+    if (!encodings.ok()) return encodings.status();
     int64_t next_word = 0;
-    const Encoding& encoding = encodings.front();
+    const Encoding& encoding = encodings->front();
     out.push_back(MlmExample{encoding.ids, encoding.special_tokens_mask,
                              Renumber(WordNumbers(encoding, &next_word))});
   }
@@ -157,7 +169,7 @@ absl::StatusOr<std::vector<MlmExample>> BuildMlmExamples(const std::vector<std::
     return absl::InvalidArgumentError("group_lines must be >= 0 (got " +
                                       std::to_string(options.group_lines) + ")");
   }
-  if (options.line_by_line) return LineByLineExamples(lines, tokenizer, options.max_seq_length);
+  if (options.line_by_line) return LineByLineExamples(lines, tokenizer, options);
   return GroupedExamples(lines, tokenizer, options);
 }
 

@@ -54,6 +54,9 @@ struct MlmExampleOptions {
   // Grouped mode: lines per group (HF datasets.map batch_size). 0: all lines form one group.
   // Default 1000.
   int64_t group_lines = 1000;
+  // Threads that tokenize (data.preprocessing_num_workers; <= 1: one). The examples do not
+  // depend on it.
+  int workers = 1;
 };
 
 // The examples of `lines`. InvalidArgument for max_seq_length <= 0 or group_lines < 0, and

@@ -259,6 +259,7 @@ absl::StatusOr<std::unique_ptr<TrainingTask>> MakeMlmTask(const JobSpec& spec,
   options.max_seq_length = static_cast<int>(
       spec.data.max_seq_length > 0 ? std::min<int64_t>(spec.data.max_seq_length, limit) : limit);
   options.line_by_line = spec.data.line_by_line;
+  options.workers = spec.data.preprocessing_num_workers;
   JobSpec source = spec;
   if (spec.data.train_test_split) source.data.validation_split_percentage = 0;  // Split below.
   ASSIGN_OR_RETURN(MlmTask::Data data, LoadExamples(source, context, options));

@@ -159,6 +159,7 @@ TEST(ClmDatasetTest, BlocksOfALargeFileAreHfRunClmBlocks) {
   data.train_file = std::string(LMTRAIN_SOURCE_DIR) + "/examples/data/austen_train.txt";
   data.validation_file = std::string(LMTRAIN_SOURCE_DIR) + "/examples/data/austen_valid.txt";
   constexpr int kBlockSize = 64;
+  data.preprocessing_num_workers = 3;      // The same blocks from any number of threads.
   for (const bool keep : {true, false}) {  // run_clm.py's default, then keep_linebreaks False.
     data.keep_linebreaks = keep;
     const std::string what = keep ? "keep_linebreaks " : "no line breaks ";

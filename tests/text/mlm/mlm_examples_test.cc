@@ -57,6 +57,35 @@ TEST(MlmExamplesBertTest, GroupedBlocksAsHfGroupTexts) {
   EXPECT_THAT(examples[0].input_ids, ElementsAre(101, 7592, 2088, 1012));
 }
 
+// data.preprocessing_num_workers: the same examples from any number of tokenizing threads,
+// grouped (across several groups of lines) and line by line.
+TEST(MlmExamplesBertTest, SeveralWorkersBuildTheSameExamples) {
+  std::unique_ptr<Tokenizer> bert = LoadBertOrNull();
+  if (bert == nullptr) GTEST_SKIP() << "bert-base-uncased tokenizer not found";
+  std::vector<std::string> lines;
+  for (int i = 0; i < 300; ++i) {
+    lines.push_back(i % 7 == 0 ? "" : "Line " + std::to_string(i) + " of the unaffable text.");
+  }
+  for (const bool line_by_line : {false, true}) {
+    MlmExampleOptions options;
+    options.max_seq_length = 16;
+    options.line_by_line = line_by_line;
+    options.group_lines = 64;
+    auto one = BuildMlmExamples(lines, *bert, options);
+    ASSERT_TRUE(one.ok()) << one.status();
+    options.workers = 3;
+    auto three = BuildMlmExamples(lines, *bert, options);
+    ASSERT_TRUE(three.ok()) << three.status();
+    ASSERT_EQ(three->size(), one->size()) << line_by_line;
+    ASSERT_GT(one->size(), 100u);
+    for (size_t i = 0; i < one->size(); ++i) {
+      ASSERT_EQ((*three)[i].input_ids, (*one)[i].input_ids) << i;
+      ASSERT_EQ((*three)[i].special_tokens_mask, (*one)[i].special_tokens_mask) << i;
+      ASSERT_EQ((*three)[i].word_ids, (*one)[i].word_ids) << i;
+    }
+  }
+}
+
 // Fewer tokens than max_seq_length in the whole group: one short block (group_texts keeps it).
 TEST(MlmExamplesBertTest, ShortGroupIsOneBlock) {
   std::unique_ptr<Tokenizer> bert = LoadBertOrNull();

@@ -1,7 +1,10 @@
 #include "text/tokenizers/internal/bpe_model.h"
 
+#include <mutex>
 #include <queue>
+#include <shared_mutex>
 
+#include "absl/hash/hash.h"
 #include "text/tokenizers/internal/absl_view.h"
 
 namespace lmtrain::tokenizers_internal {
@@ -87,19 +90,24 @@ std::vector<int32_t> BpeModel::MergeWord(std::string_view word) const {
 void BpeModel::EncodeWord(std::string_view word,
                           std::vector<int32_t>* ids) const {
   const bool cacheable = word.size() <= kMaxCachedWordBytes;
+  CacheShard& shard = cache_[absl::HashOf(AbslView(word)) % kCacheShards];
   if (cacheable) {
-    absl::ReaderMutexLock lock(&cache_mu_);
-    auto it = cache_.find(AbslView(word));
-    if (it != cache_.end()) {
+    std::shared_lock<std::shared_mutex> lock(shard.mu);
+    auto it = shard.words.find(AbslView(word));
+    if (it != shard.words.end()) {
       ids->insert(ids->end(), it->second.begin(), it->second.end());
       return;
     }
   }
   std::vector<int32_t> merged = MergeWord(word);
   ids->insert(ids->end(), merged.begin(), merged.end());
-  if (cacheable) {
-    absl::MutexLock lock(&cache_mu_);
-    if (cache_.size() < kCacheCapacity) cache_.emplace(word, std::move(merged));
+  if (cacheable && !shard.full.load(std::memory_order_relaxed)) {
+    std::unique_lock<std::shared_mutex> lock(shard.mu);
+    if (shard.words.size() < kCacheCapacity / kCacheShards) {
+      shard.words.emplace(word, std::move(merged));
+    } else {
+      shard.full.store(true, std::memory_order_relaxed);
+    }
   }
 }
 

@@ -2,16 +2,16 @@
 #pragma once
 
 #include <array>
+#include <atomic>
 #include <cstddef>
 #include <cstdint>
+#include <shared_mutex>
 #include <string>
 #include <string_view>
 #include <utility>
 #include <vector>
 
-#include "absl/base/thread_annotations.h"
 #include "absl/container/flat_hash_map.h"
-#include "absl/synchronization/mutex.h"
 
 namespace lmtrain::tokenizers_internal {
 
@@ -27,13 +27,17 @@ struct BpeMerge {
 // first on ties), exactly as Hugging Face tokenizers' BPE model does. Results
 // are cached per word.
 //
-// Thread safety: EncodeWord may be called from several threads at once (the
-// cache is behind a reader/writer mutex). Not copyable.
+// Thread safety: EncodeWord may be called from several threads at once: the
+// cache is split into kCacheShards shards by the word's hash, each behind its
+// own reader/writer lock, so threads tokenizing at once (preprocessing
+// workers) rarely touch the same lock; a full shard is not locked for writing.
+// Not copyable.
 class BpeModel {
  public:
-  // Cache bounds: at most kCacheCapacity words, each at most
-  // kMaxCachedWordBytes long.
+  // Cache bounds: at most kCacheCapacity words (kCacheCapacity / kCacheShards
+  // per shard), each at most kMaxCachedWordBytes long.
   static constexpr size_t kCacheCapacity = 10000;
+  static constexpr size_t kCacheShards = 16;
   static constexpr size_t kMaxCachedWordBytes = 256;
 
   // `byte_ids[b]` is the id of the single-byte symbol b; `merges` in rank order
@@ -59,11 +63,18 @@ class BpeModel {
   const Rule* FindRule(int32_t left, int32_t right) const;
   std::vector<int32_t> MergeWord(std::string_view word) const;
 
+  // One shard of the word cache. Aligned so that shards' locks do not share a
+  // cache line. A std::shared_mutex: a lookup is one atomic operation, without
+  // absl::Mutex's deadlock-detection bookkeeping, which dominated a lookup.
+  struct alignas(64) CacheShard {
+    std::shared_mutex mu;
+    absl::flat_hash_map<std::string, std::vector<int32_t>> words;  // Guarded by mu.
+    std::atomic<bool> full{false};  // words.size() reached its capacity.
+  };
+
   std::array<int32_t, 256> byte_ids_;
   absl::flat_hash_map<uint64_t, Rule> rules_;
-  mutable absl::Mutex cache_mu_;
-  mutable absl::flat_hash_map<std::string, std::vector<int32_t>> cache_
-      ABSL_GUARDED_BY(cache_mu_);
+  mutable std::array<CacheShard, kCacheShards> cache_;
 };
 
 }  // namespace lmtrain::tokenizers_internal
