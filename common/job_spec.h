@@ -85,8 +85,8 @@ struct DataSpec {
   // blocks on their own (HF run_clm.py); a text shorter than block_size is one short block.
   int block_size = 0;
   bool line_by_line = false;  // clm/mlm: one example per line instead of HF group_texts.
-  // HF's preprocessing_num_workers (datasets.map's num_proc): clm and mlm texts are tokenized
-  // on this many threads (0 or 1: one); the examples are the same for any number.
+  // HF's preprocessing_num_workers (datasets.map's num_proc): texts are tokenized on this many
+  // threads (0 or 1: one), for every task; the examples are the same for any number.
   int preprocessing_num_workers = 0;
   // clm, text files: each line keeps its line break ("\n") before tokenisation, as
   // run_clm.py's keep_linebreaks (whose default, true, applies when unset), or not. Unset with

@@ -4,6 +4,7 @@
 #include <utility>
 
 #include "absl/strings/str_cat.h"
+#include "common/parallel_map.h"
 #include "common/status_macros.h"
 #include "text/qa/internal/python_text.h"
 
@@ -81,15 +82,32 @@ std::vector<std::optional<std::pair<size_t, size_t>>> ContextOffsets(const Encod
   return offsets;
 }
 
+// Every example's windows (EncodeExample), on options.workers threads; the first error.
+absl::StatusOr<std::vector<std::vector<Encoding>>> EncodeExamples(
+    const Tokenizer& tokenizer, const std::vector<SquadExample>& examples,
+    const QaFeatureOptions& options) {
+  std::vector<absl::StatusOr<std::vector<Encoding>>> encoded =
+      ParallelMap(examples.size(), options.workers,
+                  [&](size_t i) { return EncodeExample(tokenizer, examples[i], options); });
+  std::vector<std::vector<Encoding>> windows;
+  windows.reserve(encoded.size());
+  for (absl::StatusOr<std::vector<Encoding>>& example : encoded) {
+    if (!example.ok()) return example.status();
+    windows.push_back(*std::move(example));
+  }
+  return windows;
+}
+
 }  // namespace
 
 absl::StatusOr<std::vector<QaTrainFeature>> PrepareTrainFeatures(
     const Tokenizer& tokenizer, const std::vector<SquadExample>& examples,
     const QaFeatureOptions& options) {
+  ASSIGN_OR_RETURN(std::vector<std::vector<Encoding>> encoded,
+                   EncodeExamples(tokenizer, examples, options));
   std::vector<QaTrainFeature> features;
   for (size_t i = 0; i < examples.size(); ++i) {
-    ASSIGN_OR_RETURN(std::vector<Encoding> windows, EncodeExample(tokenizer, examples[i], options));
-    for (Encoding& window : windows) {
+    for (Encoding& window : encoded[i]) {
       QaTrainFeature feature;
       feature.example_index = i;
       const int64_t cls_index = ClsIndex(tokenizer, window.ids);
@@ -105,10 +123,11 @@ absl::StatusOr<std::vector<QaTrainFeature>> PrepareTrainFeatures(
 absl::StatusOr<std::vector<QaEvalFeature>> PrepareValidationFeatures(
     const Tokenizer& tokenizer, const std::vector<SquadExample>& examples,
     const QaFeatureOptions& options) {
+  ASSIGN_OR_RETURN(std::vector<std::vector<Encoding>> encoded,
+                   EncodeExamples(tokenizer, examples, options));
   std::vector<QaEvalFeature> features;
   for (size_t i = 0; i < examples.size(); ++i) {
-    ASSIGN_OR_RETURN(std::vector<Encoding> windows, EncodeExample(tokenizer, examples[i], options));
-    for (Encoding& window : windows) {
+    for (Encoding& window : encoded[i]) {
       QaEvalFeature feature;
       feature.example_index = i;
       feature.example_id = examples[i].id;

@@ -46,6 +46,9 @@ struct QaFeatureOptions {
   // Pad every feature to max_seq_length (--pad_to_max_length, default true in run_qa.py);
   // false leaves them unpadded for a collator that pads each batch.
   bool pad_to_max_length = true;
+  // Threads that tokenize (data.preprocessing_num_workers; <= 1: one). The features do not
+  // depend on it.
+  int workers = 1;
 };
 
 // What the encoder takes, one entry per token.

@@ -8,6 +8,7 @@
 
 #include "absl/types/span.h"
 #include "common/atomic_file.h"
+#include "common/parallel_map.h"
 #include "common/status_macros.h"
 #include "text/datasets/classification_dataset.h"
 #include "text/datasets/glue_metrics.h"
@@ -67,19 +68,24 @@ torch::Tensor Labels(const ClassificationSplit& split, const BatchIndices& indic
   return torch::tensor(values, torch::kLong);
 }
 
-absl::Status Tokenize(const Tokenizer& tokenizer, int64_t max_len, ClassificationSplit& split) {
+// The split's features, tokenized on `workers` threads (data.preprocessing_num_workers).
+absl::Status Tokenize(const Tokenizer& tokenizer, int64_t max_len, int workers,
+                      ClassificationSplit& split) {
   TruncationOptions truncation;
   truncation.max_length = static_cast<size_t>(max_len);
   truncation.strategy = TruncationStrategy::kLongestFirst;
-  for (const TextExample& e : split.examples) {
-    absl::StatusOr<std::vector<Encoding>> enc =
-        e.text_b ? tokenizer.EncodePair(e.text_a, *e.text_b, truncation, false)
-                 : tokenizer.EncodeTruncated(e.text_a, truncation, false);
-    if (!enc.ok()) {
-      return absl::InvalidArgumentError("line " + std::to_string(e.line) + ": " +
-                                        std::string(enc.status().message()));
+  std::vector<absl::StatusOr<std::vector<Encoding>>> encoded =
+      ParallelMap(split.examples.size(), workers, [&](size_t i) {
+        const TextExample& e = split.examples[i];
+        return e.text_b ? tokenizer.EncodePair(e.text_a, *e.text_b, truncation, false)
+                        : tokenizer.EncodeTruncated(e.text_a, truncation, false);
+      });
+  for (size_t i = 0; i < encoded.size(); ++i) {
+    if (!encoded[i].ok()) {
+      return absl::InvalidArgumentError("line " + std::to_string(split.examples[i].line) + ": " +
+                                        std::string(encoded[i].status().message()));
     }
-    const Encoding& first = (*enc)[0];
+    const Encoding& first = (*encoded[i])[0];
     split.features.push_back({first.ids, first.type_ids});
   }
   return absl::OkStatus();
@@ -409,7 +415,8 @@ absl::StatusOr<std::unique_ptr<TrainingTask>> MakeClassificationTask(const JobSp
       spec.data.max_seq_length > 0 ? spec.data.max_seq_length : 128, model->MaxPositions());
   for (ClassificationSplit* split :
        {&data.train, &data.eval, &data.eval_mismatched, &data.test, &data.test_mismatched}) {
-    RETURN_IF_ERROR(Tokenize(*context.tokenizer, max_len, *split));
+    RETURN_IF_ERROR(
+        Tokenize(*context.tokenizer, max_len, spec.data.preprocessing_num_workers, *split));
   }
   *context.out << "data: " << data.train.examples.size() << " train, " << data.eval.examples.size()
                << " eval, " << data.test.examples.size() << " test examples; "

@@ -208,6 +208,7 @@ absl::StatusOr<std::unique_ptr<TrainingTask>> MakeQaTask(const JobSpec& spec,
       spec.data.max_seq_length > 0 ? spec.data.max_seq_length : 384, model->MaxPositions()));
   features.doc_stride = static_cast<size_t>(spec.data.doc_stride);
   features.pad_to_max_length = spec.data.pad_to_max_length;
+  features.workers = spec.data.preprocessing_num_workers;
   QaData data;
   std::vector<SquadExample> held_out;  // data.train_test_split's test examples.
   if (!spec.data.train_file.empty()) {

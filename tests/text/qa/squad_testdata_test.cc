@@ -104,6 +104,22 @@ TEST(SquadTestdataTest, EveryAnswerIsLabelledInSomeWindowAtLength128) {
     found[feature.example_index] = true;
   }
   for (size_t i = 0; i < dev.size(); ++i) EXPECT_TRUE(found[i]) << dev[i].id;
+
+  // data.preprocessing_num_workers: the same features from several tokenizing threads.
+  options.workers = 3;
+  auto threaded = PrepareTrainFeatures(**tokenizer, dev, options);
+  auto threaded_eval = PrepareValidationFeatures(**tokenizer, dev, options);
+  ASSERT_TRUE(threaded.ok()) << threaded.status();
+  ASSERT_TRUE(threaded_eval.ok()) << threaded_eval.status();
+  ASSERT_EQ(threaded->size(), train->size());
+  ASSERT_EQ(threaded_eval->size(), eval->size());
+  for (size_t f = 0; f < train->size(); ++f) {
+    EXPECT_EQ((*threaded)[f].example_index, (*train)[f].example_index) << f;
+    EXPECT_EQ((*threaded)[f].inputs.input_ids, (*train)[f].inputs.input_ids) << f;
+    EXPECT_EQ((*threaded)[f].start_position, (*train)[f].start_position) << f;
+    EXPECT_EQ((*threaded)[f].end_position, (*train)[f].end_position) << f;
+    EXPECT_EQ((*threaded_eval)[f].offset_mapping, (*eval)[f].offset_mapping) << f;
+  }
 }
 
 }  // namespace

@@ -147,11 +147,13 @@ TEST_F(LmTrainTest, ReduceLrOnPlateauHalvesOnBadEvaluationsAndResumes) {
 
 // dataloader_drop_last on GLUE: training on 16 examples in batches of 8 leaves nothing out, the
 // evaluation of 20 examples in batches of 8 leaves out the last 4 (HF's evaluation dataloader
-// does too): its loss and metrics are those of a run that evaluates the first 16. Predictions
+// does too): its loss and metrics are those of a run that evaluates the first 16 (and
+// tokenizes on two threads, data.preprocessing_num_workers: the same features). Predictions
 // still cover every test row.
 TEST_F(LmTrainTest, GlueDropLastEvaluatesFullBatchesAndPredictsEveryRow) {
   const std::string data = std::string(LMTRAIN_SOURCE_DIR) + "/tests/testdata/paraphrase";
-  const auto run = [&](const std::string& name, const std::string& evaluation) {
+  const auto run = [&](const std::string& name, const std::string& evaluation,
+                       const std::string& data_extra) {
     const fs::path dir = dir_ / name;
     fs::create_directories(dir);
     std::ofstream(dir / "job.yaml")
@@ -159,15 +161,16 @@ TEST_F(LmTrainTest, GlueDropLastEvaluatesFullBatchesAndPredictsEveryRow) {
         << "model: {name_or_path: " << data << "/base-model}\n"
         << "tokenizer: {path: " << data << "/base-model}\n"
         << "data: {task_name: mrpc, data_dir: " << data
-        << ", max_seq_length: 64, max_train_samples: 16, max_predict_samples: 12}\n"
+        << ", max_seq_length: 64, max_train_samples: 16, max_predict_samples: 12" << data_extra
+        << "}\n"
         << "training: {learning_rate: 1.0e-3, per_device_train_batch_size: 8, max_steps: 4, "
            "save_strategy: \"no\", per_device_eval_batch_size: 8, do_predict: true, seed: 3, "
         << evaluation << "}\n";
     RunToEnd(dir, dir / "job.yaml");
     return dir / "out";
   };
-  const fs::path dropped = run("dropped", "max_eval_samples: 20, dataloader_drop_last: true");
-  const fs::path first16 = run("first16", "max_eval_samples: 16");
+  const fs::path dropped = run("dropped", "max_eval_samples: 20, dataloader_drop_last: true", "");
+  const fs::path first16 = run("first16", "max_eval_samples: 16", ", preprocessing_num_workers: 2");
   const nlohmann::json a = ReadJson(dropped / "eval_results.json");
   const nlohmann::json b = ReadJson(first16 / "eval_results.json");
   EXPECT_EQ(a["eval_samples"], 16) << a.dump();
