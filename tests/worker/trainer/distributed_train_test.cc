@@ -98,7 +98,7 @@ class DistributedTrainTest : public ::testing::Test {
             std::string(::testing::UnitTest::GetInstance()->current_test_info()->name()));
     fs::remove_all(dir_);
     fs::create_directories(dir_);
-    // A small training file (about 70 blocks of 32 tokens): epochs end with a short batch.
+    // A small training file (89 blocks of 32 tokens): epochs end with a short batch.
     std::ifstream in(kData + "austen_train.txt");
     std::ofstream out(dir_ / "train.txt");
     std::string line;
@@ -196,6 +196,31 @@ TEST_F(DistributedTrainTest, TwoRanksOfFourTrainAsOneProcessOfEight) {
   RecordProperty("max_weight_diff", std::to_string(worst_weight));
   std::cout << "steps " << single.train.size() << ", max |loss diff| " << worst_loss
             << ", max |weight diff| " << worst_weight << std::endl;
+}
+
+// dataloader_drop_last and the sequential order cut the global batch (per device × ranks) as one
+// process of that batch cuts it: the same updates, losses and final weights.
+TEST_F(DistributedTrainTest, DropLastAndSequentialOrderCutTheGlobalBatchOnTwoRanks) {
+  const std::string training =
+      "  num_train_epochs: 2\n  save_strategy: \"no\"\n  do_eval: false\n"
+      "  dataloader_drop_last: true\n  train_sampling_strategy: sequential\n";
+  const Reported single = RunSingle(dir_ / "single", Job("single.yaml", 8, training, 1));
+  auto ranks = StartRanks("pair", Job("pair.yaml", 4, training, 1), 2);
+  const Reported pair = Drain(*ranks[0], seconds(240));
+  Drain(*ranks[1], seconds(60));
+  ASSERT_EQ(ranks[0]->Wait(), 0) << Stderr("pair", 0);
+  ASSERT_EQ(ranks[1]->Wait(), 0) << Stderr("pair", 1);
+  // 89 blocks: 11 full batches of 8 an epoch (the 12th, of 1, is left out), 22 updates in two.
+  ASSERT_THAT(ReadFile(dir_ / "single" / "stdout.txt"), ::testing::HasSubstr("data: 89 train"));
+  ASSERT_EQ(single.train.size(), 22u);
+  ASSERT_EQ(pair.train.size(), single.train.size());
+  for (const auto& [step, loss] : single.train) {
+    ASSERT_TRUE(pair.train.count(step)) << "step " << step;
+    EXPECT_NEAR(pair.train.at(step), loss, 1e-5) << "step " << step;
+  }
+  EXPECT_LE(MaxAbsDiff(ReadSafetensors(dir_ / "single/out/model.safetensors"),
+                       ReadSafetensors(dir_ / "pair/out/model.safetensors")),
+            1e-5);
 }
 
 // Lines of unequal length, so micro-batches and ranks hold different numbers of target tokens:
