@@ -454,6 +454,7 @@ absl::StatusOr<JobSpec> ParseJobSpec(std::string_view yaml, const ParseOptions& 
   internal::CheckLabelSmoothing(reader, spec);
   internal::CheckKeepLinebreaks(reader, spec);
   internal::CheckAutoFindBatchSize(reader, spec);
+  internal::CheckFullEval(reader, options, spec);
   if (!reader.ok()) return reader.Finish();
   return spec;
 }

@@ -224,6 +224,11 @@ struct TrainingSpec {
   // batch of clm, mlm, glue and classification (predictions and qa keep every example).
   bool dataloader_drop_last = false;
   bool bf16 = false;                  // bf16 autocast (CPU and CUDA)
+  // HF's bf16_full_eval / fp16_full_eval: evaluations and predictions outside training (the
+  // final evaluation, evaluation-only jobs, do_predict) run on the model cast to bfloat16 /
+  // float16 instead of under autocast; float16 needs a GPU. At most one of them.
+  bool bf16_full_eval = false;
+  bool fp16_full_eval = false;
   int64_t max_eval_samples = 0;       // > 0 caps the evaluation set (in examples)
   bool do_train = true;               // false: evaluate the model only
   bool do_eval = true;                // evaluate at the end (needs validation data)

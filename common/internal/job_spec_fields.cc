@@ -168,6 +168,8 @@ const FieldTable<TrainingSpec>& TrainingFields() {
       BoolField("group_by_length", &T::group_by_length),
       BoolField("dataloader_drop_last", &T::dataloader_drop_last),
       BoolField("bf16", &T::bf16),
+      BoolField("bf16_full_eval", &T::bf16_full_eval),
+      BoolField("fp16_full_eval", &T::fp16_full_eval),
       NumberField("max_eval_samples", &T::max_eval_samples, Range::AtLeast(0)),
       BoolField("do_train", &T::do_train),
       BoolField("do_eval", &T::do_eval),

@@ -59,6 +59,27 @@ void CheckAutoFindBatchSize(YamlReader& r, const JobSpec& spec) {
                           "per_device_train_batch_size for data-parallel jobs"));
 }
 
+void CheckFullEval(YamlReader& r, const ParseOptions& options, const JobSpec& spec) {
+  const TrainingSpec& t = spec.training;
+  if (r.HasProblem("training.bf16_full_eval") || r.HasProblem("training.fp16_full_eval") ||
+      !t.fp16_full_eval) {
+    return;
+  }
+  if (t.bf16_full_eval) {
+    r.ReportAt("training.fp16_full_eval",
+               "training: set at most one of bf16_full_eval and fp16_full_eval");
+  } else if (t.device == "cpu") {
+    r.ReportAt("training.fp16_full_eval",
+               absl::StrCat("training.fp16_full_eval needs a GPU: training.",
+                            r.Seen("training.use_cpu") ? "use_cpu is true" : "device is cpu",
+                            " (bf16_full_eval runs on the CPU)"));
+  } else if (options.scheduled && spec.resources.gpus_per_worker <= 0) {
+    r.ReportAt("training.fp16_full_eval",
+               "training.fp16_full_eval needs a GPU: set resources.gpus_per_worker > 0 (or use "
+               "bf16_full_eval)");
+  }
+}
+
 void CheckKeepLinebreaks(YamlReader& r, const JobSpec& spec) {
   if (!spec.data.keep_linebreaks.has_value() || spec.task == "clm" ||
       r.HasProblem("data.keep_linebreaks")) {

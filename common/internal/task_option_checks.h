@@ -23,6 +23,11 @@ void CheckTf32(YamlReader& r, const ParseOptions& options, const JobSpec& spec);
 // waiting in an all-reduce.
 void CheckAutoFindBatchSize(YamlReader& r, const JobSpec& spec);
 
+// training.bf16_full_eval / fp16_full_eval: at most one, and fp16 needs a GPU (refused with
+// device cpu or use_cpu, and under lm-server without resources.gpus_per_worker). Call after
+// the device checks.
+void CheckFullEval(YamlReader& r, const ParseOptions& options, const JobSpec& spec);
+
 // data.keep_linebreaks is run_clm.py's: refused for the other tasks (run_mlm.py reads text
 // files without line breaks; the others read tables).
 void CheckKeepLinebreaks(YamlReader& r, const JobSpec& spec);

@@ -155,6 +155,23 @@ TEST_F(JobSpecGpuTest, AutoFindBatchSizeTrainsOneProcess) {
                        7, "(this job has 3: resources.workers × slots_per_worker)"));
 }
 
+TEST_F(JobSpecGpuTest, FullEvalDtypesAreOneAndFp16NeedsAGpu) {
+  auto spec = Parse(std::string(kBase) + "training: {bf16_full_eval: true, device: cpu}\n");
+  ASSERT_TRUE(spec.ok()) << spec.status();
+  EXPECT_TRUE(spec->training.bf16_full_eval);
+  EXPECT_TRUE(Parse(std::string(kBase) + "training: {fp16_full_eval: true}\n").ok());
+  EXPECT_TRUE(HasError(
+      Parse(std::string(kBase) + "training:\n  bf16_full_eval: true\n  fp16_full_eval: true\n"), 8,
+      "set at most one of bf16_full_eval and fp16_full_eval"));
+  EXPECT_TRUE(HasError(
+      Parse(std::string(kBase) + "training:\n  fp16_full_eval: true\n" + "  use_cpu: true\n"), 7,
+      "training.fp16_full_eval needs a GPU: training.use_cpu is true"));
+  EXPECT_TRUE(HasError(Parse(std::string(kBase) + "training:\n  fp16_full_eval: true\n",
+                             /*check_files=*/true, /*scheduled=*/true),
+                       7,
+                       "training.fp16_full_eval needs a GPU: set resources.gpus_per_worker > 0"));
+}
+
 TEST_F(JobSpecGpuTest, RoundTripKeepsGpuKeys) {
   auto spec = Parse(std::string(kBase) +
                     "training: {fp16: true, device: cuda}\nresources: {workers: 2, "

@@ -17,6 +17,7 @@
 #include "text/tokenizers/tokenizer.h"
 #include "worker/trainer/checkpoint_evaluation.h"
 #include "worker/trainer/data_parallel_group.h"
+#include "worker/trainer/full_eval_dtype.h"
 #include "worker/trainer/task_factory.h"
 #include "worker/trainer/torch_errors.h"
 #include "worker/trainer/trainer.h"
@@ -141,6 +142,11 @@ absl::StatusOr<JobResult> RunTrainer(const JobSpec& spec, Trainer& trainer, Trai
     train_json = TrainResultsJson(outcome.summary, task.NumTrainExamples());
   }
   if (!root) return result;  // Evaluation, prediction and outputs are rank 0's.
+  std::optional<ScopedFullEvalCast> full_eval;  // As HF, only outside training.
+  if (const std::optional<torch::ScalarType> dtype = FullEvalDtype(spec.training)) {
+    full_eval.emplace(task.model(), *dtype);
+    trainer.ForgetLastEvaluation();
+  }
   if (spec.training.do_eval && !task.HasEvalData()) {
     *options.err << "warning: no validation examples; skipping evaluation" << std::endl;
   } else if (spec.training.do_eval) {
@@ -158,6 +164,7 @@ absl::StatusOr<JobResult> RunTrainer(const JobSpec& spec, Trainer& trainer, Trai
   if (spec.training.do_predict) {
     ASSIGN_OR_RETURN(predict_json, RunPredict(spec, trainer, task, options));
   }
+  full_eval.reset();  // The float32 weights back before they are written.
   RETURN_IF_ERROR(
       WriteFinalOutputs(trainer, options.output_dir, train_json, eval_json, predict_json));
   return result;

@@ -115,6 +115,9 @@ class Trainer {
   // the first result without reporting again (unless the best model was loaded since). Errors:
   // FailedPrecondition without eval data, Cancelled on a stop request, Internal from LibTorch.
   absl::StatusOr<EvalLogRecord> Evaluate();
+  // The model changed outside the trainer (cast for bf16_full_eval): the next Evaluate() runs
+  // again even at the step of the last one.
+  void ForgetLastEvaluation() { last_eval_.reset(); }
 
   // Writes the model (config.json, model.safetensors), the tokenizer's files and
   // trainer_state.json into `dir` (exists).

@@ -123,6 +123,50 @@ TEST_F(LmTrainTest, AutoFindBatchSizeRetriesSmallerBatchesWhenMemoryRunsOut) {
   EXPECT_EQ(state["log_history"].size(), 1u) << state.dump();
 }
 
+// HF's bf16_full_eval: the evaluations during training are the same as without it (autocast
+// off, float32), the final one runs on the bfloat16 model (close to, not equal to, float32's),
+// and the weights written after it are the float32 ones, byte for byte.
+TEST_F(LmTrainTest, Bf16FullEvalCastsTheFinalEvaluationOnly) {
+  const auto run = [&](const std::string& name, const std::string& extra) {
+    const fs::path job = TinyJob(name + ".yaml",
+                                 "  max_steps: 6\n  eval_steps: 3\n  evaluation_strategy: steps\n"
+                                 "  save_strategy: \"no\"\n  max_eval_samples: 16\n"
+                                 "  report_to: none\n" +
+                                     extra);
+    const fs::path dir = dir_ / name;
+    fs::create_directories(dir);
+    Child child(dir, job);
+    EXPECT_TRUE(child.WaitForEof(std::chrono::seconds(120)));
+    EXPECT_EQ(child.Wait(), 0) << ReadFile(dir / "stderr.txt");
+    return dir / "out";
+  };
+  const fs::path full = run("float32", "");
+  const fs::path cast = run("bf16", "  bf16_full_eval: true\n");
+  const auto eval_losses = [](const fs::path& out) {
+    std::vector<double> losses;
+    const nlohmann::json state = nlohmann::json::parse(ReadFile(out / "trainer_state.json"));
+    for (const auto& entry : state["log_history"]) {
+      if (entry.contains("eval_loss")) losses.push_back(entry["eval_loss"]);
+    }
+    return losses;
+  };
+  const std::vector<double> a = eval_losses(full), b = eval_losses(cast);
+  ASSERT_EQ(a.size(), 2u);  // Steps 3 and 6, during training.
+  // The same two, and the final evaluation on the cast model logged after them (float32's is
+  // the step-6 one, not repeated).
+  ASSERT_EQ(b.size(), 3u);
+  EXPECT_EQ(std::vector<double>(b.begin(), b.begin() + 2), a);
+  const double final_full =
+      nlohmann::json::parse(ReadFile(full / "eval_results.json"))["eval_loss"];
+  const double final_cast =
+      nlohmann::json::parse(ReadFile(cast / "eval_results.json"))["eval_loss"];
+  EXPECT_DOUBLE_EQ(final_full, a.back());
+  EXPECT_DOUBLE_EQ(final_cast, b.back());
+  EXPECT_NE(final_cast, final_full);
+  EXPECT_NEAR(final_cast, final_full, 0.02 * final_full);
+  EXPECT_EQ(ReadFile(cast / "model.safetensors"), ReadFile(full / "model.safetensors"));
+}
+
 // The events of a run of `job` in `dir`, which is expected to exit 0.
 std::vector<TrainerEvent> RunEvents(const fs::path& dir, const fs::path& job) {
   Child child(dir, job);
