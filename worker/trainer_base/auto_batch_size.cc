@@ -2,10 +2,21 @@
 
 #include <string>
 
+#include "absl/strings/match.h"
+
 namespace lmtrain {
 
 int64_t ReducedBatchSize(int64_t batch_size) {
   return static_cast<int64_t>(static_cast<double>(batch_size) * 0.9);
+}
+
+bool ShouldReduceBatchSize(const absl::Status& status) {
+  if (!absl::IsResourceExhausted(status)) return false;
+  for (const char* statement : {"CUDA out of memory.", "cuDNN error: CUDNN_STATUS_NOT_SUPPORTED.",
+                                "DefaultCPUAllocator: can't allocate memory"}) {
+    if (absl::StrContains(status.message(), statement)) return true;
+  }
+  return false;
 }
 
 absl::Status RunWithAutoBatchSize(int64_t start,
@@ -14,7 +25,7 @@ absl::Status RunWithAutoBatchSize(int64_t start,
   int64_t batch_size = start;
   while (true) {
     absl::Status status = attempt(batch_size);
-    if (!absl::IsResourceExhausted(status)) return status;
+    if (!ShouldReduceBatchSize(status)) return status;
     const int64_t next = ReducedBatchSize(batch_size);
     if (next < 1) {
       return absl::ResourceExhaustedError(

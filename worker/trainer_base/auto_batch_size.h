@@ -15,7 +15,13 @@ namespace lmtrain {
 // accelerate's next batch size after an out-of-memory error: int(batch_size × 0.9).
 int64_t ReducedBatchSize(int64_t batch_size);
 
-// Runs attempt(batch) from `start` (> 0). While it returns ResourceExhausted, warns on `err`
+// accelerate's should_reduce_batch_size: ResourceExhausted whose message holds one of the
+// errors a smaller batch can cure ("CUDA out of memory.", "cuDNN error:
+// CUDNN_STATUS_NOT_SUPPORTED.", "DefaultCPUAllocator: can't allocate memory"); not a full disk
+// or a model too large for the machine at any batch size.
+bool ShouldReduceBatchSize(const absl::Status& status);
+
+// Runs attempt(batch) from `start` (> 0). While it fails as ShouldReduceBatchSize, warns on `err`
 // ("out of memory with per_device_train_batch_size 8; retrying with 7 (auto_find_batch_size)")
 // and runs it again with ReducedBatchSize, down to 1; after a failure at 1 returns
 // ResourceExhausted saying no batch size fits, with the last error. Any other result is
