@@ -172,6 +172,10 @@ struct OptimArgs {
 struct TrainingSpec {
   double learning_rate = 5e-5;               // > 0
   int per_device_train_batch_size = 8;       // > 0
+  // HF's torch_empty_cache_steps (> 0): before every N-th update the CUDA caching allocator's
+  // unused blocks go back to the driver (torch.cuda.empty_cache), lowering peak memory at some
+  // speed; nothing on the CPU. Unset: never.
+  std::optional<int64_t> torch_empty_cache_steps;
   // HF's auto_find_batch_size: when a training step runs out of memory, training starts over
   // with int(per_device_train_batch_size × 0.9), down to 1 (one process only).
   bool auto_find_batch_size = false;

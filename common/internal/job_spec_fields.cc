@@ -199,6 +199,7 @@ const FieldTable<TrainingSpec>& TrainingFields() {
       BoolField("use_cpu", &T::use_cpu),
       BoolField("gradient_checkpointing", &T::gradient_checkpointing),
       BoolField("auto_find_batch_size", &T::auto_find_batch_size),
+      OptionalNumberField("torch_empty_cache_steps", &T::torch_empty_cache_steps, Range::Above(0)),
       BoolField("full_determinism", &T::full_determinism),
       BoolField("cuda_graphs", &T::cuda_graphs),
       StringField("resume_from_checkpoint", &T::resume_from_checkpoint),

@@ -172,6 +172,20 @@ TEST_F(JobSpecGpuTest, FullEvalDtypesAreOneAndFp16NeedsAGpu) {
                        "training.fp16_full_eval needs a GPU: set resources.gpus_per_worker > 0"));
 }
 
+TEST_F(JobSpecGpuTest, TorchEmptyCacheStepsIsUnsetOrPositive) {
+  auto spec = Parse(std::string(kBase) + "training: {torch_empty_cache_steps: 4}\n");
+  ASSERT_TRUE(spec.ok()) << spec.status();
+  EXPECT_EQ(spec->training.torch_empty_cache_steps, 4);
+  auto again = ParseJobSpec(JobSpecToYaml(*spec), ParseOptions{});
+  ASSERT_TRUE(again.ok()) << again.status();
+  EXPECT_EQ(again->training.torch_empty_cache_steps, 4);
+  spec = Parse(std::string(kBase) + "training: {torch_empty_cache_steps: null}\n");
+  ASSERT_TRUE(spec.ok()) << spec.status();
+  EXPECT_FALSE(spec->training.torch_empty_cache_steps.has_value());
+  EXPECT_TRUE(HasError(Parse(std::string(kBase) + "training:\n  torch_empty_cache_steps: 0\n"), 7,
+                       "training.torch_empty_cache_steps"));
+}
+
 TEST_F(JobSpecGpuTest, RoundTripKeepsGpuKeys) {
   auto spec = Parse(std::string(kBase) +
                     "training: {fp16: true, device: cuda}\nresources: {workers: 2, "

@@ -229,8 +229,15 @@ absl::StatusOr<Trainer::StepStats> Trainer::TrainStep(
   const int64_t step = state_.global_step + 1;
   StepStats stats;
   std::string shape = "none";
+  const std::optional<int64_t>& empty_cache_every = options_.training.torch_empty_cache_steps;
   absl::Status status = CatchTorchErrors(
       [&] {
+        // HF's torch_empty_cache_steps: the device's cached blocks go back before every N-th
+        // update (counting from 0, as HF tests global_step % N), at the cost of reallocating.
+        if (empty_cache_every.has_value() && state_.global_step % *empty_cache_every == 0 &&
+            !params_.empty()) {
+          ReleaseCachedDeviceMemory(params_.front().device());
+        }
         if (graph_step_ != nullptr) {
           GraphUpdate(micro_batches, &stats, &shape);
           // The update has been applied: the job stops here without saving it.

@@ -3,6 +3,7 @@
 // fused AdamW kernel agrees with the CPU update, and running out of memory is named. Every test
 // skips with a message where no CUDA device is visible (CI, CPU-only builds). Also training.tf32's
 // effect on a float32 matmul.
+#include <c10/cuda/CUDACachingAllocator.h>
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 #include <torch/cuda.h>
@@ -160,6 +161,27 @@ TEST_F(CudaTrainerTest, OutOfMemoryIsResourceExhausted) {
   EXPECT_EQ(status.code(), absl::StatusCode::kResourceExhausted) << status;
   EXPECT_THAT(status.message(), HasSubstr("training step 1"));
   EXPECT_THAT(OutOfMemoryAdvice(64, false), HasSubstr("per_device_train_batch_size 64"));
+}
+
+// torch_empty_cache_steps: the caching allocator hands blocks back to the driver (cudaFree)
+// before every N-th update, and allocates them again; without it, blocks are reused.
+TEST_F(CudaTrainerTest, TorchEmptyCacheStepsHandsCachedBlocksBack) {
+  TrainingSpec t = ShortSpec();
+  t.max_steps = 6;
+  t.eval_on_start = false;
+  t.evaluation_strategy = "no";
+  t.do_eval = false;
+  const auto device_frees = [&](const TrainingSpec& spec) {
+    Harness h = Make(spec, NewModel());
+    const int64_t before = c10::cuda::CUDACachingAllocator::getDeviceStats(0).num_device_free;
+    EXPECT_TRUE(h.trainer->Train().ok());
+    return c10::cuda::CUDACachingAllocator::getDeviceStats(0).num_device_free - before;
+  };
+  device_frees(t);  // Warm the cache.
+  const int64_t kept = device_frees(t);
+  t.torch_empty_cache_steps = 2;
+  const int64_t emptied = device_frees(t);
+  EXPECT_GT(emptied, kept) << "device frees: " << kept << " without, " << emptied << " with";
 }
 
 // full_determinism (HF's enable_full_determinism): two runs from the same seed, dropout and

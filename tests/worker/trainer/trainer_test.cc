@@ -244,6 +244,19 @@ TEST_F(TrainerTest, ResumeRefusesAStateFileWhoseCountsAreNotIntegers) {
   }
 }
 
+// torch_empty_cache_steps empties the CUDA allocator's cache (CudaTrainerTest checks that); on
+// the CPU it changes nothing: the same weights as without it.
+TEST_F(TrainerTest, TorchEmptyCacheStepsChangesNothingOnTheCpu) {
+  TrainingSpec t = TwoStepsSavedAtTwo();
+  t.save_steps = 0;
+  auto plain = NewModel();
+  ASSERT_TRUE(Make(t, plain).trainer->Train().ok());
+  t.torch_empty_cache_steps = 1;
+  auto emptied = NewModel();
+  ASSERT_TRUE(Make(t, emptied).trainer->Train().ok());
+  ExpectSameWeights(plain->HfStateDict(), emptied->HfStateDict());
+}
+
 TEST_F(TrainerTest, GradientAccumulationEqualsTheBigBatch) {
   TrainingSpec t = FastSpec();
   t.max_steps = 1;
