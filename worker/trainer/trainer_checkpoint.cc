@@ -149,7 +149,9 @@ bool SameRunShape(const ResumeRecord& a, const ResumeRecord& b) {
   return a.train_batch_size == b.train_batch_size &&
          a.gradient_accumulation_steps == b.gradient_accumulation_steps &&
          a.num_train_examples == b.num_train_examples && a.seed == b.seed &&
-         a.data_seed == b.data_seed && a.train_sampling_strategy == b.train_sampling_strategy &&
+         a.train_sampling_strategy == b.train_sampling_strategy &&
+         // The sequential order is the same for every data_seed.
+         (a.data_seed == b.data_seed || a.train_sampling_strategy == "sequential") &&
          a.dataloader_drop_last == b.dataloader_drop_last;
 }
 

@@ -58,7 +58,8 @@ struct ResumeRecord {
 // micro-batch of `global_batch` examples over all ranks and `num_train_examples` examples.
 ResumeRecord RunShapeOf(const TrainingSpec& training, int64_t global_batch,
                         int64_t num_train_examples);
-// Whether `a` and `b` have the same shape: a checkpoint of one can continue the other exactly.
+// Whether `a` and `b` have the same shape: a checkpoint of one can continue the other exactly
+// (data_seed aside in the sequential order, which does not use it).
 bool SameRunShape(const ResumeRecord& a, const ResumeRecord& b);
 
 // Writes optimizer.pt, rng_state.pt and lmtrain_state.json into `dir` (exists). Internal

@@ -165,6 +165,23 @@ TEST_F(TrainerDataOrderTest, DropLastRefusesATrainingSetSmallerThanOneBatch) {
                         "not fill one batch of 8"));
 }
 
+// The sequential order does not depend on data_seed: a checkpoint resumes under another one
+// (another strategy is still another data order).
+TEST_F(TrainerDataOrderTest, SequentialCheckpointsResumeUnderAnotherDataSeed) {
+  TrainingSpec t = TrainOnlySpec();
+  t.max_steps = 2;
+  t.save_steps = 2;
+  t.train_sampling_strategy = "sequential";
+  t.data_seed = 1;
+  ASSERT_TRUE(Make(t, NewModel()).trainer->Train().ok());
+  const fs::path checkpoint = out_dir_ / "checkpoint-2";
+  t.data_seed = 2;
+  EXPECT_TRUE(Make(t, NewModel()).trainer->ResumeFrom(checkpoint).ok());
+  t.train_sampling_strategy = "random";
+  const absl::Status refused = Make(t, NewModel()).trainer->ResumeFrom(checkpoint);
+  EXPECT_EQ(refused.code(), absl::StatusCode::kFailedPrecondition) << refused;
+}
+
 TEST_F(TrainerDataOrderTest, CheckpointsFromBeforeTheSamplingStrategyKeyResumeByGroupByLength) {
   TrainingSpec t = TrainOnlySpec();
   t.max_steps = 2;
