@@ -8,6 +8,7 @@
 
 #include "common/atomic_file.h"
 #include "common/status_macros.h"
+#include "worker/models/parameter_count.h"
 #include "worker/trainer/autocast_guard.h"
 #include "worker/trainer/gradient_clipping.h"
 #include "worker/trainer/optimizer_factory.h"
@@ -79,7 +80,8 @@ Trainer::Trainer(Options options, TrainingTask* task, const Tokenizer* tokenizer
       reporter_(reporter),
       checkpoints_(checkpoints),
       plan_(std::move(plan)),
-      state_(InitialState(plan_, options_.training)) {
+      state_(InitialState(plan_, options_.training)),
+      flops_per_position_(TrainingFlopsPerPosition(task_->model())) {
   if (task_->NumTrainExamples() > 0) {
     cursor_ = std::make_unique<StepCursor>(
         task_->NumTrainExamples(), GlobalBatchSize(), options_.training.gradient_accumulation_steps,
@@ -163,6 +165,7 @@ absl::Status Trainer::ResumeFrom(const std::string& dir) {
   total_samples_ = record.total_samples;
   early_stopping_counter_ = record.early_stopping_counter;
   state_.num_input_tokens_seen = saved.num_input_tokens_seen;
+  state_.total_flos = saved.total_flos;
   CountInputTokens(StepStats());  // The reporter continues from the checkpoint's count.
   last_saved_step_ = record.global_step;
   reporter_->RestoreLogHistory(saved.log_history);
@@ -304,6 +307,7 @@ absl::Status Trainer::AfterStep(const StepStats& stats) {
   ++window_.steps;
   window_.tokens += stats.tokens;
   CountInputTokens(stats);
+  state_.total_flos += flops_per_position_ * static_cast<double>(stats.positions);
   total_loss_sum_ += stats.loss;
   total_samples_ += stats.samples;
   last_grad_norm_ = stats.grad_norm;
@@ -445,6 +449,7 @@ Trainer::TrainOutcome Trainer::Finish(bool stopped) {
       total_loss_sum_ / static_cast<double>(std::max<int64_t>(1, state_.global_step));
   outcome.summary.runtime_seconds = Now() - train_start_;
   outcome.summary.num_samples = total_samples_;
+  outcome.summary.total_flos = state_.total_flos;
   if (!stopped) reporter_->OnTrainEnd(outcome.summary);
   return outcome;
 }

@@ -258,6 +258,7 @@ class Trainer {
   // fp16 steps that were skipped (HF does not advance its scheduler then either).
   int64_t scheduler_steps_ = 0;
   TrainerState state_;
+  const double flops_per_position_;   // TrainingFlopsPerPosition of the task's model.
   int64_t session_start_tokens_ = 0;  // state_.num_input_tokens_seen when Train() began.
   LogWindow window_;
   double train_start_ = 0;

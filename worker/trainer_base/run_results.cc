@@ -16,7 +16,7 @@ absl::Status WriteJson(const std::string& dir, const std::string& name, const nl
 nlohmann::json TrainResultsJson(const TrainSummary& s, int64_t train_samples) {
   const double t = s.runtime_seconds;
   return {{"epoch", PyRound(s.epoch, 2)},
-          {"total_flos", 0},
+          {"total_flos", s.total_flos},
           {"train_loss", s.train_loss},
           {"train_runtime", PyRound(t, 4)},
           {"train_samples", train_samples},

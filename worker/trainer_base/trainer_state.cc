@@ -44,7 +44,7 @@ nlohmann::json TrainerState::ToJson() const {
   j["num_input_tokens_seen"] = num_input_tokens_seen;
   j["num_train_epochs"] = num_train_epochs;
   j["save_steps"] = save_steps;
-  j["total_flos"] = 0;
+  j["total_flos"] = total_flos;
   j["train_batch_size"] = train_batch_size;
   j["trial_name"] = nullptr;
   j["trial_params"] = nullptr;
@@ -75,6 +75,7 @@ absl::StatusOr<TrainerState> TrainerState::ReadFile(const std::string& path) {
     if (j.contains("num_input_tokens_seen")) {  // Files written before it: 0.
       ASSIGN_OR_RETURN(s.num_input_tokens_seen, IntField(j, "num_input_tokens_seen", path));
     }
+    if (j.contains("total_flos")) s.total_flos = j.at("total_flos").get<double>();
     s.epoch = j.at("epoch").get<double>();
     if (j.at("best_metric").is_number()) s.best_metric = j["best_metric"].get<double>();
     if (j.at("best_model_checkpoint").is_string()) {

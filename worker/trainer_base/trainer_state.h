@@ -4,7 +4,7 @@
 // Serialized with HF's keys (sorted, indent 2, as TrainerState.save_to_json). Fields that
 // lm-train does not track are written with HF's values for a single-process run:
 // trial_* null, is_*_process_zero true,
-// is_hyper_param_search false, total_flos 0.
+// is_hyper_param_search false.
 // Not thread-safe: a plain value owned by the training loop.
 #pragma once
 
@@ -29,6 +29,9 @@ struct TrainerState {
   int64_t train_batch_size = 0;
   // Input tokens trained on, over all ranks (training.include_num_input_tokens_seen; else 0).
   int64_t num_input_tokens_seen = 0;
+  // HF's training FLOPs so far, over all ranks: 6 × the non-embedding parameters × the input
+  // positions trained on (Trainer.floating_point_ops; TrainingFlopsPerPosition).
+  double total_flos = 0;
   // The best evaluation's metric value and its checkpoint folder (load_best_model_at_end).
   std::optional<double> best_metric;
   std::string best_model_checkpoint;

@@ -143,7 +143,7 @@ void TrainingReporter::OnTrainEnd(const TrainSummary& s) {
       {"train_runtime", PyRound(s.runtime_seconds, 4)},
       {"train_samples_per_second", PyRound(Rate(s.num_samples, s.runtime_seconds), 3)},
       {"train_steps_per_second", PyRound(Rate(s.step, s.runtime_seconds), 3)},
-      {"total_flos", 0},
+      {"total_flos", s.total_flos},
       {"train_loss", s.train_loss},
       {"epoch", PyRound(s.epoch, 2)},
       {"step", s.step}};

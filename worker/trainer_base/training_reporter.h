@@ -55,6 +55,7 @@ struct TrainSummary {
   double train_loss = 0;  // Mean per-update loss over the whole run.
   double runtime_seconds = 0;
   int64_t num_samples = 0;  // Examples trained on (with repeats across epochs).
+  double total_flos = 0;    // TrainerState's, at the end.
 };
 
 class TrainingReporter {

@@ -221,6 +221,13 @@ TEST_F(DistributedTrainTest, DropLastAndSequentialOrderCutTheGlobalBatchOnTwoRan
   EXPECT_LE(MaxAbsDiff(ReadSafetensors(dir_ / "single/out/model.safetensors"),
                        ReadSafetensors(dir_ / "pair/out/model.safetensors")),
             1e-5);
+  // HF's total_flos sums the ranks' input positions: 6 × 25,472 non-embedding parameters × 22
+  // updates of 8 blocks of 32, on one process and on two.
+  for (const char* run : {"single", "pair"}) {
+    const nlohmann::json state =
+        nlohmann::json::parse(ReadFile(dir_ / run / "out" / "trainer_state.json"));
+    EXPECT_EQ(state["total_flos"].get<double>(), 6.0 * 25472 * 22 * 8 * 32) << run;
+  }
 }
 
 // Lines of unequal length, so micro-batches and ranks hold different numbers of target tokens:

@@ -13,6 +13,7 @@
 
 #include "tests/text/clm/fake_tokenizer.h"
 #include "tests/worker/trainer/trainer_fixture.h"
+#include "worker/models/parameter_count.h"
 #include "worker/trainer/clm_task.h"
 #include "worker/trainer/evaluator.h"
 #include "worker/trainer/optimizer_factory.h"
@@ -48,7 +49,8 @@ class NanLossModel : public CausalLmModel {
 };
 
 TEST_F(TrainerTest, TinyGpt2LearnsAndItsCheckpointReloads) {
-  Harness h = Make(FastSpec(), NewModel());
+  const auto model = NewModel();
+  Harness h = Make(FastSpec(), model);
   ASSERT_NE(h.trainer, nullptr);
   auto outcome = h.trainer->Train();
   ASSERT_TRUE(outcome.ok()) << outcome.status();
@@ -89,6 +91,13 @@ TEST_F(TrainerTest, TinyGpt2LearnsAndItsCheckpointReloads) {
   ASSERT_GE(state["log_history"].size(), 6u);  // 6 train logs + 3 evals.
   EXPECT_EQ(state["log_history"][0]["step"], 0);
   EXPECT_LT(state["log_history"].back()["eval_loss"].get<double>(), evals[0]);
+  // HF's floating_point_ops: 6 × non-embedding parameters × input positions (the blocks of 64
+  // trained on: 150 updates of 8, an epoch's last batch shorter), in the checkpoint's state and
+  // the final train log.
+  ASSERT_GT(outcome->summary.num_samples, 149 * 8);
+  const double flos = 6.0 * NumParameters(*model, true) * 64 * outcome->summary.num_samples;
+  EXPECT_EQ(state["total_flos"].get<double>(), flos);
+  EXPECT_EQ(h.trainer->State().log_history.back()["total_flos"].get<double>(), flos);
 }
 
 // Stopped after step 7 (checkpoint at 6), resumed in a fresh trainer and model: the final
@@ -128,6 +137,8 @@ TEST_F(TrainerTest, ResumedRunIsBitIdenticalToAnUninterruptedOne) {
     if (entry.contains("loss")) logged.push_back(entry["step"].get<int64_t>());
   }
   EXPECT_EQ(logged, (std::vector<int64_t>{1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12}));
+  // The FLOPs count continues from the checkpoint's (6 updates) to the whole run's.
+  EXPECT_EQ(h.trainer->State().total_flos, 6.0 * NumParameters(*straight, true) * 12 * 8 * 64);
 }
 
 // load_best_model_at_end: with greater_is_better on eval_loss the "best" is the first (worst)
