@@ -282,6 +282,9 @@ struct TrainingSpec {
   // training batches, padding included; true says the same) or "non_padding" (the attended
   // ones), summed over ranks and logged as num_input_tokens_seen.
   std::string include_num_input_tokens_seen = "no";
+  // HF's skip_memory_metrics: false adds each stage's host (and GPU) memory deltas to the run's
+  // results (init_mem_cpu_alloc_delta, train_mem_cpu_peaked_delta, ...: MemoryTracker).
+  bool skip_memory_metrics = true;
   bool fp16 = false;                      // fp16 autocast: CUDA only
   // HF's tf32: true lets CUDA float32 matmuls and convolutions use TF32 (Ampere or newer;
   // refused without a GPU), false keeps them IEEE float32; unset leaves torch's defaults.

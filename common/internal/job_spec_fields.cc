@@ -193,6 +193,7 @@ const FieldTable<TrainingSpec>& TrainingFields() {
       NumberField("label_smoothing_factor", &T::label_smoothing_factor, Range::Closed(0, 1)),
       NumberField("neftune_noise_alpha", &T::neftune_noise_alpha, Range::AtLeast(0)),
       IncludeNumInputTokensSeenField(),
+      BoolField("skip_memory_metrics", &T::skip_memory_metrics),
       BoolField("fp16", &T::fp16),
       OptionalBoolField("tf32", &T::tf32),
       ChoiceField("device", &T::device, {"auto", "cpu", "cuda"}),

@@ -17,6 +17,7 @@
 #include "text/tokenizers/tokenizer.h"
 #include "worker/trainer/checkpoint_evaluation.h"
 #include "worker/trainer/data_parallel_group.h"
+#include "worker/trainer/device_memory_probe.h"
 #include "worker/trainer/full_eval_dtype.h"
 #include "worker/trainer/task_factory.h"
 #include "worker/trainer/torch_errors.h"
@@ -25,6 +26,7 @@
 #include "worker/trainer/training_device.h"
 #include "worker/trainer_base/auto_batch_size.h"
 #include "worker/trainer_base/checkpoint_writer.h"
+#include "worker/trainer_base/memory_tracker.h"
 #include "worker/trainer_base/resume_point.h"
 #include "worker/trainer_base/run_results.h"
 #include "worker/trainer_base/tensorboard_callback.h"
@@ -129,9 +131,16 @@ absl::StatusOr<std::optional<nlohmann::json>> RunPredict(const JobSpec& spec,
   return std::optional<nlohmann::json>(j);
 }
 
+// Appends `metrics` (bytes) to a results object.
+void AddMemoryMetrics(const MemoryMetrics& metrics, nlohmann::json* results) {
+  for (const auto& [name, bytes] : metrics) (*results)[name] = bytes;
+}
+
 // Train (if asked), evaluate (if asked and possible), predict (if asked), write everything.
+// `memory` (null: skip_memory_metrics) measures the final evaluation ("eval") and the
+// predictions ("test"); the Trainer measures training.
 absl::StatusOr<JobResult> RunTrainer(const JobSpec& spec, Trainer& trainer, TrainingTask& task,
-                                     const JobOptions& options) {
+                                     const JobOptions& options, MemoryTracker* memory) {
   const bool root = options.distributed.is_root();
   JobResult result;
   std::optional<nlohmann::json> train_json, eval_json, predict_json;
@@ -150,10 +159,16 @@ absl::StatusOr<JobResult> RunTrainer(const JobSpec& spec, Trainer& trainer, Trai
   if (spec.training.do_eval && !task.HasEvalData()) {
     *options.err << "warning: no validation examples; skipping evaluation" << std::endl;
   } else if (spec.training.do_eval) {
+    if (memory != nullptr) memory->Start("eval");
     absl::StatusOr<EvalLogRecord> eval = trainer.Evaluate();
     if (absl::IsCancelled(eval.status())) return JobResult{true, result.step};
     if (!eval.ok()) return eval.status();
     eval_json = EvalResultsJson(*eval);
+    if (memory != nullptr) {
+      MemoryMetrics metrics;
+      memory->Stop("eval", &metrics);
+      AddMemoryMetrics(metrics, &*eval_json);
+    }
     if (spec.training.eval_all_checkpoints) {
       ASSIGN_OR_RETURN(
           const nlohmann::json per_checkpoint,
@@ -162,7 +177,11 @@ absl::StatusOr<JobResult> RunTrainer(const JobSpec& spec, Trainer& trainer, Trai
     }
   }
   if (spec.training.do_predict) {
+    if (memory != nullptr) memory->Start("test");  // HF's stage name for predict().
     ASSIGN_OR_RETURN(predict_json, RunPredict(spec, trainer, task, options));
+    MemoryMetrics metrics;
+    if (memory != nullptr) memory->Stop("test", &metrics);
+    if (predict_json.has_value()) AddMemoryMetrics(metrics, &*predict_json);
   }
   full_eval.reset();  // The float32 weights back before they are written.
   RETURN_IF_ERROR(
@@ -205,6 +224,14 @@ absl::StatusOr<JobResult> RunAttempt(const JobSpec& spec, const JobSetup& setup,
     RETURN_IF_ERROR(task->model().SetGradientCheckpointing(true));
   }
   RETURN_IF_ERROR(task->model().SetNeftuneNoiseAlpha(spec.training.neftune_noise_alpha));
+  // HF's memory stages: "init" from here (the data and the model are built, as a script has
+  // them before it makes its Trainer) until the Trainer exists.
+  std::optional<DeviceMemoryProbe> probe;
+  std::optional<MemoryTracker> memory;
+  if (!spec.training.skip_memory_metrics) {
+    memory.emplace(&probe.emplace(setup.device));
+    memory->Start("init");
+  }
   // The model is built on the CPU (HF's initialisation, seeded) and trained where asked.
   RETURN_IF_ERROR(CatchTorchErrors(
       [&] {
@@ -221,15 +248,17 @@ absl::StatusOr<JobResult> RunAttempt(const JobSpec& spec, const JobSetup& setup,
   trainer_options.output_dir = options.output_dir;
   trainer_options.stop_requested = options.stop_requested;
   trainer_options.group = setup.group;
+  trainer_options.memory = memory ? &*memory : nullptr;
   ASSIGN_OR_RETURN(std::unique_ptr<Trainer> trainer,
                    Trainer::Create(std::move(trainer_options), task.get(), setup.tokenizer,
                                    &reporter, &checkpoints));
+  if (memory) memory->Stop("init", nullptr);
   if (!setup.resume_from.empty()) {
     RETURN_IF_ERROR(trainer->ResumeFrom(setup.resume_from));
     *options.out << "Resumed from " << setup.resume_from << " at step " << trainer->global_step()
                  << std::endl;
   }
-  return RunTrainer(spec, *trainer, *task, options);
+  return RunTrainer(spec, *trainer, *task, options, memory ? &*memory : nullptr);
 }
 
 // HF's auto_find_batch_size: RunAttempt again with smaller batches while it runs out of

@@ -174,6 +174,7 @@ absl::Status Trainer::ResumeFrom(const std::string& dir) {
 
 absl::StatusOr<Trainer::TrainOutcome> Trainer::Train() {
   if (cursor_ == nullptr) return absl::FailedPreconditionError("no training examples");
+  if (options_.memory != nullptr) options_.memory->Start("train");
   train_start_ = Now();
   session_start_tokens_ = state_.num_input_tokens_seen;
   window_ = LogWindow();
@@ -450,6 +451,9 @@ Trainer::TrainOutcome Trainer::Finish(bool stopped) {
   outcome.summary.runtime_seconds = Now() - train_start_;
   outcome.summary.num_samples = total_samples_;
   outcome.summary.total_flos = state_.total_flos;
+  if (!stopped && options_.memory != nullptr) {
+    options_.memory->Stop("train", &outcome.summary.memory);
+  }
   if (!stopped) reporter_->OnTrainEnd(outcome.summary);
   return outcome;
 }

@@ -81,6 +81,9 @@ class Trainer {
     // The data-parallel ranks this trainer is one of; borrowed, must outlive the trainer.
     // Null: a single process.
     DataParallelGroup* group = nullptr;
+    // skip_memory_metrics false: measures the "train" stage (Train() to its summary, whose
+    // `memory` gets the metrics). Borrowed; null: not measured.
+    MemoryTracker* memory = nullptr;
   };
 
   struct TrainOutcome {

@@ -65,11 +65,13 @@ double PyRound(double value, int digits) {
   return std::strtod(buf, nullptr);
 }
 
-std::string PyDictRepr(const std::vector<std::pair<std::string, double>>& items) {
+std::string PyDictRepr(const std::vector<std::pair<std::string, PyNumber>>& items) {
   std::string out = "{";
   for (size_t i = 0; i < items.size(); ++i) {
     if (i > 0) out += ", ";
-    out += "'" + items[i].first + "': " + PyFloatRepr(items[i].second);
+    const PyNumber& n = items[i].second;
+    out += "'" + items[i].first +
+           "': " + (n.integer ? std::to_string(*n.integer) : PyFloatRepr(n.value));
   }
   return out + "}";
 }

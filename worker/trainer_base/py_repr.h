@@ -3,6 +3,8 @@
 // Thread-safe: pure functions over values.
 #pragma once
 
+#include <cstdint>
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -17,7 +19,19 @@ std::string PyFloatRepr(double value);
 // value, as Python does).
 double PyRound(double value, int digits);
 
-// repr of a dict of floats, keys in the given order: {'a': 1.0, 'b': 0.5}.
-std::string PyDictRepr(const std::vector<std::pair<std::string, double>>& items);
+// A value of a printed dict: a Python float (from a double, implicitly) or an int.
+struct PyNumber {
+  PyNumber(double v) : value(v) {}  // NOLINT: a float is the common case.
+  static PyNumber Int(int64_t v) {
+    PyNumber n(static_cast<double>(v));
+    n.integer = v;
+    return n;
+  }
+  double value;
+  std::optional<int64_t> integer;  // Set: printed as an int.
+};
+
+// repr of a dict of numbers, keys in the given order: {'a': 1.0, 'b': 0.5, 'c': 3}.
+std::string PyDictRepr(const std::vector<std::pair<std::string, PyNumber>>& items);
 
 }  // namespace lmtrain

@@ -15,13 +15,15 @@ absl::Status WriteJson(const std::string& dir, const std::string& name, const nl
 
 nlohmann::json TrainResultsJson(const TrainSummary& s, int64_t train_samples) {
   const double t = s.runtime_seconds;
-  return {{"epoch", PyRound(s.epoch, 2)},
-          {"total_flos", s.total_flos},
-          {"train_loss", s.train_loss},
-          {"train_runtime", PyRound(t, 4)},
-          {"train_samples", train_samples},
-          {"train_samples_per_second", PyRound(t > 0 ? s.num_samples / t : 0.0, 3)},
-          {"train_steps_per_second", PyRound(t > 0 ? s.step / t : 0.0, 3)}};
+  nlohmann::json j = {{"epoch", PyRound(s.epoch, 2)},
+                      {"total_flos", s.total_flos},
+                      {"train_loss", s.train_loss},
+                      {"train_runtime", PyRound(t, 4)},
+                      {"train_samples", train_samples},
+                      {"train_samples_per_second", PyRound(t > 0 ? s.num_samples / t : 0.0, 3)},
+                      {"train_steps_per_second", PyRound(t > 0 ? s.step / t : 0.0, 3)}};
+  for (const auto& [name, bytes] : s.memory) j[name] = bytes;
+  return j;
 }
 
 nlohmann::json EvalResultsJson(const EvalLogRecord& record) {

@@ -10,7 +10,7 @@
 namespace lmtrain {
 namespace {
 
-using PyItems = std::vector<std::pair<std::string, double>>;
+using PyItems = std::vector<std::pair<std::string, PyNumber>>;
 
 double Rate(double count, double seconds) { return seconds > 0 ? count / seconds : 0.0; }
 
@@ -31,7 +31,9 @@ std::string ProgressLine(const TrainLogRecord& r) {
 PyItems Pick(const nlohmann::json& j, std::initializer_list<const char*> keys) {
   PyItems items;
   for (const char* key : keys) {
-    if (j.contains(key) && j[key].is_number()) items.emplace_back(key, j[key].get<double>());
+    if (!j.contains(key) || !j[key].is_number()) continue;
+    items.emplace_back(key, j[key].is_number_integer() ? PyNumber::Int(j[key].get<int64_t>())
+                                                       : PyNumber(j[key].get<double>()));
   }
   return items;
 }
@@ -78,7 +80,7 @@ void TrainingReporter::OnTrainLog(const TrainLogRecord& r) {
           "train_tokens_per_second",
           PyRound(static_cast<double>(r.session_input_tokens) / r.elapsed_seconds, 3));
     }
-    for (const auto& [key, value] : speed) entry[key] = value;
+    for (const auto& [key, value] : speed) entry[key] = value.value;
   }
   *out_ << PrintedDict(Pick(entry, {"loss", "grad_norm", "learning_rate", "epoch"}), speed) << "\n"
         << ProgressLine(r) << std::endl;
@@ -147,9 +149,14 @@ void TrainingReporter::OnTrainEnd(const TrainSummary& s) {
       {"train_loss", s.train_loss},
       {"epoch", PyRound(s.epoch, 2)},
       {"step", s.step}};
-  *out_ << PrintedDict(Pick(entry, {"train_runtime", "train_samples_per_second",
-                                    "train_steps_per_second", "train_loss", "epoch"}))
-        << std::endl;
+  PyItems printed = Pick(
+      entry, {"train_runtime", "train_samples_per_second", "train_steps_per_second", "train_loss"});
+  for (const auto& [name, bytes] : s.memory) {  // HF's order: after train_loss, before epoch.
+    entry[name] = bytes;
+    printed.emplace_back(name, PyNumber::Int(bytes));
+  }
+  printed.emplace_back("epoch", PyRound(s.epoch, 2));
+  *out_ << PrintedDict(printed) << std::endl;
   Log(std::move(entry));
 }
 

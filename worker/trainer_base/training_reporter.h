@@ -18,6 +18,8 @@
 
 #include "worker/trainer_base/event_sink.h"
 #include "worker/trainer_base/log_callback.h"
+#include "worker/trainer_base/memory_tracker.h"
+#include "worker/trainer_base/py_repr.h"
 
 namespace lmtrain {
 
@@ -56,6 +58,8 @@ struct TrainSummary {
   double runtime_seconds = 0;
   int64_t num_samples = 0;  // Examples trained on (with repeats across epochs).
   double total_flos = 0;    // TrainerState's, at the end.
+  // skip_memory_metrics false: init's and training's memory (MemoryTracker), else empty.
+  MemoryMetrics memory;
 };
 
 class TrainingReporter {
@@ -91,8 +95,8 @@ class TrainingReporter {
   void Log(nlohmann::json entry, const nlohmann::json& extra = nlohmann::json::object());
   // PyDictRepr(items), with num_input_tokens_seen (an int) and then `after` last when it is
   // set, as HF prints.
-  std::string PrintedDict(const std::vector<std::pair<std::string, double>>& items,
-                          const std::vector<std::pair<std::string, double>>& after = {}) const;
+  std::string PrintedDict(const std::vector<std::pair<std::string, PyNumber>>& items,
+                          const std::vector<std::pair<std::string, PyNumber>>& after = {}) const;
 
   EventSink* const sink_;
   std::ostream* const out_;

@@ -37,6 +37,8 @@ TEST(PyReprTest, DictKeepsOrder) {
   EXPECT_EQ(PyDictRepr({{"loss", 3.21}, {"learning_rate", 0.0009}, {"epoch", 0.5}}),
             "{'loss': 3.21, 'learning_rate': 0.0009, 'epoch': 0.5}");
   EXPECT_EQ(PyDictRepr({}), "{}");
+  EXPECT_EQ(PyDictRepr({{"train_loss", 2.0}, {"train_mem_cpu_alloc_delta", PyNumber::Int(-4096)}}),
+            "{'train_loss': 2.0, 'train_mem_cpu_alloc_delta': -4096}");
 }
 
 }  // namespace
