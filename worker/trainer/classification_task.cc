@@ -339,8 +339,8 @@ std::string ClassificationTask::DefaultBestMetric() const {
   return data_.labels.is_regression ? "eval_mse" : "eval_accuracy";
 }
 
-absl::StatusOr<std::vector<std::pair<std::string, double>>> ClassificationTask::Predict(
-    const EvalContext& context, const std::string& output_dir) {
+absl::StatusOr<TaskEval> ClassificationTask::Predict(const EvalContext& context,
+                                                     const std::string& output_dir) {
   const ClassificationSplit& split = data_.test.features.empty() ? data_.eval : data_.test;
   if (split.features.empty()) {
     return absl::FailedPreconditionError("do_predict needs data.test_file (or validation data)");
@@ -374,10 +374,13 @@ absl::StatusOr<std::vector<std::pair<std::string, double>>> ClassificationTask::
                                         data_.test_mismatched.examples, predictions)
                         .status());
   }
-  if (!labelled) return std::vector<std::pair<std::string, double>>{};
-  ASSIGN_OR_RETURN(auto metrics, Metrics(split, outputs, "predict_", ""));
-  metrics.insert(metrics.begin(), {"predict_loss", outputs.loss});
-  return metrics;
+  TaskEval predicted;
+  predicted.num_samples = static_cast<int64_t>(split.features.size());
+  predicted.num_batches = (predicted.num_samples + context.batch_size - 1) / context.batch_size;
+  if (!labelled) return predicted;
+  ASSIGN_OR_RETURN(predicted.metrics, Metrics(split, outputs, "predict_", ""));
+  predicted.metrics.insert(predicted.metrics.begin(), {"predict_loss", outputs.loss});
+  return predicted;
 }
 
 absl::StatusOr<std::unique_ptr<TrainingTask>> MakeClassificationTask(const JobSpec& spec,

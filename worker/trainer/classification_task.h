@@ -60,8 +60,8 @@ class ClassificationTask : public TrainingTask {
   bool HasEvalData() const override { return !data_.eval.features.empty(); }
   absl::StatusOr<TaskEval> Evaluate(const EvalContext& context) override;
   std::string DefaultBestMetric() const override;
-  absl::StatusOr<std::vector<std::pair<std::string, double>>> Predict(
-      const EvalContext& context, const std::string& output_dir) override;
+  absl::StatusOr<TaskEval> Predict(const EvalContext& context,
+                                   const std::string& output_dir) override;
 
  private:
   struct Outputs {

@@ -186,12 +186,16 @@ absl::StatusOr<TaskEval> QaTask::Evaluate(const EvalContext& context) {
   return eval;
 }
 
-absl::StatusOr<std::vector<std::pair<std::string, double>>> QaTask::Predict(
-    const EvalContext& context, const std::string& output_dir) {
+absl::StatusOr<TaskEval> QaTask::Predict(const EvalContext& context,
+                                         const std::string& output_dir) {
   if (data_.test.features.empty()) {
     return absl::FailedPreconditionError("do_predict needs data.test_file for task qa");
   }
-  return Score(data_.test, context, "predict", output_dir);
+  TaskEval predicted;
+  ASSIGN_OR_RETURN(predicted.metrics, Score(data_.test, context, "predict", output_dir));
+  predicted.num_samples = static_cast<int64_t>(data_.test.features.size());
+  predicted.num_batches = (predicted.num_samples + context.batch_size - 1) / context.batch_size;
+  return predicted;
 }
 
 absl::StatusOr<std::unique_ptr<TrainingTask>> MakeQaTask(const JobSpec& spec,

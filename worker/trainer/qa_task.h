@@ -48,8 +48,8 @@ class QaTask : public TrainingTask {
   // No eval_loss (as HF's QuestionAnsweringTrainer); the SQuAD metrics with "eval_".
   absl::StatusOr<TaskEval> Evaluate(const EvalContext& context) override;
   std::string DefaultBestMetric() const override { return "eval_f1"; }
-  absl::StatusOr<std::vector<std::pair<std::string, double>>> Predict(
-      const EvalContext& context, const std::string& output_dir) override;
+  absl::StatusOr<TaskEval> Predict(const EvalContext& context,
+                                   const std::string& output_dir) override;
 
  private:
   // Post-processed predictions of a split, written with `prefix` when dir is non-empty, and

@@ -3,6 +3,7 @@
 #include <torch/torch.h>
 
 #include <algorithm>
+#include <chrono>
 #include <filesystem>
 #include <memory>
 #include <optional>
@@ -117,18 +118,18 @@ EvalContext EvalContextFor(const JobSpec& spec, const Trainer& trainer, const Jo
 absl::StatusOr<std::optional<nlohmann::json>> RunPredict(const JobSpec& spec,
                                                          const Trainer& trainer, TrainingTask& task,
                                                          const JobOptions& options) {
+  const auto start = std::chrono::steady_clock::now();
   const auto predicted = task.Predict(EvalContextFor(spec, trainer, options), options.output_dir);
+  const std::chrono::duration<double> runtime = std::chrono::steady_clock::now() - start;
   if (absl::IsUnimplemented(predicted.status())) {  // clm / mlm: as HF's run_clm, nothing to do.
     *options.err << "warning: do_predict: " << predicted.status().message() << "; skipped"
                  << std::endl;
     return std::optional<nlohmann::json>();
   }
   if (!predicted.ok()) return predicted.status();
-  const auto& metrics = *predicted;
-  if (metrics.empty()) return std::optional<nlohmann::json>();
-  nlohmann::json j = nlohmann::json::object();
-  for (const auto& [name, value] : metrics) j[name] = value;
-  return std::optional<nlohmann::json>(j);
+  if (predicted->metrics.empty()) return std::optional<nlohmann::json>();
+  return std::optional<nlohmann::json>(PredictResultsJson(
+      predicted->metrics, runtime.count(), predicted->num_samples, predicted->num_batches));
 }
 
 // Appends `metrics` (bytes) to a results object.

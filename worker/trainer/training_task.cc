@@ -9,8 +9,7 @@ TaskLoss TrainingTask::TrainLoss(const BatchIndices& indices, uint64_t batch_see
   return TrainLossOf(*batch);
 }
 
-absl::StatusOr<std::vector<std::pair<std::string, double>>> TrainingTask::Predict(
-    const EvalContext&, const std::string&) {
+absl::StatusOr<TaskEval> TrainingTask::Predict(const EvalContext&, const std::string&) {
   return absl::UnimplementedError("this task has no prediction step (do_predict)");
 }
 

@@ -126,10 +126,11 @@ class TrainingTask {
   virtual std::string DefaultBestMetric() const = 0;
 
   // do_predict: writes the task's prediction files into `output_dir` (exists) and returns
-  // the predict_* metrics when the test data has labels (empty otherwise). Default:
-  // Unimplemented ("task X has no prediction step").
-  virtual absl::StatusOr<std::vector<std::pair<std::string, double>>> Predict(
-      const EvalContext& context, const std::string& output_dir);
+  // the predict_* metrics when the test data has labels (empty otherwise), with the examples
+  // and batches predicted (features for QA). Default: Unimplemented ("task X has no
+  // prediction step").
+  virtual absl::StatusOr<TaskEval> Predict(const EvalContext& context,
+                                           const std::string& output_dir);
 };
 
 }  // namespace lmtrain

@@ -33,6 +33,17 @@ nlohmann::json EvalResultsJson(const EvalLogRecord& record) {
   return j;
 }
 
+nlohmann::json PredictResultsJson(const std::vector<std::pair<std::string, double>>& metrics,
+                                  double t, int64_t num_samples, int64_t num_batches) {
+  nlohmann::json j = nlohmann::json::object();
+  for (const auto& [name, value] : metrics) j[name] = value;
+  j["predict_runtime"] = PyRound(t, 4);
+  j["predict_samples_per_second"] = PyRound(t > 0 ? num_samples / t : 0.0, 3);
+  j["predict_steps_per_second"] = PyRound(t > 0 ? num_batches / t : 0.0, 3);
+  j["predict_samples"] = num_samples;
+  return j;
+}
+
 absl::Status WriteRunResults(const std::string& dir, const std::optional<nlohmann::json>& train,
                              const std::optional<nlohmann::json>& eval,
                              const std::optional<nlohmann::json>& predict) {

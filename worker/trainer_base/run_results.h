@@ -8,6 +8,8 @@
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
+#include <utility>
+#include <vector>
 
 #include "absl/status/status.h"
 #include "worker/trainer_base/training_reporter.h"
@@ -21,6 +23,12 @@ nlohmann::json TrainResultsJson(const TrainSummary& summary, int64_t train_sampl
 // {"epoch","eval_loss","eval_runtime","eval_samples","eval_samples_per_second",
 //  "eval_steps_per_second"} plus the task's metrics ("perplexity", "eval_accuracy", ...).
 nlohmann::json EvalResultsJson(const EvalLogRecord& record);
+
+// predict_results.json's object (HF's Trainer.predict metrics, run_qa's predict_samples):
+// `metrics` (predict_*) plus predict_runtime, predict_samples_per_second,
+// predict_steps_per_second (HF's speed_metrics) and predict_samples.
+nlohmann::json PredictResultsJson(const std::vector<std::pair<std::string, double>>& metrics,
+                                  double runtime_seconds, int64_t num_samples, int64_t num_batches);
 
 // Writes train_results.json / eval_results.json / predict_results.json for those given, and
 // all_results.json with every key of them, into `dir` (exists). Internal naming the file on

@@ -1,4 +1,6 @@
-// training.skip_memory_metrics: false through the real lm-train process on SQuAD: HF's
+// The results files of the real lm-train process on SQuAD. predict_results.json has HF's
+// Trainer.predict speed metrics and run_qa's predict_samples. training.skip_memory_metrics:
+// false: HF's
 // memory metrics of each stage land where HF's Trainer puts them — init's and training's in
 // train_results.json, the final training log and its printed line, the final evaluation's in
 // eval_results.json, the predictions' ("test", HF's stage name) in predict_results.json — and
@@ -108,6 +110,24 @@ TEST_F(LmTrainTest, MemoryMetricsGoWhereHfPutsThem) {
 
 TEST_F(LmTrainTest, MemoryMetricsAreSkippedByDefault) {
   const fs::path dir = RunQa(dir_ / "default", "");
+  // Predictions as run_qa reports them: SQuAD scores, HF's speed metrics of the prediction
+  // loop, and the features predicted: the evaluation's, as the same 8 questions (some of them
+  // two windows at 128 tokens), in batches of 8.
+  const nlohmann::json predict = ReadJson(dir / "out" / "predict_results.json");
+  for (const char* key : {"predict_exact_match", "predict_f1", "predict_runtime",
+                          "predict_samples_per_second", "predict_steps_per_second"}) {
+    EXPECT_TRUE(predict.contains(key) && predict[key].is_number()) << key << ": " << predict;
+  }
+  const int64_t features = predict["predict_samples"].get<int64_t>();
+  EXPECT_GT(features, 8);
+  EXPECT_EQ(features, ReadJson(dir / "out" / "eval_results.json")["eval_samples"]);
+  const double runtime = predict["predict_runtime"].get<double>();
+  ASSERT_GT(runtime, 0);
+  // Rounded to 4 digits: the products hold to 5% above 2 ms.
+  const double slack = runtime > 0.002 ? 0.05 : 1.0;
+  EXPECT_NEAR(predict["predict_samples_per_second"].get<double>() * runtime / features, 1, slack);
+  EXPECT_NEAR(predict["predict_steps_per_second"].get<double>() * runtime / ((features + 7) / 8), 1,
+              slack);
   for (const char* file : {"train_results.json", "eval_results.json", "predict_results.json",
                            "all_results.json", "trainer_state.json"}) {
     EXPECT_THAT(ReadFile(dir / "out" / file), Not(::testing::HasSubstr("_mem_"))) << file;
