@@ -160,6 +160,7 @@ absl::Status Trainer::ResumeFrom(const std::string& dir) {
   }
   state_.epoch = cursor_->EpochProgress();
   state_.best_metric = saved.best_metric;
+  state_.best_global_step = saved.best_global_step;
   state_.best_model_checkpoint = saved.best_model_checkpoint;
   total_loss_sum_ = record.total_loss_sum;
   total_samples_ = record.total_samples;

@@ -51,6 +51,7 @@ void Trainer::TrackBest(const std::string& checkpoint_path) {
   if (!last_eval_.has_value() || last_eval_->step != state_.global_step) return;
   if (!ImprovesBest(*last_eval_)) return;
   state_.best_metric = MetricValue(*last_eval_, BestMetricName(t, *task_));
+  state_.best_global_step = state_.global_step;
   state_.best_model_checkpoint = checkpoint_path;
 }
 

@@ -27,6 +27,8 @@ absl::StatusOr<int64_t> IntField(const nlohmann::json& j, const char* key,
 
 nlohmann::json TrainerState::ToJson() const {
   nlohmann::json j;  // std::map-backed: keys come out sorted, as HF's sort_keys=True.
+  j["best_global_step"] =
+      best_global_step ? nlohmann::json(*best_global_step) : nlohmann::json(nullptr);
   j["best_metric"] = best_metric ? nlohmann::json(*best_metric) : nlohmann::json(nullptr);
   j["best_model_checkpoint"] = best_model_checkpoint.empty()
                                    ? nlohmann::json(nullptr)
@@ -78,6 +80,9 @@ absl::StatusOr<TrainerState> TrainerState::ReadFile(const std::string& path) {
     if (j.contains("total_flos")) s.total_flos = j.at("total_flos").get<double>();
     s.epoch = j.at("epoch").get<double>();
     if (j.at("best_metric").is_number()) s.best_metric = j["best_metric"].get<double>();
+    if (j.contains("best_global_step") && !j["best_global_step"].is_null()) {
+      ASSIGN_OR_RETURN(s.best_global_step, IntField(j, "best_global_step", path));
+    }
     if (j.at("best_model_checkpoint").is_string()) {
       s.best_model_checkpoint = j["best_model_checkpoint"].get<std::string>();
     }

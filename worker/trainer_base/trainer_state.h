@@ -34,6 +34,7 @@ struct TrainerState {
   double total_flos = 0;
   // The best evaluation's metric value and its checkpoint folder (load_best_model_at_end).
   std::optional<double> best_metric;
+  std::optional<int64_t> best_global_step;  // The step of best_metric's evaluation.
   std::string best_model_checkpoint;
   // Logged dicts in order: {"loss","learning_rate","grad_norm","epoch","step"},
   // {"eval_loss",...,"step"}, and the final {"train_loss","train_runtime",...}.

@@ -161,6 +161,7 @@ TEST_F(TrainerTest, LoadBestModelAtEndKeepsAndReloadsTheBestCheckpoint) {
   ASSERT_TRUE(h.trainer->Train().ok());
   const TrainerState state = h.trainer->State();
   EXPECT_EQ(state.best_model_checkpoint, (out_dir_ / "checkpoint-10").string());
+  EXPECT_EQ(state.best_global_step, 10);
   EXPECT_TRUE(fs::exists(out_dir_ / "checkpoint-10"));
   EXPECT_FALSE(fs::exists(out_dir_ / "checkpoint-20"));
   EXPECT_TRUE(fs::exists(out_dir_ / "checkpoint-30"));

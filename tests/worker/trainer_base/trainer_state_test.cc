@@ -53,6 +53,31 @@ TEST(TrainerStateTest, InputTokensSeenRoundTrip) {
   EXPECT_EQ(read.status().code(), absl::StatusCode::kDataLoss);
 }
 
+// HF 5's best_global_step (null until a best metric exists) and total_flos come back; files
+// without them (older lm-train) read as unset and 0.
+TEST(TrainerStateTest, BestGlobalStepAndTotalFlosRoundTrip) {
+  nlohmann::json j = Sample();
+  EXPECT_TRUE(j["best_global_step"].is_null());
+  TrainerState state;
+  state.best_metric = 0.25;
+  state.best_global_step = 8;
+  state.total_flos = 1.5e17;
+  j = state.ToJson();
+  auto read = TrainerState::ReadFile(WriteState("state-best.json", j.dump()));
+  ASSERT_TRUE(read.ok()) << read.status();
+  EXPECT_EQ(read->best_global_step, 8);
+  EXPECT_EQ(read->total_flos, 1.5e17);
+  j.erase("best_global_step");
+  j.erase("total_flos");
+  read = TrainerState::ReadFile(WriteState("state-best-old.json", j.dump()));
+  ASSERT_TRUE(read.ok()) << read.status();
+  EXPECT_FALSE(read->best_global_step.has_value());
+  EXPECT_EQ(read->total_flos, 0);
+  j["best_global_step"] = "eight";
+  read = TrainerState::ReadFile(WriteState("state-best-bad.json", j.dump()));
+  EXPECT_EQ(read.status().code(), absl::StatusCode::kDataLoss);
+}
+
 TEST(TrainerStateTest, AWholeFloatIsTakenAsItsInteger) {
   nlohmann::json j = Sample();
   j["global_step"] = 10.0;
