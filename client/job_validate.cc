@@ -110,9 +110,10 @@ absl::StatusOr<ValidationReport> ValidateJobFile(const std::string& path) {
   std::vector<std::string>& warnings = file.warnings;
   ValidationReport report{path, spec.name, spec.task, {}, nullptr};
   report.checks.push_back({"spec", true, "parses; every named file and folder exists"});
-  // HF's deprecated key names still work: a passing check that says what to rename.
+  // HF's deprecated key names still work, and HF keys that lmtrain ignores are accepted: a
+  // passing check that says what to rename or why the key does nothing.
   for (std::string& warning : warnings) {
-    report.checks.push_back({"deprecated key", true, std::move(warning)});
+    report.checks.push_back({"key warning", true, std::move(warning)});
   }
   auto config = ModelConfig(spec);
   int num_labels = 2;

@@ -47,7 +47,7 @@ struct JobFile {
   std::string base_dir;     // The file's folder, absolute and lexically normal.
   std::string text;         // The file's bytes as read (valid UTF-8).
   JobSpec spec;             // Parsed; local paths absolute (see step 2 above).
-  // One "PATH:LINE: message" per deprecated key read (ParseJobSpec's warnings).
+  // One "PATH:LINE: message" per deprecated or ignored HF key read (ParseJobSpec's warnings).
   std::vector<std::string> warnings;
 };
 

@@ -6,6 +6,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "common/internal/hf_ignored_fields.h"
 #include "common/internal/model_config.h"
 #include "common/internal/optim_args_field.h"
 #include "common/internal/train_test_split_field.h"
@@ -124,7 +125,7 @@ void ReadAdafactorFlag(YamlReader& r, const YamlNode& v, const std::string& path
 
 const FieldTable<TrainingSpec>& TrainingFields() {
   using T = TrainingSpec;
-  static const auto* table = new FieldTable<T>{
+  static auto* const table = new FieldTable<T>{
       NumberField("learning_rate", &T::learning_rate, Range::Above(0)),
       NumberField("per_device_train_batch_size", &T::per_device_train_batch_size, Range::Above(0)),
       NumberField("per_device_eval_batch_size", &T::per_device_eval_batch_size, Range::Above(0)),
@@ -157,9 +158,9 @@ const FieldTable<TrainingSpec>& TrainingFields() {
       ChoiceField("logging_strategy", &T::logging_strategy, {"no", "steps", "epoch"}),
       NumberField("logging_steps", &T::logging_steps, Range::Above(0)),
       BoolField("logging_first_step", &T::logging_first_step),
-      NumberField("eval_steps", &T::eval_steps, Range::AtLeast(0)),
+      NullAsDefault(NumberField("eval_steps", &T::eval_steps, Range::AtLeast(0))),
       NumberField("save_steps", &T::save_steps, Range::AtLeast(0)),
-      NumberField("save_total_limit", &T::save_total_limit, Range::AtLeast(0)),
+      NullAsDefault(NumberField("save_total_limit", &T::save_total_limit, Range::AtLeast(0))),
       BoolField("save_only_model", &T::save_only_model),
       NumberField("seed", &T::seed),
       OptionalNumberField("data_seed", &T::data_seed),
@@ -186,12 +187,12 @@ const FieldTable<TrainingSpec>& TrainingFields() {
       ReadOnly(ChoiceField("eval_strategy", &T::evaluation_strategy, {"no", "steps", "epoch"})),
       ChoiceField("save_strategy", &T::save_strategy, {"no", "steps", "epoch", "best"}),
       BoolField("load_best_model_at_end", &T::load_best_model_at_end),
-      StringField("metric_for_best_model", &T::metric_for_best_model),
+      NullAsDefault(StringField("metric_for_best_model", &T::metric_for_best_model)),
       OptionalBoolField("greater_is_better", &T::greater_is_better),
       NumberField("early_stopping_patience", &T::early_stopping_patience, Range::AtLeast(0)),
       NumberField("early_stopping_threshold", &T::early_stopping_threshold, Range::AtLeast(0)),
       NumberField("label_smoothing_factor", &T::label_smoothing_factor, Range::Closed(0, 1)),
-      NumberField("neftune_noise_alpha", &T::neftune_noise_alpha, Range::AtLeast(0)),
+      NullAsDefault(NumberField("neftune_noise_alpha", &T::neftune_noise_alpha, Range::AtLeast(0))),
       IncludeNumInputTokensSeenField(),
       BoolField("skip_memory_metrics", &T::skip_memory_metrics),
       BoolField("fp16", &T::fp16),
@@ -203,11 +204,16 @@ const FieldTable<TrainingSpec>& TrainingFields() {
       OptionalNumberField("torch_empty_cache_steps", &T::torch_empty_cache_steps, Range::Above(0)),
       BoolField("full_determinism", &T::full_determinism),
       BoolField("cuda_graphs", &T::cuda_graphs),
-      StringField("resume_from_checkpoint", &T::resume_from_checkpoint),
+      NullAsDefault(StringField("resume_from_checkpoint", &T::resume_from_checkpoint)),
       BoolField("overwrite_output_dir", &T::overwrite_output_dir),
       ChoiceField("report_to", &T::report_to, {"tensorboard", "all", "none"}),
-      StringField("logging_dir", &T::logging_dir),
+      NullAsDefault(StringField("logging_dir", &T::logging_dir)),
   };
+  static const bool with_hf_keys = [] {
+    for (Field<T>& field : HfIgnoredTrainingFields()) table->push_back(std::move(field));
+    return true;
+  }();
+  (void)with_hf_keys;
   return *table;
 }
 

@@ -260,6 +260,17 @@ Field<S> DeprecatedField(
           nullptr};
 }
 
+// `field`, where a null value (HF's None: "not set") leaves the member at its default; any other
+// value is read as `field` reads it.
+template <typename S>
+Field<S> NullAsDefault(Field<S> field) {
+  field.read = [read = std::move(field.read)](YamlReader& r, const YamlNode& v,
+                                              const std::string& path, S& out) {
+    if (!v.IsNull()) read(r, v, path, out);
+  };
+  return field;
+}
+
 template <typename S>
 Field<S> BoolField(std::string_view key, bool S::*member) {
   return {key,

@@ -84,7 +84,7 @@ TEST_F(JobValidateTest, DeprecatedKeysPassWithTheNewName) {
   auto r = ValidateJobFile(path);
   ASSERT_TRUE(r.ok()) << r.status();
   EXPECT_TRUE(r->ok()) << ValidationToText(*r);
-  const ValidationCheck* deprecated = Find(*r, "deprecated key");
+  const ValidationCheck* deprecated = Find(*r, "key warning");
   ASSERT_NE(deprecated, nullptr) << ValidationToText(*r);
   EXPECT_EQ(deprecated->detail,
             absl::StrCat(path,
