@@ -153,6 +153,19 @@ struct LrSchedulerKwargs {
   std::optional<int64_t> cooldown;            // >= 0; 0
   std::optional<double> min_lr;               // >= 0; 0
   std::optional<double> eps;                  // >= 0; 1e-8
+  // cosine_with_min_lr, cosine_warmup_with_min_lr: exactly one of min_lr (above, absolute) and
+  // min_lr_rate (a share of learning_rate, in [0, 1]); num_cycles as cosine's.
+  std::optional<double> min_lr_rate;
+  // cosine_warmup_with_min_lr: the warmup's first factor, in [0, 1] (unset: (step + 1) / w).
+  std::optional<double> warmup_lr_rate;
+  // warmup_stable_decay: num_decay_steps (required, >= 0), num_stable_steps (>= 0; unset: the
+  // rest of max_steps), warmup_type and decay_type ("linear" | "cosine" | "1-sqrt"; linear and
+  // cosine), min_lr_ratio (in [0, 1]; 0), num_cycles (the cosine decay's; 0.5).
+  std::optional<int64_t> num_decay_steps;
+  std::optional<int64_t> num_stable_steps;
+  std::optional<std::string> warmup_type;
+  std::optional<std::string> decay_type;
+  std::optional<double> min_lr_ratio;
 };
 
 // HF's optim_args for the plain torch optimizers (sgd, adagrad, rmsprop): the keys HF's Trainer

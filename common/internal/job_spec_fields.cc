@@ -42,15 +42,22 @@ const DoubleKwarg kDoubleKwargs[] = {
     {"threshold", &K::threshold, Range::AtLeast(0)},
     {"min_lr", &K::min_lr, Range::AtLeast(0)},
     {"eps", &K::eps, Range::AtLeast(0)},
+    {"min_lr_rate", &K::min_lr_rate, Range::Closed(0, 1)},
+    {"warmup_lr_rate", &K::warmup_lr_rate, Range::Closed(0, 1)},
+    {"min_lr_ratio", &K::min_lr_ratio, Range::Closed(0, 1)},
 };
 const IntKwarg kIntKwargs[] = {
     {"timescale", &K::timescale, Range::Above(0)},
     {"patience", &K::patience, Range::AtLeast(0)},
     {"cooldown", &K::cooldown, Range::AtLeast(0)},
+    {"num_decay_steps", &K::num_decay_steps, Range::AtLeast(0)},
+    {"num_stable_steps", &K::num_stable_steps, Range::AtLeast(0)},
 };
 const ChoiceKwarg kChoiceKwargs[] = {
     {"mode", &K::mode, {"min", "max"}},
     {"threshold_mode", &K::threshold_mode, {"rel", "abs"}},
+    {"warmup_type", &K::warmup_type, {"linear", "cosine", "1-sqrt"}},
+    {"decay_type", &K::decay_type, {"linear", "cosine", "1-sqrt"}},
 };
 
 void ReadKwarg(YamlReader& r, const std::string& key, const YamlNode& value,
@@ -147,7 +154,8 @@ const FieldTable<TrainingSpec>& TrainingFields() {
       NumberField("warmup_ratio", &T::warmup_ratio, Range::HalfOpen(0, 1)),
       ChoiceField("lr_scheduler_type", &T::lr_scheduler_type,
                   {"linear", "cosine", "cosine_with_restarts", "polynomial", "constant",
-                   "constant_with_warmup", "inverse_sqrt", "reduce_lr_on_plateau"}),
+                   "constant_with_warmup", "inverse_sqrt", "reduce_lr_on_plateau",
+                   "cosine_with_min_lr", "cosine_warmup_with_min_lr", "warmup_stable_decay"}),
       LrSchedulerKwargsField(),
       NumberField("weight_decay", &T::weight_decay, Range::AtLeast(0)),
       NumberField("layerwise_lr_decay", &T::layerwise_lr_decay, Range{0.0, true, 1.0, false}),

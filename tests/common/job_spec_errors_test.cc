@@ -186,7 +186,8 @@ resources: {gpus_per_worker: -1}
   EXPECT_TRUE(HasError(result, 13,
                        "training.lr_scheduler_type must be one of linear, cosine, "
                        "cosine_with_restarts, polynomial, constant, constant_with_warmup, "
-                       "inverse_sqrt, reduce_lr_on_plateau (got 'cosin')"));
+                       "inverse_sqrt, reduce_lr_on_plateau, cosine_with_min_lr, "
+                       "cosine_warmup_with_min_lr, warmup_stable_decay (got 'cosin')"));
   EXPECT_TRUE(HasError(result, 14, "resources.gpus_per_worker must be >= 0 (got -1)"));
   EXPECT_EQ(ProblemCount(result), 6);
 }

@@ -85,6 +85,45 @@ TEST_F(JobSpecHfArgsTest, LrSchedulerKwargsMustSuitTheSchedule) {
                        "training.learning_rate (0.0001)"));
 }
 
+// HF 5's floor-and-phase schedules: the cosine ones take one of min_lr and min_lr_rate,
+// warmup_stable_decay needs num_decay_steps; their kwargs are refused elsewhere.
+TEST_F(JobSpecHfArgsTest, MinLrAndWarmupStableDecaySchedulesTakeHfsKwargs) {
+  auto spec = ParseTraining(
+      "  lr_scheduler_type: warmup_stable_decay\n"
+      "  lr_scheduler_kwargs: {num_decay_steps: 10, num_stable_steps: 5, warmup_type: 1-sqrt,\n"
+      "    decay_type: linear, min_lr_ratio: 0.1, num_cycles: 1}\n");
+  ASSERT_TRUE(spec.ok()) << spec.status();
+  EXPECT_EQ(spec->training.lr_scheduler_kwargs.warmup_type, "1-sqrt");
+  auto again = ParseJobSpec(JobSpecToYaml(*spec), ParseOptions{});
+  ASSERT_TRUE(again.ok()) << again.status() << "\n" << JobSpecToYaml(*spec);
+  EXPECT_EQ(again->training.lr_scheduler_kwargs.num_decay_steps, 10);
+  EXPECT_EQ(again->training.lr_scheduler_kwargs.min_lr_ratio, 0.1);
+  EXPECT_TRUE(ParseTraining("  lr_scheduler_type: cosine_with_min_lr\n"
+                            "  lr_scheduler_kwargs: {min_lr: 1.0e-6}\n")
+                  .ok());
+  EXPECT_TRUE(HasError(ParseTraining("  lr_scheduler_type: cosine_warmup_with_min_lr\n"), 8,
+                       "lr_scheduler_type cosine_warmup_with_min_lr needs lr_scheduler_kwargs "
+                       "min_lr (the final learning rate) or min_lr_rate"));
+  EXPECT_TRUE(HasError(ParseTraining("  lr_scheduler_type: cosine_with_min_lr\n"
+                                     "  lr_scheduler_kwargs: {min_lr: 1.0e-6, min_lr_rate: 0.1}\n"),
+                       9, "only one of min_lr and min_lr_rate may be set"));
+  EXPECT_TRUE(HasError(ParseTraining("  lr_scheduler_type: cosine_with_min_lr\n"
+                                     "  lr_scheduler_kwargs: {min_lr_rate: 1.5}\n"),
+                       9, "training.lr_scheduler_kwargs.min_lr_rate"));
+  EXPECT_TRUE(HasError(ParseTraining("  lr_scheduler_type: warmup_stable_decay\n"), 8,
+                       "lr_scheduler_type warmup_stable_decay needs lr_scheduler_kwargs "
+                       "num_decay_steps"));
+  EXPECT_TRUE(
+      HasError(ParseTraining("  lr_scheduler_type: warmup_stable_decay\n"
+                             "  lr_scheduler_kwargs: {num_decay_steps: 4, decay_type: sqrt}\n"),
+               9, "must be one of linear, cosine, 1-sqrt (got 'sqrt')"));
+  EXPECT_TRUE(HasError(ParseTraining("  lr_scheduler_type: cosine\n"
+                                     "  lr_scheduler_kwargs: {warmup_type: cosine}\n"),
+                       9,
+                       "training.lr_scheduler_kwargs.warmup_type applies to lr_scheduler_type "
+                       "warmup_stable_decay, not to 'cosine'"));
+}
+
 TEST_F(JobSpecHfArgsTest, ReduceLrOnPlateauTakesTorchsArgumentsAndNeedsEvaluation) {
   auto spec = ParseTraining(
       "  lr_scheduler_type: reduce_lr_on_plateau\n  evaluation_strategy: epoch\n"

@@ -67,6 +67,19 @@ absl::StatusOr<TrainingPlan> PlanTraining(const TrainingSpec& t, int64_t num_tra
   if (kwargs.lr_end) plan.schedule.lr_end = *kwargs.lr_end;
   if (kwargs.power) plan.schedule.power = *kwargs.power;
   if (kwargs.timescale) plan.schedule.timescale = *kwargs.timescale;
+  if (kwargs.min_lr_rate) plan.schedule.min_lr_rate = *kwargs.min_lr_rate;
+  if (kwargs.min_lr && (plan.schedule.type == LrScheduleType::kCosineWithMinLr ||
+                        plan.schedule.type == LrScheduleType::kCosineWarmupWithMinLr)) {
+    plan.schedule.min_lr_rate = *kwargs.min_lr / t.learning_rate;  // HF: min_lr / lr.
+  }
+  plan.schedule.warmup_lr_rate = kwargs.warmup_lr_rate;
+  if (kwargs.num_decay_steps) plan.schedule.num_decay_steps = *kwargs.num_decay_steps;
+  plan.schedule.num_stable_steps = kwargs.num_stable_steps;
+  if (kwargs.warmup_type)
+    plan.schedule.warmup_type = ParseWsdShape(*kwargs.warmup_type).value_or(WsdShape::kLinear);
+  if (kwargs.decay_type)
+    plan.schedule.decay_type = ParseWsdShape(*kwargs.decay_type).value_or(WsdShape::kCosine);
+  if (kwargs.min_lr_ratio) plan.schedule.min_lr_ratio = *kwargs.min_lr_ratio;
   if (plan.schedule.type == LrScheduleType::kPolynomial &&
       !(plan.schedule.lr_end < plan.schedule.base_lr)) {
     return absl::InvalidArgumentError(

@@ -72,6 +72,12 @@ TEST(LrScheduleTest, ParsesHfNames) {
   EXPECT_EQ(*ParseLrScheduleType("cosine_with_restarts"), LrScheduleType::kCosineWithRestarts);
   EXPECT_EQ(*ParseLrScheduleType("inverse_sqrt"), LrScheduleType::kInverseSqrt);
   EXPECT_EQ(*ParseLrScheduleType("reduce_lr_on_plateau"), LrScheduleType::kReduceLrOnPlateau);
+  EXPECT_EQ(*ParseLrScheduleType("cosine_with_min_lr"), LrScheduleType::kCosineWithMinLr);
+  EXPECT_EQ(*ParseLrScheduleType("cosine_warmup_with_min_lr"),
+            LrScheduleType::kCosineWarmupWithMinLr);
+  EXPECT_EQ(*ParseLrScheduleType("warmup_stable_decay"), LrScheduleType::kWarmupStableDecay);
+  EXPECT_EQ(ParseWsdShape("1-sqrt"), WsdShape::kOneMinusSqrt);
+  EXPECT_FALSE(ParseWsdShape("sqrt").has_value());
   EXPECT_FALSE(ParseLrScheduleType("wavy").ok());
 }
 
@@ -109,7 +115,12 @@ nlohmann::json HfFactors(const std::vector<HfCase>& cases) {
       std::string(LMTRAIN_SOURCE_DIR) + "/tests/worker/trainer_base/hf/lr_schedules.py " + path,
       &output);
   EXPECT_EQ(status, 0) << output;
-  return nlohmann::json::parse(output, nullptr, /*allow_exceptions=*/false);
+  // The JSON is the last line (HF may warn before it, e.g. that num_stable_steps wins over
+  // num_training_steps).
+  const size_t end = output.find_last_not_of('\n');
+  const size_t start = end == std::string::npos ? 0 : output.rfind('\n', end);
+  return nlohmann::json::parse(start == std::string::npos ? output : output.substr(start + 1),
+                               nullptr, /*allow_exceptions=*/false);
 }
 
 TEST(LrScheduleTest, FactorsAreHfSchedulersFactors) {
@@ -162,6 +173,66 @@ TEST(LrScheduleTest, FactorsAreHfSchedulersFactors) {
                    {{"timescale", 7}},
                    {0, 5, 29, 20000}});
   cases.back().options.timescale = 7;
+  // cosine_with_min_lr: the cosine down to a floor, given as a share or (below) as min_lr.
+  cases.push_back({schedule(LrScheduleType::kCosineWithMinLr, 3, 30),
+                   "cosine_with_min_lr",
+                   {{"min_lr_rate", 0.1}},
+                   {0, 1, 3, 10, 17, 29, 30, 40}});
+  cases.back().options.min_lr_rate = 0.1;
+  cases.push_back({schedule(LrScheduleType::kCosineWithMinLr, 0, 25),
+                   "cosine_with_min_lr",
+                   {{"min_lr", 2.5e-4}, {"num_cycles", 1.0}},
+                   {0, 6, 12, 13, 24, 25}});
+  cases.back().options.min_lr_rate = 2.5e-4 / 1e-3;
+  cases.back().options.num_cycles = 1.0;
+  // cosine_warmup_with_min_lr: its own warmup ramp, with and without warmup_lr_rate.
+  cases.push_back({schedule(LrScheduleType::kCosineWarmupWithMinLr, 4, 30),
+                   "cosine_warmup_with_min_lr",
+                   {{"min_lr_rate", 0.05}},
+                   {0, 1, 3, 4, 5, 16, 29, 30, 35}});
+  cases.back().options.min_lr_rate = 0.05;
+  cases.push_back({schedule(LrScheduleType::kCosineWarmupWithMinLr, 5, 20),
+                   "cosine_warmup_with_min_lr",
+                   {{"min_lr", 1e-4}, {"warmup_lr_rate", 0.2}},
+                   {0, 1, 2, 4, 5, 12, 19, 20}});
+  cases.back().options.min_lr_rate = 1e-4 / 1e-3;
+  cases.back().options.warmup_lr_rate = 0.2;
+  // warmup_stable_decay: every warmup and decay shape, the stable phase given or the rest.
+  cases.push_back({schedule(LrScheduleType::kWarmupStableDecay, 4, 30),
+                   "warmup_stable_decay",
+                   {{"num_decay_steps", 10}},
+                   {0, 2, 4, 10, 19, 20, 21, 25, 29, 30, 33}});
+  cases.back().options.num_decay_steps = 10;
+  cases.push_back({schedule(LrScheduleType::kWarmupStableDecay, 6, 40),
+                   "warmup_stable_decay",
+                   {{"num_decay_steps", 8},
+                    {"num_stable_steps", 12},
+                    {"warmup_type", "cosine"},
+                    {"decay_type", "1-sqrt"},
+                    {"min_lr_ratio", 0.1}},
+                   {0, 1, 3, 5, 6, 17, 18, 19, 22, 25, 26, 39}});
+  cases.back().options.num_decay_steps = 8;
+  cases.back().options.num_stable_steps = 12;
+  cases.back().options.warmup_type = WsdShape::kCosine;
+  cases.back().options.decay_type = WsdShape::kOneMinusSqrt;
+  cases.back().options.min_lr_ratio = 0.1;
+  cases.push_back({schedule(LrScheduleType::kWarmupStableDecay, 5, 30),
+                   "warmup_stable_decay",
+                   {{"num_decay_steps", 12},
+                    {"warmup_type", "1-sqrt"},
+                    {"decay_type", "linear"},
+                    {"min_lr_ratio", 0.25}},
+                   {0, 2, 4, 5, 17, 18, 24, 29, 30}});
+  cases.back().options.num_decay_steps = 12;
+  cases.back().options.warmup_type = WsdShape::kOneMinusSqrt;
+  cases.back().options.decay_type = WsdShape::kLinear;
+  cases.back().options.min_lr_ratio = 0.25;
+  cases.push_back({schedule(LrScheduleType::kWarmupStableDecay, 2, 30),
+                   "warmup_stable_decay",
+                   {{"num_decay_steps", 20}, {"num_cycles", 1.0}},
+                   {0, 1, 2, 8, 10, 15, 20, 27, 29}});
+  cases.back().options.num_decay_steps = 20;
+  cases.back().options.num_cycles = 1.0;
   const nlohmann::json hf = HfFactors(cases);
   ASSERT_TRUE(hf.is_array()) << hf.dump();
   ASSERT_EQ(hf.size(), cases.size());

@@ -53,6 +53,31 @@ TEST(TrainingPlanTest, MaxStepsOverridesEpochsAndEvalDefaultsToLogging) {
   EXPECT_EQ(plan->eval_steps, 3);
 }
 
+// cosine_with_min_lr's min_lr is a share of learning_rate (HF: min_lr / optimizer lr);
+// warmup_stable_decay's kwargs reach the schedule.
+TEST(TrainingPlanTest, ScheduleKwargsReachTheSchedule) {
+  TrainingSpec t;
+  t.learning_rate = 2e-3;
+  t.max_steps = 50;
+  t.lr_scheduler_type = "cosine_with_min_lr";
+  t.lr_scheduler_kwargs.min_lr = 5e-4;
+  auto plan = PlanTraining(t, 8);
+  ASSERT_TRUE(plan.ok()) << plan.status();
+  EXPECT_EQ(plan->schedule.min_lr_rate, 0.25);
+  EXPECT_DOUBLE_EQ(LearningRateAt(plan->schedule, 50), 5e-4);
+  t.lr_scheduler_type = "warmup_stable_decay";
+  t.lr_scheduler_kwargs = LrSchedulerKwargs();
+  t.lr_scheduler_kwargs.num_decay_steps = 10;
+  t.lr_scheduler_kwargs.decay_type = "1-sqrt";
+  t.lr_scheduler_kwargs.min_lr_ratio = 0.5;
+  plan = PlanTraining(t, 8);
+  ASSERT_TRUE(plan.ok()) << plan.status();
+  EXPECT_EQ(plan->schedule.decay_type, WsdShape::kOneMinusSqrt);
+  EXPECT_EQ(LrFactor(plan->schedule, 39), 1.0);  // 40 stable steps, then 10 of decay.
+  EXPECT_DOUBLE_EQ(LrFactor(plan->schedule, 40), 1.0);
+  EXPECT_DOUBLE_EQ(LrFactor(plan->schedule, 50), 0.5);
+}
+
 TEST(TrainingPlanTest, RejectsImpossibleSpecs) {
   TrainingSpec t;
   t.gradient_accumulation_steps = 0;
