@@ -128,6 +128,53 @@ void ReadAdafactorFlag(YamlReader& r, const YamlNode& v, const std::string& path
   if (auto x = r.ReadBool(v, path); x && *x) out.optim = "adafactor";
 }
 
+// training.warmup_steps, as transformers 5 reads it: a whole number of updates, or a fraction
+// in (0, 1) of the total (what warmup_ratio was; stored there), a number >= 1 truncated as HF's
+// int(). Written back as the whole number (a fraction as warmup_ratio).
+Field<TrainingSpec> WarmupStepsField() {
+  Field<TrainingSpec> field =
+      NumberField("warmup_steps", &TrainingSpec::warmup_steps, Range::AtLeast(0));
+  field.read = [](YamlReader& r, const YamlNode& v, const std::string& path, TrainingSpec& out) {
+    const std::optional<double> x = r.ReadDouble(v, path, Range::AtLeast(0));
+    if (!x) return;
+    if (*x >= 1) {
+      if (*x >= 0x1p62) {
+        r.ReportAt(path, path + " is too large (got " + v.Scalar() + ")");
+        return;
+      }
+      out.warmup_steps = static_cast<int64_t>(*x);
+    } else if (*x > 0) {
+      if (r.Seen("training.warmup_ratio")) {
+        r.ReportAt(path, path +
+                             " is a fraction of the updates (transformers 5's warmup ratio): "
+                             "set it or training.warmup_ratio, not both");
+        return;
+      }
+      out.warmup_ratio = *x;
+    }
+  };
+  return field;
+}
+
+// training.warmup_ratio (transformers 4): the warmup as a fraction of the updates, in [0, 1).
+Field<TrainingSpec> WarmupRatioField() {
+  Field<TrainingSpec> field =
+      NumberField("warmup_ratio", &TrainingSpec::warmup_ratio, Range::HalfOpen(0, 1));
+  auto read = field.read;
+  field.read = [read](YamlReader& r, const YamlNode& v, const std::string& path,
+                      TrainingSpec& out) {
+    // A fractional warmup_steps read before.
+    if (r.Seen("training.warmup_steps") && out.warmup_steps == 0 && out.warmup_ratio > 0) {
+      r.ReportAt(path,
+                 "training.warmup_steps is a fraction of the updates (transformers 5's "
+                 "warmup ratio): set it or training.warmup_ratio, not both");
+      return;
+    }
+    read(r, v, path, out);
+  };
+  return field;
+}
+
 }  // namespace
 
 const FieldTable<TrainingSpec>& TrainingFields() {
@@ -150,8 +197,8 @@ const FieldTable<TrainingSpec>& TrainingFields() {
       NumberField("gradient_accumulation_steps", &T::gradient_accumulation_steps, Range::Above(0)),
       NumberField("max_steps", &T::max_steps, Range::AtLeast(-1)),
       NumberField("num_train_epochs", &T::num_train_epochs, Range::Above(0)),
-      NumberField("warmup_steps", &T::warmup_steps, Range::AtLeast(0)),
-      NumberField("warmup_ratio", &T::warmup_ratio, Range::HalfOpen(0, 1)),
+      WarmupStepsField(),
+      WarmupRatioField(),
       ChoiceField("lr_scheduler_type", &T::lr_scheduler_type,
                   {"linear", "cosine", "cosine_with_restarts", "polynomial", "constant",
                    "constant_with_warmup", "inverse_sqrt", "reduce_lr_on_plateau",

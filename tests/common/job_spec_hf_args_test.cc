@@ -124,6 +124,25 @@ TEST_F(JobSpecHfArgsTest, MinLrAndWarmupStableDecaySchedulesTakeHfsKwargs) {
                        "warmup_stable_decay, not to 'cosine'"));
 }
 
+// transformers 5's warmup_steps: a fraction below 1 is the old warmup_ratio, a larger number is
+// truncated as HF's int(); a fraction beside warmup_ratio is an error at the second key.
+TEST_F(JobSpecHfArgsTest, WarmupStepsTakesTransformers5sFractions) {
+  auto spec = ParseTraining("  warmup_steps: 0.1\n");
+  ASSERT_TRUE(spec.ok()) << spec.status();
+  EXPECT_EQ(spec->training.warmup_steps, 0);
+  EXPECT_EQ(spec->training.warmup_ratio, 0.1);
+  auto again = ParseJobSpec(JobSpecToYaml(*spec), ParseOptions{});
+  ASSERT_TRUE(again.ok()) << again.status();
+  EXPECT_EQ(again->training.warmup_ratio, 0.1);
+  spec = ParseTraining("  warmup_steps: 2.7\n  warmup_ratio: 0.5\n");
+  ASSERT_TRUE(spec.ok()) << spec.status();
+  EXPECT_EQ(spec->training.warmup_steps, 2);  // Whole steps win over the ratio, as before.
+  EXPECT_TRUE(HasError(ParseTraining("  warmup_ratio: 0.2\n  warmup_steps: 0.1\n"), 9,
+                       "set it or training.warmup_ratio, not both"));
+  EXPECT_TRUE(HasError(ParseTraining("  warmup_steps: 0.1\n  warmup_ratio: 0.2\n"), 9,
+                       "set it or training.warmup_ratio, not both"));
+}
+
 TEST_F(JobSpecHfArgsTest, ReduceLrOnPlateauTakesTorchsArgumentsAndNeedsEvaluation) {
   auto spec = ParseTraining(
       "  lr_scheduler_type: reduce_lr_on_plateau\n  evaluation_strategy: epoch\n"
