@@ -386,7 +386,8 @@ void CheckDeprecatedKeys(YamlReader& r) {
 void CheckTraining(YamlReader& r, TrainingSpec& t) {
   const bool strategy_set =
       r.Seen("training.evaluation_strategy") || r.Seen("training.eval_strategy");
-  if (!strategy_set && r.Seen("training.eval_steps") && t.eval_steps > 0) {
+  if (!strategy_set && r.Seen("training.eval_steps") &&
+      (t.eval_steps > 0 || t.eval_steps_ratio.has_value())) {
     t.evaluation_strategy = "steps";
   }
   if (r.Seen("training.evaluation_strategy") && r.Seen("training.eval_strategy")) {

@@ -219,6 +219,11 @@ struct TrainingSpec {
   bool logging_first_step = false;           // also log after the first update
   int64_t eval_steps = 0;                    // >= 0; 0: same as logging_steps
   int64_t save_steps = 500;                  // >= 0; 0: save only at the end
+  // HF's fractional logging_steps / eval_steps / save_steps (in (0, 1)): that share of the
+  // run's updates, rounded up (TrainerState.compute_steps); set, they replace the counts above.
+  std::optional<double> logging_steps_ratio;
+  std::optional<double> eval_steps_ratio;
+  std::optional<double> save_steps_ratio;
   int save_total_limit = 0;                  // >= 0; 0: keep all
   // HF's save_only_model: checkpoint-N folders hold the model (weights, config, tokenizer,
   // trainer_state.json) without the optimizer, RNG and loop state, so training cannot resume

@@ -3,6 +3,7 @@
 #include <yaml-cpp/yaml.h>
 
 #include <algorithm>
+#include <cstdlib>
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
@@ -128,6 +129,37 @@ void ReadAdafactorFlag(YamlReader& r, const YamlNode& v, const std::string& path
   if (auto x = r.ReadBool(v, path); x && *x) out.optim = "adafactor";
 }
 
+// training.logging_steps / eval_steps / save_steps, as HF reads them: a whole number of updates
+// (in `range`), or a fraction in (0, 1) of the run's updates, kept in `ratio`. A number above 1
+// must be whole (HF: "must be an integer if bigger than 1"). Written back as it was given.
+Field<TrainingSpec> StepsField(std::string_view key, int64_t TrainingSpec::*steps,
+                               std::optional<double> TrainingSpec::*ratio, Range range) {
+  Field<TrainingSpec> field = NumberField(key, steps, range);
+  auto read_steps = field.read;
+  auto write_steps = field.write;
+  field.read = [read_steps, ratio](YamlReader& r, const YamlNode& v, const std::string& path,
+                                   TrainingSpec& out) {
+    const bool fraction = v.IsScalar() && v.Tag() != "!" && !LooksLikeInt(v.Scalar()) && [&] {
+      char* end = nullptr;
+      const double x = std::strtod(v.Scalar().c_str(), &end);
+      return *end == '\0' && x > 0 && x < 1;
+    }();
+    if (!fraction) {
+      read_steps(r, v, path, out);
+      return;
+    }
+    out.*ratio = std::strtod(v.Scalar().c_str(), nullptr);
+  };
+  field.write = [write_steps, ratio](YamlOut& e, const TrainingSpec& s) {
+    if ((s.*ratio).has_value()) {
+      e << FormatDouble(*(s.*ratio));
+    } else {
+      write_steps(e, s);
+    }
+  };
+  return field;
+}
+
 // training.warmup_steps, as transformers 5 reads it: a whole number of updates, or a fraction
 // in (0, 1) of the total (what warmup_ratio was; stored there), a number >= 1 truncated as HF's
 // int(). Written back as the whole number (a fraction as warmup_ratio).
@@ -211,10 +243,11 @@ const FieldTable<TrainingSpec>& TrainingFields() {
       NumberField("adam_epsilon", &T::adam_epsilon, Range::Above(0)),
       NumberField("max_grad_norm", &T::max_grad_norm, Range::AtLeast(0)),
       ChoiceField("logging_strategy", &T::logging_strategy, {"no", "steps", "epoch"}),
-      NumberField("logging_steps", &T::logging_steps, Range::Above(0)),
+      StepsField("logging_steps", &T::logging_steps, &T::logging_steps_ratio, Range::Above(0)),
       BoolField("logging_first_step", &T::logging_first_step),
-      NullAsDefault(NumberField("eval_steps", &T::eval_steps, Range::AtLeast(0))),
-      NumberField("save_steps", &T::save_steps, Range::AtLeast(0)),
+      NullAsDefault(
+          StepsField("eval_steps", &T::eval_steps, &T::eval_steps_ratio, Range::AtLeast(0))),
+      StepsField("save_steps", &T::save_steps, &T::save_steps_ratio, Range::AtLeast(0)),
       NullAsDefault(NumberField("save_total_limit", &T::save_total_limit, Range::AtLeast(0))),
       BoolField("save_only_model", &T::save_only_model),
       NumberField("seed", &T::seed),

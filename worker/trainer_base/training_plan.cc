@@ -54,10 +54,17 @@ absl::StatusOr<TrainingPlan> PlanTraining(const TrainingSpec& t, int64_t num_tra
                                                         static_cast<double>(plan.steps_per_epoch)));
   plan.num_train_epochs = CeilDiv(plan.max_steps, plan.steps_per_epoch);
   plan.logging_strategy = t.logging_strategy;
-  plan.logging_steps = t.logging_steps;
+  // HF's TrainerState.compute_steps: a fraction is that share of the updates, rounded up.
+  const auto steps = [&](int64_t count, const std::optional<double>& ratio) {
+    if (!ratio.has_value()) return count;
+    return static_cast<int64_t>(std::ceil(static_cast<double>(plan.max_steps) * *ratio));
+  };
+  plan.logging_steps = steps(t.logging_steps, t.logging_steps_ratio);
   plan.logging_first_step = t.logging_first_step;
-  plan.eval_steps = t.eval_steps > 0 ? t.eval_steps : t.logging_steps;
-  plan.save_steps = t.save_steps;
+  plan.eval_steps = t.eval_steps_ratio.has_value() || t.eval_steps > 0
+                        ? steps(t.eval_steps, t.eval_steps_ratio)
+                        : plan.logging_steps;
+  plan.save_steps = steps(t.save_steps, t.save_steps_ratio);
   ASSIGN_OR_RETURN(plan.schedule.type, ParseLrScheduleType(t.lr_scheduler_type));
   plan.schedule.base_lr = t.learning_rate;
   plan.schedule.total_steps = plan.max_steps;

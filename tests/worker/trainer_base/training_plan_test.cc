@@ -78,6 +78,24 @@ TEST(TrainingPlanTest, ScheduleKwargsReachTheSchedule) {
   EXPECT_DOUBLE_EQ(LrFactor(plan->schedule, 50), 0.5);
 }
 
+// Fractional logging / eval / save steps are that share of the planned updates, rounded up
+// (HF's TrainerState.compute_steps); eval_steps unset follows logging_steps' share.
+TEST(TrainingPlanTest, FractionalStepsAreSharesOfTheUpdates) {
+  TrainingSpec t;
+  t.max_steps = 45;
+  t.logging_steps_ratio = 0.1;
+  t.save_steps_ratio = 0.25;
+  auto plan = PlanTraining(t, 8);
+  ASSERT_TRUE(plan.ok()) << plan.status();
+  EXPECT_EQ(plan->logging_steps, 5);  // ceil(4.5)
+  EXPECT_EQ(plan->eval_steps, 5);
+  EXPECT_EQ(plan->save_steps, 12);  // ceil(11.25)
+  t.eval_steps_ratio = 0.5;
+  plan = PlanTraining(t, 8);
+  ASSERT_TRUE(plan.ok()) << plan.status();
+  EXPECT_EQ(plan->eval_steps, 23);  // ceil(22.5)
+}
+
 TEST(TrainingPlanTest, RejectsImpossibleSpecs) {
   TrainingSpec t;
   t.gradient_accumulation_steps = 0;
