@@ -469,7 +469,7 @@ extra: 1
   EXPECT_TRUE(HasError(result, 5, "data.train_file: file not found: " + Abs("nowhere.txt")));
   EXPECT_TRUE(HasError(result, 5, "data.block_size must be >= 0 (got -4)"));
   EXPECT_TRUE(HasError(result, 6, "training.learning_rate must be > 0 (got 0)"));
-  EXPECT_TRUE(HasError(result, 6, "training.warmup_steps must be an integer (got 'x')"));
+  EXPECT_TRUE(HasError(result, 6, "training.warmup_steps must be a finite number (got 'x')"));
   EXPECT_TRUE(HasError(result, 7, "unknown key 'extra'"));
   EXPECT_EQ(ProblemCount(result), 9);
   // Ordered by line.
