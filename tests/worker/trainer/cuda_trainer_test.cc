@@ -13,6 +13,7 @@
 
 #include "tests/worker/trainer/trainer_fixture.h"
 #include "worker/optim/fused_adamw.h"
+#include "worker/trainer/device_memory_probe.h"
 #include "worker/trainer/evaluator.h"
 #include "worker/trainer/grad_scaler.h"
 #include "worker/trainer/torch_errors.h"
@@ -204,6 +205,27 @@ TEST_F(CudaTrainerTest, FullDeterminismRepeatsARunExactly) {
   const NamedTensors b = second->HfStateDict();
   for (size_t i = 0; i < a.size(); ++i)
     EXPECT_TRUE(torch::equal(a[i].second, b[i].second)) << a[i].first;
+}
+
+// skip_memory_metrics' device figures: the caching allocator's bytes held by tensors, and their
+// peak since the reset (torch.cuda.memory_allocated / max_memory_allocated).
+TEST(DeviceMemoryProbeTest, CudaFiguresAreTheAllocatorsBytes) {
+  EXPECT_FALSE(DeviceMemoryProbe(torch::kCPU).HasDevice());
+  if (!torch::cuda::is_available()) GTEST_SKIP() << "no CUDA device is visible";
+  DeviceMemoryProbe probe(torch::Device(torch::kCUDA, 0));
+  ASSERT_TRUE(probe.HasDevice());
+  constexpr int64_t kBytes = int64_t{64} << 20;
+  probe.ReleaseDeviceCache();
+  probe.ResetDevicePeak();
+  const int64_t before = probe.DeviceAllocated();
+  {
+    const torch::Tensor block = torch::empty({kBytes}, torch::dtype(torch::kUInt8).device("cuda"));
+    EXPECT_EQ(probe.DeviceAllocated() - before, kBytes);
+  }
+  EXPECT_EQ(probe.DeviceAllocated(), before);
+  EXPECT_GE(probe.DevicePeak() - before, kBytes);
+  probe.ResetDevicePeak();
+  EXPECT_EQ(probe.DevicePeak(), before);
 }
 
 // On a GPU, TF32 changes a float32 matmul's result (10-bit mantissa inputs); IEEE gives
