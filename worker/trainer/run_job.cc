@@ -152,6 +152,7 @@ absl::StatusOr<JobResult> RunTrainer(const JobSpec& spec, Trainer& trainer, Trai
     train_json = TrainResultsJson(outcome.summary, task.NumTrainExamples());
   }
   if (!root) return result;  // Evaluation, prediction and outputs are rank 0's.
+  if (train_json.has_value()) *options.out << MetricsBlock("train", *train_json) << std::flush;
   std::optional<ScopedFullEvalCast> full_eval;  // As HF, only outside training.
   if (const std::optional<torch::ScalarType> dtype = FullEvalDtype(spec.training)) {
     full_eval.emplace(task.model(), *dtype);
@@ -176,13 +177,17 @@ absl::StatusOr<JobResult> RunTrainer(const JobSpec& spec, Trainer& trainer, Trai
           EvaluateAllCheckpoints(task, EvalContextFor(spec, trainer, options), options.output_dir));
       eval_json->update(per_checkpoint);
     }
+    *options.out << MetricsBlock("eval", *eval_json) << std::flush;
   }
   if (spec.training.do_predict) {
     if (memory != nullptr) memory->Start("test");  // HF's stage name for predict().
     ASSIGN_OR_RETURN(predict_json, RunPredict(spec, trainer, task, options));
     MemoryMetrics metrics;
     if (memory != nullptr) memory->Stop("test", &metrics);
-    if (predict_json.has_value()) AddMemoryMetrics(metrics, &*predict_json);
+    if (predict_json.has_value()) {
+      AddMemoryMetrics(metrics, &*predict_json);
+      *options.out << MetricsBlock("predict", *predict_json) << std::flush;
+    }
   }
   full_eval.reset();  // The float32 weights back before they are written.
   RETURN_IF_ERROR(

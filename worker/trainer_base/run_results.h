@@ -30,6 +30,15 @@ nlohmann::json EvalResultsJson(const EvalLogRecord& record);
 nlohmann::json PredictResultsJson(const std::vector<std::pair<std::string, double>>& metrics,
                                   double runtime_seconds, int64_t num_samples, int64_t num_batches);
 
+// HF's Trainer.log_metrics(split, metrics): the block run_clm.py / run_qa.py print after each
+// stage, keys sorted, formatted as Trainer.metrics_format (memory in MB, runtimes as
+// H:MM:SS.cc, total_flos in GF, floats rounded to 4 digits, Python's text for each value):
+//   ***** train metrics *****
+//     epoch                    =        3.0
+//     total_flos               =      123GF
+//     train_runtime            = 0:01:23.45
+std::string MetricsBlock(const std::string& split, const nlohmann::json& metrics);
+
 // Writes train_results.json / eval_results.json / predict_results.json for those given, and
 // all_results.json with every key of them, into `dir` (exists). Internal naming the file on
 // failure.
