@@ -18,27 +18,7 @@ using test_util::HasError;
 using ::testing::ElementsAre;
 using ::testing::IsEmpty;
 
-class JobSpecHfArgsTest : public test_util::JobSpecFixture {
- protected:
-  // A good file without a training section (lines 1-6): tests append one at line 7.
-  static constexpr char kGood[] = R"(name: ok
-task: clm
-model: {config: {model_type: gpt2, n_positions: 64, n_embd: 32, n_head: 4, n_layer: 1}}
-tokenizer: {train: {type: bpe, vocab_size: 100}}
-data:
-  train_file: data/train.txt
-)";
-
-  absl::StatusOr<JobSpec> ParseTraining(const std::string& training) {
-    warnings_.clear();
-    WriteFile("job.yaml", "");
-    ParseOptions options;
-    options.base_dir = dir_.string();
-    return ParseJobSpec(std::string(kGood) + "training:\n" + training, options, &warnings_);
-  }
-
-  std::vector<std::string> warnings_;
-};
+class JobSpecHfArgsTest : public test_util::TrainingSectionFixture {};
 
 TEST_F(JobSpecHfArgsTest, LrSchedulerKwargsAreReadAndRoundTrip) {
   auto spec = ParseTraining(

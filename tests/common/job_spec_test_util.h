@@ -11,6 +11,7 @@
 #include <sstream>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "absl/status/statusor.h"
 #include "absl/strings/str_split.h"
@@ -66,6 +67,29 @@ class JobSpecFixture : public ::testing::Test {
   }
 
   std::filesystem::path dir_;
+};
+
+// A good clm job file without a training section (lines 1-6): tests append one at line 7 with
+// ParseTraining, whose warnings land in warnings_.
+class TrainingSectionFixture : public JobSpecFixture {
+ protected:
+  static constexpr char kGood[] = R"(name: ok
+task: clm
+model: {config: {model_type: gpt2, n_positions: 64, n_embd: 32, n_head: 4, n_layer: 1}}
+tokenizer: {train: {type: bpe, vocab_size: 100}}
+data:
+  train_file: data/train.txt
+)";
+
+  absl::StatusOr<JobSpec> ParseTraining(const std::string& training) {
+    warnings_.clear();
+    WriteFile("job.yaml", "");
+    ParseOptions options;
+    options.base_dir = dir_.string();
+    return ParseJobSpec(std::string(kGood) + "training:\n" + training, options, &warnings_);
+  }
+
+  std::vector<std::string> warnings_;
 };
 
 // Success when `result` failed with InvalidArgument and one line of its message starts with
