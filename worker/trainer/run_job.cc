@@ -132,11 +132,6 @@ absl::StatusOr<std::optional<nlohmann::json>> RunPredict(const JobSpec& spec,
       predicted->metrics, runtime.count(), predicted->num_samples, predicted->num_batches));
 }
 
-// Appends `metrics` (bytes) to a results object.
-void AddMemoryMetrics(const MemoryMetrics& metrics, nlohmann::json* results) {
-  for (const auto& [name, bytes] : metrics) (*results)[name] = bytes;
-}
-
 // Train (if asked), evaluate (if asked and possible), predict (if asked), write everything.
 // `memory` (null: skip_memory_metrics) measures the final evaluation ("eval") and the
 // predictions ("test"); the Trainer measures training.

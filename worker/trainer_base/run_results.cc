@@ -28,8 +28,12 @@ nlohmann::json TrainResultsJson(const TrainSummary& s, int64_t train_samples) {
                       {"train_samples", train_samples},
                       {"train_samples_per_second", PyRound(t > 0 ? s.num_samples / t : 0.0, 3)},
                       {"train_steps_per_second", PyRound(t > 0 ? s.step / t : 0.0, 3)}};
-  for (const auto& [name, bytes] : s.memory) j[name] = bytes;
+  AddMemoryMetrics(s.memory, &j);
   return j;
+}
+
+void AddMemoryMetrics(const MemoryMetrics& metrics, nlohmann::json* results) {
+  for (const auto& [name, bytes] : metrics) (*results)[name] = bytes;
 }
 
 nlohmann::json EvalResultsJson(const EvalLogRecord& record) {

@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "absl/status/status.h"
+#include "worker/trainer_base/memory_tracker.h"
 #include "worker/trainer_base/training_reporter.h"
 
 namespace lmtrain {
@@ -29,6 +30,9 @@ nlohmann::json EvalResultsJson(const EvalLogRecord& record);
 // predict_steps_per_second (HF's speed_metrics) and predict_samples.
 nlohmann::json PredictResultsJson(const std::vector<std::pair<std::string, double>>& metrics,
                                   double runtime_seconds, int64_t num_samples, int64_t num_batches);
+
+// Sets each memory metric (bytes) in `results` (an object), as HF's stop_and_update_metrics.
+void AddMemoryMetrics(const MemoryMetrics& metrics, nlohmann::json* results);
 
 // HF's Trainer.log_metrics(split, metrics): the block run_clm.py / run_qa.py print after each
 // stage, keys sorted, formatted as Trainer.metrics_format (memory in MB, runtimes as
