@@ -1,5 +1,6 @@
 #include "worker/trainer/device_memory_probe.h"
 
+#include <ATen/Context.h>
 #include <c10/cuda/CUDACachingAllocator.h>
 #include <c10/cuda/CUDAFunctions.h>
 
@@ -18,6 +19,10 @@ c10::CachingAllocator::Stat AllocatedBytes(const torch::Device& device) {
 }
 
 }  // namespace
+
+DeviceMemoryProbe::DeviceMemoryProbe(const torch::Device& device) : device_(device) {
+  if (device_.is_cuda()) at::globalContext().lazyInitDevice(c10::DeviceType::CUDA);
+}
 
 int64_t DeviceMemoryProbe::DeviceAllocated() {
   return device_.is_cuda() ? AllocatedBytes(device_).current : 0;

@@ -12,7 +12,9 @@ namespace lmtrain {
 
 class DeviceMemoryProbe : public ProcessMemoryProbe {
  public:
-  explicit DeviceMemoryProbe(const torch::Device& device) : device_(device) {}
+  // On a CUDA device, initialises CUDA (its caching allocator refuses statistics for a device
+  // it has not set up, and the first stage starts before the model is on the device).
+  explicit DeviceMemoryProbe(const torch::Device& device);
 
   bool HasDevice() override { return device_.is_cuda(); }
   int64_t DeviceAllocated() override;
