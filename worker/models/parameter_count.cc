@@ -4,7 +4,8 @@
 
 namespace lmtrain {
 
-int64_t NumParameters(const torch::nn::Module& model, bool exclude_embeddings) {
+int64_t NumParameters(const torch::nn::Module& model, bool exclude_embeddings,
+                      bool trainable_only) {
   std::unordered_set<const void*> skip;
   if (exclude_embeddings) {
     for (const std::shared_ptr<torch::nn::Module>& module : model.modules()) {
@@ -18,6 +19,7 @@ int64_t NumParameters(const torch::nn::Module& model, bool exclude_embeddings) {
   for (const torch::Tensor& p : model.parameters()) {
     const void* impl = p.unsafeGetTensorImpl();
     if (skip.count(impl) > 0 || !seen.insert(impl).second) continue;
+    if (trainable_only && !p.requires_grad()) continue;
     count += p.numel();
   }
   return count;

@@ -176,6 +176,13 @@ absl::Status Trainer::ResumeFrom(const std::string& dir) {
 absl::StatusOr<Trainer::TrainOutcome> Trainer::Train() {
   if (cursor_ == nullptr) return absl::FailedPreconditionError("no training examples");
   if (options_.memory != nullptr) options_.memory->Start("train");
+  if (IsRoot()) {
+    reporter_->Info(RunningTrainingBanner(
+        plan_, task_->NumTrainExamples(), options_.training.per_device_train_batch_size,
+        options_.group == nullptr ? 1 : options_.group->world_size(),
+        options_.training.gradient_accumulation_steps,
+        NumParameters(task_->model(), /*exclude_embeddings=*/false, /*trainable_only=*/true)));
+  }
   train_start_ = Now();
   session_start_tokens_ = state_.num_input_tokens_seen;
   window_ = LogWindow();

@@ -126,4 +126,31 @@ bool LogDue(const TrainingPlan& plan, int64_t step, bool epoch_end) {
 
 bool IsDue(int64_t step, int64_t every) { return every > 0 && step % every == 0; }
 
+namespace {
+
+// Python's f"{n:,}".
+std::string WithThousands(int64_t n) {
+  std::string digits = std::to_string(n < 0 ? -n : n);
+  for (int i = static_cast<int>(digits.size()) - 3; i > 0; i -= 3) digits.insert(i, ",");
+  return (n < 0 ? "-" : "") + digits;
+}
+
+}  // namespace
+
+std::string RunningTrainingBanner(const TrainingPlan& plan, int64_t num_examples,
+                                  int64_t per_device_batch, int64_t world_size,
+                                  int64_t accumulation, int64_t trainable_parameters) {
+  return "***** Running training *****\n"
+         "  Num examples = " +
+         WithThousands(num_examples) + "\n" +
+         "  Num Epochs = " + WithThousands(plan.num_train_epochs) + "\n" +
+         "  Num update steps per epoch = " + WithThousands(plan.steps_per_epoch) + "\n" +
+         "  Instantaneous batch size per device = " + WithThousands(per_device_batch) + "\n" +
+         "  Total train batch size (w. parallel, distributed & accumulation) = " +
+         WithThousands(per_device_batch * world_size * accumulation) + "\n" +
+         "  Gradient Accumulation steps = " + std::to_string(accumulation) + "\n" +
+         "  Total optimization steps = " + WithThousands(plan.max_steps) + "\n" +
+         "  Number of trainable parameters = " + WithThousands(trainable_parameters);
+}
+
 }  // namespace lmtrain

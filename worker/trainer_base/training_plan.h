@@ -59,4 +59,12 @@ bool LogDue(const TrainingPlan& plan, int64_t step, bool epoch_end);
 // Whether `step` (>= 1) is a multiple of `every` (> 0); false when every <= 0.
 bool IsDue(int64_t step, int64_t every);
 
+// HF's "***** Running training *****" block (Trainer._inner_training_loop's log lines), one line
+// each without a newline after the last, numbers with thousands separators as Python's f"{n:,}":
+// the examples, epochs, updates per epoch, per-device batch, total batch (per device × processes ×
+// accumulation), accumulation, total updates and trainable parameters.
+std::string RunningTrainingBanner(const TrainingPlan& plan, int64_t num_examples,
+                                  int64_t per_device_batch, int64_t world_size,
+                                  int64_t accumulation, int64_t trainable_parameters);
+
 }  // namespace lmtrain

@@ -83,8 +83,10 @@ TEST(ParameterCountTest, FrozenParametersCountAndEmbeddingsAreLeftOut) {
   const int64_t all = NumParameters(*model, false);
   // vocab 37 and 16 positions of width 16: the two embeddings; the tied head adds nothing.
   EXPECT_EQ(all - NumParameters(*model, true), 37 * 16 + 16 * 16);
+  EXPECT_EQ(NumParameters(*model, false, /*trainable_only=*/true), all);
   for (torch::Tensor& p : model->parameters()) p.set_requires_grad(false);
   EXPECT_EQ(NumParameters(*model, false), all);
+  EXPECT_EQ(NumParameters(*model, false, /*trainable_only=*/true), 0);
 }
 
 }  // namespace

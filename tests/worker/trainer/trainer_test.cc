@@ -68,6 +68,9 @@ TEST_F(TrainerTest, TinyGpt2LearnsAndItsCheckpointReloads) {
   EXPECT_EQ(final_eval->metrics[0].first, "perplexity");
   EXPECT_NEAR(final_eval->metrics[0].second, std::exp(evals[2]), 1e-9);
   EXPECT_THAT(out_.str(), HasSubstr("{'loss': "));
+  EXPECT_THAT(out_.str(), HasSubstr("***** Running training *****\n"));
+  EXPECT_THAT(out_.str(), HasSubstr("  Total optimization steps = 150\n  Number of trainable "
+                                    "parameters = "));
 
   const fs::path ckpt = out_dir_ / "checkpoint-150";
   for (const char* file : {"config.json", "model.safetensors", "spiece.model", "trainer_state.json",

@@ -96,6 +96,24 @@ TEST(TrainingPlanTest, FractionalStepsAreSharesOfTheUpdates) {
   EXPECT_EQ(plan->eval_steps, 23);  // ceil(22.5)
 }
 
+// HF's block of log lines at the start of training, with Python's thousands separators.
+TEST(TrainingPlanTest, RunningTrainingBannerIsHfs) {
+  TrainingPlan plan;
+  plan.num_train_epochs = 3;
+  plan.steps_per_epoch = 145;
+  plan.max_steps = 435;
+  EXPECT_EQ(RunningTrainingBanner(plan, 2318, 8, 2, 1, 124439808),
+            "***** Running training *****\n"
+            "  Num examples = 2,318\n"
+            "  Num Epochs = 3\n"
+            "  Num update steps per epoch = 145\n"
+            "  Instantaneous batch size per device = 8\n"
+            "  Total train batch size (w. parallel, distributed & accumulation) = 16\n"
+            "  Gradient Accumulation steps = 1\n"
+            "  Total optimization steps = 435\n"
+            "  Number of trainable parameters = 124,439,808");
+}
+
 TEST(TrainingPlanTest, RejectsImpossibleSpecs) {
   TrainingSpec t;
   t.gradient_accumulation_steps = 0;
