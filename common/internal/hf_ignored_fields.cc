@@ -1,6 +1,5 @@
 #include "common/internal/hf_ignored_fields.h"
 
-#include <cstdlib>
 #include <optional>
 #include <string>
 
@@ -133,15 +132,6 @@ bool TurnsNothingOn(const YamlNode& node) {
   return true;
 }
 
-// The number `text` spells entirely ("1800", "1.8e3"), or nullopt.
-std::optional<double> WholeNumber(const std::string& text) {
-  if (text.empty()) return std::nullopt;
-  char* end = nullptr;
-  const double value = std::strtod(text.c_str(), &end);
-  if (*end != '\0') return std::nullopt;
-  return value;
-}
-
 // Whether `node` spells HF's default `hf_default` (as IgnoredAtDefault writes it): null, an
 // empty list (or null) for "[]", the same boolean, number or unquoted-or-quoted string.
 bool IsHfDefault(const YamlNode& node, std::string_view hf_default) {
@@ -154,8 +144,8 @@ bool IsHfDefault(const YamlNode& node, std::string_view hf_default) {
   if (flag.has_value() && node.Tag() != "!") {
     return hf_default == (*flag ? "true" : "false");
   }
-  const std::optional<double> value = WholeNumber(text);
-  return value.has_value() && value == WholeNumber(std::string(hf_default));
+  const std::optional<double> value = ParseDecimal(text);
+  return value.has_value() && value == ParseDecimal(hf_default);
 }
 
 }  // namespace

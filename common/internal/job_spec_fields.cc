@@ -3,7 +3,6 @@
 #include <yaml-cpp/yaml.h>
 
 #include <algorithm>
-#include <cstdlib>
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
@@ -139,16 +138,13 @@ Field<TrainingSpec> StepsField(std::string_view key, int64_t TrainingSpec::*step
   auto write_steps = field.write;
   field.read = [read_steps, ratio](YamlReader& r, const YamlNode& v, const std::string& path,
                                    TrainingSpec& out) {
-    const bool fraction = v.IsScalar() && v.Tag() != "!" && !LooksLikeInt(v.Scalar()) && [&] {
-      char* end = nullptr;
-      const double x = std::strtod(v.Scalar().c_str(), &end);
-      return *end == '\0' && x > 0 && x < 1;
-    }();
-    if (!fraction) {
+    const std::optional<double> x =
+        v.IsScalar() && v.Tag() != "!" ? ParseDecimal(v.Scalar()) : std::nullopt;
+    if (!x || *x <= 0 || *x >= 1) {  // Counts, and everything else, as NumberField reads them.
       read_steps(r, v, path, out);
       return;
     }
-    out.*ratio = std::strtod(v.Scalar().c_str(), nullptr);
+    out.*ratio = *x;
   };
   field.write = [write_steps, ratio](YamlOut& e, const TrainingSpec& s) {
     if ((s.*ratio).has_value()) {

@@ -66,6 +66,16 @@ bool LooksLikeDecimal(std::string_view s) {
 
 }  // namespace
 
+std::optional<double> ParseDecimal(std::string_view text) {
+  double value = 0;
+  if (!LooksLikeDecimal(text) ||
+      !absl::SimpleAtod(absl::string_view(text.data(), text.size()), &value) ||
+      !std::isfinite(value)) {
+    return std::nullopt;
+  }
+  return value;
+}
+
 bool LooksLikeInt(std::string_view s) {
   if (!s.empty() && (s[0] == '+' || s[0] == '-')) s.remove_prefix(1);
   return !s.empty() && std::all_of(s.begin(), s.end(), absl::ascii_isdigit);
@@ -253,12 +263,12 @@ std::optional<double> YamlReader::ReadDouble(const YamlNode& node, const std::st
                                              const Range& range) {
   std::optional<std::string> text = PlainScalar(node, path, "a number");
   if (!text) return std::nullopt;
-  double value = 0;
-  if (!LooksLikeDecimal(*text) || !absl::SimpleAtod(*text, &value) || !std::isfinite(value)) {
+  const std::optional<double> value = ParseDecimal(*text);
+  if (!value) {
     ReportAt(path, absl::StrCat(path, " must be a finite number (got '", *text, "')"));
     return std::nullopt;
   }
-  if (!CheckRange(value, *text, path, range)) return std::nullopt;
+  if (!CheckRange(*value, *text, path, range)) return std::nullopt;
   return value;
 }
 

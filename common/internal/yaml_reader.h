@@ -170,6 +170,10 @@ YamlNode ReadJobFileRoot(YamlReader& r, std::string_view yaml, YamlTree* tree);
 // what the job file reads as an integer.
 bool LooksLikeInt(std::string_view s);
 
+// The finite number a scalar's text spells as a decimal ([+-] digits [. digits] [e [+-] digits];
+// no hex, inf or nan), or nullopt: what ReadDouble accepts, without reporting.
+std::optional<double> ParseDecimal(std::string_view text);
+
 // The boolean a plain scalar spells (true/false, yes/no, on/off; lower, Capitalised or UPPER
 // case), or nullopt.
 std::optional<bool> ParseYamlBool(std::string_view text);
