@@ -20,14 +20,11 @@ absl::Status WriteJson(const std::string& dir, const std::string& name, const nl
 }  // namespace
 
 nlohmann::json TrainResultsJson(const TrainSummary& s, int64_t train_samples) {
-  const double t = s.runtime_seconds;
-  nlohmann::json j = {{"epoch", PyRound(s.epoch, 2)},
-                      {"total_flos", s.total_flos},
-                      {"train_loss", s.train_loss},
-                      {"train_runtime", PyRound(t, 4)},
-                      {"train_samples", train_samples},
-                      {"train_samples_per_second", PyRound(t > 0 ? s.num_samples / t : 0.0, 3)},
-                      {"train_steps_per_second", PyRound(t > 0 ? s.step / t : 0.0, 3)}};
+  nlohmann::json j = SpeedMetricsJson("train", s.runtime_seconds, s.num_samples, s.step);
+  j.update({{"epoch", PyRound(s.epoch, 2)},
+            {"total_flos", s.total_flos},
+            {"train_loss", s.train_loss},
+            {"train_samples", train_samples}});
   AddMemoryMetrics(s.memory, &j);
   return j;
 }
@@ -45,11 +42,8 @@ nlohmann::json EvalResultsJson(const EvalLogRecord& record) {
 
 nlohmann::json PredictResultsJson(const std::vector<std::pair<std::string, double>>& metrics,
                                   double t, int64_t num_samples, int64_t num_batches) {
-  nlohmann::json j = nlohmann::json::object();
+  nlohmann::json j = SpeedMetricsJson("predict", t, num_samples, num_batches);
   for (const auto& [name, value] : metrics) j[name] = value;
-  j["predict_runtime"] = PyRound(t, 4);
-  j["predict_samples_per_second"] = PyRound(t > 0 ? num_samples / t : 0.0, 3);
-  j["predict_steps_per_second"] = PyRound(t > 0 ? num_batches / t : 0.0, 3);
   j["predict_samples"] = num_samples;
   return j;
 }

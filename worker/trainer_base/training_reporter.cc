@@ -141,14 +141,11 @@ void TrainingReporter::OnCheckpoint(int64_t step, const std::string& path) {
 }
 
 void TrainingReporter::OnTrainEnd(const TrainSummary& s) {
-  nlohmann::json entry = {
-      {"train_runtime", PyRound(s.runtime_seconds, 4)},
-      {"train_samples_per_second", PyRound(Rate(s.num_samples, s.runtime_seconds), 3)},
-      {"train_steps_per_second", PyRound(Rate(s.step, s.runtime_seconds), 3)},
-      {"total_flos", s.total_flos},
-      {"train_loss", s.train_loss},
-      {"epoch", PyRound(s.epoch, 2)},
-      {"step", s.step}};
+  nlohmann::json entry = SpeedMetricsJson("train", s.runtime_seconds, s.num_samples, s.step);
+  entry.update({{"total_flos", s.total_flos},
+                {"train_loss", s.train_loss},
+                {"epoch", PyRound(s.epoch, 2)},
+                {"step", s.step}});
   PyItems printed = Pick(
       entry, {"train_runtime", "train_samples_per_second", "train_steps_per_second", "train_loss"});
   for (const auto& [name, bytes] : s.memory) {  // HF's order: after train_loss, before epoch.
@@ -169,10 +166,7 @@ void TrainingReporter::Emit(const TrainerEvent& event) {
 }
 
 nlohmann::json EvalMetricsJson(const EvalLogRecord& r) {
-  nlohmann::json j = {
-      {"eval_runtime", PyRound(r.runtime_seconds, 4)},
-      {"eval_samples_per_second", PyRound(Rate(r.num_samples, r.runtime_seconds), 3)},
-      {"eval_steps_per_second", PyRound(Rate(r.num_batches, r.runtime_seconds), 3)}};
+  nlohmann::json j = SpeedMetricsJson("eval", r.runtime_seconds, r.num_samples, r.num_batches);
   if (r.eval_loss) j["eval_loss"] = *r.eval_loss;
   for (const auto& [name, value] : r.metrics) j[name] = value;
   return j;
@@ -183,6 +177,13 @@ std::string FormatDuration(double seconds) {
   char buf[64];
   std::snprintf(buf, sizeof(buf), "%lld:%02lld:%02lld", total / 3600, total / 60 % 60, total % 60);
   return buf;
+}
+
+nlohmann::json SpeedMetricsJson(const std::string& prefix, double runtime_seconds, double samples,
+                                double steps) {
+  return {{prefix + "_runtime", PyRound(runtime_seconds, 4)},
+          {prefix + "_samples_per_second", PyRound(Rate(samples, runtime_seconds), 3)},
+          {prefix + "_steps_per_second", PyRound(Rate(steps, runtime_seconds), 3)}};
 }
 
 }  // namespace lmtrain

@@ -111,6 +111,11 @@ class TrainingReporter {
 // eval_runtime, eval_samples_per_second, eval_steps_per_second (HF's rounding).
 nlohmann::json EvalMetricsJson(const EvalLogRecord& record);
 
+// HF's speed_metrics(prefix, ...): {"<prefix>_runtime": runtime rounded to 4 digits,
+// "<prefix>_samples_per_second", "<prefix>_steps_per_second": rounded to 3 (0 without a runtime)}.
+nlohmann::json SpeedMetricsJson(const std::string& prefix, double runtime_seconds, double samples,
+                                double steps);
+
 // "1:02:03" for 3723 seconds.
 std::string FormatDuration(double seconds);
 
